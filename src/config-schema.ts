@@ -1,0 +1,154 @@
+/**
+ * How each variable of CONTRACT section 2 is validated and converted: one zod schema per
+ * variable, keyed by its canonical name. Each failure message is the "expected ..." half of a
+ * config error line; config.ts adds the variable name and the (possibly hidden) value.
+ */
+import { z } from "zod";
+import {
+  API_KEY_NAME_PATTERN,
+  CONFIG_BOUNDS,
+  MEMORY_DATA_DIR,
+  SCHEMA_NAME_PATTERN,
+  TOOL_NAME_PATTERN,
+} from "./constants.js";
+
+/** Log verbosity accepted by LOG_LEVEL. */
+export type LogLevel = "debug" | "info" | "warn" | "error";
+
+/** Which model runs the agent: an OpenAI-compatible server, or a scripted model read from a file (tests, demos). */
+export type ModelSpec = { provider: "openai"; name: string } | { provider: "scripted"; path: string };
+
+/** One entry of DEVMIND_API_KEYS; `name` identifies the caller in logs, `key` is the bearer secret. */
+export interface ApiKeyEntry {
+  name: string;
+  key: string;
+}
+
+/** The values LOG_LEVEL accepts (case-insensitive). */
+export const LOG_LEVELS: readonly LogLevel[] = ["debug", "info", "warn", "error"];
+
+/** A string schema that fails with `expected` unless `test` passes. */
+function checked(test: (value: string) => boolean, expected: string) {
+  return z.string().refine(test, { error: expected });
+}
+
+/** A schema that maps a string to T, or fails with the message `convert` returns. */
+function converted<T>(convert: (value: string) => { ok: T } | { error: string }) {
+  return z.string().transform((value, ctx) => {
+    const result = convert(value);
+    if ("ok" in result) return result.ok;
+    ctx.addIssue({ code: "custom", message: result.error });
+    return z.NEVER;
+  });
+}
+
+function integer(bounds: { min: number; max: number }) {
+  const inRange = (v: string) => /^\d+$/.test(v) && Number(v) >= bounds.min && Number(v) <= bounds.max;
+  return checked(inRange, `expected an integer from ${bounds.min} to ${bounds.max}`).transform(Number);
+}
+
+function url(protocols: string[]) {
+  const names = protocols.map((p) => `${p}//`).join(" or ");
+  return converted((value) => {
+    let parsed: URL;
+    try {
+      parsed = new URL(value);
+    } catch {
+      return { error: `expected a ${names} URL` };
+    }
+    if (!protocols.includes(parsed.protocol)) return { error: `expected a ${names} URL` };
+    if (parsed.hostname === "") return { error: `expected a ${names} URL with a host` };
+    return { ok: value };
+  });
+}
+
+function toolList() {
+  const expected = `expected comma-separated tool names matching ${TOOL_NAME_PATTERN.source}`;
+  return converted((value) => {
+    const names = splitList(value);
+    return names.every((name) => TOOL_NAME_PATTERN.test(name)) ? { ok: [...new Set(names)] } : { error: expected };
+  });
+}
+
+function splitList(value: string): string[] {
+  return value
+    .split(",")
+    .map((item) => item.trim())
+    .filter((item) => item !== "");
+}
+
+function parseModelSpec(value: string): { ok: ModelSpec } | { error: string } {
+  const colon = value.indexOf(":");
+  const prefix = colon === -1 ? "openai" : value.slice(0, colon);
+  const rest = colon === -1 ? value : value.slice(colon + 1).trim();
+  if (prefix === "openai") {
+    return /^\S+$/.test(rest) ? { ok: { provider: "openai", name: rest } } : { error: 'expected a model name after "openai:"' };
+  }
+  if (prefix === "scripted") {
+    return rest !== "" ? { ok: { provider: "scripted", path: rest } } : { error: 'expected a file path after "scripted:"' };
+  }
+  return { error: 'expected "openai:NAME", "scripted:PATH" or a bare model name' };
+}
+
+function parseApiKeys(value: string): { ok: ApiKeyEntry[] } | { error: string } {
+  const form = "expected comma-separated name=key pairs";
+  const entries: ApiKeyEntry[] = [];
+  for (const [index, item] of splitList(value).entries()) {
+    const equals = item.indexOf("=");
+    const name = item.slice(0, equals).trim();
+    const key = item.slice(equals + 1).trim();
+    const position = `entry ${index + 1}`;
+    if (equals === -1) return { error: `${form} (${position} has no "=")` };
+    if (!API_KEY_NAME_PATTERN.test(name)) return { error: `${form} (${position}: name must match ${API_KEY_NAME_PATTERN.source})` };
+    if (key === "" || /\s/.test(key)) return { error: `${form} (${position}: key "${name}" is empty or has spaces)` };
+    if (entries.some((entry) => entry.name === name)) return { error: `${form} with unique names ("${name}" repeats)` };
+    entries.push({ name, key });
+  }
+  return entries.length > 0 ? { ok: entries } : { error: form };
+}
+
+const secretKey = checked((v) => /^[\x21-\x7e]+$/.test(v), "expected printable ASCII characters without spaces");
+const directory = checked((v) => !/^[a-z][a-z0-9+.-]*:\/\//i.test(v) || v === MEMORY_DATA_DIR, `expected a directory path or ${MEMORY_DATA_DIR}`);
+const httpUrl = url(["http:", "https:"]);
+const b = CONFIG_BOUNDS;
+
+/** One schema per variable of CONTRACT section 2; keys are the canonical variable names. */
+export const ENV_SCHEMA = z.object({
+  DATABASE_URL: url(["postgres:", "postgresql:"]).optional(),
+  DEVMIND_DATA_DIR: directory.optional(),
+  DEVMIND_DB_SCHEMA: checked((v) => SCHEMA_NAME_PATTERN.test(v), `expected a schema name matching ${SCHEMA_NAME_PATTERN.source}`).optional(),
+  DEVMIND_MODEL: converted(parseModelSpec).optional(),
+  OPENAI_API_KEY: secretKey.optional(),
+  OPENAI_BASE_URL: httpUrl.optional(),
+  OPENAI_MODEL: checked((v) => /^\S+$/.test(v), "expected a model name without spaces").optional(),
+  DEVMIND_MODEL_TIMEOUT_MS: integer(b.modelTimeoutMs).optional(),
+  DEVMIND_MODEL_MAX_RETRIES: integer(b.modelMaxRetries).optional(),
+  DEVMIND_MAX_MODEL_ROUNDS: integer(b.maxModelRounds).optional(),
+  DEVMIND_MAX_TOOL_CALLS: integer(b.maxToolCalls).optional(),
+  DEVMIND_MAX_TOKENS: integer(b.maxTokens).optional(),
+  DEVMIND_RUN_TIMEOUT_MS: integer(b.runTimeoutMs).optional(),
+  DEVMIND_TOOL_TIMEOUT_MS: integer(b.toolTimeoutMs).optional(),
+  DEVMIND_MAX_TOOL_OUTPUT_CHARS: integer(b.maxToolOutputChars).optional(),
+  DEVMIND_NO_PROGRESS_LIMIT: integer(b.noProgressLimit).optional(),
+  DEVMIND_CONTEXT_TOKENS: integer(b.contextTokens).optional(),
+  DEVMIND_REQUIRE_APPROVAL: toolList().optional(),
+  DEVMIND_AUTO_APPROVE: toolList().optional(),
+  DEVMIND_WORKSPACE: directory.optional(),
+  DEVMIND_WORKER_CONCURRENCY: integer(b.workerConcurrency).optional(),
+  DEVMIND_LEASE_MS: integer(b.leaseMs).optional(),
+  DEVMIND_MAX_ATTEMPTS: integer(b.maxAttempts).optional(),
+  DEVMIND_HOST: checked((v) => /^[^\s/]+$/.test(v), "expected a host name or IP address").optional(),
+  DEVMIND_PORT: integer(b.port).optional(),
+  DEVMIND_API_KEYS: converted(parseApiKeys).optional(),
+  DEVMIND_IMAGE_MODEL: checked((v) => /^\S+$/.test(v), "expected a model name without spaces").optional(),
+  DEVMIND_IMAGE_BASE_URL: httpUrl.optional(),
+  DEVMIND_IMAGE_API_KEY: secretKey.optional(),
+  LOG_LEVEL: checked((v) => (LOG_LEVELS as string[]).includes(v.toLowerCase()), `expected one of ${LOG_LEVELS.join(", ")}`)
+    .transform((v) => v.toLowerCase() as LogLevel)
+    .optional(),
+});
+
+/** The converted values of the variables that were set. */
+export type EnvValues = z.output<typeof ENV_SCHEMA>;
+/** A canonical variable name (aliases such as LLM_API_KEY are mapped before parsing). */
+export type Variable = keyof EnvValues;

@@ -1,0 +1,123 @@
+import { randomUUID } from "node:crypto";
+import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
+import { hostname } from "node:os";
+import { DatabaseError } from "../errors.js";
+
+/** What a lock file records about its holder. */
+interface LockOwner {
+  pid: number;
+  host: string;
+  token: string;
+  startedAt: string;
+}
+
+/** A held lock; `release()` removes the file if it is still ours. */
+export interface HeldLock {
+  readonly path: string;
+  release(): void;
+}
+
+/**
+ * Takes an exclusive lock file (created with O_EXCL) so that only one process opens an embedded
+ * database directory. PGlite itself does not lock its files, and two processes writing one data
+ * directory silently diverge. A lock left by a process that no longer exists on this host is
+ * taken over; a live holder gives `DATABASE_LOCKED` naming its pid.
+ */
+export function acquireLockFile(path: string, what: string): HeldLock {
+  const owner: LockOwner = { pid: process.pid, host: hostname(), token: randomUUID(), startedAt: new Date().toISOString() };
+  for (let attempt = 0; attempt < 3; attempt += 1) {
+    if (tryCreate(path, owner)) return holdLock(path, owner);
+    const existing = readOwner(path);
+    if (existing === "missing") continue;
+    if (existing !== "unreadable" && isLive(existing)) throw lockedError(path, what, existing);
+    if (existing !== "unreadable" && existing.host !== owner.host) throw lockedError(path, what, existing);
+    removeIfUnchanged(path, existing);
+  }
+  throw lockedError(path, what, readOwner(path));
+}
+
+function tryCreate(path: string, owner: LockOwner): boolean {
+  let fd: number;
+  try {
+    fd = openSync(path, "wx", 0o600);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw error;
+  }
+  try {
+    writeSync(fd, JSON.stringify(owner));
+  } finally {
+    closeSync(fd);
+  }
+  return true;
+}
+
+function readOwner(path: string): LockOwner | "missing" | "unreadable" {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return "missing";
+    return "unreadable";
+  }
+  try {
+    const parsed = JSON.parse(text) as Partial<LockOwner>;
+    if (typeof parsed.pid === "number" && typeof parsed.host === "string" && typeof parsed.token === "string") {
+      return { pid: parsed.pid, host: parsed.host, token: parsed.token, startedAt: String(parsed.startedAt ?? "") };
+    }
+  } catch {
+    // a torn write of a crashed holder: treated as stale below
+  }
+  return "unreadable";
+}
+
+function isLive(owner: LockOwner): boolean {
+  if (owner.host !== hostname()) return true;
+  try {
+    process.kill(owner.pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+function removeIfUnchanged(path: string, seen: LockOwner | "unreadable"): void {
+  const now = readOwner(path);
+  const same = seen === "unreadable" ? now === "unreadable" : now !== "missing" && now !== "unreadable" && now.token === seen.token;
+  if (!same) return;
+  try {
+    unlinkSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+  }
+}
+
+function holdLock(path: string, owner: LockOwner): HeldLock {
+  let released = false;
+  const release = (): void => {
+    if (released) return;
+    released = true;
+    process.removeListener("exit", release);
+    const now = readOwner(path);
+    if (now !== "missing" && now !== "unreadable" && now.token === owner.token) {
+      try {
+        unlinkSync(path);
+      } catch {
+        // already gone
+      }
+    }
+  };
+  process.once("exit", release);
+  return { path, release };
+}
+
+function lockedError(path: string, what: string, owner: LockOwner | "missing" | "unreadable"): DatabaseError {
+  const holder = typeof owner === "object" ? `process ${owner.pid} on ${owner.host} (since ${owner.startedAt})` : "another process";
+  return new DatabaseError(
+    "DATABASE_LOCKED",
+    `${what} is in use by ${holder}: only one process may open the embedded database at a time. ` +
+      `Stop that process, or set DATABASE_URL to share a PostgreSQL server between processes. ` +
+      `If no such process exists, delete ${path}.`,
+    { details: { lockFile: path, owner: typeof owner === "object" ? { pid: owner.pid, host: owner.host } : null } },
+  );
+}

@@ -1,0 +1,34 @@
+import { CONFIG_DEFAULTS } from "../constants.js";
+import { validateSchemaName } from "./identifiers.js";
+import { PgDatabase } from "./pg-database.js";
+import { PgliteDatabase } from "./pglite-database.js";
+import type { Database } from "./types.js";
+
+/** Where to open the database; the same fields as the DATABASE_URL / DEVMIND_* variables. */
+export interface OpenDatabaseOptions {
+  /** `postgres://…`: use that server. Unset: embedded PGlite. */
+  url?: string | undefined;
+  /** Embedded database directory (PGlite in `<dataDir>/pgdata`), or `memory://`. */
+  dataDir?: string | undefined;
+  /** Schema holding every devmind table; a validated identifier. */
+  schema?: string | undefined;
+  /** PostgreSQL pool size. */
+  maxConnections?: number | undefined;
+}
+
+/**
+ * Opens the database seam: a `pg.Pool` for a URL (checked with one round trip), else embedded
+ * PGlite under `dataDir` with an exclusive lock file, or in memory for `memory://`.
+ * Tables are not created here; call `migrate(db)` next.
+ *
+ * @example
+ *   const db = await openDatabase({ url: process.env.DATABASE_URL });
+ *   await migrate(db);
+ */
+export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<Database> {
+  const schema = validateSchemaName(options.schema ?? CONFIG_DEFAULTS.dbSchema);
+  if (options.url !== undefined && options.url !== "") {
+    return PgDatabase.open(options.url, schema, { max: options.maxConnections });
+  }
+  return PgliteDatabase.open(options.dataDir ?? CONFIG_DEFAULTS.dataDir, schema);
+}

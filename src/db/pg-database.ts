@@ -1,0 +1,143 @@
+import pg from "pg";
+import { PG_POOL_DEFAULTS } from "../constants.js";
+import { DatabaseError } from "../errors.js";
+import type { Database, Queryable, QueryResult, Row, Statement } from "./types.js";
+
+/** Error codes of node / libpq that mean "the server cannot be reached or refused us". */
+const UNREACHABLE_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT", "ECONNRESET", "EHOSTUNREACH", "ENETUNREACH", "57P03", "28P01", "28000", "3D000"]);
+
+/**
+ * Parses and checks a PostgreSQL URL, returning a printable form without the password.
+ * Throws DATABASE_URL_INVALID for anything but `postgres://` / `postgresql://` with a host.
+ */
+export function checkDatabaseUrl(url: string): { printable: string } {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new DatabaseError("DATABASE_URL_INVALID", "DATABASE_URL is not a valid URL: expected postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE", {
+      details: { variable: "DATABASE_URL" },
+    });
+  }
+  if (parsed.protocol !== "postgres:" && parsed.protocol !== "postgresql:") {
+    throw new DatabaseError("DATABASE_URL_INVALID", `DATABASE_URL must start with postgres:// or postgresql://, got ${parsed.protocol}//`, {
+      details: { variable: "DATABASE_URL" },
+    });
+  }
+  if (parsed.hostname === "" && !parsed.searchParams.has("host")) {
+    throw new DatabaseError("DATABASE_URL_INVALID", "DATABASE_URL has no host: expected postgres://USER@HOST[:PORT]/DATABASE", {
+      details: { variable: "DATABASE_URL" },
+    });
+  }
+  if (parsed.password !== "") parsed.password = "***";
+  return { printable: parsed.toString() };
+}
+
+/** Wraps a connection-level failure into DATABASE_UNREACHABLE; other errors pass through. */
+export function mapPgError(error: unknown, printable: string): unknown {
+  const code = (error as { code?: unknown } | null)?.code;
+  const message = error instanceof Error ? error.message : String(error);
+  const timeout = /timeout exceeded when trying to connect|Connection terminated due to connection timeout/i.test(message);
+  if ((typeof code === "string" && UNREACHABLE_CODES.has(code)) || timeout) {
+    return new DatabaseError("DATABASE_UNREACHABLE", `cannot reach PostgreSQL at ${printable}: ${message}`, {
+      details: { location: printable, cause: typeof code === "string" ? code : "timeout" },
+      cause: error,
+    });
+  }
+  return error;
+}
+
+class PgQueryable implements Queryable {
+  constructor(
+    private readonly client: pg.Pool | pg.PoolClient,
+    private readonly printable: string,
+  ) {}
+
+  async query<R = Row>(sql: string | Statement, values: readonly unknown[] = []): Promise<QueryResult<R>> {
+    const config = typeof sql === "string" ? { text: sql, values: values as unknown[] } : { name: sql.name, text: sql.text, values: values as unknown[] };
+    try {
+      const result = await this.client.query(config);
+      return { rows: result.rows as R[], rowCount: result.rowCount ?? result.rows.length };
+    } catch (error) {
+      throw mapPgError(error, this.printable);
+    }
+  }
+
+  async execScript(sql: string): Promise<void> {
+    try {
+      await this.client.query(sql);
+    } catch (error) {
+      throw mapPgError(error, this.printable);
+    }
+  }
+}
+
+/**
+ * A Database over a `pg.Pool`. Statements with a name are prepared per connection, so the hot
+ * checkpoint path skips parse and plan after first use.
+ */
+export class PgDatabase extends PgQueryable implements Database {
+  readonly kind = "postgres" as const;
+  private closed = false;
+
+  private constructor(
+    private readonly pool: pg.Pool,
+    readonly schema: string,
+    readonly location: string,
+  ) {
+    super(pool, location);
+  }
+
+  /** Opens a pool for `url` and checks the server answers; throws DATABASE_UNREACHABLE if not. */
+  static async open(url: string, schema: string, options: { max?: number } = {}): Promise<PgDatabase> {
+    const { printable } = checkDatabaseUrl(url);
+    const pool = new pg.Pool({
+      connectionString: url,
+      max: options.max ?? PG_POOL_DEFAULTS.max,
+      connectionTimeoutMillis: PG_POOL_DEFAULTS.connectionTimeoutMillis,
+      idleTimeoutMillis: PG_POOL_DEFAULTS.idleTimeoutMillis,
+      application_name: "devmind",
+    });
+    // an idle client losing its connection must not crash the process; the next query reconnects
+    pool.on("error", () => undefined);
+    const db = new PgDatabase(pool, schema, printable);
+    try {
+      await db.query("SELECT 1");
+    } catch (error) {
+      await pool.end().catch(() => undefined);
+      throw error;
+    }
+    return db;
+  }
+
+  async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      throw mapPgError(error, this.location);
+    }
+    let broken = false;
+    try {
+      await client.query("BEGIN");
+      const result = await fn(new PgQueryable(client, this.location));
+      await client.query("COMMIT");
+      return result;
+    } catch (error) {
+      try {
+        await client.query("ROLLBACK");
+      } catch {
+        broken = true;
+      }
+      throw mapPgError(error, this.location);
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pool.end();
+  }
+}

@@ -1,0 +1,46 @@
+/** One row of a query result, keyed by column name. */
+export type Row = Record<string, unknown>;
+
+/** What every query returns, whichever engine ran it. */
+export interface QueryResult<R = Row> {
+  rows: R[];
+  rowCount: number;
+}
+
+/**
+ * A SQL statement with a stable name. On PostgreSQL the name makes the statement prepared once
+ * per connection and reused (no parse or plan per call); on PGlite it is only informative.
+ * Build one with `statement()` from `src/db/statement.ts`.
+ */
+export interface Statement {
+  readonly name: string;
+  readonly text: string;
+}
+
+/** Something that runs SQL: the database itself or an open transaction. */
+export interface Queryable {
+  /** Runs one statement with `$n` parameters and returns its rows. */
+  query<R = Row>(sql: string | Statement, values?: readonly unknown[]): Promise<QueryResult<R>>;
+  /** Runs a script of several statements without parameters (migrations). */
+  execScript(sql: string): Promise<void>;
+}
+
+/**
+ * The database seam: the same SQL and migrations run on a `pg.Pool` (PostgreSQL) or on an
+ * embedded PGlite. Open one with `openDatabase()`.
+ */
+export interface Database extends Queryable {
+  /** Which engine serves this database. */
+  readonly kind: "postgres" | "pglite";
+  /** The validated schema that holds every devmind table. */
+  readonly schema: string;
+  /** Where the data lives, safe to print: a URL without password, a directory, or `memory://`. */
+  readonly location: string;
+  /**
+   * Runs `fn` inside BEGIN … COMMIT on one connection; rolls back and re-throws if it throws.
+   * Keep the work short and serialise values before calling.
+   */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** Releases connections (and the data-directory lock for PGlite). Safe to call twice. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,91 @@
+/**
+ * The one error base of devmind. Every error we raise on purpose is a `DevmindError` with a
+ * string `code`, so callers branch on codes, never on message text, and the CLI maps the
+ * `kind` to an exit code (user errors exit 2).
+ */
+
+/** Who is at fault: the caller's input or setup, the system we depend on, or the model's output. */
+export type ErrorKind = "user" | "system" | "model";
+
+/** Every code devmind raises, grouped by the layer that owns it. */
+export type DevmindErrorCode =
+  // configuration (src/config.ts)
+  | "CONFIG_INVALID"
+  // database seam (src/db)
+  | "DATABASE_URL_INVALID"
+  | "DATABASE_UNREACHABLE"
+  | "DATABASE_LOCKED"
+  | "SCHEMA_NAME_INVALID"
+  | "DATA_DIR_INVALID"
+  // migrations (src/db/migrate.ts)
+  | "MIGRATION_TAMPERED"
+  | "MIGRATION_DATABASE_NEWER"
+  | "MIGRATION_FILE_INVALID"
+  | "MIGRATION_FAILED"
+  // checkpointer (src/checkpoint)
+  | "CHECKPOINT_CONFIG_INVALID"
+  | "CHECKPOINT_CORRUPT";
+
+const KIND_BY_CODE: Record<DevmindErrorCode, ErrorKind> = {
+  CONFIG_INVALID: "user",
+  DATABASE_URL_INVALID: "user",
+  DATABASE_UNREACHABLE: "system",
+  DATABASE_LOCKED: "user",
+  SCHEMA_NAME_INVALID: "user",
+  DATA_DIR_INVALID: "user",
+  MIGRATION_TAMPERED: "system",
+  MIGRATION_DATABASE_NEWER: "user",
+  MIGRATION_FILE_INVALID: "system",
+  MIGRATION_FAILED: "system",
+  CHECKPOINT_CONFIG_INVALID: "user",
+  CHECKPOINT_CORRUPT: "system",
+};
+
+/** Structured, serialisable details attached to an error (never secrets). */
+export type ErrorDetails = Record<string, unknown>;
+
+/**
+ * Base class for every error devmind raises deliberately.
+ *
+ * `name` follows the concrete subclass, `code` is stable and documented, `details` carries
+ * structured context (variable names, versions, paths) for logs and API bodies.
+ */
+export class DevmindError extends Error {
+  readonly code: DevmindErrorCode;
+  readonly kind: ErrorKind;
+  readonly details: ErrorDetails;
+
+  constructor(code: DevmindErrorCode, message: string, options: { details?: ErrorDetails; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.kind = KIND_BY_CODE[code];
+    this.details = options.details ?? {};
+  }
+
+  /** A JSON shape safe to log or return over HTTP. */
+  toJSON(): { code: DevmindErrorCode; message: string; details: ErrorDetails } {
+    return { code: this.code, message: this.message, details: this.details };
+  }
+}
+
+/** A configuration value is missing or malformed; `details.variable` names it. */
+export class ConfigError extends DevmindError {
+  constructor(message: string, details: ErrorDetails = {}) {
+    super("CONFIG_INVALID", message, { details });
+  }
+}
+
+/** Opening, locking or querying the database failed in a way the user must fix or know about. */
+export class DatabaseError extends DevmindError {}
+
+/** A migration file or the database's migration history is inconsistent with this code. */
+export class MigrationError extends DevmindError {}
+
+/** A checkpointer call got a config it cannot serve, or found stored data it cannot read. */
+export class CheckpointError extends DevmindError {}
+
+/** True when `error` is a DevmindError carrying `code`. */
+export function hasErrorCode(error: unknown, code: DevmindErrorCode): error is DevmindError {
+  return error instanceof DevmindError && error.code === code;
+}

@@ -1,0 +1,45 @@
+import { randomBytes } from "node:crypto";
+import { migrate } from "../../src/db/migrate.js";
+import { openDatabase } from "../../src/db/open-database.js";
+import { withSchema } from "../../src/db/schema-view.js";
+import type { Database } from "../../src/db/types.js";
+
+/** URL of the real PostgreSQL for integration tests, or undefined when none is configured. */
+export const TEST_DATABASE_URL = process.env["DEVMIND_TEST_DATABASE_URL"] || undefined;
+
+/** When set (CI), a missing PostgreSQL is a failure instead of a skip. */
+export const REQUIRE_POSTGRES = process.env["DEVMIND_REQUIRE_POSTGRES"] === "1";
+
+if (TEST_DATABASE_URL === undefined) {
+  if (REQUIRE_POSTGRES) throw new Error("DEVMIND_REQUIRE_POSTGRES=1 but DEVMIND_TEST_DATABASE_URL is not set");
+  console.warn("[devmind tests] skipped: no PostgreSQL (set DEVMIND_TEST_DATABASE_URL to run the real-PostgreSQL tests)");
+}
+
+/** The backends an integration suite should run on: PGlite always, PostgreSQL when configured. */
+export const BACKENDS: ("pglite" | "postgres")[] = TEST_DATABASE_URL === undefined ? ["pglite"] : ["pglite", "postgres"];
+
+/** A schema name no other test uses. */
+export function freshSchemaName(prefix = "t"): string {
+  return `${prefix}_${Date.now().toString(36)}_${randomBytes(4).toString("hex")}`;
+}
+
+/** Opens the shared connection for a backend (in-memory PGlite, or a small pool on the test server). */
+export async function openBackend(kind: "pglite" | "postgres", schema = freshSchemaName()): Promise<Database> {
+  if (kind === "postgres") {
+    if (TEST_DATABASE_URL === undefined) throw new Error("no DEVMIND_TEST_DATABASE_URL");
+    return openDatabase({ url: TEST_DATABASE_URL, schema, maxConnections: 4 });
+  }
+  return openDatabase({ dataDir: "memory://", schema });
+}
+
+/** A migrated fresh schema on `owner`'s connections, and a function that drops it. */
+export async function freshMigratedSchema(owner: Database): Promise<{ db: Database; drop: () => Promise<void> }> {
+  const db = withSchema(owner, freshSchemaName());
+  await migrate(db);
+  return { db, drop: () => dropSchema(owner, db.schema) };
+}
+
+/** Drops a test schema and everything in it. */
+export async function dropSchema(owner: Database, schema: string): Promise<void> {
+  await owner.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+}
