@@ -39,7 +39,10 @@ function asText(data: Uint8Array | string): string | null {
 
 /** Reverses `encodeValue` from a stored row. */
 export async function decodeValue(serde: SerializerProtocol, type: string, json: string | null, bytes: Uint8Array | null): Promise<unknown> {
-  return serde.loadsTyped(type, json ?? bytes ?? new Uint8Array());
+  if (json !== null) return serde.loadsTyped(type, json);
+  // node-pg hands out Buffers; callers stored plain Uint8Arrays and get the same class back
+  const plain = bytes === null ? new Uint8Array() : Buffer.isBuffer(bytes) ? new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) : bytes;
+  return serde.loadsTyped(type, plain);
 }
 
 /**

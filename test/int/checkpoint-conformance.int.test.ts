@@ -1,3 +1,4 @@
+import { describe } from "vitest";
 import { deltaChannelHistoryTests, validate } from "@langchain/langgraph-checkpoint-validation";
 import { PostgresCheckpointSaver } from "../../src/checkpoint/postgres-saver.js";
 import type { Database } from "../../src/db/types.js";
