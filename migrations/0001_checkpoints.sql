@@ -39,3 +39,4 @@ CREATE TABLE checkpoint_writes (
   task_path     text    NOT NULL DEFAULT '',
   PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
 );
+

@@ -49,9 +49,9 @@ export async function readDeltaHistory(
     const byDepth = new Map<number, typeof list>();
     for (const item of list) byDepth.set(item.depth, [...(byDepth.get(item.depth) ?? []), item]);
     const ordered = [...byDepth.keys()].sort((x, y) => y - x).flatMap((depth) => sortWrites(byDepth.get(depth) ?? []));
-    (result[channel] as DeltaChannelHistory).writes = await Promise.all(
-      ordered.map(async (item) => [item.taskId, channel, await decodeValue(serde, item.row.type, item.row.json, item.row.bytes)] as [string, string, unknown]),
-    );
+    const writes: DeltaChannelHistory["writes"] = [];
+    for (const item of ordered) writes.push([item.taskId, channel, await decodeValue(serde, item.row.type, item.row.json, item.row.bytes)]);
+    (result[channel] as DeltaChannelHistory).writes = writes;
   }
   return result;
 }

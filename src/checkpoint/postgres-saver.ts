@@ -17,7 +17,8 @@ import { checkpointConfig, readAddress, readCheckpointAddress } from "./config.j
 import { readDeltaHistory } from "./delta-history.js";
 import { checkpointSql, type CheckpointSql, type ListQueryShape } from "./sql.js";
 import { assembleTuples, type TupleRow } from "./tuple-rows.js";
-import { encodeMetadata, encodeValue, type EncodedValue } from "./value-codec.js";
+import { encodeMetadata, encodeValue } from "./value-codec.js";
+import { isUniqueViolation, valueParams, writeStatements, type WriteMode } from "./write-sql.js";
 import { nextChannelVersion } from "./versions.js";
 
 /** Options of `PostgresCheckpointSaver`. */
@@ -40,6 +41,7 @@ export interface PostgresCheckpointSaverOptions {
  */
 export class PostgresCheckpointSaver extends BaseCheckpointSaver {
   private readonly sql: CheckpointSql;
+  private readonly writes: ReturnType<typeof writeStatements>;
 
   constructor(
     private readonly db: Database,
@@ -47,6 +49,7 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
   ) {
     super(options.serde);
     this.sql = checkpointSql(db.schema);
+    this.writes = writeStatements(db.schema);
   }
 
   override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
@@ -96,51 +99,50 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
   override async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {
     const address = readAddress(config, "put");
     const { channel_values: channelValues, id, ...rest } = checkpoint;
-    const channels: string[] = [];
-    const versions: string[] = [];
-    const encoded: EncodedValue[] = [];
-    const pending: Promise<void>[] = [];
+    const rows: [string, string, string, string | null, Uint8Array | null][] = [];
     for (const [channel, version] of Object.entries(newVersions)) {
+      // a channel absent from channel_values was cleared or is a delta channel: no value row
       if (!Object.prototype.hasOwnProperty.call(channelValues, channel) || channelValues[channel] === undefined) continue;
-      const at = channels.length;
-      channels.push(channel);
-      versions.push(String(version));
-      pending.push(encodeValue(this.serde, channelValues[channel]).then((value) => void (encoded[at] = value)));
+      const value = await encodeValue(this.serde, channelValues[channel]);
+      rows.push([channel, String(version), value.type, value.json, value.bytes]);
     }
-    const [metadataJson] = await Promise.all([encodeMetadata(this.serde, metadata), ...pending]);
-    await this.db.query(this.sql.put, [
+    const params = [
       address.threadId,
       address.namespace,
       id,
       address.checkpointId ?? null,
       JSON.stringify(rest),
-      metadataJson,
-      channels,
-      versions,
-      encoded.map((value) => value.type),
-      encoded.map((value) => value.json),
-      encoded.map((value) => value.bytes),
-    ]);
+      await encodeMetadata(this.serde, metadata),
+      ...valueParams(rows),
+    ];
+    await this.withConflictRetry((mode) => this.db.query(this.writes.put(rows.length, mode), params));
     return checkpointConfig(address.threadId, address.namespace, id);
   }
 
   override async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath = ""): Promise<void> {
     const address = readCheckpointAddress(config, "putWrites");
     if (writes.length === 0) return;
-    const encoded = await Promise.all(writes.map(([, value]) => encodeValue(this.serde, value)));
-    const allSpecial = writes.every(([channel]) => channel in WRITES_IDX_MAP);
-    await this.db.query(allSpecial ? this.sql.upsertWrites : this.sql.insertWrites, [
-      address.threadId,
-      address.namespace,
-      address.checkpointId,
-      taskId,
-      taskPath,
-      writes.map(([channel], index) => WRITES_IDX_MAP[channel] ?? index),
-      writes.map(([channel]) => channel),
-      encoded.map((value) => value.type),
-      encoded.map((value) => value.json),
-      encoded.map((value) => value.bytes),
-    ]);
+    const rows: [number, string, string, string | null, Uint8Array | null][] = [];
+    for (const [index, [channel, value]] of writes.entries()) {
+      const encoded = await encodeValue(this.serde, value);
+      rows.push([WRITES_IDX_MAP[channel] ?? index, channel, encoded.type, encoded.json, encoded.bytes]);
+    }
+    const params = [address.threadId, address.namespace, address.checkpointId, taskId, taskPath, ...valueParams(rows)];
+    if (writes.every(([channel]) => channel in WRITES_IDX_MAP)) {
+      await this.db.query(this.writes.putWrites(rows.length, "replace"), params);
+      return;
+    }
+    await this.withConflictRetry((mode) => this.db.query(this.writes.putWrites(rows.length, mode), params));
+  }
+
+  /** Runs the plain-INSERT fast path; on a unique violation, the same call with ON CONFLICT rules. */
+  private async withConflictRetry(run: (mode: WriteMode) => Promise<unknown>): Promise<void> {
+    try {
+      await run("insert");
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+      await run("conflict");
+    }
   }
 
   override async deleteThread(threadId: string): Promise<void> {

@@ -22,9 +22,14 @@ function tupleRows(s: string): string {
   SELECT 'b', cp.ord, bl.channel, bl.version, NULL, NULL, bl.type, bl.json, bl.bytes, NULL
     FROM cp
     CROSS JOIN LATERAL jsonb_each_text(cp.checkpoint -> 'channel_versions') AS v(channel, version)
-    JOIN ${s}.checkpoint_blobs bl
-      ON bl.thread_id = cp.thread_id AND bl.checkpoint_ns = cp.checkpoint_ns
-     AND bl.channel = v.channel AND bl.version = v.version
+    -- LIMIT 1 keeps this a per-version primary-key probe; as a plain join the generic plan
+    -- hashes every stored version of the thread
+    CROSS JOIN LATERAL (
+      SELECT b.channel, b.version, b.type, b.json, b.bytes FROM ${s}.checkpoint_blobs b
+       WHERE b.thread_id = cp.thread_id AND b.checkpoint_ns = cp.checkpoint_ns
+         AND b.channel = v.channel AND b.version = v.version
+       LIMIT 1
+    ) AS bl
   UNION ALL
   SELECT 'w', cp.ord, w.task_id, w.channel, w.task_path, w.idx, w.type, w.json, w.bytes, NULL
     FROM cp
@@ -58,40 +63,6 @@ export function checkpointSql(schema: string) {
   const s = quoteIdentifier(schema);
   const listCache = new Map<string, Statement>();
   return {
-    /** $1 thread, $2 ns, $3 checkpoint id, $4 parent id, $5 checkpoint json, $6 metadata json,
-     *  $7.. blob arrays (channel, version, type, json, bytes). One statement, one round trip. */
-    put: statement(
-      "put",
-      `WITH blobs AS (
-         INSERT INTO ${s}.checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, json, bytes)
-         SELECT $1, $2, u.channel, u.version, u.type, u.json, u.bytes
-           FROM unnest($7::text[], $8::text[], $9::text[], $10::text[], $11::bytea[]) AS u(channel, version, type, json, bytes)
-         ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
-       )
-       INSERT INTO ${s}.checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
-       VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb)
-       ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id)
-       DO UPDATE SET parent_checkpoint_id = EXCLUDED.parent_checkpoint_id,
-                     checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata`,
-    ),
-    /** $1 thread, $2 ns, $3 checkpoint, $4 task id, $5 task path, $6.. arrays (idx, channel, type, json, bytes). */
-    insertWrites: statement(
-      "insert_writes",
-      `INSERT INTO ${s}.checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, json, bytes)
-       SELECT $1, $2, $3, $4, $5, u.idx, u.channel, u.type, u.json, u.bytes
-         FROM unnest($6::integer[], $7::text[], $8::text[], $9::text[], $10::bytea[]) AS u(idx, channel, type, json, bytes)
-       ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING`,
-    ),
-    /** Same parameters; special writes (errors, interrupts, resumes) replace earlier ones. */
-    upsertWrites: statement(
-      "upsert_writes",
-      `INSERT INTO ${s}.checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, json, bytes)
-       SELECT $1, $2, $3, $4, $5, u.idx, u.channel, u.type, u.json, u.bytes
-         FROM unnest($6::integer[], $7::text[], $8::text[], $9::text[], $10::bytea[]) AS u(idx, channel, type, json, bytes)
-       ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
-       DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, json = EXCLUDED.json,
-                     bytes = EXCLUDED.bytes, task_path = EXCLUDED.task_path`,
-    ),
     /** $1 thread, $2 ns, $3 checkpoint id. */
     getTupleById: statement(
       "get_tuple_id",

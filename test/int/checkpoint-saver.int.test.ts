@@ -120,6 +120,28 @@ describe.each(BACKENDS)("PostgresCheckpointSaver on %s", (backend) => {
     expect(filtered).toEqual([42]);
   });
 
+  it("replaces a re-put checkpoint and keeps first values, with scalar and array statement shapes", async () => {
+    const saver = new PostgresCheckpointSaver(db);
+    for (const width of [1, 4, 5, 9]) {
+      const values = Object.fromEntries(Array.from({ length: width }, (_, i) => [`c${i}`, { i, width }]));
+      const versions = Object.fromEntries(Object.keys(values).map((k) => [k, 1]));
+      const checkpoint = checkpointWith(values, versions);
+      const thread = { configurable: { thread_id: uuid6(-1), checkpoint_ns: "" } };
+      const config = await saver.put(thread, checkpoint, { source: "loop", step: 1, parents: {} }, versions);
+      const changed = { ...checkpoint, channel_values: Object.fromEntries(Object.keys(values).map((k) => [k, "changed"])) };
+      await saver.put(thread, changed, { source: "update", step: 2, parents: {} }, versions);
+      const writes = Array.from({ length: width }, (_, i): [string, unknown] => [`c${i}`, `w${i}`]);
+      await saver.putWrites(config, writes, "task");
+      await saver.putWrites(config, writes.map(([c]) => [c, "again"] as [string, unknown]), "task");
+      const tuple = await saver.getTuple(config);
+      expect(tuple?.metadata).toEqual({ source: "update", step: 2, parents: {} });
+      expect(tuple?.checkpoint.channel_values).toEqual(values);
+      expect(tuple?.pendingWrites).toEqual(writes.map(([c, v]) => ["task", c, v]));
+      const rows = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${db.schema}".checkpoints WHERE thread_id = $1`, [thread.configurable.thread_id]);
+      expect(rows.rows[0]?.n).toBe(1);
+    }
+  });
+
   it("returns pending writes in writesSortKey order: task path first", async () => {
     const saver = new PostgresCheckpointSaver(db);
     const config = await saver.put({ configurable: { thread_id: uuid6(-1) } }, checkpointWith({}, {}), { source: "loop", step: 0, parents: {} }, {});

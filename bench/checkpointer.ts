@@ -1,0 +1,223 @@
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { availableParallelism, cpus, tmpdir } from "node:os";
+import { dirname, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { randomBytes } from "node:crypto";
+import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
+import pg from "pg";
+import { PostgresCheckpointSaver } from "../src/checkpoint/postgres-saver.js";
+import { migrate } from "../src/db/migrate.js";
+import { openDatabase } from "../src/db/open-database.js";
+import type { Database } from "../src/db/types.js";
+import { printReport, summarizeRounds, type RoundResult, type SaverRun } from "./checkpointer-report.js";
+import { dropSchema, measureSchema, type RunQuery } from "./footprint.js";
+import { OPS, runWorkload, warmUp, type OpName, type OpSamples } from "./run-workload.js";
+import { summarize, type OpStats } from "./stats.js";
+import { buildWorkload, WORKLOAD, type Workload } from "./workload.js";
+
+/** Variables naming the PostgreSQL server, in order of preference. */
+const URL_VARIABLES = ["DEVMIND_BENCH_DATABASE_URL", "DEVMIND_TEST_DATABASE_URL", "DATABASE_URL"] as const;
+/** Pool size of each saver (the pg.Pool default, so both sides get the same). */
+const POOL_SIZE = 10;
+const FLOOR_CALLS = 1000;
+const FLOOR_WARMUP_CALLS = 50;
+const MAX_ROUNDS = 50;
+const RESULTS_FILE = join(dirname(fileURLToPath(import.meta.url)), "results", "checkpointer.json");
+
+const USAGE = `usage: npm run bench -- checkpointer [--rounds N] [--pglite-only]
+  --rounds N       rounds on PostgreSQL, alternating which saver goes first (default 3)
+  --pglite-only    skip the PostgreSQL comparison; run our saver on embedded PGlite only
+PostgreSQL URL from ${URL_VARIABLES.join(", else ")}.`;
+
+function freshSchema(prefix: string): string {
+  return `${prefix}_${Date.now().toString(36)}_${randomBytes(3).toString("hex")}`;
+}
+
+function printableUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password !== "") parsed.password = "***";
+    return parsed.toString();
+  } catch {
+    return "(unparseable URL)";
+  }
+}
+
+function summarizeSamples(samples: OpSamples): Record<OpName, OpStats> {
+  return Object.fromEntries(OPS.map((op) => [op, summarize(samples[op])])) as Record<OpName, OpStats>;
+}
+
+async function selectOneFloor(query: RunQuery): Promise<OpStats> {
+  for (let call = 0; call < FLOOR_WARMUP_CALLS; call++) await query("SELECT 1");
+  const samples: number[] = [];
+  for (let call = 0; call < FLOOR_CALLS; call++) {
+    const start = performance.now();
+    await query("SELECT 1");
+    samples.push(performance.now() - start);
+  }
+  return summarize(samples);
+}
+
+/** Our saver on its own pool and a fresh schema, dropped afterwards. */
+async function runOurs(url: string, admin: RunQuery, workload: Workload): Promise<SaverRun> {
+  const schema = freshSchema("bench_ours");
+  let db: Database | undefined;
+  try {
+    db = await openDatabase({ url, schema, maxConnections: POOL_SIZE });
+    await migrate(db);
+    const saver = new PostgresCheckpointSaver(db);
+    await warmUp(saver, workload);
+    const ops = summarizeSamples(await runWorkload(saver, workload));
+    return { schema, ops, footprint: await measureSchema(admin, schema) };
+  } finally {
+    await db?.close();
+    await dropSchema(admin, schema);
+  }
+}
+
+/** The official PostgresSaver on its own pool and a fresh schema, dropped afterwards. */
+async function runPeer(url: string, admin: RunQuery, workload: Workload): Promise<SaverRun> {
+  const schema = freshSchema("bench_peer");
+  const saver = new PostgresSaver(new pg.Pool({ connectionString: url, max: POOL_SIZE }), undefined, { schema });
+  try {
+    await saver.setup();
+    await warmUp(saver, workload);
+    const ops = summarizeSamples(await runWorkload(saver, workload));
+    return { schema, ops, footprint: await measureSchema(admin, schema) };
+  } finally {
+    await saver.end();
+    await dropSchema(admin, schema);
+  }
+}
+
+async function runRound(round: number, url: string, admin: RunQuery, workload: Workload): Promise<RoundResult> {
+  const order: ("ours" | "peer")[] = round % 2 === 1 ? ["ours", "peer"] : ["peer", "ours"];
+  const started = performance.now();
+  const floor = await selectOneFloor(admin);
+  const runs: Partial<Record<"ours" | "peer", SaverRun>> = {};
+  const seconds: Partial<Record<"ours" | "peer", number>> = {};
+  for (const side of order) {
+    const sideStarted = performance.now();
+    runs[side] = side === "ours" ? await runOurs(url, admin, workload) : await runPeer(url, admin, workload);
+    seconds[side] = (performance.now() - sideStarted) / 1000;
+  }
+  if (runs.ours === undefined || runs.peer === undefined) throw new Error("bench: a saver did not run");
+  const totalSeconds = (performance.now() - started) / 1000;
+  console.error(`round ${round}: ${order.join(" then ")}, ${totalSeconds.toFixed(1)} s (ours ${seconds.ours?.toFixed(1)} s, PostgresSaver ${seconds.peer?.toFixed(1)} s)`);
+  return { round, order, floor, ours: runs.ours, peer: runs.peer, seconds: { total: totalSeconds, ours: seconds.ours ?? 0, peer: seconds.peer ?? 0 } };
+}
+
+/** Our saver on embedded PGlite in a temporary data directory, removed afterwards. */
+async function runPglite(workload: Workload): Promise<{ ops: Record<OpName, OpStats>; floor: OpStats; footprint: SaverRun["footprint"]; seconds: number }> {
+  const started = performance.now();
+  const dir = await mkdtemp(join(tmpdir(), "devmind-bench-"));
+  let db: Database | undefined;
+  try {
+    db = await openDatabase({ dataDir: dir, schema: "bench_pglite" });
+    const opened = db;
+    const query: RunQuery = (text, values) => opened.query(text, values);
+    await migrate(db);
+    const saver = new PostgresCheckpointSaver(db);
+    const floor = await selectOneFloor(query);
+    await warmUp(saver, workload);
+    const ops = summarizeSamples(await runWorkload(saver, workload));
+    const footprint = await measureSchema(query, db.schema);
+    return { ops, floor, footprint, seconds: (performance.now() - started) / 1000 };
+  } finally {
+    await db?.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+function parseRounds(value: string | undefined): number | undefined {
+  if (value === undefined) return 3;
+  const rounds = Number(value);
+  return Number.isInteger(rounds) && rounds >= 1 && rounds <= MAX_ROUNDS ? rounds : undefined;
+}
+
+/**
+ * `npm run bench -- checkpointer`: our PostgresCheckpointSaver against the official
+ * PostgresSaver on one PostgreSQL (fresh schema per saver per round, alternating order), then
+ * ours on embedded PGlite. Prints the tables and writes `bench/results/checkpointer.json`.
+ * Returns the exit code: 0 done, 2 bad arguments or no database configured.
+ */
+export async function runCheckpointerBench(args: readonly string[]): Promise<number> {
+  let values: { rounds?: string | undefined; "pglite-only"?: boolean | undefined; help?: boolean | undefined };
+  try {
+    ({ values } = parseArgs({
+      args: [...args],
+      options: { rounds: { type: "string" }, "pglite-only": { type: "boolean" }, help: { type: "boolean", short: "h" } },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (error) {
+    console.error(`${(error as Error).message}\n${USAGE}`);
+    return 2;
+  }
+  if (values.help === true) {
+    console.log(USAGE);
+    return 0;
+  }
+  const rounds = parseRounds(values.rounds);
+  if (rounds === undefined) {
+    console.error(`--rounds must be an integer from 1 to ${MAX_ROUNDS}, got ${JSON.stringify(values.rounds)}\n${USAGE}`);
+    return 2;
+  }
+  const pgliteOnly = values["pglite-only"] === true;
+  const url = URL_VARIABLES.map((name) => process.env[name]).find((value) => value !== undefined && value !== "");
+  if (url === undefined && !pgliteOnly) {
+    console.error(
+      `checkpointer bench: no PostgreSQL configured. Set DEVMIND_BENCH_DATABASE_URL (or DEVMIND_TEST_DATABASE_URL, or DATABASE_URL), ` +
+        `e.g. DEVMIND_BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm run bench -- checkpointer\n` +
+        `(or pass --pglite-only to run our saver on embedded PGlite alone)`,
+    );
+    return 2;
+  }
+
+  const workload = await buildWorkload();
+  const roundResults: RoundResult[] = [];
+  let serverVersion: string | null = null;
+  if (!pgliteOnly && url !== undefined) {
+    const adminPool = new pg.Pool({ connectionString: url, max: 2 });
+    const admin: RunQuery = (text, params) => adminPool.query(text, params);
+    try {
+      try {
+        const shown = (await admin("SHOW server_version")).rows as { server_version: string }[];
+        serverVersion = shown[0]?.server_version ?? null;
+      } catch (error) {
+        console.error(`checkpointer bench: cannot reach PostgreSQL at ${printableUrl(url)}: ${(error as Error).message}`);
+        return 1;
+      }
+      console.error(`PostgreSQL ${serverVersion} at ${printableUrl(url)}; ${rounds} rounds`);
+      for (let round = 1; round <= rounds; round++) roundResults.push(await runRound(round, url, admin, workload));
+    } finally {
+      await adminPool.end();
+    }
+  }
+  const pglite = await runPglite(workload);
+  console.error(`PGlite: ${pglite.seconds.toFixed(1)} s`);
+
+  const summary = roundResults.length > 0 ? summarizeRounds(roundResults) : undefined;
+  const results = {
+    bench: "checkpointer",
+    command: "npm run bench -- checkpointer",
+    date: new Date().toISOString(),
+    node: process.version,
+    postgres: url === undefined || pgliteOnly ? null : { version: serverVersion, url: printableUrl(url) },
+    machine: { cores: availableParallelism(), cpu: cpus()[0]?.model ?? "unknown", platform: process.platform, arch: process.arch },
+    workload: { ...WORKLOAD, poolSize: POOL_SIZE, floorCalls: FLOOR_CALLS, messageBytes: workload.messageBytes, targetMessageBytes: WORKLOAD.messageBytes },
+    summary: summary ?? null,
+    rounds: roundResults,
+    pglite,
+  };
+  printReport(results);
+  if (pgliteOnly) {
+    console.log(`\n(${relative(process.cwd(), RESULTS_FILE)} not written: --pglite-only)`);
+  } else {
+    await mkdir(dirname(RESULTS_FILE), { recursive: true });
+    await writeFile(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
+    console.log(`\nfull results: ${relative(process.cwd(), RESULTS_FILE)}`);
+  }
+  return 0;
+}

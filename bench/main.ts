@@ -1,0 +1,38 @@
+/**
+ * `npm run bench -- <name> [options]`: runs one benchmark. Each entry loads its module only when
+ * chosen, so a bench's dependencies never slow down or break another.
+ */
+interface Bench {
+  /** One line for the list printed on an unknown name. */
+  description: string;
+  /** Runs the bench with the remaining arguments and resolves to the exit code. */
+  run: (args: readonly string[]) => Promise<number>;
+}
+
+/** Every benchmark by name; add new ones here. */
+const BENCHES: Record<string, Bench> = {
+  checkpointer: {
+    description: "our PostgresCheckpointSaver vs the official PostgresSaver on PostgreSQL, then on PGlite",
+    run: async (args) => (await import("./checkpointer.js")).runCheckpointerBench(args),
+  },
+};
+
+function listBenches(): string {
+  return Object.entries(BENCHES)
+    .map(([name, bench]) => `  ${name.padEnd(14)} ${bench.description}`)
+    .join("\n");
+}
+
+const [name, ...rest] = process.argv.slice(2);
+const bench = name !== undefined && Object.hasOwn(BENCHES, name) ? BENCHES[name] : undefined;
+if (bench === undefined) {
+  console.error(`${name === undefined ? "no bench given" : `unknown bench ${JSON.stringify(name)}`}; usage: npm run bench -- <name> [options]\n${listBenches()}`);
+  process.exitCode = 2;
+} else {
+  try {
+    process.exitCode = await bench.run(rest);
+  } catch (error) {
+    console.error(`bench ${name} failed:`, error);
+    process.exitCode = 1;
+  }
+}

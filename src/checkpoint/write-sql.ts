@@ -1,0 +1,109 @@
+import { quoteIdentifier } from "../db/identifiers.js";
+import { statement } from "../db/statement.js";
+import type { Statement } from "../db/types.js";
+
+/**
+ * Up to this many values per statement are sent as plain scalar parameters; more go as arrays
+ * through `unnest`. Scalars skip array escaping on both sides, and a LangGraph step rarely
+ * changes more channels than this.
+ */
+export const SCALAR_ROWS_LIMIT = 4;
+
+/**
+ * `insert` is the fast path: plain INSERTs, which fail with a unique violation if a row already
+ * exists. The caller then repeats the call in `conflict` mode, whose ON CONFLICT clauses give
+ * the saver's semantics (checkpoints replaced, stored values kept, regular writes kept, special
+ * writes replaced). Speculative insertion costs every call; a retry costs only the rare repeat.
+ */
+export type WriteMode = "insert" | "conflict";
+
+/** Parameters per value row: channel/idx, …, type, json, bytes. */
+const VALUE_PARAMS = 5;
+
+function rowsSource(firstParam: number, count: number, fixed: string, columns: [string, string, string, string, string], arrayTypes: string): string {
+  if (count > SCALAR_ROWS_LIMIT) {
+    const p = (i: number): string => `$${firstParam + i}`;
+    return `SELECT ${fixed}, u.${columns.join(", u.")}
+      FROM unnest(${[0, 1, 2, 3, 4].map((i) => `${p(i)}::${arrayTypes.split(",")[i]}[]`).join(", ")}) AS u(${columns.join(", ")})`;
+  }
+  const rows: string[] = [];
+  for (let row = 0; row < count; row += 1) {
+    const base = firstParam + row * VALUE_PARAMS;
+    const casts = arrayTypes.split(",");
+    rows.push(`(${fixed}, ${[0, 1, 2, 3, 4].map((i) => `$${base + i}::${casts[i]}`).join(", ")})`);
+  }
+  return `VALUES ${rows.join(", ")}`;
+}
+
+/** Builds and caches the `put` and `putWrites` statements of one schema by shape. */
+export function writeStatements(schema: string) {
+  const s = quoteIdentifier(schema);
+  const cache = new Map<string, Statement>();
+  const cached = (key: string, build: () => Statement): Statement => {
+    let found = cache.get(key);
+    if (found === undefined) {
+      found = build();
+      cache.set(key, found);
+    }
+    return found;
+  };
+  const shape = (count: number): string => (count > SCALAR_ROWS_LIMIT ? "n" : String(count));
+
+  return {
+    /**
+     * One statement storing a checkpoint and its `count` new channel values.
+     * $1 thread, $2 ns, $3 id, $4 parent id, $5 checkpoint json, $6 metadata json, then per value
+     * (channel, version, type, json, bytes) as scalars, or as five arrays past SCALAR_ROWS_LIMIT.
+     */
+    put(count: number, mode: WriteMode): Statement {
+      return cached(`put:${mode}:${shape(count)}`, () => {
+        const checkpointInsert = `INSERT INTO ${s}.checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
+          VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb)${
+            mode === "conflict"
+              ? ` ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET parent_checkpoint_id = EXCLUDED.parent_checkpoint_id,
+                  checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata`
+              : ""
+          }`;
+        if (count === 0) return statement(`put_${mode}_0`, checkpointInsert);
+        const source = rowsSource(7, count, "$1::text, $2::text", ["channel", "version", "type", "json", "bytes"], "text,text,text,text,bytea");
+        const blobs = `INSERT INTO ${s}.checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, json, bytes) ${source}${
+          mode === "conflict" ? " ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING" : ""
+        }`;
+        return statement(`put_${mode}_${shape(count)}`, `WITH blobs AS (${blobs}) ${checkpointInsert}`);
+      });
+    },
+    /**
+     * One statement storing `count` pending writes of one task.
+     * $1 thread, $2 ns, $3 checkpoint id, $4 task id, $5 task path, then per write
+     * (idx, channel, type, json, bytes) as scalars, or as five arrays past SCALAR_ROWS_LIMIT.
+     * `replace` (special writes: errors, interrupts, resumes) overwrites an existing row.
+     */
+    putWrites(count: number, mode: WriteMode | "replace"): Statement {
+      return cached(`writes:${mode}:${shape(count)}`, () => {
+        const source = rowsSource(6, count, "$1::text, $2::text, $3::text, $4::text, $5::text", ["idx", "channel", "type", "json", "bytes"], "integer,text,text,text,bytea");
+        const conflict =
+          mode === "insert"
+            ? ""
+            : mode === "conflict"
+              ? " ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING"
+              : ` ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET channel = EXCLUDED.channel,
+                  type = EXCLUDED.type, json = EXCLUDED.json, bytes = EXCLUDED.bytes, task_path = EXCLUDED.task_path`;
+        return statement(
+          `writes_${mode}_${shape(count)}`,
+          `INSERT INTO ${s}.checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, json, bytes) ${source}${conflict}`,
+        );
+      });
+    },
+  };
+}
+
+/** Flattens value rows into statement parameters matching `writeStatements` for `rows.length`. */
+export function valueParams(rows: readonly (readonly [unknown, unknown, unknown, unknown, unknown])[]): unknown[] {
+  if (rows.length > SCALAR_ROWS_LIMIT) return [0, 1, 2, 3, 4].map((column) => rows.map((row) => row[column]));
+  return rows.flatMap((row) => [...row]);
+}
+
+/** True for PostgreSQL's unique_violation, from node-pg or PGlite. */
+export function isUniqueViolation(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === "23505";
+}
