@@ -84,3 +84,58 @@ export const API_KEY_NAME_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
 
 /** The dotenv file loaded from the working directory (real environment variables win). */
 export const DOTENV_FILE = ".env";
+
+/** Bounds the tool registry and the built-in tools apply (CONTRACT section 4). */
+export const TOOL_LIMITS = {
+  /** Longest error message put in a tool result; the model needs the gist, not a dump. */
+  errorMessageMaxChars: 2_000,
+  /** At most this many zod issues are listed in an INVALID_ARGUMENTS message. */
+  validationIssuesShown: 8,
+  /** Longest single validation issue (path plus message) in that list. */
+  validationIssueMaxChars: 300,
+  /** Longest user-supplied path quoted back in an error message. */
+  quotedPathMaxChars: 200,
+  /** A tool's `timeoutMs` must fit Node's timer range (about 24.8 days). */
+  maxTimeoutMs: 2_147_483_647,
+  /** `list_files` returns at most this many entries (then `truncated: true`). */
+  listFilesMaxEntries: 500,
+  /** `read_file` refuses files larger than this many bytes. */
+  readFileMaxBytes: 1_048_576,
+  /** `read_file` returns this many lines when `limit` is not given. */
+  readFileDefaultLines: 400,
+  /** `read_file` never returns more lines than this in one call. */
+  readFileMaxLines: 2_000,
+  /** `write_file` / `append_file` refuse content longer than this many characters. */
+  writeFileMaxChars: 1_048_576,
+  /** Symlinks followed while resolving one path before giving up (like the OS's ELOOP). */
+  maxSymlinkHops: 40,
+} as const;
+
+/** What `read_demo_text` returns: a fixed text, so demos and tests have something to summarise. */
+export const DEMO_TEXT = [
+  "devmind is a durable agent runtime for TypeScript. It runs a LangGraph graph whose every step is checkpointed in PostgreSQL, or in an embedded PGlite database when no server is configured, so a run survives the process that started it.",
+  "The model only proposes tool calls. devmind validates each call against the tool's schema, enforces timeouts, output limits and workspace confinement, asks a human when a tool needs approval, and records every finished call so that it is never executed twice, even across crashes and restarts.",
+  "Every run stops for a stated reason: it completed, hit a limit on model rounds, tool calls, tokens or wall-clock time, made no progress, was cancelled, or failed. Workers share the database as their queue, so a run that was waiting for approval or whose worker died continues in any later process.",
+].join("\n\n");
+
+/** Waits between retries of a transient model error (attempt 1, 2, 3+). */
+export const MODEL_RETRY_BACKOFF_MS = [200, 800, 2_000] as const;
+
+/** Settings of the chat models built by `createChatModel` and of the scripted model (src/model). */
+export const MODEL_DEFAULTS = {
+  /** Used when only OPENAI_BASE_URL is set: local OpenAI-compatible servers ignore the key, the SDK insists on one. */
+  placeholderApiKey: "devmind-no-key",
+  /**
+   * Where `openai:NAME` goes when OPENAI_BASE_URL is unset. Passed explicitly so that variables
+   * LangChain reads on its own (LANGSMITH_GATEWAY, OPENAI_API_BASE) cannot redirect requests.
+   */
+  openaiBaseUrl: "https://api.openai.com/v1",
+  /** A 429 whose retry-after hint is longer than this is not retried (the run fails instead of stalling). */
+  maxRetryAfterMs: 60_000,
+  /** Longest message `classifyModelError` returns; the rest is cut. */
+  errorMessageMaxChars: 2_000,
+  /** The scripted model streams a turn's content in at most this many chunks. */
+  scriptedStreamChunks: 3,
+  /** Name reported by a scripted model (`response_metadata.model_name`) unless one is given. */
+  scriptedModelName: "scripted",
+} as const;

@@ -24,7 +24,18 @@ export type DevmindErrorCode =
   | "MIGRATION_FAILED"
   // checkpointer (src/checkpoint)
   | "CHECKPOINT_CONFIG_INVALID"
-  | "CHECKPOINT_CORRUPT";
+  | "CHECKPOINT_CORRUPT"
+  // tools (src/tools)
+  | "TOOL_DEFINITION_INVALID"
+  | "TOOL_NAME_DUPLICATE"
+  // runs
+  | "RUN_CANCELLED"
+  // chat models (src/model)
+  | "MODEL_FAILED"
+  | "MODEL_TIMEOUT"
+  | "MODEL_CANCELLED"
+  | "SCRIPT_INVALID"
+  | "SCRIPT_EXHAUSTED";
 
 const KIND_BY_CODE: Record<DevmindErrorCode, ErrorKind> = {
   CONFIG_INVALID: "user",
@@ -39,6 +50,14 @@ const KIND_BY_CODE: Record<DevmindErrorCode, ErrorKind> = {
   MIGRATION_FAILED: "system",
   CHECKPOINT_CONFIG_INVALID: "user",
   CHECKPOINT_CORRUPT: "system",
+  TOOL_DEFINITION_INVALID: "user",
+  TOOL_NAME_DUPLICATE: "user",
+  RUN_CANCELLED: "user",
+  MODEL_FAILED: "system",
+  MODEL_TIMEOUT: "system",
+  MODEL_CANCELLED: "user",
+  SCRIPT_INVALID: "user",
+  SCRIPT_EXHAUSTED: "user",
 };
 
 /** Structured, serialisable details attached to an error (never secrets). */
@@ -84,6 +103,32 @@ export class MigrationError extends DevmindError {}
 
 /** A checkpointer call got a config it cannot serve, or found stored data it cannot read. */
 export class CheckpointError extends DevmindError {}
+
+/**
+ * A tool definition or a tool list is unusable (bad name, schema that is not a zod object or has
+ * no JSON Schema, non-positive timeout, two tools with one name). Raised when tools are defined or
+ * registered, so a broken tool fails at startup rather than in the middle of a run.
+ */
+export class ToolDefinitionError extends DevmindError {}
+
+/**
+ * The run was cancelled while this work was in flight (its AbortSignal fired). Thrown instead of
+ * returning a result so that the caller stops the run rather than feeding the model; the runtime
+ * maps it to stop reason `cancelled`.
+ */
+export class RunCancelledError extends DevmindError {
+  constructor(message = "run was cancelled", options: { details?: ErrorDetails; cause?: unknown } = {}) {
+    super("RUN_CANCELLED", message, options);
+  }
+}
+
+/**
+ * A chat model call failed (`MODEL_FAILED`, e.g. a scripted `{"error"}` turn), ran past its
+ * deadline (`MODEL_TIMEOUT`), or was cancelled (`MODEL_CANCELLED`); or a scripted model's script
+ * is unusable (`SCRIPT_INVALID`, `details` names the file, turn and problem) or has no turn left
+ * for a call (`SCRIPT_EXHAUSTED`). Use `classifyModelError` to map any model failure to a code.
+ */
+export class ModelError extends DevmindError {}
 
 /** True when `error` is a DevmindError carrying `code`. */
 export function hasErrorCode(error: unknown, code: DevmindErrorCode): error is DevmindError {

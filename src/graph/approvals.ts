@@ -1,0 +1,79 @@
+import type { ProposedToolCall } from "../tools/types.js";
+
+/** One call waiting for a human, in LangChain's human-in-the-loop shape plus devmind's fields. */
+export interface ActionRequest {
+  name: string;
+  args: Record<string, unknown>;
+  description: string;
+  tool_call_id: string;
+  risk: "low" | "medium" | "high";
+}
+
+/** The interrupt value of an approval pause (CONTRACT section 5). */
+export interface ApprovalRequest {
+  actionRequests: ActionRequest[];
+  reviewConfigs: { actionName: string; allowedDecisions: ("approve" | "edit" | "reject")[] }[];
+}
+
+/** One human decision, normalised. */
+export type Decision =
+  | { type: "approve" }
+  | { type: "edit"; args: Record<string, unknown> }
+  | { type: "reject"; message: string | null };
+
+/** A call that needs approval, as the guard found it. */
+export interface ApprovalCandidate {
+  call: ProposedToolCall;
+  description: string;
+  risk: "low" | "medium" | "high";
+}
+
+/** Builds the interrupt value for the calls still undecided, in the model's order. */
+export function approvalRequest(open: readonly ApprovalCandidate[]): ApprovalRequest {
+  const names = [...new Set(open.map((c) => c.call.name))];
+  return {
+    actionRequests: open.map((c) => ({ name: c.call.name, args: c.call.args, description: c.description, tool_call_id: c.call.id, risk: c.risk })),
+    reviewConfigs: names.map((actionName) => ({ actionName, allowedDecisions: ["approve", "edit", "reject"] })),
+  };
+}
+
+function asRecord(value: unknown): Record<string, unknown> | undefined {
+  return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}
+
+function normalise(raw: Record<string, unknown>, call: ProposedToolCall): Decision | undefined {
+  const type = raw["type"];
+  if (type === "approve") return { type: "approve" };
+  if (type === "reject") return { type: "reject", message: typeof raw["message"] === "string" ? raw["message"] : null };
+  if (type === "edit") {
+    const action = asRecord(raw["editedAction"]) ?? asRecord(raw["edited_action"]);
+    const args = asRecord(action?.["args"]);
+    if (action === undefined || args === undefined) return undefined;
+    if (action["name"] !== undefined && action["name"] !== call.name) {
+      return { type: "reject", message: `the edit changed the tool from ${call.name} to ${String(action["name"])}, which is not allowed` };
+    }
+    return { type: "edit", args };
+  }
+  return undefined;
+}
+
+/**
+ * Applies a resume value `{decisions: [...]}` to the open calls: a decision with `tool_call_id`
+ * decides that call; decisions without one are matched to the open calls in order. Malformed
+ * entries and unknown ids are ignored, so the guard asks again for whatever is still open.
+ */
+export function applyDecisions(resume: unknown, open: readonly ApprovalCandidate[], decided: Map<string, Decision>): void {
+  const list = asRecord(resume)?.["decisions"];
+  if (!Array.isArray(list)) return;
+  const byId = new Map(open.map((c) => [c.call.id, c]));
+  const inOrder = [...open];
+  for (const entry of list) {
+    const raw = asRecord(entry);
+    if (raw === undefined) continue;
+    const id = raw["tool_call_id"];
+    const candidate = typeof id === "string" ? byId.get(id) : inOrder.find((c) => !decided.has(c.call.id));
+    if (candidate === undefined || decided.has(candidate.call.id)) continue;
+    const decision = normalise(raw, candidate.call);
+    if (decision !== undefined) decided.set(candidate.call.id, decision);
+  }
+}

@@ -1,0 +1,87 @@
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
+import { END, START, StateGraph, type LangGraphRunnableConfig } from "@langchain/langgraph";
+import { DevmindError } from "../errors.js";
+import { resolve } from "node:path";
+import { CONFIG_DEFAULTS } from "../constants.js";
+import type { Tool } from "../tools/define-tool.js";
+import { ToolRegistry } from "../tools/registry.js";
+import type { EventSink } from "./events.js";
+import { createGuardNode } from "./guard-node.js";
+import { resolveLimits, type AgentLimits } from "./limits.js";
+import type { CallableModel } from "./model-call.js";
+import { createModelNode } from "./model-node.js";
+import { readRunContext } from "./run-context.js";
+import { AgentState, type AgentStateUpdate, type AgentStateValue } from "./state.js";
+import { DEFAULT_SYSTEM_PROMPT } from "./system-prompt.js";
+import { createToolsNode } from "./tools-node.js";
+
+/** Options of `buildAgentGraph` (CONTRACT section 9). */
+export interface BuildAgentGraphOptions {
+  /** Any LangChain chat model that supports `bindTools` (ChatOpenAI, ScriptedChatModel, …). */
+  model: BaseChatModel;
+  /** A registry, or tools (e.g. `builtinTools(config)`) for which one is built from the limits. */
+  tools: ToolRegistry | readonly Tool[];
+  /** Workspace handed to tools in their context when `tools` is a list (default DEVMIND_WORKSPACE's default). */
+  workspace?: string;
+  /** Tool names added to / waived from approval when `tools` is a list. */
+  requireApproval?: string[];
+  autoApprove?: string[];
+  checkpointer?: BaseCheckpointSaver;
+  limits?: Partial<AgentLimits>;
+  systemPrompt?: string;
+  /** Receives model.* and tool.call.* events of every run of this graph. */
+  events?: EventSink;
+}
+
+/**
+ * Builds the devmind agent: `START -> begin -> guard`, and from then on every step returns to
+ * `guard`, the only router, which sends the run to `model`, to `tools` (one `Send` per approved
+ * call), back to itself, or to END with a stop reason. Input `{ messages }`; the output state also
+ * carries `stop_reason`, `answer`, `model_rounds`, `tool_calls`, `usage` and `error`. Per-run
+ * signals, sinks and limit overrides go in `context` (see AgentRunContext).
+ *
+ * @example
+ *   const graph = buildAgentGraph({ model, tools: new ToolRegistry(builtinTools(…), …), checkpointer });
+ *   const out = await graph.invoke({ messages: [new HumanMessage("add 2 and 3")] }, { configurable: { thread_id: "t" } });
+ *   out.stop_reason; // "completed"
+ */
+export function buildAgentGraph(options: BuildAgentGraphOptions) {
+  const limits = resolveLimits(options.limits);
+  if (typeof options.model.bindTools !== "function") {
+    throw new DevmindError("CONFIG_INVALID", "the chat model does not support tool calling (bindTools)");
+  }
+  const registry =
+    options.tools instanceof ToolRegistry
+      ? options.tools
+      : new ToolRegistry([...options.tools], {
+          workspace: resolve(options.workspace ?? CONFIG_DEFAULTS.workspace),
+          defaultTimeoutMs: limits.toolTimeoutMs,
+          maxOutputChars: limits.maxToolOutputChars,
+          ...(options.requireApproval === undefined ? {} : { requireApproval: options.requireApproval }),
+          ...(options.autoApprove === undefined ? {} : { autoApprove: options.autoApprove }),
+        });
+  const modelTools = registry.modelTools();
+  const model = (modelTools.length > 0 ? options.model.bindTools(modelTools) : options.model) as unknown as CallableModel;
+  const toolSchemaTokens = Math.ceil(JSON.stringify(modelTools).length / 4);
+
+  const begin = (_state: AgentStateValue, config: LangGraphRunnableConfig): AgentStateUpdate => {
+    const context = readRunContext(config);
+    const runTimeoutMs = context.limits?.runTimeoutMs ?? limits.runTimeoutMs;
+    return { stop_reason: null, answer: null, error: null, model_rounds: 0, tool_calls: 0, usage: { input_tokens: 0, output_tokens: 0 }, deadline_at: Date.now() + runTimeoutMs };
+  };
+
+  const graph = new StateGraph(AgentState)
+    .addNode("begin", begin)
+    .addNode("guard", createGuardNode({ registry, limits, events: options.events }), { ends: ["model", "tools", "guard", END] })
+    .addNode("model", createModelNode({ model, systemPrompt: options.systemPrompt ?? DEFAULT_SYSTEM_PROMPT, toolSchemaTokens, limits, events: options.events }))
+    .addNode("tools", createToolsNode({ registry, events: options.events }) as never)
+    .addEdge(START, "begin")
+    .addEdge("begin", "guard")
+    .addEdge("model", "guard")
+    .addEdge("tools", "guard");
+  return graph.compile(options.checkpointer === undefined ? {} : { checkpointer: options.checkpointer });
+}
+
+/** The compiled agent graph type. */
+export type AgentGraph = ReturnType<typeof buildAgentGraph>;

@@ -1,0 +1,100 @@
+import { AIMessage, SystemMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import { failureResult, toolMessageContent } from "../tools/registry.js";
+import { fitToContext, estimateTokens } from "./context-budget.js";
+import { emit, type EventSink } from "./events.js";
+import type { AgentLimits } from "./limits.js";
+import { callModel, ModelCallError, type CallableModel } from "./model-call.js";
+import { readRunContext } from "./run-context.js";
+import { viewRun } from "./run-view.js";
+import type { AgentStateUpdate, AgentStateValue } from "./state.js";
+
+interface ModelDeps {
+  model: CallableModel;
+  systemPrompt: string;
+  /** Tokens taken by the tool schemas, counted against the context budget. */
+  toolSchemaTokens: number;
+  limits: AgentLimits;
+  events?: EventSink | undefined;
+}
+
+/** INVALID_ARGUMENTS answers for calls whose arguments were not valid JSON. */
+function invalidCallMessages(message: AIMessage): ToolMessage[] {
+  return (message.invalid_tool_calls ?? []).map((call) => {
+    const name = call.name ?? "unknown";
+    const detail = call.error ? `: ${call.error}` : "";
+    return new ToolMessage({
+      content: toolMessageContent(failureResult(name, "INVALID_ARGUMENTS", `the arguments are not valid JSON${detail}; send a JSON object matching the tool's schema`)),
+      tool_call_id: call.id ?? "",
+      name,
+      status: "error",
+    });
+  });
+}
+
+/**
+ * One model round: the system prompt and the thread (older tool outputs elided to fit the context
+ * budget), one streamed call bounded by the model timeout and the run deadline, retried on
+ * transient errors. Unparsable tool calls are answered with INVALID_ARGUMENTS at once; a
+ * `length` finish stops the run as model_truncated, keeping the partial answer.
+ */
+export function createModelNode(deps: ModelDeps) {
+  return async function model(state: AgentStateValue, config: LangGraphRunnableConfig): Promise<AgentStateUpdate> {
+    const context = readRunContext(config);
+    const limits = { ...deps.limits, ...(context.limits ?? {}) };
+    const sinks = [deps.events, context.events].filter((s): s is EventSink => s !== undefined);
+    const view = viewRun(state.messages, state.run_start);
+    const round = view.modelRounds + 1;
+    const system = new SystemMessage(deps.systemPrompt);
+    const fixed = estimateTokens(system) + deps.toolSchemaTokens;
+    const prompt: BaseMessage[] = [system, ...fitToContext(state.messages, limits.contextTokens, fixed).messages];
+    const untilDeadline = state.deadline_at === null ? Number.POSITIVE_INFINITY : state.deadline_at - Date.now();
+    const timeoutMs = Math.max(1, Math.min(limits.modelTimeoutMs, untilDeadline));
+    const deadlineBound = untilDeadline < limits.modelTimeoutMs;
+    for (const sink of sinks) emit(sink, { type: "model.started", round });
+    const started = Date.now();
+    let response: AIMessage;
+    try {
+      response = await callModel(deps.model, prompt, {
+        timeoutMs,
+        maxRetries: limits.modelMaxRetries,
+        signal: context.cancelSignal,
+        onDelta: (text) => sinks.forEach((sink) => emit(sink, { type: "model.delta", round, text })),
+        onAttemptFailed: (info) =>
+          sinks.forEach((sink) => emit(sink, { type: "model.failed", round, code: info.code, message: info.message, attempt: info.attempt, will_retry: info.willRetry })),
+      });
+    } catch (error) {
+      if (!(error instanceof ModelCallError)) throw error;
+      if (error.code === "MODEL_CANCELLED") return { stop_reason: "cancelled" };
+      if (error.code === "MODEL_TIMEOUT" && deadlineBound) return { stop_reason: "deadline", error: { code: "DEADLINE", message: `the run deadline passed while the model was answering` } };
+      return { stop_reason: error.code === "MODEL_TIMEOUT" ? "model_timeout" : "model_failed", error: { code: error.code, message: error.message } };
+    }
+    const finishReason = (response.response_metadata?.["finish_reason"] as string | undefined) ?? null;
+    const usage = {
+      input_tokens: view.usage.input_tokens + (response.usage_metadata?.input_tokens ?? 0),
+      output_tokens: view.usage.output_tokens + (response.usage_metadata?.output_tokens ?? 0),
+    };
+    for (const sink of sinks) {
+      emit(sink, {
+        type: "model.finished",
+        round,
+        duration_ms: Date.now() - started,
+        tool_calls: (response.tool_calls?.length ?? 0) + (response.invalid_tool_calls?.length ?? 0),
+        usage: { input_tokens: response.usage_metadata?.input_tokens ?? 0, output_tokens: response.usage_metadata?.output_tokens ?? 0 },
+        finish_reason: finishReason,
+      });
+    }
+    if (finishReason === "length") {
+      // a cut-off reply's tool calls are unreliable: keep only its text, never run them
+      const partial = new AIMessage({ id: response.id, content: response.content, usage_metadata: response.usage_metadata, response_metadata: response.response_metadata });
+      return {
+        messages: [partial],
+        model_rounds: round,
+        usage,
+        stop_reason: "model_truncated",
+        error: { code: "MODEL_TRUNCATED", message: "the model's reply was cut off at its output token limit" },
+      };
+    }
+    return { messages: [response, ...invalidCallMessages(response)], model_rounds: round, usage };
+  };
+}

@@ -1,0 +1,58 @@
+import type { BaseMessage } from "@langchain/core/messages";
+import { Annotation, DeltaChannel, messagesDeltaReducer, type Messages } from "@langchain/langgraph";
+
+/** Why a run stopped (CONTRACT section 3). `max_attempts` and `internal_error` come from the runtime. */
+export type StopReason =
+  | "completed"
+  | "max_model_rounds"
+  | "max_tool_calls"
+  | "token_budget"
+  | "deadline"
+  | "no_progress"
+  | "model_failed"
+  | "model_timeout"
+  | "model_truncated"
+  | "max_attempts"
+  | "cancelled"
+  | "internal_error";
+
+/** Token usage of a run, as reported by the model. */
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+}
+
+/** Why the run failed, when it did. */
+export interface RunError {
+  code: string;
+  message: string;
+}
+
+/** Snapshot frequency of the messages delta channel: a full copy every this many updates. */
+export const MESSAGES_SNAPSHOT_FREQUENCY = 100;
+
+const last = <T>(initial: () => T) => Annotation<T>({ reducer: (_current: T, next: T) => next, default: initial });
+
+/**
+ * The agent's state. `messages` is a LangGraph DeltaChannel: each checkpoint stores only the
+ * step's new messages (as writes), with a full snapshot every MESSAGES_SNAPSHOT_FREQUENCY
+ * updates, so a long thread stores every message about once instead of the whole list per step.
+ * Run-scoped fields are reset by `begin` at the start of each run; `run_start` is the index of
+ * the run's first message, so counts are derived from the messages themselves.
+ */
+export const AgentState = Annotation.Root({
+  messages: () => new DeltaChannel<BaseMessage[], Messages>(messagesDeltaReducer, { snapshotFrequency: MESSAGES_SNAPSHOT_FREQUENCY }),
+  run_start: last<number>(() => 0),
+  deadline_at: last<number | null>(() => null),
+  stop_reason: last<StopReason | null>(() => null),
+  answer: last<string | null>(() => null),
+  error: last<RunError | null>(() => null),
+  model_rounds: last<number>(() => 0),
+  tool_calls: last<number>(() => 0),
+  usage: last<Usage>(() => ({ input_tokens: 0, output_tokens: 0 })),
+});
+
+/** The state as nodes read it. */
+export type AgentStateValue = typeof AgentState.State;
+/** A partial state update as nodes return it. */
+export type AgentStateUpdate = typeof AgentState.Update;

@@ -1,0 +1,49 @@
+import { ToolMessage } from "@langchain/core/messages";
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import { RunCancelledError } from "../errors.js";
+import { failureResult, toolMessageContent, type ToolRegistry } from "../tools/registry.js";
+import type { ToolResult } from "../tools/types.js";
+import { emit, type EventSink } from "./events.js";
+import type { ToolTask } from "./guard-node.js";
+import { readRunContext } from "./run-context.js";
+import type { AgentStateUpdate } from "./state.js";
+
+interface ToolsDeps {
+  registry: ToolRegistry;
+  events?: EventSink | undefined;
+}
+
+/**
+ * Runs one tool call (one `Send` from the guard): validation, timeout, envelope and truncation
+ * happen in the registry, which never throws for a tool failure. A cancel arriving mid-call
+ * still answers the call, so the thread stays valid; the guard then stops the run.
+ */
+export function createToolsNode(deps: ToolsDeps) {
+  return async function tools(task: ToolTask, config: LangGraphRunnableConfig): Promise<AgentStateUpdate> {
+    const context = readRunContext(config);
+    const sinks = [deps.events, context.events].filter((s): s is EventSink => s !== undefined);
+    const { call } = task;
+    for (const sink of sinks) emit(sink, { type: "tool.call.started", tool_call_id: call.id, tool: call.name, args: call.args });
+    const started = Date.now();
+    let result: ToolResult;
+    try {
+      result = await deps.registry.execute(call, { signal: context.cancelSignal, runId: context.runId, threadId: context.threadId });
+    } catch (error) {
+      if (!(error instanceof RunCancelledError)) throw error;
+      result = failureResult(call.name, "TOOL_FAILED", "the run was cancelled while this call was running; its effect is unknown");
+    }
+    for (const sink of sinks) {
+      emit(sink, {
+        type: "tool.call.finished",
+        tool_call_id: call.id,
+        tool: call.name,
+        ok: result.ok,
+        error_code: result.ok ? null : result.error.code,
+        duration_ms: Date.now() - started,
+        truncated: result.truncated === true,
+      });
+    }
+    const message = new ToolMessage({ content: toolMessageContent(result), tool_call_id: call.id, name: call.name, status: result.ok ? "success" : "error" });
+    return { messages: [message] };
+  };
+}

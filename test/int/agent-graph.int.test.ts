@@ -1,0 +1,306 @@
+import { ToolMessage } from "@langchain/core/messages";
+import { Command } from "@langchain/langgraph";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { Database } from "../../src/db/types.js";
+import { openBackend, freshMigratedSchema } from "../helpers/databases.js";
+import { pairing, runAgent, shape, tempWorkspace } from "../helpers/agent.js";
+
+let owner: Database;
+let db: Database;
+let drop: () => Promise<void>;
+let workspace: { dir: string; cleanup: () => void };
+
+beforeAll(async () => {
+  owner = await openBackend("pglite");
+  ({ db, drop } = await freshMigratedSchema(owner));
+});
+afterAll(async () => {
+  await drop();
+  await owner.close();
+});
+beforeEach(() => {
+  workspace = tempWorkspace();
+});
+afterEach(() => workspace.cleanup());
+
+const run = (turns: Parameters<typeof runAgent>[2], options?: Parameters<typeof runAgent>[3]) => runAgent(db, workspace.dir, turns, options);
+
+describe("agent graph with the scripted model", () => {
+  it("answers directly", async () => {
+    const { out, model, events } = await run([{ content: "hello there", usage: { input_tokens: 7, output_tokens: 3 } }]);
+    expect(out.stop_reason).toBe("completed");
+    expect(out.answer).toBe("hello there");
+    expect(shape(out.messages)).toEqual(["human", "ai"]);
+    expect(out["model_rounds"]).toBe(1);
+    expect(out["tool_calls"]).toBe(0);
+    expect(out["usage"]).toEqual({ input_tokens: 7, output_tokens: 3 });
+    expect(model.calls).toHaveLength(1);
+    expect(model.calls[0]?.messages[0]?.getType()).toBe("system");
+    const types = events.map((e) => e.type).filter((type, i, all) => type !== all[i - 1]);
+    expect(types).toEqual(["model.started", "model.delta", "model.finished", "graph.stopped"]);
+    expect(events.find((e) => e.type === "model.finished")).toMatchObject({ round: 1, tool_calls: 0, usage: { input_tokens: 7, output_tokens: 3 }, finish_reason: "stop" });
+    expect(events.filter((e) => e.type === "model.delta").map((e) => (e as { text: string }).text).join("")).toBe("hello there");
+  });
+
+  it("makes one call and pairs the result with its id", async () => {
+    const { out, model } = await run([{ tool_calls: [{ id: "c1", name: "add", args: { a: 2, b: 40 } }] }, { content: "42" }]);
+    expect(out.stop_reason).toBe("completed");
+    expect(shape(out.messages)).toEqual(["human", "ai", "tool", "ai"]);
+    const pairs = pairing(out.messages);
+    expect(pairs).toEqual([{ id: "c1", name: "add", envelope: { ok: true, tool: "add", data: { sum: 42 }, error: null, truncated: false } }]);
+    expect(model.calls[1]?.tools).toContain("add");
+    expect(out["tool_calls"]).toBe(1);
+  });
+
+  it("runs several rounds in order", async () => {
+    const { out } = await run([
+      { tool_calls: [{ name: "add", args: { a: 1, b: 1 } }] },
+      { tool_calls: [{ name: "add", args: { a: 2, b: 2 } }] },
+      { tool_calls: [{ name: "add", args: { a: 3, b: 3 } }] },
+      { content: "2, 4, 6" },
+    ]);
+    expect(shape(out.messages)).toEqual(["human", "ai", "tool", "ai", "tool", "ai", "tool", "ai"]);
+    expect(pairing(out.messages).map((p) => p.envelope.data)).toEqual([{ sum: 2 }, { sum: 4 }, { sum: 6 }]);
+    expect(out["model_rounds"]).toBe(4);
+  });
+
+  it("runs several calls of one message, each answered once", async () => {
+    const { out, events } = await run([
+      { tool_calls: [{ id: "a", name: "add", args: { a: 1, b: 2 } }, { id: "b", name: "add", args: { a: 3, b: 4 } }, { id: "c", name: "get_current_time", args: { timezone: "UTC" } }] },
+      { content: "done" },
+    ]);
+    const pairs = pairing(out.messages);
+    expect(pairs.map((p) => p.id).sort()).toEqual(["a", "b", "c"]);
+    expect(pairs.find((p) => p.id === "b")?.envelope.data).toEqual({ sum: 7 });
+    expect(events.filter((e) => e.type === "tool.call.started")).toHaveLength(3);
+    expect(events.filter((e) => e.type === "tool.call.finished")).toHaveLength(3);
+    expect(out["tool_calls"]).toBe(3);
+  });
+
+  it("answers an unknown tool with TOOL_NOT_FOUND and continues", async () => {
+    const { out } = await run([{ tool_calls: [{ id: "x", name: "launch_rockets", args: {} }] }, { content: "could not" }]);
+    expect(out.stop_reason).toBe("completed");
+    const [pair] = pairing(out.messages);
+    expect(pair?.envelope).toMatchObject({ ok: false, tool: "launch_rockets", data: null, error: { code: "TOOL_NOT_FOUND" } });
+  });
+
+  it("answers schema-invalid arguments with INVALID_ARGUMENTS naming the field", async () => {
+    const { out } = await run([{ tool_calls: [{ id: "x", name: "add", args: { a: "two", b: 2 } }] }, { content: "fixed" }]);
+    const [pair] = pairing(out.messages);
+    expect(pair?.envelope.error?.code).toBe("INVALID_ARGUMENTS");
+    expect(JSON.stringify(pair?.envelope)).toContain("a");
+  });
+
+  it("answers unparsable arguments with INVALID_ARGUMENTS and keeps the pairing", async () => {
+    const { out, model } = await run([{ tool_calls: [{ id: "bad", name: "add", args_json: "{not json" }] }, { content: "sorry" }]);
+    expect(out.stop_reason).toBe("completed");
+    const [pair] = pairing(out.messages);
+    expect(pair).toMatchObject({ id: "bad", envelope: { ok: false, error: { code: "INVALID_ARGUMENTS" } } });
+    const second = model.calls[1]?.messages ?? [];
+    expect(second.some((m) => ToolMessage.isInstance(m) && m.tool_call_id === "bad")).toBe(true);
+  });
+
+  it("turns a throwing tool into TOOL_FAILED", async () => {
+    const { out } = await run([{ tool_calls: [{ name: "boom", args: {} }] }, { content: "it failed" }]);
+    const [pair] = pairing(out.messages);
+    expect(pair?.envelope).toMatchObject({ ok: false, error: { code: "TOOL_FAILED", message: expect.stringContaining("kaboom") } });
+    expect(out.stop_reason).toBe("completed");
+  });
+
+  it("times a tool out with TOOL_TIMEOUT and fires its signal", async () => {
+    const { out, probe } = await run([{ tool_calls: [{ name: "slow", args: { ms: 5_000 } }] }, { content: "too slow" }]);
+    const [pair] = pairing(out.messages);
+    expect(pair?.envelope.error?.code).toBe("TOOL_TIMEOUT");
+    expect(probe.slowSignalFired).toBe(true);
+  });
+
+  it("stops with model_failed on a model error", async () => {
+    const { out } = await run([{ error: "upstream exploded" }]);
+    expect(out.stop_reason).toBe("model_failed");
+    expect(out["error"]).toMatchObject({ code: "MODEL_FAILED", message: expect.stringContaining("upstream exploded") });
+    expect(shape(out.messages)).toEqual(["human"]);
+  });
+
+  it("stops with model_timeout when the model is slower than its timeout", async () => {
+    const { out } = await run([{ content: "late", delay_ms: 2_000 }], { limits: { modelTimeoutMs: 100 } });
+    expect(out.stop_reason).toBe("model_timeout");
+    expect(out["error"]).toMatchObject({ code: "MODEL_TIMEOUT" });
+  });
+
+  it("retries a transient model error and completes", async () => {
+    const { out, model, events } = await run([{ error: "rate limited", status: 429 }, { content: "after the retry" }], { limits: { modelMaxRetries: 2 } });
+    expect(out.stop_reason).toBe("completed");
+    expect(out.answer).toBe("after the retry");
+    expect(model.calls).toHaveLength(2);
+    expect(events.filter((e) => e.type === "model.failed")).toEqual([
+      { type: "model.failed", round: 1, code: "MODEL_FAILED", message: "rate limited", attempt: 1, will_retry: true },
+    ]);
+    expect(out["model_rounds"]).toBe(1);
+  });
+
+  it("does not retry a permanent model error", async () => {
+    const { out, model } = await run([{ error: "bad request" }, { content: "never" }], { limits: { modelMaxRetries: 2 } });
+    expect(out.stop_reason).toBe("model_failed");
+    expect(model.calls).toHaveLength(1);
+  });
+
+  it("stops at max_model_rounds", async () => {
+    const loop = Array.from({ length: 5 }, () => ({ tool_calls: [{ name: "add", args: { a: 1, b: 1 } }] }));
+    const { out, model } = await run(loop, { limits: { maxModelRounds: 2 } });
+    expect(out.stop_reason).toBe("max_model_rounds");
+    expect(model.calls).toHaveLength(2);
+    expect(out["model_rounds"]).toBe(2);
+    pairing(out.messages);
+  });
+
+  it("stops at max_tool_calls, also when one message asks for more than remain, answering every call", async () => {
+    const { out, probe } = await run(
+      [{ tool_calls: [{ name: "count", args: {} }, { name: "count", args: {} }] }, { tool_calls: [{ id: "p", name: "count", args: {} }, { id: "q", name: "count", args: {} }] }, { content: "never" }],
+      { limits: { maxToolCalls: 3 } },
+    );
+    expect(out.stop_reason).toBe("max_tool_calls");
+    expect(probe.counter).toBe(2);
+    const pairs = pairing(out.messages);
+    expect(pairs.filter((p) => p.id === "p" || p.id === "q").map((p) => p.envelope.error?.code)).toEqual(["PERMISSION_DENIED", "PERMISSION_DENIED"]);
+  });
+
+  it("stops at token_budget before the next model call", async () => {
+    const { out, model } = await run(
+      [{ tool_calls: [{ name: "add", args: { a: 1, b: 1 } }], usage: { input_tokens: 900, output_tokens: 200 } }, { content: "never" }],
+      { limits: { maxTokens: 1_000 } },
+    );
+    expect(out.stop_reason).toBe("token_budget");
+    expect(model.calls).toHaveLength(1);
+    expect(out["usage"]).toEqual({ input_tokens: 900, output_tokens: 200 });
+  });
+
+  it("stops at the deadline", async () => {
+    const { out, model } = await run([{ tool_calls: [{ name: "slow", args: { ms: 100 } }] }, { content: "never" }], { limits: { runTimeoutMs: 50 } });
+    expect(out.stop_reason).toBe("deadline");
+    expect(model.calls).toHaveLength(1);
+    pairing(out.messages);
+  });
+
+  it("stops with no_progress when the same call keeps failing", async () => {
+    const same = { tool_calls: [{ name: "boom", args: { n: 1 } }] };
+    const { out, model } = await run([same, same, same, same, { content: "never" }], { limits: { noProgressLimit: 3 } });
+    expect(out.stop_reason).toBe("no_progress");
+    expect(model.calls).toHaveLength(3);
+  });
+
+  it("stops with model_truncated on a length finish, keeping the partial answer and running no call", async () => {
+    const { out, probe } = await run([{ content: "The answer is forty", finish_reason: "length", tool_calls: [{ name: "count", args: {} }] }]);
+    expect(out.stop_reason).toBe("model_truncated");
+    expect(out.answer).toBe("The answer is forty");
+    expect(probe.counter).toBe(0);
+    pairing(out.messages);
+  });
+
+  it("cancels mid-tool: the call is answered and the run stops as cancelled", async () => {
+    const { out, model } = await run([{ tool_calls: [{ id: "c", name: "cancel_me", args: {} }] }, { content: "never" }], { cancel: true });
+    expect(out.stop_reason).toBe("cancelled");
+    expect(model.calls).toHaveLength(1);
+    const [pair] = pairing(out.messages);
+    expect(pair?.envelope.error?.code).toBe("TOOL_FAILED");
+  });
+
+  it("elides old tool outputs to fit the context budget, keeping every pair", async () => {
+    const { out, model } = await run(
+      [{ tool_calls: [{ id: "big1", name: "big", args: { chars: 1_900 } }] }, { tool_calls: [{ id: "small", name: "add", args: { a: 1, b: 2 } }] }, { content: "done" }],
+      { limits: { contextTokens: 700 } },
+    );
+    expect(out.stop_reason).toBe("completed");
+    const stored = out.messages.find((m) => ToolMessage.isInstance(m) && m.tool_call_id === "big1");
+    expect(String(stored?.content).length).toBeGreaterThan(1_900);
+    const prompt = model.calls[2]?.messages ?? [];
+    const sent = prompt.find((m) => ToolMessage.isInstance(m) && m.tool_call_id === "big1");
+    expect(JSON.parse(String(sent?.content))).toMatchObject({ tool: "big", elided: expect.any(String) });
+    expect(prompt.some((m) => ToolMessage.isInstance(m) && m.tool_call_id === "small" && String(m.content).includes('"sum":3'))).toBe(true);
+    pairing(prompt.slice(1));
+  });
+
+  it("treats tool output that tries to inject instructions as data: nothing changes", async () => {
+    const { out, model } = await run(
+      [{ tool_calls: [{ name: "inject", args: {} }] }, { tool_calls: [{ id: "w", name: "write_file", args: { path: "/etc/passwd", content: "x" } }] }, { content: "done" }],
+      { limits: { maxToolCalls: 5 } },
+    );
+    expect(model.calls[1]?.tools).toEqual(model.calls[0]?.tools);
+    const injected = model.calls[1]?.messages.find((m) => ToolMessage.isInstance(m));
+    expect(JSON.parse(String(injected?.content))).toMatchObject({ ok: true, tool: "inject", data: expect.stringContaining("ignore all previous") });
+    // write_file still needs approval: the run pauses instead of writing
+    expect(out.stop_reason).toBeNull();
+    expect(out["__interrupt__"]).toBeDefined();
+  });
+});
+
+describe("approvals in the graph", () => {
+  const writeTurns = [
+    { tool_calls: [{ id: "w1", name: "write_file", args: { path: "a.txt", content: "one" } }, { id: "w2", name: "write_file", args: { path: "b.txt", content: "two" } }, { id: "s", name: "add", args: { a: 1, b: 1 } }] },
+    { content: "finished" },
+  ];
+
+  it("pauses with the human-in-the-loop request, applies approve / edit / reject", async () => {
+    const first = await run(writeTurns);
+    const interrupts = first.out["__interrupt__"] as { value: { actionRequests: { tool_call_id: string; name: string; risk: string }[]; reviewConfigs: unknown[] } }[];
+    expect(interrupts[0]?.value.actionRequests.map((r) => [r.tool_call_id, r.name, r.risk])).toEqual([
+      ["w1", "write_file", "medium"],
+      ["w2", "write_file", "medium"],
+    ]);
+    expect(interrupts[0]?.value.reviewConfigs).toEqual([{ actionName: "write_file", allowedDecisions: ["approve", "edit", "reject"] }]);
+    const out = (await first.graph.invoke(
+      new Command({ resume: { decisions: [{ type: "edit", edited_action: { name: "write_file", args: { path: "a.txt", content: "EDITED" } } }, { type: "reject", message: "not b" }] } }),
+      first.config as never,
+    )) as typeof first.out;
+    expect(out.stop_reason).toBe("completed");
+    const pairs = pairing(out.messages);
+    expect(pairs.find((p) => p.id === "w1")?.envelope.ok).toBe(true);
+    expect(pairs.find((p) => p.id === "w2")?.envelope).toMatchObject({ ok: false, error: { code: "APPROVAL_REJECTED", message: expect.stringContaining("not b") } });
+    expect(pairs.find((p) => p.id === "s")?.envelope.data).toEqual({ sum: 2 });
+    const { readFileSync, existsSync } = await import("node:fs");
+    expect(readFileSync(`${workspace.dir}/a.txt`, "utf8")).toBe("EDITED");
+    expect(existsSync(`${workspace.dir}/b.txt`)).toBe(false);
+  });
+
+  it("stays interrupted until every call has a decision (decisions by tool_call_id)", async () => {
+    const first = await run(writeTurns);
+    const second = (await first.graph.invoke(new Command({ resume: { decisions: [{ type: "approve", tool_call_id: "w2" }] } }), first.config as never)) as typeof first.out;
+    const pending = second["__interrupt__"] as { value: { actionRequests: { tool_call_id: string }[] } }[];
+    expect(pending[0]?.value.actionRequests.map((r) => r.tool_call_id)).toEqual(["w1"]);
+    const done = (await first.graph.invoke(new Command({ resume: { decisions: [{ type: "approve", tool_call_id: "w1" }] } }), first.config as never)) as typeof first.out;
+    expect(done.stop_reason).toBe("completed");
+    expect(pairing(done.messages).filter((p) => p.name === "write_file").every((p) => p.envelope.ok)).toBe(true);
+  });
+
+  it("starts each run on a thread with fresh counters and keeps the history", async () => {
+    const threadId = `t-${Date.now()}`;
+    const first = await run([{ tool_calls: [{ name: "add", args: { a: 1, b: 1 } }] }, { content: "two" }], { threadId });
+    expect(first.out["model_rounds"]).toBe(2);
+    const second = await run(
+      [{ tool_calls: [{ name: "add", args: { a: 1, b: 1 } }] }, { content: "two" }, { content: "again" }],
+      { threadId, limits: { maxModelRounds: 1 } },
+    );
+    expect(second.out.stop_reason).toBe("completed");
+    expect(second.out.answer).toBe("again");
+    expect(second.out["model_rounds"]).toBe(1);
+    expect(shape(second.out.messages)).toEqual(["human", "ai", "tool", "ai", "human", "ai"]);
+  });
+});
+
+describe("library entry points", () => {
+  it("builds the agent from a plain tool list through the package exports", async () => {
+    const lib = await import("../../src/index.js");
+    const { HumanMessage } = await import("@langchain/core/messages");
+    const model = new lib.ScriptedChatModel([{ tool_calls: [{ id: "t", name: "add", args: { a: 20, b: 22 } }] }, { content: "42" }]);
+    const graph = lib.buildAgentGraph({
+      model,
+      tools: lib.builtinTools({ workspace: workspace.dir }),
+      workspace: workspace.dir,
+      checkpointer: new lib.PostgresCheckpointSaver(db),
+      limits: { maxToolCalls: 4 },
+    });
+    const out = await graph.invoke({ messages: [new HumanMessage("add")] }, { configurable: { thread_id: `lib-${Date.now()}` } });
+    expect(out.stop_reason).toBe("completed");
+    expect(pairing(out.messages)[0]?.envelope.data).toEqual({ sum: 42 });
+    expect(model.calls[0]?.tools.sort()).toEqual(["add", "append_file", "get_current_time", "list_files", "read_demo_text", "read_file", "write_file"]);
+  });
+});
