@@ -1,4 +1,5 @@
-import { AIMessage, SystemMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import { randomUUID } from "node:crypto";
+import { AIMessage, SystemMessage, ToolMessage, type BaseMessage, type InvalidToolCall } from "@langchain/core/messages";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { failureResult, toolMessageContent } from "../tools/registry.js";
 import { fitToContext, estimateTokens } from "./context-budget.js";
@@ -18,14 +19,41 @@ interface ModelDeps {
   events?: EventSink | undefined;
 }
 
-/** INVALID_ARGUMENTS answers for calls whose arguments were not valid JSON. */
-function invalidCallMessages(message: AIMessage): ToolMessage[] {
-  return (message.invalid_tool_calls ?? []).map((call) => {
+/** Longest part of malformed arguments quoted back to the model. */
+const RAW_ARGUMENTS_QUOTE = 300;
+
+/**
+ * The AI message as stored in the thread: a fresh id (providers' ids may repeat — some
+ * OpenAI-compatible servers reuse one — and messages with equal ids replace each other), and
+ * calls with unparsable arguments kept as ordinary tool calls with empty arguments, so the
+ * conversation sent back stays valid (OpenAI requires every tool message to answer a call of the
+ * preceding assistant message, and LangChain sends only `tool_calls`).
+ */
+function storedMessage(response: AIMessage, round: number): { message: AIMessage; invalid: (InvalidToolCall & { id: string })[] } {
+  const invalid = (response.invalid_tool_calls ?? []).map((call, index) => ({ ...call, id: call.id ?? `invalid_${round}_${index}` }));
+  const { tool_calls: _raw, ...kwargs } = response.additional_kwargs ?? {};
+  const message = new AIMessage({
+    id: randomUUID(),
+    content: response.content,
+    tool_calls: [...(response.tool_calls ?? []), ...invalid.map((call) => ({ id: call.id, name: call.name ?? "unknown", args: {}, type: "tool_call" as const }))],
+    usage_metadata: response.usage_metadata,
+    response_metadata: { ...response.response_metadata, ...(response.id === undefined ? {} : { provider_message_id: response.id }) },
+    additional_kwargs: kwargs,
+  });
+  return { message, invalid };
+}
+
+/** INVALID_ARGUMENTS answers for calls whose arguments were not valid JSON, quoting what was sent. */
+function invalidCallMessages(invalid: readonly (InvalidToolCall & { id: string })[]): ToolMessage[] {
+  return invalid.map((call) => {
     const name = call.name ?? "unknown";
-    const detail = call.error ? `: ${call.error}` : "";
+    const raw = typeof call.args === "string" ? call.args : "";
+    const quoted = raw.length > RAW_ARGUMENTS_QUOTE ? `${raw.slice(0, RAW_ARGUMENTS_QUOTE)}…` : raw;
     return new ToolMessage({
-      content: toolMessageContent(failureResult(name, "INVALID_ARGUMENTS", `the arguments are not valid JSON${detail}; send a JSON object matching the tool's schema`)),
-      tool_call_id: call.id ?? "",
+      content: toolMessageContent(
+        failureResult(name, "INVALID_ARGUMENTS", `the arguments are not valid JSON (${JSON.stringify(quoted)}); send a JSON object matching the tool's schema`),
+      ),
+      tool_call_id: call.id,
       name,
       status: "error",
     });
@@ -86,7 +114,7 @@ export function createModelNode(deps: ModelDeps) {
     }
     if (finishReason === "length") {
       // a cut-off reply's tool calls are unreliable: keep only its text, never run them
-      const partial = new AIMessage({ id: response.id, content: response.content, usage_metadata: response.usage_metadata, response_metadata: response.response_metadata });
+      const partial = new AIMessage({ id: randomUUID(), content: response.content, usage_metadata: response.usage_metadata, response_metadata: response.response_metadata });
       return {
         messages: [partial],
         model_rounds: round,
@@ -95,6 +123,7 @@ export function createModelNode(deps: ModelDeps) {
         error: { code: "MODEL_TRUNCATED", message: "the model's reply was cut off at its output token limit" },
       };
     }
-    return { messages: [response, ...invalidCallMessages(response)], model_rounds: round, usage };
+    const { message, invalid } = storedMessage(response, round);
+    return { messages: [message, ...invalidCallMessages(invalid)], model_rounds: round, usage };
   };
 }
