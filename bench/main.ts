@@ -15,6 +15,10 @@ const BENCHES: Record<string, Bench> = {
     description: "our PostgresCheckpointSaver vs the official PostgresSaver on PostgreSQL, then on PGlite",
     run: async (args) => (await import("./checkpointer.js")).runCheckpointerBench(args),
   },
+  agent: {
+    description: "a scripted 100-round conversation: our agent graph + saver vs a plain LangGraph agent + PostgresSaver",
+    run: async (args) => (await import("./agent.js")).runAgentBench(args),
+  },
 };
 
 function listBenches(): string {
