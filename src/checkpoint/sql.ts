@@ -21,7 +21,7 @@ function tupleRows(s: string): string {
   UNION ALL
   SELECT 'b', cp.ord, bl.channel, bl.version, NULL, NULL, bl.type, bl.json, bl.bytes, NULL
     FROM cp
-    CROSS JOIN LATERAL jsonb_each_text(cp.checkpoint -> 'channel_versions') AS v(channel, version)
+    CROSS JOIN LATERAL json_each_text(cp.checkpoint -> 'channel_versions') AS v(channel, version)
     -- LIMIT 1 keeps this a per-version primary-key probe; as a plain join the generic plan
     -- hashes every stored version of the thread
     CROSS JOIN LATERAL (

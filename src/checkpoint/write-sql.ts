@@ -58,7 +58,7 @@ export function writeStatements(schema: string) {
     put(count: number, mode: WriteMode): Statement {
       return cached(`put:${mode}:${shape(count)}`, () => {
         const checkpointInsert = `INSERT INTO ${s}.checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
-          VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb)${
+          VALUES ($1, $2, $3, $4, $5::json, $6::jsonb)${
             mode === "conflict"
               ? ` ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET parent_checkpoint_id = EXCLUDED.parent_checkpoint_id,
                   checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata`

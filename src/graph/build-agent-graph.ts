@@ -7,7 +7,9 @@ import { CONFIG_DEFAULTS } from "../constants.js";
 import type { Tool } from "../tools/define-tool.js";
 import { ToolRegistry } from "../tools/registry.js";
 import type { EventSink } from "./events.js";
-import { createGuardNode } from "./guard-node.js";
+import { createApprovalNode } from "./approval-node.js";
+import { createFinishNode } from "./finish-node.js";
+import { createGuardRouter } from "./guard.js";
 import { resolveLimits, type AgentLimits } from "./limits.js";
 import type { CallableModel } from "./model-call.js";
 import { createModelNode } from "./model-node.js";
@@ -35,9 +37,11 @@ export interface BuildAgentGraphOptions {
 }
 
 /**
- * Builds the devmind agent: `START -> begin -> guard`, and from then on every step returns to
- * `guard`, the only router, which sends the run to `model`, to `tools` (one `Send` per approved
- * call), back to itself, or to END with a stop reason. Input `{ messages }`; the output state also
+ * Builds the devmind agent. `begin` starts a run; after it and after every other node the
+ * `guard` — the one router, on every edge — sends the run to `model`, to `tools` (one `Send` per
+ * call), to `approval` (an `interrupt()` for calls that need a human), or to `finish`, which
+ * records the stop reason and ends. After `tools` comes `model`, which asks the guard first (so
+ * the decision sees every call of the step answered). A model round is two steps. Input `{ messages }`; the output state also
  * carries `stop_reason`, `answer`, `model_rounds`, `tool_calls`, `usage` and `error`. Per-run
  * signals, sinks and limit overrides go in `context` (see AgentRunContext).
  *
@@ -68,18 +72,25 @@ export function buildAgentGraph(options: BuildAgentGraphOptions) {
   const begin = (_state: AgentStateValue, config: LangGraphRunnableConfig): AgentStateUpdate => {
     const context = readRunContext(config);
     const runTimeoutMs = context.limits?.runTimeoutMs ?? limits.runTimeoutMs;
-    return { stop_reason: null, answer: null, error: null, model_rounds: 0, tool_calls: 0, usage: { input_tokens: 0, output_tokens: 0 }, deadline_at: Date.now() + runTimeoutMs };
+    return { stop_reason: null, answer: null, error: null, approvals: {}, deadline_at: Date.now() + runTimeoutMs };
   };
+  const guard = createGuardRouter(registry, limits);
+  const destinations: ("model" | "tools" | "approval" | "finish")[] = ["model", "tools", "approval", "finish"];
 
   const graph = new StateGraph(AgentState)
     .addNode("begin", begin)
-    .addNode("guard", createGuardNode({ registry, limits, events: options.events }), { ends: ["model", "tools", "guard", END] })
-    .addNode("model", createModelNode({ model, systemPrompt: options.systemPrompt ?? DEFAULT_SYSTEM_PROMPT, toolSchemaTokens, limits, events: options.events }))
+    .addNode("model", createModelNode({ model, registry, systemPrompt: options.systemPrompt ?? DEFAULT_SYSTEM_PROMPT, toolSchemaTokens, limits, events: options.events }))
     .addNode("tools", createToolsNode({ registry, events: options.events }) as never)
+    .addNode("approval", createApprovalNode({ registry, events: options.events }))
+    .addNode("finish", createFinishNode({ registry, limits, events: options.events }))
     .addEdge(START, "begin")
-    .addEdge("begin", "guard")
-    .addEdge("model", "guard")
-    .addEdge("tools", "guard");
+    .addConditionalEdges("begin", guard, destinations)
+    .addConditionalEdges("model", guard, destinations)
+    // tools runs as one task per call; a router on its edge would run once per task, each seeing
+    // only its own call answered. The model node re-decides first, with the whole step applied.
+    .addEdge("tools", "model")
+    .addConditionalEdges("approval", guard, destinations)
+    .addEdge("finish", END);
   return graph.compile(options.checkpointer === undefined ? {} : { checkpointer: options.checkpointer });
 }
 

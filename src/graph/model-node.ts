@@ -1,10 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { AIMessage, SystemMessage, ToolMessage, type BaseMessage, type InvalidToolCall } from "@langchain/core/messages";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import { failureResult, toolMessageContent } from "../tools/registry.js";
+import { failureResult, toolMessageContent, type ToolRegistry } from "../tools/registry.js";
+import type { ToolErrorCode } from "../tools/types.js";
 import { fitToContext, estimateTokens } from "./context-budget.js";
 import { emit, type EventSink } from "./events.js";
 import type { AgentLimits } from "./limits.js";
+import { decide, guardInputs } from "./guard.js";
 import { callModel, ModelCallError, type CallableModel } from "./model-call.js";
 import { readRunContext } from "./run-context.js";
 import { viewRun } from "./run-view.js";
@@ -12,6 +14,7 @@ import type { AgentStateUpdate, AgentStateValue } from "./state.js";
 
 interface ModelDeps {
   model: CallableModel;
+  registry: ToolRegistry;
   systemPrompt: string;
   /** Tokens taken by the tool schemas, counted against the context budget. */
   toolSchemaTokens: number;
@@ -61,10 +64,33 @@ function invalidCallMessages(invalid: readonly (InvalidToolCall & { id: string }
 }
 
 /**
+ * Answers at once the calls that must not run: unknown tool, arguments failing the schema, a
+ * policy denial (always before any approval is asked).
+ */
+function refusals(message: AIMessage, skip: ReadonlySet<string>, registry: ToolRegistry, sinks: EventSink[]): ToolMessage[] {
+  const answers: ToolMessage[] = [];
+  for (const call of message.tool_calls ?? []) {
+    const id = call.id ?? "";
+    if (skip.has(id)) continue;
+    const checked = registry.check({ id, name: call.name, args: call.args ?? {} });
+    let code: ToolErrorCode | null = null;
+    let text = "";
+    if (checked.kind === "not_found") [code, text] = ["TOOL_NOT_FOUND", checked.message];
+    else if (checked.kind === "invalid") [code, text] = ["INVALID_ARGUMENTS", checked.message];
+    else if (checked.kind === "denied") [code, text] = ["PERMISSION_DENIED", checked.reason];
+    if (code === null) continue;
+    answers.push(new ToolMessage({ content: toolMessageContent(failureResult(call.name, code, text)), tool_call_id: id, name: call.name, status: "error" }));
+    for (const sink of sinks) emit(sink, { type: "tool.call.finished", tool_call_id: id, tool: call.name, ok: false, error_code: code, duration_ms: 0, truncated: false });
+  }
+  return answers;
+}
+
+/**
  * One model round: the system prompt and the thread (older tool outputs elided to fit the context
  * budget), one streamed call bounded by the model timeout and the run deadline, retried on
- * transient errors. Unparsable tool calls are answered with INVALID_ARGUMENTS at once; a
- * `length` finish stops the run as model_truncated, keeping the partial answer.
+ * transient errors. Calls that must not run (unparsable or schema-invalid arguments, unknown tool,
+ * policy denial) are answered at once; a `length` finish stops the run as model_truncated,
+ * keeping the partial answer.
  */
 export function createModelNode(deps: ModelDeps) {
   return async function model(state: AgentStateValue, config: LangGraphRunnableConfig): Promise<AgentStateUpdate> {
@@ -72,6 +98,10 @@ export function createModelNode(deps: ModelDeps) {
     const limits = { ...deps.limits, ...(context.limits ?? {}) };
     const sinks = [deps.events, context.events].filter((s): s is EventSink => s !== undefined);
     const view = viewRun(state.messages, state.run_start);
+    // after a tools step the model node is the first to see all its answers: the guard decides here
+    const decision = decide(state, view, guardInputs(deps.registry, deps.limits, config));
+    if (decision.kind === "stop") return { stop_reason: decision.reason, error: decision.error };
+    if (decision.kind !== "model") return {};
     const round = view.modelRounds + 1;
     const system = new SystemMessage(deps.systemPrompt);
     const fixed = estimateTokens(system) + deps.toolSchemaTokens;
@@ -98,10 +128,6 @@ export function createModelNode(deps: ModelDeps) {
       return { stop_reason: error.code === "MODEL_TIMEOUT" ? "model_timeout" : "model_failed", error: { code: error.code, message: error.message } };
     }
     const finishReason = (response.response_metadata?.["finish_reason"] as string | undefined) ?? null;
-    const usage = {
-      input_tokens: view.usage.input_tokens + (response.usage_metadata?.input_tokens ?? 0),
-      output_tokens: view.usage.output_tokens + (response.usage_metadata?.output_tokens ?? 0),
-    };
     for (const sink of sinks) {
       emit(sink, {
         type: "model.finished",
@@ -117,13 +143,16 @@ export function createModelNode(deps: ModelDeps) {
       const partial = new AIMessage({ id: randomUUID(), content: response.content, usage_metadata: response.usage_metadata, response_metadata: response.response_metadata });
       return {
         messages: [partial],
-        model_rounds: round,
-        usage,
         stop_reason: "model_truncated",
         error: { code: "MODEL_TRUNCATED", message: "the model's reply was cut off at its output token limit" },
       };
     }
     const { message, invalid } = storedMessage(response, round);
-    return { messages: [message, ...invalidCallMessages(invalid)], model_rounds: round, usage };
+    const invalidAnswers = invalidCallMessages(invalid);
+    for (const answer of invalidAnswers) {
+      for (const sink of sinks) emit(sink, { type: "tool.call.finished", tool_call_id: answer.tool_call_id, tool: answer.name ?? "", ok: false, error_code: "INVALID_ARGUMENTS", duration_ms: 0, truncated: false });
+    }
+    const skip = new Set(invalid.map((call) => call.id));
+    return { messages: [message, ...invalidAnswers, ...refusals(message, skip, deps.registry, sinks)] };
   };
 }

@@ -38,7 +38,8 @@ const last = <T>(initial: () => T) => Annotation<T>({ reducer: (_current: T, nex
  * step's new messages (as writes), with a full snapshot every MESSAGES_SNAPSHOT_FREQUENCY
  * updates, so a long thread stores every message about once instead of the whole list per step.
  * Run-scoped fields are reset by `begin` at the start of each run; `run_start` is the index of
- * the run's first message, so counts are derived from the messages themselves.
+ * the run's first message, so counts are derived from the messages themselves and written only
+ * once, by `finish` (every write of a channel is a new version in the checkpoint).
  */
 export const AgentState = Annotation.Root({
   messages: () => new DeltaChannel<BaseMessage[], Messages>(messagesDeltaReducer, { snapshotFrequency: MESSAGES_SNAPSHOT_FREQUENCY }),
@@ -50,6 +51,8 @@ export const AgentState = Annotation.Root({
   model_rounds: last<number>(() => 0),
   tool_calls: last<number>(() => 0),
   usage: last<Usage>(() => ({ input_tokens: 0, output_tokens: 0 })),
+  /** Arguments approved (or edited) by a human in this run, by tool_call_id. */
+  approvals: last<Record<string, { args: Record<string, unknown> }>>(() => ({})),
 });
 
 /** The state as nodes read it. */

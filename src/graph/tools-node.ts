@@ -4,7 +4,7 @@ import { RunCancelledError } from "../errors.js";
 import { failureResult, toolMessageContent, type ToolRegistry } from "../tools/registry.js";
 import type { ToolResult } from "../tools/types.js";
 import { emit, type EventSink } from "./events.js";
-import type { ToolTask } from "./guard-node.js";
+import type { ToolTask } from "./guard.js";
 import { readRunContext } from "./run-context.js";
 import type { AgentStateUpdate } from "./state.js";
 

@@ -62,7 +62,7 @@ describe("agent graph with ChatOpenAI on the wire", () => {
     const ais = out.messages.filter((m) => m.getType() === "ai");
     expect(ais).toHaveLength(2);
     expect(new Set(ais.map((m) => m.id)).size).toBe(2);
-    expect(ais.map((m) => m.response_metadata["provider_message_id"])).toEqual(["chatcmpl-test", "chatcmpl-test"]);
+    expect(ais.map((m) => (m.response_metadata as Record<string, unknown>)["provider_message_id"])).toEqual(["chatcmpl-test", "chatcmpl-test"]);
     const pairs = pairing(out.messages);
     expect(pairs.find((p) => p.id === "call_ok")?.envelope.data).toEqual({ sum: 5 });
     expect(pairs.find((p) => p.id === "call_bad")?.envelope.error?.code).toBe("INVALID_ARGUMENTS");
