@@ -3,6 +3,7 @@ import { AIMessage, SystemMessage, ToolMessage, type BaseMessage, type InvalidTo
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { failureResult, toolMessageContent, type ToolRegistry } from "../tools/registry.js";
 import type { ToolErrorCode } from "../tools/types.js";
+import { TOOL_NAME_PATTERN } from "../constants.js";
 import { fitToContext, estimateTokens } from "./context-budget.js";
 import { emit, type EventSink } from "./events.js";
 import type { AgentLimits } from "./limits.js";
@@ -32,24 +33,38 @@ const RAW_ARGUMENTS_QUOTE = 300;
  * conversation sent back stays valid (OpenAI requires every tool message to answer a call of the
  * preceding assistant message, and LangChain sends only `tool_calls`).
  */
-function storedMessage(response: AIMessage, round: number): { message: AIMessage; invalid: (InvalidToolCall & { id: string })[] } {
+function storedMessage(response: AIMessage, round: number): { message: AIMessage; invalid: (InvalidToolCall & { id: string })[]; renamed: Map<string, string> } {
   const invalid = (response.invalid_tool_calls ?? []).map((call, index) => ({ ...call, id: call.id ?? `invalid_${round}_${index}` }));
   const { tool_calls: _raw, ...kwargs } = response.additional_kwargs ?? {};
+  const renamed = new Map<string, string>();
+  const calls = [
+    ...(response.tool_calls ?? []).map((call, index) => ({ ...call, id: call.id ?? `call_${round}_${index}` })),
+    ...invalid.map((call) => ({ id: call.id, name: call.name ?? UNUSABLE_TOOL_NAME, args: {}, type: "tool_call" as const })),
+  ].map((call) => {
+    // a name OpenAI would refuse in the next request (made up by the model) is replaced; the
+    // answer still quotes the original, bounded
+    if (TOOL_NAME_PATTERN.test(call.name)) return call;
+    renamed.set(call.id, call.name);
+    return { ...call, name: UNUSABLE_TOOL_NAME };
+  });
   const message = new AIMessage({
     id: randomUUID(),
     content: response.content,
-    tool_calls: [...(response.tool_calls ?? []), ...invalid.map((call) => ({ id: call.id, name: call.name ?? "unknown", args: {}, type: "tool_call" as const }))],
+    tool_calls: calls,
     usage_metadata: response.usage_metadata,
     response_metadata: { ...response.response_metadata, ...(response.id === undefined ? {} : { provider_message_id: response.id }) },
     additional_kwargs: kwargs,
   });
-  return { message, invalid };
+  return { message, invalid, renamed };
 }
+
+/** Stands in for a tool name the model sent that no API would accept back. */
+const UNUSABLE_TOOL_NAME = "unknown_tool";
 
 /** INVALID_ARGUMENTS answers for calls whose arguments were not valid JSON, quoting what was sent. */
 function invalidCallMessages(invalid: readonly (InvalidToolCall & { id: string })[]): ToolMessage[] {
   return invalid.map((call) => {
-    const name = call.name ?? "unknown";
+    const name = call.name !== undefined && TOOL_NAME_PATTERN.test(call.name) ? call.name : UNUSABLE_TOOL_NAME;
     const raw = typeof call.args === "string" ? call.args : "";
     const quoted = raw.length > RAW_ARGUMENTS_QUOTE ? `${raw.slice(0, RAW_ARGUMENTS_QUOTE)}…` : raw;
     return new ToolMessage({
@@ -67,12 +82,13 @@ function invalidCallMessages(invalid: readonly (InvalidToolCall & { id: string }
  * Answers at once the calls that must not run: unknown tool, arguments failing the schema, a
  * policy denial (always before any approval is asked).
  */
-function refusals(message: AIMessage, skip: ReadonlySet<string>, registry: ToolRegistry, sinks: EventSink[]): ToolMessage[] {
+function refusals(message: AIMessage, skip: ReadonlySet<string>, renamed: ReadonlyMap<string, string>, registry: ToolRegistry, sinks: EventSink[]): ToolMessage[] {
   const answers: ToolMessage[] = [];
   for (const call of message.tool_calls ?? []) {
     const id = call.id ?? "";
     if (skip.has(id)) continue;
-    const checked = registry.check({ id, name: call.name, args: call.args ?? {} });
+    const original = renamed.get(id);
+    const checked = original === undefined ? registry.check({ id, name: call.name, args: call.args ?? {} }) : registry.check({ id, name: original, args: {} });
     let code: ToolErrorCode | null = null;
     let text = "";
     if (checked.kind === "not_found") [code, text] = ["TOOL_NOT_FOUND", checked.message];
@@ -147,12 +163,12 @@ export function createModelNode(deps: ModelDeps) {
         error: { code: "MODEL_TRUNCATED", message: "the model's reply was cut off at its output token limit" },
       };
     }
-    const { message, invalid } = storedMessage(response, round);
+    const { message, invalid, renamed } = storedMessage(response, round);
     const invalidAnswers = invalidCallMessages(invalid);
     for (const answer of invalidAnswers) {
       for (const sink of sinks) emit(sink, { type: "tool.call.finished", tool_call_id: answer.tool_call_id, tool: answer.name ?? "", ok: false, error_code: "INVALID_ARGUMENTS", duration_ms: 0, truncated: false });
     }
     const skip = new Set(invalid.map((call) => call.id));
-    return { messages: [message, ...invalidAnswers, ...refusals(message, skip, deps.registry, sinks)] };
+    return { messages: [message, ...invalidAnswers, ...refusals(message, skip, renamed, deps.registry, sinks)] };
   };
 }

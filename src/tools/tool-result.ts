@@ -9,8 +9,13 @@ import type { ToolErrorCode, ToolResult } from "./types.js";
  * recovery, approval rejection) must produce the same shape. The message is bounded in length.
  */
 export function failureResult(tool: string, code: ToolErrorCode, message: string): ToolResult {
-  return { ok: false, tool, data: null, error: { code, message: cutWithMarker(message, TOOL_LIMITS.errorMessageMaxChars) } };
+  // the name may be whatever the model made up: bounded like the message
+  const name = tool.length > TOOL_NAME_ECHO_MAX_CHARS ? cutWithMarker(tool, TOOL_NAME_ECHO_MAX_CHARS) : tool;
+  return { ok: false, tool: name, data: null, error: { code, message: cutWithMarker(message, TOOL_LIMITS.errorMessageMaxChars) } };
 }
+
+/** Longest tool name echoed back in an envelope (real tool names are at most 64 characters). */
+const TOOL_NAME_ECHO_MAX_CHARS = 100;
 
 /**
  * Builds the success envelope `{"ok": true, "tool": NAME, "data": DATA, "error": null, "truncated": T}`.

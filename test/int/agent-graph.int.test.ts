@@ -219,6 +219,35 @@ describe("agent graph with the scripted model", () => {
     pairing(prompt.slice(1));
   });
 
+  it("answers hostile names and huge arguments with bounded tool messages and keeps going", async () => {
+    const hugeName = `../../${"x".repeat(5_000)}`;
+    const { out } = await run([
+      {
+        tool_calls: [
+          { id: "n", name: hugeName, args: {} },
+          { id: "h", name: "add", args: { a: "9".repeat(200_000), b: 1 } },
+          { id: "p", name: "append_file", args: { path: "../../../etc/x", content: "y" } },
+          { id: "q", name: "add", args: JSON.parse('{"a": 1, "b": 2, "__proto__": {"polluted": true}}') as Record<string, unknown> },
+        ],
+      },
+      { content: "handled" },
+    ]);
+    expect(out.stop_reason).toBe("completed");
+    const pairs = pairing(out.messages);
+    expect(pairs.map((p) => [p.id, p.envelope.error?.code])).toEqual([
+      ["n", "TOOL_NOT_FOUND"],
+      ["h", "INVALID_ARGUMENTS"],
+      ["q", "INVALID_ARGUMENTS"],
+      ["p", "PERMISSION_DENIED"],
+    ]);
+    for (const message of out.messages.filter((m) => m.getType() === "tool")) expect(String(message.content).length).toBeLessThan(3_000);
+    // what goes back to the model is a valid conversation: no tool name an API would refuse
+    const names = out.messages.flatMap((m) => ((m as { tool_calls?: { name: string }[] }).tool_calls ?? []).map((c) => c.name));
+    expect(names.every((name) => /^[A-Za-z0-9_-]{1,64}$/.test(name))).toBe(true);
+    expect(names).toContain("unknown_tool");
+    expect(({} as Record<string, unknown>)["polluted"]).toBeUndefined();
+  });
+
   it("treats tool output that tries to inject instructions as data: nothing changes", async () => {
     const { out, model } = await run(
       [{ tool_calls: [{ name: "inject", args: {} }] }, { tool_calls: [{ id: "w", name: "write_file", args: { path: "/etc/passwd", content: "x" } }] }, { content: "done" }],
