@@ -35,8 +35,9 @@ function askForApproval(candidates: ApprovalCandidate[], sinks: EventSink[]): Ma
 /**
  * The approval gate: pauses the run with `interrupt()` for every call of the step that needs a
  * human (LangChain's human-in-the-loop shape), stays paused until each has a decision, then
- * records approved (possibly edited) arguments for the guard and answers rejected calls with
- * APPROVAL_REJECTED.
+ * records approved (possibly edited) arguments for the guard, answers rejected calls with
+ * APPROVAL_REJECTED, and moves the deadline by the time the pause took (from `paused_at`, set by
+ * the `pause` step before it, since nothing can be written before an interrupt).
  */
 export function createApprovalNode(deps: ApprovalDeps) {
   return function approval(state: AgentStateValue, config: LangGraphRunnableConfig): AgentStateUpdate {
@@ -51,6 +52,9 @@ export function createApprovalNode(deps: ApprovalDeps) {
     }
     if (candidates.length === 0) return {};
     const decisions = askForApproval(candidates, sinks);
+    // the time a human took does not count toward the run's deadline
+    const pausedMs = state.paused_at === null ? 0 : Math.max(0, Date.now() - state.paused_at);
+    const timing: AgentStateUpdate = { paused_at: null, ...(state.deadline_at === null ? {} : { deadline_at: state.deadline_at + pausedMs }) };
     const approvals = { ...state.approvals };
     const rejected: ToolMessage[] = [];
     for (const { call } of candidates) {
@@ -63,6 +67,6 @@ export function createApprovalNode(deps: ApprovalDeps) {
         for (const sink of sinks) emit(sink, { type: "tool.call.finished", tool_call_id: call.id, tool: call.name, ok: false, error_code: "APPROVAL_REJECTED", duration_ms: 0, truncated: false });
       }
     }
-    return rejected.length > 0 ? { approvals, messages: rejected } : { approvals };
+    return rejected.length > 0 ? { ...timing, approvals, messages: rejected } : { ...timing, approvals };
   };
 }

@@ -39,7 +39,8 @@ export interface BuildAgentGraphOptions {
 /**
  * Builds the devmind agent. `begin` starts a run; after it and after every other node the
  * `guard` — the one router, on every edge — sends the run to `model`, to `tools` (one `Send` per
- * call), to `approval` (an `interrupt()` for calls that need a human), or to `finish`, which
+ * call), to `pause` -> `approval` (an `interrupt()` for calls that need a human; the wait does not
+ * count toward the deadline), or to `finish`, which
  * records the stop reason and ends. After `tools` comes `model`, which asks the guard first (so
  * the decision sees every call of the step answered). A model round is two steps. Input `{ messages }`; the output state also
  * carries `stop_reason`, `answer`, `model_rounds`, `tool_calls`, `usage` and `error`. Per-run
@@ -72,15 +73,17 @@ export function buildAgentGraph(options: BuildAgentGraphOptions) {
   const begin = (_state: AgentStateValue, config: LangGraphRunnableConfig): AgentStateUpdate => {
     const context = readRunContext(config);
     const runTimeoutMs = context.limits?.runTimeoutMs ?? limits.runTimeoutMs;
-    return { stop_reason: null, answer: null, error: null, approvals: {}, deadline_at: Date.now() + runTimeoutMs };
+    return { stop_reason: null, answer: null, error: null, approvals: {}, paused_at: null, deadline_at: Date.now() + runTimeoutMs };
   };
   const guard = createGuardRouter(registry, limits);
-  const destinations: ("model" | "tools" | "approval" | "finish")[] = ["model", "tools", "approval", "finish"];
+  const destinations: ("model" | "tools" | "pause" | "finish")[] = ["model", "tools", "pause", "finish"];
+  const pause = (): AgentStateUpdate => ({ paused_at: Date.now() });
 
   const graph = new StateGraph(AgentState)
     .addNode("begin", begin)
     .addNode("model", createModelNode({ model, registry, systemPrompt: options.systemPrompt ?? DEFAULT_SYSTEM_PROMPT, toolSchemaTokens, limits, events: options.events }))
     .addNode("tools", createToolsNode({ registry, events: options.events }) as never)
+    .addNode("pause", pause)
     .addNode("approval", createApprovalNode({ registry, events: options.events }))
     .addNode("finish", createFinishNode({ registry, limits, events: options.events }))
     .addEdge(START, "begin")
@@ -89,6 +92,7 @@ export function buildAgentGraph(options: BuildAgentGraphOptions) {
     // tools runs as one task per call; a router on its edge would run once per task, each seeing
     // only its own call answered. The model node re-decides first, with the whole step applied.
     .addEdge("tools", "model")
+    .addEdge("pause", "approval")
     .addConditionalEdges("approval", guard, destinations)
     .addEdge("finish", END);
   return graph.compile(options.checkpointer === undefined ? {} : { checkpointer: options.checkpointer });

@@ -72,13 +72,15 @@ export function guardInputs(registry: ToolRegistry, limits: AgentLimits, config:
 }
 
 /**
- * The router on every edge: the guard's decision as a destination — `model`, `approval`,
- * `finish`, or one `Send` to `tools` per call (each call its own task, saved on its own).
+ * The router on every edge: the guard's decision as a destination — `model`, `pause` (which
+ * notes the time and leads to `approval`), `finish`, or one `Send` to `tools` per call (each call
+ * its own task, saved on its own).
  */
 export function createGuardRouter(registry: ToolRegistry, limits: AgentLimits) {
   return function guard(state: AgentStateValue, config: LangGraphRunnableConfig): string | Send[] {
     const decision = decide(state, viewRun(state.messages, state.run_start), guardInputs(registry, limits, config));
     if (decision.kind === "tools") return decision.calls.map((call) => new Send("tools", { call } satisfies ToolTask));
+    if (decision.kind === "approval") return "pause";
     return decision.kind === "stop" ? "finish" : decision.kind;
   };
 }

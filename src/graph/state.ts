@@ -45,6 +45,8 @@ export const AgentState = Annotation.Root({
   messages: () => new DeltaChannel<BaseMessage[], Messages>(messagesDeltaReducer, { snapshotFrequency: MESSAGES_SNAPSHOT_FREQUENCY }),
   run_start: last<number>(() => 0),
   deadline_at: last<number | null>(() => null),
+  /** When the current approval pause began (the wait is added to the deadline when it ends). */
+  paused_at: last<number | null>(() => null),
   stop_reason: last<StopReason | null>(() => null),
   answer: last<string | null>(() => null),
   error: last<RunError | null>(() => null),

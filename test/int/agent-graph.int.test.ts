@@ -300,6 +300,17 @@ describe("approvals in the graph", () => {
     expect(pairing(done.messages).filter((p) => p.name === "write_file").every((p) => p.envelope.ok)).toBe(true);
   });
 
+  it("does not count the time a human takes toward the deadline", async () => {
+    const first = await run([{ tool_calls: [{ id: "w", name: "write_file", args: { path: "late.txt", content: "ok" } }] }, { content: "written" }], {
+      limits: { runTimeoutMs: 400 },
+    });
+    expect(first.out["__interrupt__"]).toBeDefined();
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    const out = (await first.graph.invoke(new Command({ resume: { decisions: [{ type: "approve" }] } }), first.config as never)) as typeof first.out;
+    expect(out.stop_reason).toBe("completed");
+    expect(pairing(out.messages)[0]?.envelope.ok).toBe(true);
+  });
+
   it("starts each run on a thread with fresh counters and keeps the history", async () => {
     const threadId = `t-${Date.now()}`;
     const first = await run([{ tool_calls: [{ name: "add", args: { a: 1, b: 1 } }] }, { content: "two" }], { threadId });
