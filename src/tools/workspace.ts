@@ -151,3 +151,18 @@ function isMissing(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return code === "ENOENT" || code === "ENOTDIR";
 }
+
+/**
+ * A quick, synchronous check for the policy gate (`deny`): refuses NUL bytes and paths that leave
+ * the workspace by `..` or an absolute path, before any approval is asked. Symlinks need the file
+ * system and are checked again by `resolveInWorkspace` when the tool runs. Returns the reason, or
+ * null when the path may go on.
+ */
+export function lexicalEscape(workspace: string, userPath: unknown): string | null {
+  if (typeof userPath !== "string") return null;
+  if (userPath.includes("\0")) return `path ${quote(userPath)} contains a NUL byte`;
+  const root = resolve(workspace);
+  const target = resolve(root, userPath);
+  const inside = target === root || target.startsWith(root.endsWith(sep) ? root : root + sep);
+  return inside ? null : `path ${quote(userPath)} is outside the workspace`;
+}

@@ -234,12 +234,12 @@ describe("agent graph with the scripted model", () => {
     ]);
     expect(out.stop_reason).toBe("completed");
     const pairs = pairing(out.messages);
-    expect(pairs.map((p) => [p.id, p.envelope.error?.code])).toEqual([
-      ["n", "TOOL_NOT_FOUND"],
-      ["h", "INVALID_ARGUMENTS"],
-      ["q", "INVALID_ARGUMENTS"],
-      ["p", "PERMISSION_DENIED"],
-    ]);
+    expect(Object.fromEntries(pairs.map((p) => [p.id, p.envelope.error?.code]))).toEqual({
+      n: "TOOL_NOT_FOUND",
+      h: "INVALID_ARGUMENTS",
+      q: "INVALID_ARGUMENTS",
+      p: "PERMISSION_DENIED",
+    });
     for (const message of out.messages.filter((m) => m.getType() === "tool")) expect(String(message.content).length).toBeLessThan(3_000);
     // what goes back to the model is a valid conversation: no tool name an API would refuse
     const names = out.messages.flatMap((m) => ((m as { tool_calls?: { name: string }[] }).tool_calls ?? []).map((c) => c.name));
@@ -250,15 +250,22 @@ describe("agent graph with the scripted model", () => {
 
   it("treats tool output that tries to inject instructions as data: nothing changes", async () => {
     const { out, model } = await run(
-      [{ tool_calls: [{ name: "inject", args: {} }] }, { tool_calls: [{ id: "w", name: "write_file", args: { path: "/etc/passwd", content: "x" } }] }, { content: "done" }],
+      [
+        { tool_calls: [{ name: "inject", args: {} }] },
+        { tool_calls: [{ id: "w", name: "write_file", args: { path: "/etc/passwd", content: "x" } }, { id: "n", name: "write_file", args: { path: "notes.txt", content: "x" } }] },
+        { content: "done" },
+      ],
       { limits: { maxToolCalls: 5 } },
     );
     expect(model.calls[1]?.tools).toEqual(model.calls[0]?.tools);
     const injected = model.calls[1]?.messages.find((m) => ToolMessage.isInstance(m));
     expect(JSON.parse(String(injected?.content))).toMatchObject({ ok: true, tool: "inject", data: expect.stringContaining("ignore all previous") });
-    // write_file still needs approval: the run pauses instead of writing
+    // the policy still holds: the write outside the workspace is refused, the other still needs a human
+    const refused = out.messages.find((m) => ToolMessage.isInstance(m) && m.tool_call_id === "w");
+    expect(JSON.parse(String(refused?.content)).error.code).toBe("PERMISSION_DENIED");
     expect(out.stop_reason).toBeNull();
-    expect(out["__interrupt__"]).toBeDefined();
+    const pending = out["__interrupt__"] as { value: { actionRequests: { tool_call_id: string }[] } }[];
+    expect(pending[0]?.value.actionRequests.map((r) => r.tool_call_id)).toEqual(["n"]);
   });
 });
 
@@ -298,6 +305,14 @@ describe("approvals in the graph", () => {
     const done = (await first.graph.invoke(new Command({ resume: { decisions: [{ type: "approve", tool_call_id: "w1" }] } }), first.config as never)) as typeof first.out;
     expect(done.stop_reason).toBe("completed");
     expect(pairing(done.messages).filter((p) => p.name === "write_file").every((p) => p.envelope.ok)).toBe(true);
+  });
+
+  it("refuses a write outside the workspace before asking anyone", async () => {
+    const { out, events } = await run([{ tool_calls: [{ id: "esc", name: "write_file", args: { path: "../../etc/cron.d/x", content: "boom" } }] }, { content: "refused" }]);
+    expect(out["__interrupt__"]).toBeUndefined();
+    expect(out.stop_reason).toBe("completed");
+    expect(pairing(out.messages)[0]?.envelope.error?.code).toBe("PERMISSION_DENIED");
+    expect(events.some((e) => e.type === "approval.requested")).toBe(false);
   });
 
   it("does not count the time a human takes toward the deadline", async () => {

@@ -6,7 +6,7 @@ import { TOOL_LIMITS } from "../../constants.js";
 import { defineTool, type Tool } from "../define-tool.js";
 import { ToolFailure } from "../tool-failure.js";
 import { quote } from "../tool-result.js";
-import { fsFailure, locateInWorkspace, type WorkspacePath } from "../workspace.js";
+import { fsFailure, lexicalEscape, locateInWorkspace, type WorkspacePath } from "../workspace.js";
 
 // O_NOFOLLOW: the path is already resolved, so a symlink here means it was swapped in since.
 const NO_FOLLOW = constants.O_NOFOLLOW ?? 0;
@@ -30,6 +30,8 @@ export function writeFileTool(workspace: string): Tool {
     sideEffect: "local",
     approval: true,
     idempotent: true,
+    // refused before a human is asked; symlinks are checked again when it runs
+    deny: ({ path }) => lexicalEscape(workspace, path),
     async execute({ path, content }, ctx) {
       const where = await prepare(workspace, path);
       try {
@@ -61,6 +63,7 @@ export function appendFileTool(workspace: string): Tool {
     sideEffect: "local",
     approval: false,
     idempotent: false,
+    deny: ({ path }) => lexicalEscape(workspace, path),
     async execute({ path, content }, ctx) {
       const where = await prepare(workspace, path);
       let size: number;
