@@ -4,15 +4,13 @@ import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import pg from "pg";
+import { benchDatabaseUrl, MAX_ROUNDS, missingUrlMessage, parseRounds, printableUrl, URL_VARIABLES } from "./bench-env.js";
 import { printAgentReport, summarizeAgentRounds, type AgentResults, type AgentRound, type Side } from "./agent-report.js";
 import { OUR_LIMITS, RECURSION_LIMIT, runOursOnMemory, runOursOnPostgres, runPeer, runPeerOnMemory, type AgentRun } from "./agent-runs.js";
 import { AGENT_SCRIPT, buildAgentScript } from "./agent-script.js";
 import type { RunQuery } from "./footprint.js";
 import type { ScriptedTurn } from "../src/model/scripted-turns.js";
 
-/** Variables naming the PostgreSQL server, in order of preference. */
-const URL_VARIABLES = ["DEVMIND_BENCH_DATABASE_URL", "DEVMIND_TEST_DATABASE_URL", "DATABASE_URL"] as const;
-const MAX_ROUNDS = 50;
 /** Model rounds of the unmeasured warm-up conversation each side runs before round 1. */
 const WARMUP_MODEL_ROUNDS = 10;
 const RESULTS_FILE = join(dirname(fileURLToPath(import.meta.url)), "results", "agent.json");
@@ -20,22 +18,6 @@ const RESULTS_FILE = join(dirname(fileURLToPath(import.meta.url)), "results", "a
 const USAGE = `usage: npm run bench -- agent [--rounds N]
   --rounds N       rounds, alternating which side goes first (default 3, at most ${MAX_ROUNDS})
 PostgreSQL URL from ${URL_VARIABLES.join(", else ")}.`;
-
-function printableUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password !== "") parsed.password = "***";
-    return parsed.toString();
-  } catch {
-    return "(unparseable URL)";
-  }
-}
-
-function parseRounds(value: string | undefined): number | undefined {
-  if (value === undefined) return 3;
-  const rounds = Number(value);
-  return Number.isInteger(rounds) && rounds >= 1 && rounds <= MAX_ROUNDS ? rounds : undefined;
-}
 
 /** One side on PostgreSQL, then the same side on MemorySaver. */
 async function runSide(side: Side, url: string, admin: RunQuery, turns: readonly ScriptedTurn[], rounds: number): Promise<[AgentRun, AgentRun]> {
@@ -85,11 +67,10 @@ export async function runAgentBench(args: readonly string[]): Promise<number> {
     console.error(`--rounds must be an integer from 1 to ${MAX_ROUNDS}, got ${JSON.stringify(values.rounds)}\n${USAGE}`);
     return 2;
   }
-  const url = URL_VARIABLES.map((name) => process.env[name]).find((value) => value !== undefined && value !== "");
+  const url = benchDatabaseUrl();
   if (url === undefined) {
     console.error(
-      `agent bench: no PostgreSQL configured. Set DEVMIND_BENCH_DATABASE_URL (or DEVMIND_TEST_DATABASE_URL, or DATABASE_URL), ` +
-        `e.g. DEVMIND_BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm run bench -- agent`,
+      missingUrlMessage("agent"),
     );
     return 2;
   }

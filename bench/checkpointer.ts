@@ -6,6 +6,7 @@ import { parseArgs } from "node:util";
 import { randomBytes } from "node:crypto";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import pg from "pg";
+import { benchDatabaseUrl, MAX_ROUNDS, missingUrlMessage, parseRounds, printableUrl, URL_VARIABLES } from "./bench-env.js";
 import { PostgresCheckpointSaver } from "../src/checkpoint/postgres-saver.js";
 import { migrate } from "../src/db/migrate.js";
 import { openDatabase } from "../src/db/open-database.js";
@@ -16,13 +17,10 @@ import { OPS, runWorkload, warmUp, type OpName, type OpSamples } from "./run-wor
 import { summarize, type OpStats } from "./stats.js";
 import { buildWorkload, WORKLOAD, type Workload } from "./workload.js";
 
-/** Variables naming the PostgreSQL server, in order of preference. */
-const URL_VARIABLES = ["DEVMIND_BENCH_DATABASE_URL", "DEVMIND_TEST_DATABASE_URL", "DATABASE_URL"] as const;
 /** Pool size of each saver (the pg.Pool default, so both sides get the same). */
 const POOL_SIZE = 10;
 const FLOOR_CALLS = 1000;
 const FLOOR_WARMUP_CALLS = 50;
-const MAX_ROUNDS = 50;
 const RESULTS_FILE = join(dirname(fileURLToPath(import.meta.url)), "results", "checkpointer.json");
 
 const USAGE = `usage: npm run bench -- checkpointer [--rounds N] [--pglite-only]
@@ -32,16 +30,6 @@ PostgreSQL URL from ${URL_VARIABLES.join(", else ")}.`;
 
 function freshSchema(prefix: string): string {
   return `${prefix}_${Date.now().toString(36)}_${randomBytes(3).toString("hex")}`;
-}
-
-function printableUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password !== "") parsed.password = "***";
-    return parsed.toString();
-  } catch {
-    return "(unparseable URL)";
-  }
 }
 
 function summarizeSamples(samples: OpSamples): Record<OpName, OpStats> {
@@ -130,12 +118,6 @@ async function runPglite(workload: Workload): Promise<{ ops: Record<OpName, OpSt
   }
 }
 
-function parseRounds(value: string | undefined): number | undefined {
-  if (value === undefined) return 3;
-  const rounds = Number(value);
-  return Number.isInteger(rounds) && rounds >= 1 && rounds <= MAX_ROUNDS ? rounds : undefined;
-}
-
 /**
  * `npm run bench -- checkpointer`: our PostgresCheckpointSaver against the official
  * PostgresSaver on one PostgreSQL (fresh schema per saver per round, alternating order), then
@@ -165,12 +147,10 @@ export async function runCheckpointerBench(args: readonly string[]): Promise<num
     return 2;
   }
   const pgliteOnly = values["pglite-only"] === true;
-  const url = URL_VARIABLES.map((name) => process.env[name]).find((value) => value !== undefined && value !== "");
+  const url = benchDatabaseUrl();
   if (url === undefined && !pgliteOnly) {
     console.error(
-      `checkpointer bench: no PostgreSQL configured. Set DEVMIND_BENCH_DATABASE_URL (or DEVMIND_TEST_DATABASE_URL, or DATABASE_URL), ` +
-        `e.g. DEVMIND_BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm run bench -- checkpointer\n` +
-        `(or pass --pglite-only to run our saver on embedded PGlite alone)`,
+      `${missingUrlMessage("checkpointer")}\n(or pass --pglite-only to run our saver on embedded PGlite alone)`,
     );
     return 2;
   }

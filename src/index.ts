@@ -20,7 +20,7 @@ export { RunCancelledError, ModelError } from "./errors.js";
 export { createChatModel, type CreateChatModelOptions } from "./model/create-chat-model.js";
 export { ScriptedChatModel, loadScriptFile, type ScriptedTurn, type ScriptedCall } from "./model/scripted-model.js";
 export { buildAgentGraph, type BuildAgentGraphOptions, type AgentGraph } from "./graph/build-agent-graph.js";
-export { DEFAULT_LIMITS, resolveLimits, type AgentLimits } from "./graph/limits.js";
+export { DEFAULT_LIMITS, limitsFromConfig, resolveLimits, type AgentLimits } from "./graph/limits.js";
 export type { AgentEvent, EventSink } from "./graph/events.js";
 export type { AgentRunContext } from "./graph/run-context.js";
 export type { StopReason, Usage, RunError } from "./graph/state.js";

@@ -41,3 +41,8 @@ export function resolveLimits(partial: Partial<AgentLimits> = {}, base: AgentLim
   }
   return merged;
 }
+
+/** The limits a validated configuration sets (CONTRACT section 2), e.g. `buildAgentGraph({ limits: limitsFromConfig(config) })`. */
+export function limitsFromConfig(config: { limits: Omit<AgentLimits, "modelTimeoutMs" | "modelMaxRetries">; modelTimeoutMs: number; modelMaxRetries: number }): AgentLimits {
+  return { ...config.limits, modelTimeoutMs: config.modelTimeoutMs, modelMaxRetries: config.modelMaxRetries };
+}
