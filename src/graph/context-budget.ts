@@ -1,12 +1,19 @@
 import { ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { messageText } from "./run-view.js";
 
+/** Estimates per message object: a thread's messages are re-sent every round, estimated once. */
+const estimates = new WeakMap<BaseMessage, number>();
+
 /** Rough token estimate for budgeting (about four characters a token, plus per-message overhead). */
 export function estimateTokens(message: BaseMessage): number {
+  const known = estimates.get(message);
+  if (known !== undefined) return known;
   let chars = messageText(message).length;
   const calls = (message as { tool_calls?: unknown[] }).tool_calls;
   if (Array.isArray(calls) && calls.length > 0) chars += JSON.stringify(calls).length;
-  return Math.ceil(chars / 4) + 4;
+  const tokens = Math.ceil(chars / 4) + 4;
+  estimates.set(message, tokens);
+  return tokens;
 }
 
 /** Placeholder content of an elided tool output: still a valid envelope the model can read. */
