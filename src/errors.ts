@@ -35,7 +35,12 @@ export type DevmindErrorCode =
   | "MODEL_TIMEOUT"
   | "MODEL_CANCELLED"
   | "SCRIPT_INVALID"
-  | "SCRIPT_EXHAUSTED";
+  | "SCRIPT_EXHAUSTED"
+  // runs (src/runtime)
+  | "RUN_NOT_FOUND"
+  | "RUN_CONFLICT"
+  | "RUN_INPUT_INVALID"
+  | "LEASE_LOST";
 
 const KIND_BY_CODE: Record<DevmindErrorCode, ErrorKind> = {
   CONFIG_INVALID: "user",
@@ -58,6 +63,10 @@ const KIND_BY_CODE: Record<DevmindErrorCode, ErrorKind> = {
   MODEL_CANCELLED: "user",
   SCRIPT_INVALID: "user",
   SCRIPT_EXHAUSTED: "user",
+  RUN_NOT_FOUND: "user",
+  RUN_CONFLICT: "user",
+  RUN_INPUT_INVALID: "user",
+  LEASE_LOST: "system",
 };
 
 /** Structured, serialisable details attached to an error (never secrets). */
@@ -133,4 +142,31 @@ export class ModelError extends DevmindError {}
 /** True when `error` is a DevmindError carrying `code`. */
 export function hasErrorCode(error: unknown, code: DevmindErrorCode): error is DevmindError {
   return error instanceof DevmindError && error.code === code;
+}
+
+/** A run or thread id that does not exist (HTTP 404). */
+export class RunNotFoundError extends DevmindError {
+  constructor(runId: string) {
+    super("RUN_NOT_FOUND", `no run with id ${JSON.stringify(runId.slice(0, 100))}`, { details: { runId: runId.slice(0, 100) } });
+  }
+}
+
+/**
+ * The request conflicts with the run's state (HTTP 409): a second active run on a thread, a
+ * decision on a run that is not waiting, a second decision for one call, cancel of a finished run.
+ */
+export class RunConflictError extends DevmindError {
+  constructor(message: string, details: ErrorDetails = {}) {
+    super("RUN_CONFLICT", message, { details });
+  }
+}
+
+/**
+ * This process no longer holds the run's lease (another worker took it over): control flow, not
+ * a failure of the run. Whatever was about to be written is refused and the worker stops the run.
+ */
+export class LeaseLostError extends DevmindError {
+  constructor(runId: string, epoch: number) {
+    super("LEASE_LOST", `lease on run ${runId} (epoch ${epoch}) is no longer held by this worker`, { details: { runId, epoch } });
+  }
 }

@@ -2,10 +2,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { readMigrationFiles } from "../../src/db/migration-files.js";
 import { openDatabase } from "../../src/db/open-database.js";
 import { runCli } from "../helpers/cli.js";
 import { TEST_DATABASE_URL, dropSchema, freshSchemaName } from "../helpers/databases.js";
 
+const VERSIONS = readMigrationFiles().map((file) => file.version);
 const dirs: string[] = [];
 function tempDir(): string {
   const dir = mkdtempSync(join(tmpdir(), "devmind-cli-"));
@@ -21,13 +23,13 @@ describe("devmind migrate", () => {
     const first = await runCli(["migrate", "--json"], env, { cwd });
     expect(first.stderr).toBe("");
     expect(first.code).toBe(0);
-    expect(JSON.parse(first.stdout)).toMatchObject({ schema: "devmind", applied: [1], current: 1 });
+    expect(JSON.parse(first.stdout)).toMatchObject({ schema: "devmind", applied: VERSIONS, current: VERSIONS.length });
     const second = await runCli(["migrate"], env, { cwd });
     expect(second.code).toBe(0);
     expect(second.stdout).toContain("already up to date");
     const status = await runCli(["migrate", "--status", "--json"], env, { cwd });
     expect(status.code).toBe(0);
-    expect(JSON.parse(status.stdout).migrations.map((m: { state: string }) => m.state)).toEqual(["applied"]);
+    expect(JSON.parse(status.stdout).migrations.map((m: { state: string }) => m.state)).toEqual(VERSIONS.map(() => "applied"));
   }, 60_000);
 
   it("exits 2 naming the variable for a bad schema name, touching nothing", async () => {
@@ -74,7 +76,7 @@ describe("devmind migrate", () => {
     try {
       const result = await runCli(["migrate", "--json"], { DATABASE_URL: TEST_DATABASE_URL as string, DEVMIND_DB_SCHEMA: schema });
       expect(result.code).toBe(0);
-      expect(JSON.parse(result.stdout)).toMatchObject({ schema, applied: [1] });
+      expect(JSON.parse(result.stdout)).toMatchObject({ schema, applied: VERSIONS });
     } finally {
       const db = await openDatabase({ url: TEST_DATABASE_URL, schema });
       await dropSchema(db, schema);
