@@ -14,12 +14,18 @@ import {
 import { CHECKPOINT_LIST_PAGE_SIZE } from "../constants.js";
 import type { Database } from "../db/types.js";
 import { checkpointConfig, readAddress, readCheckpointAddress } from "./config.js";
+import { LeaseLostError } from "../errors.js";
 import { readDeltaHistory } from "./delta-history.js";
+import { readFence, type CheckpointFence } from "./fence-config.js";
 import { checkpointSql, type CheckpointSql, type ListQueryShape } from "./sql.js";
 import { assembleTuples, type TupleRow } from "./tuple-rows.js";
 import { encodeMetadata, encodeValue } from "./value-codec.js";
 import { isUniqueViolation, valueParams, writeStatements, type WriteMode } from "./write-sql.js";
 import { nextChannelVersion } from "./versions.js";
+
+function checkHeld(fence: CheckpointFence | undefined, result: { rows: { held?: boolean }[] }): void {
+  if (fence !== undefined && result.rows[0]?.held !== true) throw new LeaseLostError(fence.runId, fence.epoch);
+}
 
 /** Options of `PostgresCheckpointSaver`. */
 export interface PostgresCheckpointSaverOptions {
@@ -32,7 +38,8 @@ export interface PostgresCheckpointSaverOptions {
  * `openDatabase`, migrated with `migrate`). Every `put`, `putWrites` and `getTuple` is exactly
  * one SQL statement; each (channel, version) value is stored once, so unchanged channels cost
  * nothing; `list` pages with a keyset instead of loading everything; `getDeltaChannelHistory`
- * is one recursive query.
+ * is one recursive query. A config carrying a run's lease (see `fenceConfigurable`) makes every
+ * write conditional on it, in the same statement: after a takeover nothing more is written.
  *
  * @example
  *   const db = await openDatabase({ url: process.env.DATABASE_URL });
@@ -106,6 +113,7 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
       const value = await encodeValue(this.serde, channelValues[channel]);
       rows.push([channel, String(version), value.type, value.json, value.bytes]);
     }
+    const fence = readFence(config);
     const params = [
       address.threadId,
       address.namespace,
@@ -114,8 +122,9 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
       JSON.stringify(rest),
       await encodeMetadata(this.serde, metadata),
       ...valueParams(rows),
+      ...(fence === undefined ? [] : [fence.runId, fence.epoch]),
     ];
-    await this.withConflictRetry((mode) => this.db.query(this.writes.put(rows.length, mode), params));
+    await this.withConflictRetry(fence, (mode) => this.db.query<{ held?: boolean }>(this.writes.put(rows.length, mode, fence !== undefined), params));
     return checkpointConfig(address.threadId, address.namespace, id);
   }
 
@@ -127,22 +136,28 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
       const encoded = await encodeValue(this.serde, value);
       rows.push([WRITES_IDX_MAP[channel] ?? index, channel, encoded.type, encoded.json, encoded.bytes]);
     }
-    const params = [address.threadId, address.namespace, address.checkpointId, taskId, taskPath, ...valueParams(rows)];
+    const fence = readFence(config);
+    const params = [address.threadId, address.namespace, address.checkpointId, taskId, taskPath, ...valueParams(rows), ...(fence === undefined ? [] : [fence.runId, fence.epoch])];
     if (writes.every(([channel]) => channel in WRITES_IDX_MAP)) {
-      await this.db.query(this.writes.putWrites(rows.length, "replace"), params);
+      checkHeld(fence, await this.db.query<{ held?: boolean }>(this.writes.putWrites(rows.length, "replace", fence !== undefined), params));
       return;
     }
-    await this.withConflictRetry((mode) => this.db.query(this.writes.putWrites(rows.length, mode), params));
+    await this.withConflictRetry(fence, (mode) => this.db.query<{ held?: boolean }>(this.writes.putWrites(rows.length, mode, fence !== undefined), params));
   }
 
-  /** Runs the plain-INSERT fast path; on a unique violation, the same call with ON CONFLICT rules. */
-  private async withConflictRetry(run: (mode: WriteMode) => Promise<unknown>): Promise<void> {
+  /**
+   * Runs the plain-INSERT fast path; on a unique violation, the same call with ON CONFLICT rules.
+   * A fenced write that finds the lease moved wrote nothing and throws LeaseLostError.
+   */
+  private async withConflictRetry(fence: CheckpointFence | undefined, run: (mode: WriteMode) => Promise<{ rows: { held?: boolean }[] }>): Promise<void> {
+    let result: { rows: { held?: boolean }[] };
     try {
-      await run("insert");
+      result = await run("insert");
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
-      await run("conflict");
+      result = await run("conflict");
     }
+    checkHeld(fence, result);
   }
 
   override async deleteThread(threadId: string): Promise<void> {

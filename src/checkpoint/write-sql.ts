@@ -49,37 +49,54 @@ export function writeStatements(schema: string) {
   };
   const shape = (count: number): string => (count > SCALAR_ROWS_LIMIT ? "n" : String(count));
 
+  /** First parameter after the value rows that start at `first`. */
+  const after = (first: number, count: number): number => first + VALUE_PARAMS * (count > SCALAR_ROWS_LIMIT ? 1 : count);
+  /** The lease check of a fenced write; FOR SHARE makes a concurrent takeover wait or be seen. */
+  const fenceCte = (first: number): string =>
+    `fence AS (SELECT 1 FROM ${s}.runs WHERE run_id = $${first}::uuid AND lease_epoch = $${first + 1}::bigint AND status = 'running' FOR SHARE)`;
+  const holds = "EXISTS (SELECT 1 FROM fence)";
+
   return {
     /**
      * One statement storing a checkpoint and its `count` new channel values.
      * $1 thread, $2 ns, $3 id, $4 parent id, $5 checkpoint json, $6 metadata json, then per value
-     * (channel, version, type, json, bytes) as scalars, or as five arrays past SCALAR_ROWS_LIMIT.
+     * (channel, version, type, json, bytes) as scalars, or as five arrays past SCALAR_ROWS_LIMIT;
+     * when `fenced`, then the run id and lease epoch, and the statement returns `held`: false
+     * means nothing was written because the lease moved.
      */
-    put(count: number, mode: WriteMode): Statement {
-      return cached(`put:${mode}:${shape(count)}`, () => {
-        const checkpointInsert = `INSERT INTO ${s}.checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
-          VALUES ($1, $2, $3, $4, $5::json, $6::jsonb)${
-            mode === "conflict"
-              ? ` ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET parent_checkpoint_id = EXCLUDED.parent_checkpoint_id,
+    put(count: number, mode: WriteMode, fenced = false): Statement {
+      return cached(`put:${mode}:${shape(count)}:${fenced}`, () => {
+        const conflict =
+          mode === "conflict"
+            ? ` ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET parent_checkpoint_id = EXCLUDED.parent_checkpoint_id,
                   checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata`
-              : ""
-          }`;
-        if (count === 0) return statement(`put_${mode}_0`, checkpointInsert);
-        const source = rowsSource(7, count, "$1::text, $2::text", ["channel", "version", "type", "json", "bytes"], "text,text,text,text,bytea");
-        const blobs = `INSERT INTO ${s}.checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, json, bytes) ${source}${
-          mode === "conflict" ? " ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING" : ""
-        }`;
-        return statement(`put_${mode}_${shape(count)}`, `WITH blobs AS (${blobs}) ${checkpointInsert}`);
+            : "";
+        const columns = `${s}.checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)`;
+        const checkpointInsert = fenced
+          ? `INSERT INTO ${columns} SELECT $1, $2, $3, $4, $5::json, $6::jsonb WHERE ${holds}${conflict}`
+          : `INSERT INTO ${columns} VALUES ($1, $2, $3, $4, $5::json, $6::jsonb)${conflict}`;
+        const name = `put_${mode}_${shape(count)}${fenced ? "_fenced" : ""}`;
+        const ctes: string[] = fenced ? [fenceCte(after(7, count))] : [];
+        if (count > 0) {
+          const source = rowsSource(7, count, "$1::text, $2::text", ["channel", "version", "type", "json", "bytes"], "text,text,text,text,bytea");
+          const rows = fenced ? `SELECT * FROM (${source}) AS v WHERE ${holds}` : source;
+          const blobConflict = mode === "conflict" ? " ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING" : "";
+          ctes.push(`blobs AS (INSERT INTO ${s}.checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, json, bytes) ${rows}${blobConflict})`);
+        }
+        if (!fenced) return statement(name, ctes.length > 0 ? `WITH ${ctes.join(", ")} ${checkpointInsert}` : checkpointInsert);
+        ctes.push(`cp AS (${checkpointInsert})`);
+        return statement(name, `WITH ${ctes.join(", ")} SELECT ${holds} AS held`);
       });
     },
     /**
      * One statement storing `count` pending writes of one task.
      * $1 thread, $2 ns, $3 checkpoint id, $4 task id, $5 task path, then per write
-     * (idx, channel, type, json, bytes) as scalars, or as five arrays past SCALAR_ROWS_LIMIT.
+     * (idx, channel, type, json, bytes) as scalars, or as five arrays past SCALAR_ROWS_LIMIT;
+     * when `fenced`, then the run id and lease epoch (the statement returns `held`).
      * `replace` (special writes: errors, interrupts, resumes) overwrites an existing row.
      */
-    putWrites(count: number, mode: WriteMode | "replace"): Statement {
-      return cached(`writes:${mode}:${shape(count)}`, () => {
+    putWrites(count: number, mode: WriteMode | "replace", fenced = false): Statement {
+      return cached(`writes:${mode}:${shape(count)}:${fenced}`, () => {
         const source = rowsSource(6, count, "$1::text, $2::text, $3::text, $4::text, $5::text", ["idx", "channel", "type", "json", "bytes"], "integer,text,text,text,bytea");
         const conflict =
           mode === "insert"
@@ -88,9 +105,12 @@ export function writeStatements(schema: string) {
               ? " ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING"
               : ` ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET channel = EXCLUDED.channel,
                   type = EXCLUDED.type, json = EXCLUDED.json, bytes = EXCLUDED.bytes, task_path = EXCLUDED.task_path`;
+        const table = `${s}.checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, json, bytes)`;
+        const name = `writes_${mode}_${shape(count)}${fenced ? "_fenced" : ""}`;
+        if (!fenced) return statement(name, `INSERT INTO ${table} ${source}${conflict}`);
         return statement(
-          `writes_${mode}_${shape(count)}`,
-          `INSERT INTO ${s}.checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, json, bytes) ${source}${conflict}`,
+          name,
+          `WITH ${fenceCte(after(6, count))}, ins AS (INSERT INTO ${table} SELECT * FROM (${source}) AS v WHERE ${holds}${conflict}) SELECT ${holds} AS held`,
         );
       });
     },
