@@ -139,3 +139,41 @@ export const MODEL_DEFAULTS = {
   /** Name reported by a scripted model (`response_metadata.model_name`) unless one is given. */
   scriptedModelName: "scripted",
 } as const;
+
+/** Prefix of the advisory-lock key (`<prefix><schema>:<thread>`) that serialises run creation per thread. */
+export const RUN_THREAD_LOCK_PREFIX = "devmind:thread:";
+
+/** Bounds of the run store (src/runtime/run-store.ts). */
+export const RUN_STORE_LIMITS = {
+  /** `list()` page size when none is given, and the largest page it returns. */
+  listDefault: 50,
+  listMax: 500,
+  /** Longest thread id accepted (thread ids are also checkpoint keys and appear in URLs). */
+  threadIdMaxChars: 256,
+  /** Longest lease owner name (a worker id for logs and the record). */
+  ownerMaxChars: 200,
+  /**
+   * `claimNext` tries this many candidates when a concurrent claim on the same thread wins the
+   * one-active-run-per-thread index; past it, it reports "nothing claimable now".
+   */
+  claimRetries: 5,
+  /** `requestCancel` re-reads this many times when the run changes under it. */
+  cancelRetries: 3,
+} as const;
+
+/** Timing of the runtime and its workers. */
+export const RUNTIME_DEFAULTS = {
+  /** How often a running run looks for a cancel request. */
+  cancelPollMs: 250,
+  /** LangGraph's recursion limit for a run (our own limits stop runs long before it). */
+  recursionLimit: 10_000,
+  /** A worker with nothing to do looks again at least this often (LISTEN/NOTIFY wakes it sooner). */
+  idlePollMs: 1_000,
+  /** `wait()` checks the run at least this often besides event notifications. */
+  waitPollMs: 250,
+  /** Longest a drain (`worker.stop()`) waits for runs to reach a step boundary. */
+  drainTimeoutMs: 30_000,
+} as const;
+
+/** NOTIFY channel telling workers there may be a run to claim. */
+export const RUNS_CHANNEL = "devmind_runs";

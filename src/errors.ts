@@ -40,7 +40,8 @@ export type DevmindErrorCode =
   | "RUN_NOT_FOUND"
   | "RUN_CONFLICT"
   | "RUN_INPUT_INVALID"
-  | "LEASE_LOST";
+  | "LEASE_LOST"
+  | "RUN_DRAINED";
 
 const KIND_BY_CODE: Record<DevmindErrorCode, ErrorKind> = {
   CONFIG_INVALID: "user",
@@ -67,6 +68,7 @@ const KIND_BY_CODE: Record<DevmindErrorCode, ErrorKind> = {
   RUN_CONFLICT: "user",
   RUN_INPUT_INVALID: "user",
   LEASE_LOST: "system",
+  RUN_DRAINED: "system",
 };
 
 /** Structured, serialisable details attached to an error (never secrets). */
@@ -168,5 +170,12 @@ export class RunConflictError extends DevmindError {
 export class LeaseLostError extends DevmindError {
   constructor(runId: string, epoch: number) {
     super("LEASE_LOST", `lease on run ${runId} (epoch ${epoch}) is no longer held by this worker`, { details: { runId, epoch } });
+  }
+}
+
+/** The process is shutting down: the run stopped at a step boundary and can continue elsewhere. */
+export class DrainError extends DevmindError {
+  constructor() {
+    super("RUN_DRAINED", "the run was stopped at a step boundary because this process is shutting down");
   }
 }

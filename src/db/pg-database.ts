@@ -1,6 +1,7 @@
 import pg from "pg";
 import { PG_POOL_DEFAULTS } from "../constants.js";
 import { DatabaseError } from "../errors.js";
+import { PgListener } from "./pg-listener.js";
 import type { Database, Queryable, QueryResult, Row, Statement } from "./types.js";
 
 /** Error codes of node / libpq that mean "the server cannot be reached or refused us". */
@@ -74,18 +75,22 @@ class PgQueryable implements Queryable {
 
 /**
  * A Database over a `pg.Pool`. Statements with a name are prepared per connection, so the hot
- * checkpoint path skips parse and plan after first use.
+ * checkpoint path skips parse and plan after first use. `listen` uses one more, dedicated
+ * connection (outside the pool), opened on first use.
  */
 export class PgDatabase extends PgQueryable implements Database {
   readonly kind = "postgres" as const;
   private closed = false;
+  private readonly listener: PgListener;
 
   private constructor(
     private readonly pool: pg.Pool,
     readonly schema: string,
     readonly location: string,
+    url: string,
   ) {
     super(pool, location);
+    this.listener = new PgListener(url, location);
   }
 
   /** Opens a pool for `url` and checks the server answers; throws DATABASE_UNREACHABLE if not. */
@@ -100,7 +105,7 @@ export class PgDatabase extends PgQueryable implements Database {
     });
     // an idle client losing its connection must not crash the process; the next query reconnects
     pool.on("error", () => undefined);
-    const db = new PgDatabase(pool, schema, printable);
+    const db = new PgDatabase(pool, schema, printable, url);
     try {
       await db.query("SELECT 1");
     } catch (error) {
@@ -135,9 +140,17 @@ export class PgDatabase extends PgQueryable implements Database {
     }
   }
 
+  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>> {
+    return this.listener.listen(channel, onPayload);
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.pool.end();
+    try {
+      await this.listener.close();
+    } finally {
+      await this.pool.end();
+    }
   }
 }

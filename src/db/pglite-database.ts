@@ -3,6 +3,7 @@ import { join, resolve } from "node:path";
 import { PGlite, type Transaction } from "@electric-sql/pglite";
 import { MEMORY_DATA_DIR, PGLITE_LOCK_FILE, PGLITE_SUBDIR } from "../constants.js";
 import { DatabaseError } from "../errors.js";
+import { validateChannelName } from "./channels.js";
 import { acquireLockFile, type HeldLock } from "./lock-file.js";
 import type { Database, Queryable, QueryResult, Row, Statement } from "./types.js";
 
@@ -25,7 +26,8 @@ class PgliteQueryable implements Queryable {
 /**
  * A Database over embedded PGlite: persisted under `<dataDir>/pgdata` behind an exclusive lock
  * file, or in memory for `memory://`. One process, one connection; PGlite serialises queries
- * and keeps plain queries out of an open transaction.
+ * and keeps plain queries out of an open transaction. `listen` is PGlite's own: notifications
+ * reach listeners of this instance only (one process holds the directory anyway).
  */
 export class PgliteDatabase extends PgliteQueryable implements Database {
   readonly kind = "pglite" as const;
@@ -76,6 +78,20 @@ export class PgliteDatabase extends PgliteQueryable implements Database {
 
   async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
     return this.pglite.transaction((tx) => fn(new PgliteQueryable(tx)));
+  }
+
+  async listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>> {
+    const name = validateChannelName(channel);
+    if (this.closed) throw new DatabaseError("DATABASE_UNREACHABLE", `the embedded database at ${this.location} was closed`, { details: { location: this.location } });
+    // a fresh function per call: PGlite keeps callbacks in a Set, and two subscriptions with one
+    // callback must stay two
+    const unlisten = await this.pglite.listen(name, (payload) => onPayload(payload));
+    let active = true;
+    return async () => {
+      if (!active || this.closed) return;
+      active = false;
+      await unlisten();
+    };
   }
 
   async close(): Promise<void> {

@@ -41,6 +41,19 @@ export interface Database extends Queryable {
    * Keep the work short and serialise values before calling.
    */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Calls `onPayload` with the payload of every notification on `channel` (sent with
+   * `notify()` from `src/db/channels.ts`, i.e. `SELECT pg_notify($1, $2)`) until the returned
+   * unlisten function is awaited. Resolves once the LISTEN is in effect, so a caller that
+   * listens first and reads second misses nothing sent after its read.
+   *
+   * PostgreSQL: one dedicated connection per Database carries every channel, across processes;
+   * it is connected on first use and, if it drops, reconnected with bounded backoff and every
+   * channel listened again — notifications sent while it was down are lost, so callers keep a
+   * bounded poll as fallback. PGlite: its built-in listen, in-process only.
+   * `channel` must be a fixed identifier from code (`CHANNEL_NAME_PATTERN`); `close()` ends it all.
+   */
+  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
   /** Releases connections (and the data-directory lock for PGlite). Safe to call twice. */
   close(): Promise<void>;
 }

@@ -4,6 +4,7 @@ import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { failureResult, toolMessageContent, type ToolRegistry } from "../tools/registry.js";
 import type { ToolErrorCode } from "../tools/types.js";
 import { TOOL_NAME_PATTERN } from "../constants.js";
+import { DrainError } from "../errors.js";
 import { fitToContext, estimateTokens } from "./context-budget.js";
 import { emit, type EventSink } from "./events.js";
 import type { AgentLimits } from "./limits.js";
@@ -111,6 +112,7 @@ function refusals(message: AIMessage, skip: ReadonlySet<string>, renamed: Readon
 export function createModelNode(deps: ModelDeps) {
   return async function model(state: AgentStateValue, config: LangGraphRunnableConfig): Promise<AgentStateUpdate> {
     const context = readRunContext(config);
+    if (context.drainSignal?.aborted === true) throw new DrainError();
     const limits = { ...deps.limits, ...(context.limits ?? {}) };
     const sinks = [deps.events, context.events].filter((s): s is EventSink => s !== undefined);
     const view = viewRun(state.messages, state.run_start);

@@ -1,6 +1,19 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { EventSink } from "./events.js";
+import type { ProposedToolCall, ToolResult } from "../tools/types.js";
 import type { AgentLimits } from "./limits.js";
+
+/** What the tools node learns from a ledger before running a call. */
+export type LedgerEntry = { state: "run" } | { state: "done"; result: ToolResult };
+
+/**
+ * A durable record of tool calls (the runtime's tool ledger): `begin` before a call runs — a call
+ * that already finished returns its stored result instead of running again; `complete` after.
+ */
+export interface ToolCallLedger {
+  begin(call: ProposedToolCall, meta: { tool: string; idempotent: boolean; needsApproval: boolean }): Promise<LedgerEntry>;
+  complete(call: ProposedToolCall, result: ToolResult): Promise<void>;
+}
 
 /**
  * Per-invocation context, passed as `graph.invoke(input, { configurable: { thread_id }, context })`.
@@ -14,6 +27,10 @@ export interface AgentRunContext {
   runId?: string;
   /** Per-run overrides of the graph's limits. */
   limits?: Partial<AgentLimits>;
+  /** Records every tool call durably so a finished call is never run twice (see the runtime). */
+  ledger?: ToolCallLedger;
+  /** Aborting it stops the run at the next step boundary (DrainError), resumable from there. */
+  drainSignal?: AbortSignal;
 }
 
 /** Reads the run context and thread id from a node's config. */

@@ -44,6 +44,8 @@ const last = <T>(initial: () => T) => Annotation<T>({ reducer: (_current: T, nex
 export const AgentState = Annotation.Root({
   messages: () => new DeltaChannel<BaseMessage[], Messages>(messagesDeltaReducer, { snapshotFrequency: MESSAGES_SNAPSHOT_FREQUENCY }),
   run_start: last<number>(() => 0),
+  /** The devmind run this state belongs to (the runtime passes it with the input); null outside runs. */
+  run_id: last<string | null>(() => null),
   deadline_at: last<number | null>(() => null),
   /** When the current approval pause began (the wait is added to the deadline when it ends). */
   paused_at: last<number | null>(() => null),

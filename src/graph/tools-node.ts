@@ -1,6 +1,6 @@
 import { ToolMessage } from "@langchain/core/messages";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import { RunCancelledError } from "../errors.js";
+import { DrainError, RunCancelledError } from "../errors.js";
 import { failureResult, toolMessageContent, type ToolRegistry } from "../tools/registry.js";
 import type { ToolResult } from "../tools/types.js";
 import { emit, type EventSink } from "./events.js";
@@ -15,22 +15,37 @@ interface ToolsDeps {
 
 /**
  * Runs one tool call (one `Send` from the guard): validation, timeout, envelope and truncation
- * happen in the registry, which never throws for a tool failure. A cancel arriving mid-call
+ * happen in the registry, which never throws for a tool failure. With a ledger in the run context
+ * a call it already knows is not run again: its stored result is used. A cancel arriving mid-call
  * still answers the call, so the thread stays valid; the guard then stops the run.
  */
 export function createToolsNode(deps: ToolsDeps) {
   return async function tools(task: ToolTask, config: LangGraphRunnableConfig): Promise<AgentStateUpdate> {
     const context = readRunContext(config);
     const sinks = [deps.events, context.events].filter((s): s is EventSink => s !== undefined);
+    if (context.drainSignal?.aborted === true) throw new DrainError();
     const { call } = task;
-    for (const sink of sinks) emit(sink, { type: "tool.call.started", tool_call_id: call.id, tool: call.name, args: call.args });
     const started = Date.now();
+    const checked = deps.registry.check(call);
+    const entry = context.ledger
+      ? await context.ledger.begin(call, {
+          tool: call.name,
+          idempotent: checked.kind === "ready" && checked.tool.idempotent,
+          needsApproval: checked.kind === "ready" && checked.needsApproval,
+        })
+      : ({ state: "run" } as const);
     let result: ToolResult;
-    try {
-      result = await deps.registry.execute(call, { signal: context.cancelSignal, runId: context.runId, threadId: context.threadId });
-    } catch (error) {
-      if (!(error instanceof RunCancelledError)) throw error;
-      result = failureResult(call.name, "TOOL_FAILED", "the run was cancelled while this call was running; its effect is unknown");
+    if (entry.state === "done") {
+      result = entry.result;
+    } else {
+      for (const sink of sinks) emit(sink, { type: "tool.call.started", tool_call_id: call.id, tool: call.name, args: call.args });
+      try {
+        result = await deps.registry.execute(call, { signal: context.cancelSignal, runId: context.runId, threadId: context.threadId });
+      } catch (error) {
+        if (!(error instanceof RunCancelledError)) throw error;
+        result = failureResult(call.name, "TOOL_FAILED", "the run was cancelled while this call was running; its effect is unknown");
+      }
+      await context.ledger?.complete(call, result);
     }
     for (const sink of sinks) {
       emit(sink, {

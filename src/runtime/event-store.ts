@@ -1,0 +1,246 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Database, Queryable, Row } from "../db/types.js";
+import { DevmindError, RunNotFoundError } from "../errors.js";
+import { RUN_EVENTS_CHANNEL, eventSql, type EventSql } from "./event-sql.js";
+import { checkFence, checkRunId, leaseLost, type Fence } from "./fence.js";
+import { redactedJson } from "./secret-redaction.js";
+
+/**
+ * A stored run event (CONTRACT section 6): the envelope `{run_id, thread_id, seq, type, at}`
+ * (`at` an ISO timestamp) followed by the event's own fields.
+ */
+export interface RunEvent {
+  run_id: string;
+  thread_id: string;
+  seq: number;
+  type: string;
+  at: string;
+  [field: string]: unknown;
+}
+
+/** An event to append: its type (`run.started`, `tool.call.finished`, …) and its own fields. */
+export interface NewRunEvent {
+  type: string;
+  data?: object;
+}
+
+/** Which stored events `read` returns: those with seq > `after` (default 0), at most `limit`. */
+export interface ReadEventsOptions {
+  after?: number;
+  limit?: number;
+}
+
+/** How `follow` runs and when it ends. */
+export interface FollowEventsOptions {
+  /** Start after this seq (default 0: from the first event). */
+  after?: number;
+  /** Ends the iteration (quietly) when aborted. */
+  signal?: AbortSignal;
+  /**
+   * Ends the iteration once it returns true and every event stored by then was yielded; asked
+   * before each look at the table (e.g. "is the run terminal?").
+   */
+  isDone?: () => Promise<boolean> | boolean;
+  /** Fallback poll interval when no notification arrives (default EVENT_STORE_DEFAULTS.followPollMs). */
+  pollMs?: number;
+}
+
+/** Defaults of the event store. */
+export const EVENT_STORE_DEFAULTS = {
+  /** `follow` looks at the table at least this often even if no notification arrives. */
+  followPollMs: 1_000,
+  /** `follow` reads at most this many events per query. */
+  followBatch: 500,
+  /** Tries of one append when concurrent appenders take the same seq. */
+  appendAttempts: 20,
+} as const;
+
+/** Event types are dotted lower-case names from code, e.g. `tool.call.started`. */
+export const EVENT_TYPE_PATTERN = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/;
+
+/** seq is an integer column. */
+const MAX_SEQ = 2_147_483_647;
+
+/** Fields of the envelope; an event's data may not carry them. */
+const ENVELOPE_KEYS = new Set(["run_id", "thread_id", "seq", "type", "at"]);
+
+/**
+ * Run events, stored durably with a per-run `seq` and delivered live.
+ *
+ * Secrets: stored events are redacted, not refused. The value of any secret-named field
+ * (`api_key`, `authorization`, `password`, `*_token`, …) becomes `[REDACTED]`, and secret-looking
+ * text anywhere (`sk-…`, `Bearer …`, GitHub/Slack/AWS/Google keys, URL passwords) is replaced in
+ * place. Refusing would turn a model echoing a key into a failed run and a hole in the audit
+ * trail; redacting keeps the event and never stores the key. See `secret-redaction.ts`.
+ *
+ * @example
+ *   const events = new EventStore(db);
+ *   await events.append(runId, [{ type: "run.started", data: { attempt: 1, worker } }], fence);
+ *   for await (const event of events.follow(runId, { signal, isDone })) print(event);
+ */
+export class EventStore {
+  private readonly sql: EventSql;
+
+  constructor(private readonly db: Database) {
+    this.sql = eventSql(db.schema);
+  }
+
+  /**
+   * Appends `events` in order after the run's last seq, in one statement that also stamps `at`
+   * and notifies followers; returns them as stored. With a `fence`, nothing is written unless
+   * the lease is still held at that epoch (else LeaseLostError). An unknown run is
+   * RunNotFoundError. Concurrent appenders to one run are retried on a seq collision (bounded);
+   * inside a caller's transaction (`tx`) a collision is not retried but thrown.
+   */
+  async append(runId: string, events: readonly NewRunEvent[], fence?: Fence, options: { tx?: Queryable } = {}): Promise<RunEvent[]> {
+    checkRunId(runId);
+    if (fence !== undefined) {
+      checkFence(fence);
+      if (fence.runId.toLowerCase() !== runId.toLowerCase()) {
+        throw new DevmindError("RUN_INPUT_INVALID", `fence of run ${fence.runId} used to append events to run ${runId}`);
+      }
+    }
+    if (!Array.isArray(events)) throw new DevmindError("RUN_INPUT_INVALID", "events must be an array of {type, data?}");
+    if (events.length === 0) return [];
+    const payload = serializeEvents(events);
+    const runner = options.tx ?? this.db;
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        const result =
+          fence === undefined
+            ? await runner.query(this.sql.append, [runId, payload])
+            : await runner.query(this.sql.appendFenced, [runId, payload, fence.epoch]);
+        if (result.rows.length === 0) throw fence === undefined ? new RunNotFoundError(runId) : leaseLost(fence);
+        return result.rows.map((row) => toEvent(runId, row));
+      } catch (error) {
+        if (options.tx !== undefined || !isSeqCollision(error) || attempt >= EVENT_STORE_DEFAULTS.appendAttempts) throw error;
+        await sleep(Math.random() * 5 * attempt);
+      }
+    }
+  }
+
+  /** The run's stored events with seq > `after`, in seq order; RunNotFoundError for an unknown run. */
+  async read(runId: string, options: ReadEventsOptions = {}): Promise<RunEvent[]> {
+    checkRunId(runId);
+    const after = options.after ?? 0;
+    if (!Number.isSafeInteger(after) || after < 0 || after > MAX_SEQ) throw new DevmindError("RUN_INPUT_INVALID", `after must be a non-negative integer, got ${String(after)}`);
+    const limit = options.limit;
+    if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 1)) {
+      throw new DevmindError("RUN_INPUT_INVALID", `limit must be a positive integer, got ${String(limit)}`);
+    }
+    const result = await this.db.query(this.sql.read, [runId, after, limit ?? null]);
+    if (result.rows.length === 0) throw new RunNotFoundError(runId);
+    return result.rows.filter((row) => row["seq"] !== null).map((row) => toEvent(runId, row));
+  }
+
+  /**
+   * The run's events after `after`, stored ones first, then new ones as they are appended, each
+   * exactly once and in seq order. Woken by LISTEN on RUN_EVENTS_CHANNEL (across processes on
+   * PostgreSQL, in-process on PGlite) and by a bounded poll as fallback (also when listening
+   * fails). Ends when `signal` aborts, or when `isDone()` is true and every event stored by then
+   * was yielded. Breaking out of the loop stops listening.
+   */
+  async *follow(runId: string, options: FollowEventsOptions = {}): AsyncGenerator<RunEvent, void, undefined> {
+    checkRunId(runId);
+    const { signal, isDone } = options;
+    const pollMs = options.pollMs ?? EVENT_STORE_DEFAULTS.followPollMs;
+    if (!(pollMs > 0)) throw new DevmindError("RUN_INPUT_INVALID", `pollMs must be positive, got ${String(pollMs)}`);
+    let cursor = options.after ?? 0;
+    if (signal?.aborted) return;
+
+    const key = runId.toLowerCase();
+    let pending = true;
+    let wake: (() => void) | null = null;
+    const poke = (): void => {
+      pending = true;
+      wake?.();
+    };
+    // listen before the first read, so nothing appended after that read goes unnoticed
+    const unlisten = await this.db.listen(RUN_EVENTS_CHANNEL, (payload) => payload === key && poke()).catch(() => null);
+    signal?.addEventListener("abort", poke, { once: true });
+    try {
+      for (;;) {
+        if (signal?.aborted) return;
+        // asked before reading: whatever was stored when the run was done is still drained below
+        const done = isDone === undefined ? false : await isDone();
+        pending = false;
+        for (;;) {
+          const batch = await this.read(runId, { after: cursor, limit: EVENT_STORE_DEFAULTS.followBatch });
+          for (const event of batch) {
+            if (signal?.aborted) return;
+            if (event.seq <= cursor) continue;
+            cursor = event.seq;
+            yield event;
+          }
+          if (batch.length < EVENT_STORE_DEFAULTS.followBatch) break;
+        }
+        if (done || signal?.aborted) return;
+        if (!pending) await waitForWake(pollMs, (resolve) => (wake = resolve));
+        wake = null;
+      }
+    } finally {
+      signal?.removeEventListener("abort", poke);
+      await unlisten?.().catch(() => undefined);
+    }
+  }
+}
+
+/** Resolves after `ms`, or earlier when the function handed to `register` is called. */
+function waitForWake(ms: number, register: (resolve: () => void) => void): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      resolve();
+    }
+    register(done);
+  });
+}
+
+function serializeEvents(events: readonly NewRunEvent[]): string {
+  const rows = events.map((event, index) => {
+    const where = `event ${index}`;
+    if (event === null || typeof event !== "object") throw new DevmindError("RUN_INPUT_INVALID", `${where} must be an object {type, data?}`);
+    const { type, data } = event;
+    if (typeof type !== "string" || type.length > 64 || !EVENT_TYPE_PATTERN.test(type)) {
+      throw new DevmindError("RUN_INPUT_INVALID", `${where} has an invalid type ${JSON.stringify(type)}: expected a dotted lower-case name like "run.started"`);
+    }
+    if (data !== undefined && (data === null || typeof data !== "object" || Array.isArray(data))) {
+      throw new DevmindError("RUN_INPUT_INVALID", `${where} (${type}) data must be a plain object`);
+    }
+    for (const field of Object.keys(data ?? {})) {
+      if (ENVELOPE_KEYS.has(field)) throw new DevmindError("RUN_INPUT_INVALID", `${where} (${type}) data may not set the envelope field ${field}`);
+    }
+    return { type, data: data ?? {} };
+  });
+  try {
+    return redactedJson(rows);
+  } catch (error) {
+    throw new DevmindError("RUN_INPUT_INVALID", `events are not serialisable as JSON: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+function toEvent(runId: string, row: Row): RunEvent {
+  const event: RunEvent = {
+    run_id: runId.toLowerCase(),
+    thread_id: String(row["thread_id"]),
+    seq: Number(row["seq"]),
+    type: String(row["type"]),
+    at: isoTime(row["at"]),
+  };
+  const data = row["data"];
+  if (data !== null && typeof data === "object") {
+    for (const [field, value] of Object.entries(data)) if (!ENVELOPE_KEYS.has(field)) event[field] = value;
+  }
+  return event;
+}
+
+/** A timestamptz column as ISO text, whichever driver parsed it. */
+function isoTime(value: unknown): string {
+  return (value instanceof Date ? value : new Date(String(value))).toISOString();
+}
+
+function isSeqCollision(error: unknown): boolean {
+  const { code, constraint } = (error ?? {}) as { code?: unknown; constraint?: unknown };
+  return code === "23505" && (constraint === undefined || constraint === "run_events_pkey");
+}

@@ -1,0 +1,214 @@
+import { Command } from "@langchain/langgraph";
+import { fenceConfigurable } from "../checkpoint/fence-config.js";
+import { DevmindError, LeaseLostError } from "../errors.js";
+import type { ActionRequest } from "../graph/approvals.js";
+import type { AgentGraph } from "../graph/build-agent-graph.js";
+import type { AgentEvent } from "../graph/events.js";
+import type { AgentRunContext } from "../graph/run-context.js";
+import { viewRun } from "../graph/run-view.js";
+import type { StopReason } from "../graph/state.js";
+import type { DecisionRecord, DecisionStore } from "./decision-store.js";
+import type { EventStore, NewRunEvent } from "./event-store.js";
+import type { Fence } from "./fence.js";
+import { inputMessages } from "./run-input.js";
+import { RunLedger } from "./run-ledger.js";
+import type { ClaimedRun, RunCounts, RunRecord } from "./run-record.js";
+import type { RunStore } from "./run-store.js";
+import { finalEventType, statusForStopReason } from "./status.js";
+import type { ToolLedger } from "./tool-ledger.js";
+
+/** What executing a run needs; built once per runtime. */
+export interface ExecutorDeps {
+  runs: RunStore;
+  events: EventStore;
+  decisions: DecisionStore;
+  ledger: ToolLedger;
+  graph: () => Promise<AgentGraph>;
+  leaseMs: number;
+  /** How often a running run checks for a cancel request. */
+  cancelPollMs: number;
+  recursionLimit: number;
+  /** Live listeners of every event (model.delta included), in this process. */
+  live: (runId: string, event: { type: string; [field: string]: unknown }) => void;
+  /** Aborted when this process drains: runs stop at the next step boundary and are released. */
+  drainSignal?: AbortSignal;
+}
+
+type GraphState = Awaited<ReturnType<AgentGraph["getState"]>>;
+
+function pendingRequests(state: GraphState): ActionRequest[] {
+  return state.tasks.flatMap((task) => task.interrupts.flatMap((item) => ((item.value as { actionRequests?: ActionRequest[] } | undefined)?.actionRequests ?? [])));
+}
+
+function resumeDecision(record: DecisionRecord): Record<string, unknown> {
+  if (record.decision === "approve") return { type: "approve", tool_call_id: record.tool_call_id };
+  if (record.decision === "edit") return { type: "edit", tool_call_id: record.tool_call_id, editedAction: { name: record.tool, args: record.args ?? {} } };
+  return { type: "reject", tool_call_id: record.tool_call_id, ...(record.reason === null ? {} : { message: record.reason }) };
+}
+
+function countsOf(state: GraphState, activeMsDelta: number): RunCounts {
+  const values = state.values as {
+    messages?: never[];
+    run_start?: number;
+    stop_reason?: string | null;
+    model_rounds?: number;
+    tool_calls?: number;
+    usage?: { input_tokens: number; output_tokens: number };
+  };
+  // a finished run's counts were written by the graph's finish node; a paused one is counted here
+  if (values.stop_reason) {
+    return { modelRounds: values.model_rounds ?? 0, toolCalls: values.tool_calls ?? 0, usage: values.usage ?? { input_tokens: 0, output_tokens: 0 }, activeMsDelta };
+  }
+  const view = viewRun(values.messages ?? [], values.run_start ?? 0);
+  return { modelRounds: view.modelRounds, toolCalls: view.toolCalls, usage: view.usage, activeMsDelta };
+}
+
+/** Turns graph events into stored run events (model.delta is live only). */
+function storedEvent(event: AgentEvent): NewRunEvent | null {
+  if (event.type === "model.delta" || event.type === "graph.stopped") return null;
+  const { type, ...data } = event;
+  return { type, data };
+}
+
+/**
+ * Runs a claimed run in this process until it ends, pauses for approval, loses its lease, or the
+ * process drains. Starts the graph with the run's input, resumes an interrupted one with the
+ * stored decisions, or continues one whose process died (from its last checkpoint). Every write
+ * — checkpoints, ledger, events, status — carries the lease epoch, so a worker whose lease was
+ * taken over writes nothing more. Returns the run record as stored afterwards.
+ */
+export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, owner: string): Promise<RunRecord> {
+  const { run, epoch } = claimed;
+  const fence: Fence = { runId: run.run_id, epoch };
+  const started = Date.now();
+  const cancel = new AbortController();
+  const lost = new AbortController();
+  let chain: Promise<unknown> = Promise.resolve();
+  let lostLease = false;
+  const append = (events: NewRunEvent[]): Promise<unknown> => {
+    for (const event of events) if (event.type.startsWith("run.")) deps.live(run.run_id, { type: event.type, ...(event.data ?? {}) });
+    chain = chain.then(() => (lostLease ? undefined : deps.events.append(run.run_id, events, fence))).catch((error: unknown) => {
+      if (error instanceof LeaseLostError) {
+        lostLease = true;
+        lost.abort(error);
+        return;
+      }
+      throw error;
+    });
+    return chain;
+  };
+  const sink = (event: AgentEvent): void => {
+    deps.live(run.run_id, event);
+    const stored = storedEvent(event);
+    if (stored !== null) void append([stored]).catch(() => undefined);
+  };
+  const heartbeat = setInterval(() => {
+    deps.runs.heartbeat(run.run_id, epoch, deps.leaseMs).then(
+      (held) => {
+        if (!held) {
+          lostLease = true;
+          lost.abort(new LeaseLostError(run.run_id, epoch));
+        }
+      },
+      () => undefined,
+    );
+  }, Math.max(50, Math.floor(deps.leaseMs / 3)));
+  const cancelWatch = setInterval(() => {
+    deps.runs.isCancelRequested(run.run_id).then(
+      (requested) => requested && cancel.abort(),
+      () => undefined,
+    );
+  }, deps.cancelPollMs);
+  heartbeat.unref?.();
+  cancelWatch.unref?.();
+
+  try {
+    const graph = await deps.graph();
+    const thread = { configurable: { thread_id: run.thread_id } };
+    const before = await graph.getState(thread);
+    const ours = (before.values as { run_id?: unknown }).run_id === run.run_id;
+    let input: unknown = undefined;
+    if (!ours) {
+      input = { messages: inputMessages(run.input), run_id: run.run_id };
+      await append([{ type: "run.started", data: { attempt: run.attempt, worker: owner } }]);
+    } else {
+      const requests = pendingRequests(before);
+      if (requests.length > 0) {
+        const decided = new Map((await deps.decisions.list(run.run_id)).map((d) => [d.tool_call_id, d]));
+        if (!requests.every((request) => decided.has(request.tool_call_id))) {
+          await deps.runs.interrupt(run.run_id, epoch, countsOf(before, Date.now() - started));
+          return await deps.runs.get(run.run_id);
+        }
+        input = new Command({ resume: { decisions: requests.map((request) => resumeDecision(decided.get(request.tool_call_id) as DecisionRecord)) } });
+        await append([{ type: "run.resumed", data: { reason: "approval", attempt: run.attempt, worker: owner } }]);
+      } else if (before.next.length > 0) {
+        input = null;
+        await append([{ type: "run.resumed", data: { reason: "recovery", attempt: run.attempt, worker: owner } }]);
+      }
+    }
+    if (input !== undefined) {
+      const context: AgentRunContext = {
+        cancelSignal: cancel.signal,
+        events: sink,
+        runId: run.run_id,
+        limits: run.limits,
+        ledger: new RunLedger(deps.ledger, deps.decisions, fence),
+        ...(deps.drainSignal === undefined ? {} : { drainSignal: deps.drainSignal }),
+      };
+      await graph.invoke(input as never, {
+        configurable: { thread_id: run.thread_id, ...fenceConfigurable(fence) },
+        context,
+        signal: lost.signal,
+        recursionLimit: deps.recursionLimit,
+      } as never);
+    }
+    await chain;
+    if (lostLease) return await deps.runs.get(run.run_id);
+    const after = await graph.getState(thread);
+    const counts = countsOf(after, Date.now() - started);
+    if (pendingRequests(after).length > 0) {
+      await deps.runs.interrupt(run.run_id, epoch, counts);
+      await deps.events.append(run.run_id, [{ type: "run.interrupted", data: {} }]);
+      deps.live(run.run_id, { type: "run.interrupted" });
+      return await deps.runs.get(run.run_id);
+    }
+    const values = after.values as { stop_reason?: StopReason | null; answer?: string | null; error?: { code: string; message: string } | null };
+    const stopReason: StopReason = values.stop_reason ?? "internal_error";
+    const error = values.error ?? (values.stop_reason ? null : { code: "INTERNAL_ERROR", message: "the graph ended without a stop reason" });
+    return await finishRun(deps, run, epoch, stopReason, values.answer ?? null, counts, stopReason === "completed" ? null : error);
+  } catch (error) {
+    await chain.catch(() => undefined);
+    if (lostLease || error instanceof LeaseLostError || lost.signal.aborted) return await deps.runs.get(run.run_id);
+    if (error instanceof DevmindError && error.code === "RUN_DRAINED") {
+      await deps.runs.release(run.run_id, epoch, { modelRounds: run.model_rounds, toolCalls: run.tool_calls, usage: run.usage, activeMsDelta: Date.now() - started });
+      return await deps.runs.get(run.run_id);
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    const code = error instanceof DevmindError ? error.code : "INTERNAL_ERROR";
+    const counts = { modelRounds: run.model_rounds, toolCalls: run.tool_calls, usage: run.usage, activeMsDelta: Date.now() - started };
+    return await finishRun(deps, run, epoch, "internal_error", null, counts, { code, message: message.slice(0, 2_000) });
+  } finally {
+    clearInterval(heartbeat);
+    clearInterval(cancelWatch);
+  }
+}
+
+async function finishRun(
+  deps: ExecutorDeps,
+  run: RunRecord,
+  epoch: number,
+  stopReason: StopReason,
+  answer: string | null,
+  counts: RunCounts,
+  error: { code: string; message: string } | null,
+): Promise<RunRecord> {
+  const status = statusForStopReason(stopReason);
+  const held = await deps.runs.finish(run.run_id, epoch, { status, stopReason, answer, counts, error });
+  if (held) {
+    const type = finalEventType(status);
+    const data = status === "success" ? { answer } : status === "error" ? { stop_reason: stopReason, code: error?.code ?? null, message: error?.message ?? null } : {};
+    await deps.events.append(run.run_id, [{ type, data }]);
+    deps.live(run.run_id, { type, ...data });
+  }
+  return deps.runs.get(run.run_id);
+}

@@ -1,0 +1,34 @@
+import { AIMessage, HumanMessage, SystemMessage, mapStoredMessagesToChatMessages, type BaseMessage, type StoredMessage } from "@langchain/core/messages";
+import { DevmindError } from "../errors.js";
+
+/**
+ * Turns a run's stored input into LangChain messages. Accepted forms per message: a string (a
+ * user message), `{ role: "user" | "assistant" | "system", content }` (OpenAI style), or a
+ * LangChain stored message `{ type, data }`.
+ */
+export function inputMessages(input: unknown): BaseMessage[] {
+  const messages = (input as { messages?: unknown } | null)?.messages;
+  if (!Array.isArray(messages) || messages.length === 0) {
+    throw new DevmindError("RUN_INPUT_INVALID", 'run input must be { "messages": [...] } with at least one message');
+  }
+  return messages.map((message, index) => toMessage(message, index));
+}
+
+function toMessage(message: unknown, index: number): BaseMessage {
+  if (typeof message === "string") return new HumanMessage(message);
+  const record = message as { role?: unknown; content?: unknown; type?: unknown; data?: unknown } | null;
+  if (record !== null && typeof record === "object") {
+    if (typeof record.role === "string" && typeof record.content === "string") {
+      if (record.role === "user" || record.role === "human") return new HumanMessage(record.content);
+      if (record.role === "assistant" || record.role === "ai") return new AIMessage(record.content);
+      if (record.role === "system") return new SystemMessage(record.content);
+    }
+    if (typeof record.type === "string" && record.data !== null && typeof record.data === "object") {
+      const [converted] = mapStoredMessagesToChatMessages([record as StoredMessage]);
+      if (converted !== undefined) return converted;
+    }
+  }
+  throw new DevmindError("RUN_INPUT_INVALID", `message ${index} must be a string, {role, content} with role user/assistant/system, or a stored LangChain message`, {
+    details: { index },
+  });
+}

@@ -1,0 +1,267 @@
+import { quoteIdentifier } from "../db/identifiers.js";
+import { statement } from "../db/statement.js";
+import type { Statement } from "../db/types.js";
+
+/** A timestamptz as ISO-8601 UTC text with milliseconds, the format of `Date.toISOString()`. */
+function iso(expression: string): string {
+  return `to_char(${expression} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+}
+
+/** The columns `runFromRow` reads, from the runs row aliased `a`. */
+function runColumns(a: string): string {
+  return `${a}.run_id::text AS run_id, ${a}.thread_id, ${a}.status, ${a}.stop_reason, ${a}.answer,
+    ${a}.model_rounds, ${a}.tool_calls, ${a}.input_tokens, ${a}.output_tokens, ${a}.attempt,
+    ${iso(`${a}.created_at`)} AS created_at, ${iso(`${a}.updated_at`)} AS updated_at, ${iso(`${a}.finished_at`)} AS finished_at,
+    ${a}.error_code, ${a}.error_message, ${a}.input, ${a}.limits,
+    ${a}.lease_owner, ${a}.lease_epoch, ${iso(`${a}.lease_expires_at`)} AS lease_expires_at,
+    ${a}.cancel_requested_at IS NOT NULL AS cancel_requested, ${a}.active_ms`;
+}
+
+/** `now() + $n milliseconds`. */
+function leaseUntil(param: string): string {
+  return `now() + ${param}::integer * interval '1 millisecond'`;
+}
+
+/**
+ * Assignments storing a worker's counts from parameters `$first .. $first+4` (model rounds, tool
+ * calls, input tokens, output tokens, active-ms delta); null parameters keep the stored values.
+ */
+function countsSet(first: number): string {
+  return `model_rounds = COALESCE($${first}::integer, r.model_rounds),
+    tool_calls = COALESCE($${first + 1}::integer, r.tool_calls),
+    input_tokens = COALESCE($${first + 2}::bigint, r.input_tokens),
+    output_tokens = COALESCE($${first + 3}::bigint, r.output_tokens),
+    active_ms = r.active_ms + COALESCE($${first + 4}::bigint, 0)`;
+}
+
+/** `$1 run id, $2 epoch`: the fence every worker write of a run checks. */
+const FENCE = `r.run_id = $1::uuid AND r.lease_epoch = $2::bigint AND r.status = 'running'`;
+
+/** Optional filters of `list`, each a `$n` parameter when present. */
+export interface RunListShape {
+  status: boolean;
+  thread: boolean;
+  before: boolean;
+}
+
+/**
+ * Every statement of the run store for one schema (a validated identifier). Runs are the queue:
+ * `claimNext` and `claim` take leases, and the fenced statements (`heartbeat`, `release`,
+ * `interrupt`, `finish`) change a run only while `(lease_epoch, status = 'running')` still match.
+ */
+export function runSql(schema: string) {
+  const s = quoteIdentifier(schema);
+  const runs = `${s}.runs`;
+  const listCache = new Map<string, Statement>();
+  // a run may start when no other run of its thread is active and none is queued ahead of it
+  const blockedBy = (o: string, p: string) =>
+    `${o}.thread_id = ${p}.thread_id AND ${o}.run_id <> ${p}.run_id
+       AND (${o}.status IN ('running', 'interrupted')
+            OR (${p}.status = 'pending' AND ${o}.status = 'pending' AND (${o}.created_at, ${o}.run_id) < (${p}.created_at, ${p}.run_id)))`;
+  return {
+    /** $1 lock key: serialises creates on one thread until the transaction ends. */
+    lockThread: statement("runs_lock_thread", `SELECT pg_advisory_xact_lock(hashtext($1::text))::text AS locked`),
+
+    /**
+     * $1 run id, $2 thread, $3 input json, $4 limits json, $5 enqueue. Inserts a pending run unless
+     * the thread has an active run and $5 is false. Always one row: the run's columns (null when
+     * not inserted) and the thread's oldest active run (`active_run_id`, `active_status`), if any.
+     * Run it after `lockThread` in the same transaction, so its snapshot sees every earlier create.
+     */
+    create: statement(
+      "runs_create",
+      `WITH active AS (
+         SELECT a.run_id, a.status FROM ${runs} a
+          WHERE a.thread_id = $2::text AND a.status IN ('pending', 'running', 'interrupted')
+          ORDER BY a.created_at, a.run_id LIMIT 1
+       ), inserted AS (
+         INSERT INTO ${runs} AS r (run_id, thread_id, status, input, limits, created_at, updated_at)
+         SELECT $1::uuid, $2::text, 'pending', $3::jsonb, $4::jsonb, t.at, t.at
+           FROM (SELECT clock_timestamp() AS at) t
+          WHERE $5::boolean OR NOT EXISTS (SELECT 1 FROM active)
+         RETURNING ${runColumns("r")}
+       )
+       SELECT i.*, act.run_id::text AS active_run_id, act.status AS active_status
+         FROM (SELECT 1) one LEFT JOIN inserted i ON true LEFT JOIN active act ON true`,
+    ),
+
+    /** $1 run id. */
+    get: statement("runs_get", `SELECT ${runColumns("r")} FROM ${runs} r WHERE r.run_id = $1::uuid`),
+
+    /** $1 run id: whether a cancel was requested. */
+    isCancelRequested: statement("runs_cancel_requested", `SELECT r.cancel_requested_at IS NOT NULL AS requested FROM ${runs} r WHERE r.run_id = $1::uuid`),
+
+    /**
+     * A keyset page, newest first by (created_at, run_id). Parameters in order:
+     * [status] [thread] [before run id] limit.
+     */
+    list(shape: RunListShape): Statement {
+      const key = JSON.stringify(shape);
+      const cached = listCache.get(key);
+      if (cached !== undefined) return cached;
+      const where: string[] = [];
+      let n = 0;
+      const next = (): string => `$${(n += 1)}`;
+      if (shape.status) where.push(`r.status = ${next()}::text`);
+      if (shape.thread) where.push(`r.thread_id = ${next()}::text`);
+      if (shape.before) where.push(`(r.created_at, r.run_id) < (SELECT c.created_at, c.run_id FROM ${runs} c WHERE c.run_id = ${next()}::uuid)`);
+      const limit = next();
+      const built = statement(
+        "runs_list",
+        `SELECT ${runColumns("r")} FROM ${runs} r
+          ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
+          ORDER BY r.created_at DESC, r.run_id DESC
+          LIMIT ${limit}::integer`,
+      );
+      listCache.set(key, built);
+      return built;
+    },
+
+    /** $1 run id: whether the run exists (a `list` cursor check). */
+    exists: statement("runs_exists", `SELECT 1 AS found FROM ${runs} r WHERE r.run_id = $1::uuid`),
+
+    /**
+     * $1 owner, $2 lease ms. Claims the oldest pending run that may start (no active run on its
+     * thread, none queued ahead of it); skips rows other claimers hold. A concurrent claim on the
+     * same thread can still make this fail with 23505 (the one-active-per-thread index).
+     */
+    claimNext: statement(
+      "runs_claim_next",
+      `UPDATE ${runs} AS r
+          SET status = 'running', lease_owner = $1::text, lease_epoch = r.lease_epoch + 1,
+              lease_expires_at = ${leaseUntil("$2")}, attempt = r.attempt + 1, updated_at = now()
+        WHERE r.run_id = (
+                SELECT p.run_id FROM ${runs} p
+                 WHERE p.status = 'pending'
+                   AND NOT EXISTS (SELECT 1 FROM ${runs} o WHERE ${blockedBy("o", "p")})
+                 ORDER BY p.created_at, p.run_id
+                 LIMIT 1
+                   FOR UPDATE SKIP LOCKED)
+          AND r.status = 'pending'
+       RETURNING ${runColumns("r")}`,
+    ),
+
+    /**
+     * $1 run id, $2 owner, $3 lease ms, $4 from pending, $5 from interrupted. Claims this run if
+     * its status is allowed and nothing on its thread is ahead of it. Always one row: the run's
+     * columns (null when not claimed), `current_status` (null: no such run) and the blocking run
+     * (`blocker_id`, `blocker_status`), if any.
+     */
+    claim: statement(
+      "runs_claim",
+      `WITH cur AS (
+         SELECT c.run_id, c.thread_id, c.status, c.created_at FROM ${runs} c WHERE c.run_id = $1::uuid
+       ), blocker AS (
+         SELECT o.run_id, o.status FROM ${runs} o, cur WHERE ${blockedBy("o", "cur")}
+          ORDER BY o.created_at, o.run_id LIMIT 1
+       ), claimed AS (
+         UPDATE ${runs} AS r
+            SET status = 'running', lease_owner = $2::text, lease_epoch = r.lease_epoch + 1,
+                lease_expires_at = ${leaseUntil("$3")}, attempt = r.attempt + 1, updated_at = now()
+          WHERE r.run_id = $1::uuid
+            AND ((r.status = 'pending' AND $4::boolean) OR (r.status = 'interrupted' AND $5::boolean))
+            AND NOT EXISTS (SELECT 1 FROM blocker)
+         RETURNING ${runColumns("r")}
+       )
+       SELECT cl.*, cur.status AS current_status, b.run_id::text AS blocker_id, b.status AS blocker_status
+         FROM (SELECT 1) one LEFT JOIN claimed cl ON true LEFT JOIN cur ON true LEFT JOIN blocker b ON true`,
+    ),
+
+    /** $1 run id, $2 epoch, $3 lease ms: extends a held lease. */
+    heartbeat: statement(
+      "runs_heartbeat",
+      `UPDATE ${runs} AS r SET lease_expires_at = ${leaseUntil("$3")} WHERE ${FENCE} RETURNING r.run_id`,
+    ),
+
+    /** $1 run id, $2 epoch, $3..$7 counts or nulls: back to pending, lease cleared, attempt kept. */
+    release: statement(
+      "runs_release",
+      `UPDATE ${runs} AS r
+          SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = now(), ${countsSet(3)}
+        WHERE ${FENCE} RETURNING r.run_id`,
+    ),
+
+    /** $1 run id: every approval of an interrupted run is decided; it waits in the queue to resume. */
+    readyToResume: statement(
+      "runs_ready_to_resume",
+      `UPDATE ${runs} AS r SET status = 'pending', updated_at = now() WHERE r.run_id = $1::uuid AND r.status = 'interrupted' RETURNING r.run_id`,
+    ),
+
+    /** $1 run id, $2 epoch, $3..$7 counts: waiting for approval, lease cleared. */
+    interrupt: statement(
+      "runs_interrupt",
+      `UPDATE ${runs} AS r
+          SET status = 'interrupted', lease_owner = NULL, lease_expires_at = NULL, updated_at = now(), ${countsSet(3)}
+        WHERE ${FENCE} RETURNING r.run_id`,
+    ),
+
+    /**
+     * $1 run id, $2 epoch, $3 status, $4 stop reason, $5 answer, $6 error code, $7 error message,
+     * $8..$12 counts: the run ends.
+     */
+    finish: statement(
+      "runs_finish",
+      `UPDATE ${runs} AS r
+          SET status = $3::text, stop_reason = $4::text, answer = $5::text, error_code = $6::text, error_message = $7::text,
+              lease_owner = NULL, lease_expires_at = NULL, finished_at = now(), updated_at = now(), ${countsSet(8)}
+        WHERE ${FENCE} RETURNING r.run_id`,
+    ),
+
+    /**
+     * $1 max attempts. Every running run whose lease lapsed: cancelled if a cancel was requested,
+     * else error / max_attempts once `attempt >= $1`, else back to pending. Returns (run_id, status).
+     */
+    requeueExpired: statement(
+      "runs_requeue_expired",
+      `WITH expired AS (
+         SELECT e.run_id FROM ${runs} e
+          WHERE e.status = 'running' AND e.lease_expires_at < now()
+            FOR UPDATE SKIP LOCKED
+       ), changed AS (
+         UPDATE ${runs} AS r
+            SET status = CASE WHEN r.cancel_requested_at IS NOT NULL THEN 'cancelled'
+                              WHEN r.attempt >= $1::integer THEN 'error' ELSE 'pending' END,
+                stop_reason = CASE WHEN r.cancel_requested_at IS NOT NULL THEN 'cancelled'
+                                   WHEN r.attempt >= $1::integer THEN 'max_attempts' ELSE r.stop_reason END,
+                error_code = CASE WHEN r.cancel_requested_at IS NULL AND r.attempt >= $1::integer THEN 'MAX_ATTEMPTS' ELSE r.error_code END,
+                error_message = CASE WHEN r.cancel_requested_at IS NULL AND r.attempt >= $1::integer
+                                     THEN 'the run''s lease expired on attempt ' || r.attempt || ' of ' || $1::integer
+                                          || ' (DEVMIND_MAX_ATTEMPTS): its worker died or stalled every time'
+                                     ELSE r.error_message END,
+                finished_at = CASE WHEN r.cancel_requested_at IS NOT NULL OR r.attempt >= $1::integer THEN now() ELSE NULL END,
+                lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
+           FROM expired
+          WHERE r.run_id = expired.run_id
+         RETURNING r.run_id::text AS run_id, r.status
+       )
+       SELECT run_id, status FROM changed ORDER BY run_id`,
+    ),
+
+    /**
+     * $1 run id. Pending or interrupted: cancelled now. Running without a request yet: the request
+     * is recorded for its worker. Always one row: the run's columns (null when nothing changed)
+     * and `current_status` / `current_cancel_requested` as read before (null status: no such run).
+     */
+    requestCancel: statement(
+      "runs_request_cancel",
+      `WITH cur AS (
+         SELECT c.status, c.cancel_requested_at IS NOT NULL AS cancel_requested FROM ${runs} c WHERE c.run_id = $1::uuid
+       ), changed AS (
+         UPDATE ${runs} AS r
+            SET status = CASE WHEN r.status IN ('pending', 'interrupted') THEN 'cancelled' ELSE r.status END,
+                stop_reason = CASE WHEN r.status IN ('pending', 'interrupted') THEN 'cancelled' ELSE r.stop_reason END,
+                finished_at = CASE WHEN r.status IN ('pending', 'interrupted') THEN now() ELSE r.finished_at END,
+                cancel_requested_at = COALESCE(r.cancel_requested_at, now()),
+                updated_at = now()
+          WHERE r.run_id = $1::uuid
+            AND (r.status IN ('pending', 'interrupted') OR (r.status = 'running' AND r.cancel_requested_at IS NULL))
+         RETURNING ${runColumns("r")}
+       )
+       SELECT ch.*, cur.status AS current_status, cur.cancel_requested AS current_cancel_requested
+         FROM (SELECT 1) one LEFT JOIN changed ch ON true LEFT JOIN cur ON true`,
+    ),
+  } as const;
+}
+
+/** The statements of `runSql`, for one schema. */
+export type RunSql = ReturnType<typeof runSql>;

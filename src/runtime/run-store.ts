@@ -1,0 +1,400 @@
+import { randomUUID } from "node:crypto";
+import { CONFIG_BOUNDS, RUN_STORE_LIMITS, RUN_THREAD_LOCK_PREFIX } from "../constants.js";
+import type { Database, Row } from "../db/types.js";
+import { RunConflictError, RunNotFoundError } from "../errors.js";
+import type { RunError, StopReason } from "../graph/state.js";
+import {
+  checkRunCounts,
+  checkRunId,
+  checkRunLimits,
+  checkThreadId,
+  isRunStatus,
+  isStopReason,
+  runFromRow,
+  runInputError,
+  serializeRunInput,
+  type ClaimedRun,
+  type RunCounts,
+  type RunInput,
+  type RunLimits,
+  type RunRecord,
+  type RunStatus,
+} from "./run-record.js";
+import { runSql, type RunSql } from "./run-sql.js";
+import { statusForStopReason, type TerminalStatus } from "./status.js";
+
+/** What `create` needs. */
+export interface CreateRunOptions {
+  /** The conversation; a new uuid when absent. */
+  threadId?: string | undefined;
+  input: RunInput;
+  limits?: RunLimits | undefined;
+  /** "reject" (default): a thread with a pending, running or interrupted run refuses another. "enqueue": queue behind it. */
+  multitask?: "reject" | "enqueue" | undefined;
+}
+
+/** Filters and cursor of `list`. */
+export interface ListRunsOptions {
+  status?: RunStatus | undefined;
+  threadId?: string | undefined;
+  /** 1..500, default 50. */
+  limit?: number | undefined;
+  /** Keyset cursor: the last run id of the previous page; returns runs older than it. */
+  before?: string | undefined;
+}
+
+/** Who takes a lease and for how long. */
+export interface LeaseOptions {
+  /** A worker id, shown in the record and logs. */
+  owner: string;
+  /** Lease length; renew it with `heartbeat` well before it lapses. */
+  leaseMs: number;
+}
+
+/** How a run ends (`finish`). */
+export interface FinishRunOptions {
+  status: TerminalStatus;
+  /** Must map to `status` (CONTRACT section 3: completed -> success, deadline -> timeout, cancelled -> cancelled, the rest -> error). */
+  stopReason: StopReason;
+  answer: string | null;
+  counts: RunCounts;
+  error: RunError | null;
+}
+
+/** What `requeueExpired` did, by run id. */
+export interface RequeueResult {
+  /** Back to pending; any worker may claim them. */
+  requeued: string[];
+  /** Ended as error / max_attempts. */
+  failed: string[];
+  /** A cancel had been requested: ended as cancelled instead of being run again. */
+  cancelled: string[];
+}
+
+const UNIQUE_VIOLATION = "23505";
+
+function isUniqueViolation(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === UNIQUE_VIOLATION;
+}
+
+/**
+ * The storage layer of runs: the run records and the queue workers claim from. Every method is
+ * one SQL statement (`create` is one short transaction), with `$n` parameters only.
+ *
+ * Leases are fenced: `claimNext` / `claim` return an epoch, and `heartbeat`, `release`,
+ * `interrupt` and `finish` change the run only while that epoch is current and the run is
+ * running — they return false otherwise, and the caller must stop working on the run (another
+ * worker owns it now, or it was re-queued). Expired leases are never taken over directly:
+ * `requeueExpired` puts the run back in the queue (or ends it after too many attempts).
+ *
+ * @example
+ *   const store = new RunStore(db);
+ *   const run = await store.create({ input: { messages: [{ role: "user", content: "hi" }] } });
+ *   const claimed = await store.claimNext({ owner: "worker-1", leaseMs: 30_000 });
+ *   if (claimed) {
+ *     const counts = { modelRounds: 1, toolCalls: 0, usage: { input_tokens: 10, output_tokens: 2 }, activeMsDelta: 120 };
+ *     const held = await store.finish(claimed.run.run_id, claimed.epoch, { status: "success", stopReason: "completed", answer: "hello", counts, error: null });
+ *     // held === false: the lease moved to another worker; this one wrote nothing
+ *   }
+ */
+export class RunStore {
+  private readonly sql: RunSql;
+
+  constructor(private readonly db: Database) {
+    this.sql = runSql(db.schema);
+  }
+
+  /**
+   * Creates a pending run. In one transaction holding the thread's advisory lock, so concurrent
+   * creates on one thread see each other: with multitask "reject" (default) a thread that already
+   * has a pending, running or interrupted run throws RunConflictError naming it; with "enqueue"
+   * the run queues behind it. Bad input, limits or thread id throw RUN_INPUT_INVALID.
+   */
+  async create(options: CreateRunOptions): Promise<RunRecord> {
+    const input = serializeRunInput(options.input);
+    const limits = JSON.stringify(checkRunLimits(options.limits));
+    const threadId = options.threadId === undefined ? randomUUID() : checkThreadId(options.threadId);
+    const multitask = options.multitask ?? "reject";
+    if (multitask !== "reject" && multitask !== "enqueue") {
+      throw runInputError(`multitask must be "reject" or "enqueue", got ${JSON.stringify(multitask)}`, { field: "multitask" });
+    }
+    const runId = randomUUID();
+    const lockKey = `${RUN_THREAD_LOCK_PREFIX}${this.db.schema}:${threadId}`;
+    const row = await this.db.transaction(async (tx) => {
+      await tx.query(this.sql.lockThread, [lockKey]);
+      const result = await tx.query(this.sql.create, [runId, threadId, input, limits, multitask === "enqueue"]);
+      return result.rows[0];
+    });
+    if (row === undefined || row["run_id"] === null) {
+      const activeId = row?.["active_run_id"] as string | undefined;
+      const activeStatus = row?.["active_status"] as string | undefined;
+      throw new RunConflictError(
+        `thread ${threadId} already has an active run ${activeId} (${activeStatus}); wait for it, cancel it, ` +
+          `or pass multitask "enqueue" to queue this run behind it`,
+        { threadId, activeRunId: activeId, activeStatus },
+      );
+    }
+    return runFromRow(row);
+  }
+
+  /** The run with this id; RunNotFoundError for an unknown id or a string that is not a uuid. */
+  async get(runId: string): Promise<RunRecord> {
+    const result = await this.db.query(this.sql.get, [checkRunId(runId)]);
+    const row = result.rows[0];
+    if (row === undefined) throw new RunNotFoundError(runId);
+    return runFromRow(row);
+  }
+
+  /**
+   * Runs newest first, optionally of one status and/or thread. Page with `before`: pass the last
+   * run id of the previous page (keyset, so concurrent inserts never shift or repeat a page).
+   * An unknown `before` id throws RunNotFoundError.
+   */
+  async list(options: ListRunsOptions = {}): Promise<RunRecord[]> {
+    const limit = options.limit ?? RUN_STORE_LIMITS.listDefault;
+    if (!Number.isInteger(limit) || limit < 1 || limit > RUN_STORE_LIMITS.listMax) {
+      throw runInputError(`limit must be an integer from 1 to ${RUN_STORE_LIMITS.listMax}, got ${String(limit)}`, { field: "limit" });
+    }
+    if (options.status !== undefined && !isRunStatus(options.status)) {
+      throw runInputError(`unknown run status ${JSON.stringify(options.status)}`, { field: "status" });
+    }
+    const values: unknown[] = [];
+    if (options.status !== undefined) values.push(options.status);
+    if (options.threadId !== undefined) values.push(checkThreadId(options.threadId));
+    if (options.before !== undefined) values.push(checkRunId(options.before));
+    values.push(limit);
+    const shape = { status: options.status !== undefined, thread: options.threadId !== undefined, before: options.before !== undefined };
+    const result = await this.db.query(this.sql.list(shape), values);
+    if (result.rows.length === 0 && options.before !== undefined) {
+      const found = await this.db.query(this.sql.exists, [options.before]);
+      if (found.rows.length === 0) throw new RunNotFoundError(options.before);
+    }
+    return result.rows.map(runFromRow);
+  }
+
+  /**
+   * Claims the oldest pending run that may start — no running or interrupted run on its thread
+   * and no older pending run queued ahead of it — for `owner`: status running, epoch + 1, attempt
+   * + 1, lease until now + leaseMs. Returns null when nothing is claimable. Safe to call from any
+   * number of workers at once (rows held by another claimer are skipped; losing a same-thread race
+   * to the unique index just moves on to the next candidate).
+   */
+  async claimNext(options: LeaseOptions): Promise<ClaimedRun | null> {
+    const { owner, leaseMs } = checkLease(options);
+    for (let attempt = 0; attempt < RUN_STORE_LIMITS.claimRetries; attempt += 1) {
+      try {
+        const result = await this.db.query(this.sql.claimNext, [owner, leaseMs]);
+        const row = result.rows[0];
+        return row === undefined ? null : claimed(row);
+      } catch (error) {
+        if (!isUniqueViolation(error)) throw error;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Claims this run (to execute or resume it in this process) when its status is in `from` and
+   * nothing on its thread is ahead of it. Otherwise RunConflictError saying why (not waiting,
+   * already running, finished, or another run of the thread comes first); RunNotFoundError for
+   * an unknown id.
+   */
+  async claim(runId: string, options: LeaseOptions & { from: readonly ("pending" | "interrupted")[] }): Promise<ClaimedRun> {
+    const id = checkRunId(runId);
+    const { owner, leaseMs } = checkLease(options);
+    const from = options.from;
+    if (!Array.isArray(from) || from.length === 0 || from.some((s) => s !== "pending" && s !== "interrupted")) {
+      throw runInputError(`from must list "pending" and/or "interrupted", got ${JSON.stringify(from)}`, { field: "from" });
+    }
+    let row: Row | undefined;
+    try {
+      const result = await this.db.query(this.sql.claim, [id, owner, leaseMs, from.includes("pending"), from.includes("interrupted")]);
+      row = result.rows[0];
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+      throw new RunConflictError(`run ${runId} cannot start: another run of its thread became active at the same moment`, { runId });
+    }
+    if (row !== undefined && row["run_id"] !== null) return claimed(row);
+    const status = row?.["current_status"] as RunStatus | null | undefined;
+    if (status === null || status === undefined) throw new RunNotFoundError(runId);
+    const details = { runId, status };
+    if (status === "running") throw new RunConflictError(`run ${runId} is already running`, details);
+    if (status !== "pending" && status !== "interrupted") {
+      throw new RunConflictError(`run ${runId} already finished with status ${status}`, details);
+    }
+    if (!from.includes(status)) {
+      throw new RunConflictError(
+        status === "interrupted"
+          ? `run ${runId} is waiting for approval (interrupted), not queued; decide its pending tool calls to resume it`
+          : `run ${runId} is queued (pending), not waiting for approval: there is nothing to resume`,
+        details,
+      );
+    }
+    const blockerId = row?.["blocker_id"] as string | null | undefined;
+    if (typeof blockerId === "string") {
+      const blockerStatus = row?.["blocker_status"] as string;
+      throw new RunConflictError(
+        blockerStatus === "pending"
+          ? `run ${runId} cannot start yet: run ${blockerId} is queued ahead of it on its thread`
+          : `run ${runId} cannot start yet: run ${blockerId} of its thread is ${blockerStatus}`,
+        { ...details, blockerId, blockerStatus },
+      );
+    }
+    throw new RunConflictError(`run ${runId} changed while being claimed (claimed, finished or cancelled by another caller); read it again`, details);
+  }
+
+  /**
+   * Extends the lease to now + leaseMs (database clock; `updated_at` is left alone, it tracks
+   * state changes). False: the lease is lost — stop working on the run and write nothing more.
+   */
+  async heartbeat(runId: string, epoch: number, leaseMs: number): Promise<boolean> {
+    const id = checkRunId(runId);
+    checkEpoch(epoch);
+    checkLeaseMs(leaseMs);
+    const result = await this.db.query(this.sql.heartbeat, [id, epoch, leaseMs]);
+    return result.rows.length > 0;
+  }
+
+  /**
+   * Gives the run back to the queue (graceful drain): pending, lease cleared, so another worker
+   * continues it at once. `attempt` is unchanged; the next claim counts a new attempt. Counts, if
+   * given, are stored as in `interrupt`. False: the lease was already lost; nothing changed.
+   */
+  async release(runId: string, epoch: number, counts?: RunCounts): Promise<boolean> {
+    const id = checkRunId(runId);
+    checkEpoch(epoch);
+    const result = await this.db.query(this.sql.release, [id, epoch, ...countValues(counts)]);
+    return result.rows.length > 0;
+  }
+
+  /**
+   * Puts an interrupted run whose approvals are all decided back in the queue (pending), so this
+   * process or any worker resumes it. False: the run was not interrupted; nothing changed.
+   */
+  async readyToResume(runId: string): Promise<boolean> {
+    const result = await this.db.query(this.sql.readyToResume, [checkRunId(runId)]);
+    return result.rows.length > 0;
+  }
+
+  /**
+   * The run now waits for approval: status interrupted, lease cleared, counts stored (totals
+   * replace, `activeMsDelta` adds). False: not running under this epoch; nothing changed.
+   * Check `isCancelRequested` first: a cancel requested while running is not turned into a
+   * cancellation here (a later `requestCancel` on the interrupted run cancels it at once).
+   */
+  async interrupt(runId: string, epoch: number, counts: RunCounts): Promise<boolean> {
+    const id = checkRunId(runId);
+    checkEpoch(epoch);
+    const result = await this.db.query(this.sql.interrupt, [id, epoch, ...countValues(checkRunCounts(counts))]);
+    return result.rows.length > 0;
+  }
+
+  /**
+   * Ends the run with a terminal status, stop reason, answer, error and counts; sets finished_at
+   * and clears the lease. False: not running under this epoch; nothing changed.
+   */
+  async finish(runId: string, epoch: number, outcome: FinishRunOptions): Promise<boolean> {
+    const id = checkRunId(runId);
+    checkEpoch(epoch);
+    const { status, stopReason, answer, error } = outcome;
+    if (typeof stopReason !== "string" || !isStopReason(stopReason)) {
+      throw runInputError(`unknown stop reason ${JSON.stringify(stopReason)}`, { field: "stopReason" });
+    }
+    const expected = statusForStopReason(stopReason);
+    if (status !== expected) {
+      throw runInputError(`stop reason ${stopReason} ends a run with status ${expected}, not ${String(status)}`, { field: "status" });
+    }
+    if (answer !== null && typeof answer !== "string") throw runInputError("answer must be a string or null", { field: "answer" });
+    if (error !== null && (typeof error?.code !== "string" || typeof error.message !== "string")) {
+      throw runInputError("error must be { code, message } or null", { field: "error" });
+    }
+    const values = [id, epoch, status, stopReason, answer, error?.code ?? null, error?.message ?? null, ...countValues(checkRunCounts(outcome.counts))];
+    const result = await this.db.query(this.sql.finish, values);
+    return result.rows.length > 0;
+  }
+
+  /**
+   * In one statement, every running run whose lease lapsed goes back to pending — or, when it
+   * has been claimed `maxAttempts` times already, ends as error / max_attempts (error code
+   * MAX_ATTEMPTS); a run whose cancel was requested ends as cancelled. Call it periodically from
+   * workers; it never runs anything itself.
+   */
+  async requeueExpired(options: { maxAttempts: number }): Promise<RequeueResult> {
+    const { min, max } = CONFIG_BOUNDS.maxAttempts;
+    if (!Number.isInteger(options.maxAttempts) || options.maxAttempts < min || options.maxAttempts > max) {
+      throw runInputError(`maxAttempts must be an integer from ${min} to ${max}, got ${String(options.maxAttempts)}`, { field: "maxAttempts" });
+    }
+    const result = await this.db.query<{ run_id: string; status: RunStatus }>(this.sql.requeueExpired, [options.maxAttempts]);
+    const outcome: RequeueResult = { requeued: [], failed: [], cancelled: [] };
+    for (const row of result.rows) {
+      if (row.status === "pending") outcome.requeued.push(row.run_id);
+      else if (row.status === "cancelled") outcome.cancelled.push(row.run_id);
+      else outcome.failed.push(row.run_id);
+    }
+    return outcome;
+  }
+
+  /**
+   * Cancels a run: a pending or interrupted run is cancelled at once (stop reason cancelled); a
+   * running run gets `cancel_requested` and its worker stops at the next check. Returns the run
+   * as it is now. RunConflictError when a cancel is already under way or the run finished.
+   */
+  async requestCancel(runId: string): Promise<RunRecord> {
+    const id = checkRunId(runId);
+    for (let attempt = 0; attempt < RUN_STORE_LIMITS.cancelRetries; attempt += 1) {
+      const result = await this.db.query(this.sql.requestCancel, [id]);
+      const row = result.rows[0];
+      if (row !== undefined && row["run_id"] !== null) return runFromRow(row);
+      const status = row?.["current_status"] as RunStatus | null | undefined;
+      if (status === null || status === undefined) throw new RunNotFoundError(runId);
+      if (status === "running" && row?.["current_cancel_requested"] === true) {
+        throw new RunConflictError(`run ${runId} is already cancelled: its worker stops at the next check`, { runId, status });
+      }
+      if (status !== "pending" && status !== "interrupted" && status !== "running") {
+        throw new RunConflictError(`run ${runId} already finished with status ${status}`, { runId, status });
+      }
+      // it changed between the read and the update (e.g. it was just claimed): read again
+    }
+    throw new RunConflictError(`run ${runId} keeps changing; try cancelling again`, { runId });
+  }
+
+  /** Whether a cancel was requested for this run (a cheap poll for workers). RunNotFoundError for unknown ids. */
+  async isCancelRequested(runId: string): Promise<boolean> {
+    const result = await this.db.query<{ requested: boolean }>(this.sql.isCancelRequested, [checkRunId(runId)]);
+    const row = result.rows[0];
+    if (row === undefined) throw new RunNotFoundError(runId);
+    return row.requested;
+  }
+}
+
+function claimed(row: Row): ClaimedRun {
+  const run = runFromRow(row);
+  return { run, epoch: run.lease?.epoch ?? 0 };
+}
+
+function checkLeaseMs(leaseMs: number): number {
+  const { min, max } = CONFIG_BOUNDS.leaseMs;
+  if (!Number.isInteger(leaseMs) || leaseMs < min || leaseMs > max) {
+    throw runInputError(`leaseMs must be an integer from ${min} to ${max}, got ${String(leaseMs)}`, { field: "leaseMs" });
+  }
+  return leaseMs;
+}
+
+function checkLease(options: LeaseOptions): LeaseOptions {
+  const owner = options.owner;
+  if (typeof owner !== "string" || owner.length === 0 || owner.length > RUN_STORE_LIMITS.ownerMaxChars || owner.includes("\0")) {
+    throw runInputError(`lease owner must be a non-empty string of at most ${RUN_STORE_LIMITS.ownerMaxChars} characters`, { field: "owner" });
+  }
+  return { owner, leaseMs: checkLeaseMs(options.leaseMs) };
+}
+
+function checkEpoch(epoch: number): void {
+  if (!Number.isSafeInteger(epoch) || epoch < 0) throw runInputError(`lease epoch must be a non-negative integer, got ${String(epoch)}`, { field: "epoch" });
+}
+
+/** The five count parameters of the fenced statements; nulls keep what is stored. */
+function countValues(counts: RunCounts | undefined): (number | null)[] {
+  if (counts === undefined) return [null, null, null, null, null];
+  checkRunCounts(counts);
+  return [counts.modelRounds, counts.toolCalls, counts.usage.input_tokens, counts.usage.output_tokens, counts.activeMsDelta];
+}

@@ -1,0 +1,226 @@
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import { PostgresCheckpointSaver } from "../checkpoint/postgres-saver.js";
+import { loadConfig, type DevmindConfig } from "../config.js";
+import { RUNS_CHANNEL, RUNTIME_DEFAULTS } from "../constants.js";
+import { notify } from "../db/channels.js";
+import type { Database } from "../db/types.js";
+import { RunConflictError } from "../errors.js";
+import type { ActionRequest } from "../graph/approvals.js";
+import { buildAgentGraph, type AgentGraph } from "../graph/build-agent-graph.js";
+import { limitsFromConfig } from "../graph/limits.js";
+import { createChatModel } from "../model/create-chat-model.js";
+import { builtinTools } from "../tools/builtin/index.js";
+import type { Tool } from "../tools/define-tool.js";
+import { ToolRegistry } from "../tools/registry.js";
+import { ensureWorkspace } from "../tools/workspace.js";
+import { planDecisions } from "./decide.js";
+import { DecisionStore } from "./decision-store.js";
+import { EventStore, type RunEvent } from "./event-store.js";
+import { executeClaimed, type ExecutorDeps } from "./executor.js";
+import type { RunInput, RunLimits, RunRecord, RunStatus } from "./run-record.js";
+import { RunStore } from "./run-store.js";
+import { ToolLedger } from "./tool-ledger.js";
+import { createWorker, type Worker, type WorkerOptions } from "./worker.js";
+
+/** Options of `createRuntime` (CONTRACT section 9). */
+export interface RuntimeOptions {
+  db: Database;
+  /** The chat model; default: `createChatModel(config)` when a run first needs it. */
+  model?: BaseChatModel;
+  /** Tools; default: `builtinTools` on the configured workspace. */
+  tools?: readonly Tool[];
+  /** Default: the built-in defaults (the runtime never reads the environment itself). */
+  config?: DevmindConfig;
+}
+
+/** A live event of a run, as `subscribe` delivers it (model.delta included). */
+export type LiveEvent = { type: string; [field: string]: unknown };
+
+/** `runtime.runs` (CONTRACT section 9). */
+export interface RunsApi {
+  create(options: { threadId?: string; input: RunInput; limits?: RunLimits; multitask?: "reject" | "enqueue" }): Promise<RunRecord>;
+  execute(runId: string): Promise<RunRecord>;
+  decide(runId: string, body: unknown, audit: { principal: string; reason?: string }): Promise<RunRecord>;
+  get(runId: string): Promise<RunRecord>;
+  list(options?: { status?: RunStatus; threadId?: string; limit?: number; before?: string }): Promise<RunRecord[]>;
+  cancel(runId: string): Promise<RunRecord>;
+  wait(runId: string, options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<RunRecord>;
+  events(runId: string, options?: { after?: number; follow?: boolean; signal?: AbortSignal }): AsyncIterable<RunEvent>;
+  /** Live events of runs executing in this process, `model.delta` included; returns an unsubscribe. */
+  subscribe(runId: string, listener: (event: LiveEvent) => void): () => void;
+  /** The approval requests a waiting run has open (with the decisions made so far). */
+  pendingApprovals(runId: string): Promise<ActionRequest[]>;
+}
+
+/** The runtime: runs on one database, executed in this process or by workers anywhere. */
+export interface Runtime {
+  runs: RunsApi;
+  worker(options?: WorkerOptions): Worker;
+  close(): Promise<void>;
+}
+
+const WAITING: readonly RunStatus[] = ["interrupted", "success", "error", "timeout", "cancelled"];
+const TERMINAL: readonly RunStatus[] = ["success", "error", "timeout", "cancelled"];
+
+/**
+ * Creates the runtime over a migrated database: the run queue, approvals with audit, the tool
+ * ledger, events, and workers. Runs execute the devmind agent graph on the database's
+ * checkpointer, fenced by their lease.
+ *
+ * @example
+ *   const runtime = createRuntime({ db, config: loadConfig() });
+ *   const run = await runtime.runs.create({ input: { messages: ["write hello.txt"] } });
+ *   const done = await runtime.runs.execute(run.run_id); // "interrupted": approve, then execute again
+ */
+export function createRuntime(options: RuntimeOptions): Runtime {
+  const config = options.config ?? loadConfig({});
+  const db = options.db;
+  const runs = new RunStore(db);
+  const events = new EventStore(db);
+  const decisions = new DecisionStore(db);
+  const ledger = new ToolLedger(db);
+  const listeners = new Map<string, Set<(event: LiveEvent) => void>>();
+  const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  let built: Promise<{ graph: AgentGraph; registry: ToolRegistry }> | undefined;
+
+  const build = (): Promise<{ graph: AgentGraph; registry: ToolRegistry }> => {
+    built ??= (async () => {
+      const workspace = await ensureWorkspace(config.workspace);
+      const limits = limitsFromConfig(config);
+      const registry = new ToolRegistry([...(options.tools ?? builtinTools({ workspace }))], {
+        workspace,
+        defaultTimeoutMs: limits.toolTimeoutMs,
+        maxOutputChars: limits.maxToolOutputChars,
+        requireApproval: config.requireApproval,
+        autoApprove: config.autoApprove,
+      });
+      const model = options.model ?? createChatModel(config);
+      const graph = buildAgentGraph({ model, tools: registry, checkpointer: new PostgresCheckpointSaver(db), limits });
+      return { graph, registry };
+    })();
+    built.catch(() => (built = undefined));
+    return built;
+  };
+
+  const live = (runId: string, event: LiveEvent): void => {
+    for (const listener of listeners.get(runId) ?? []) {
+      try {
+        listener(event);
+      } catch {
+        // a listener's failure is its own
+      }
+    }
+  };
+
+  const executorDeps = (drainSignal?: AbortSignal): ExecutorDeps => ({
+    runs,
+    events,
+    decisions,
+    ledger,
+    graph: async () => (await build()).graph,
+    leaseMs: config.worker.leaseMs,
+    cancelPollMs: RUNTIME_DEFAULTS.cancelPollMs,
+    recursionLimit: RUNTIME_DEFAULTS.recursionLimit,
+    live,
+    ...(drainSignal === undefined ? {} : { drainSignal }),
+  });
+
+  const pendingApprovals = async (runId: string): Promise<ActionRequest[]> => {
+    const run = await runs.get(runId);
+    if (run.status !== "interrupted" && run.status !== "pending") return [];
+    const { graph } = await build();
+    const state = await graph.getState({ configurable: { thread_id: run.thread_id } });
+    if ((state.values as { run_id?: unknown }).run_id !== runId) return [];
+    return state.tasks.flatMap((task) => task.interrupts.flatMap((item) => (item.value as { actionRequests?: ActionRequest[] } | undefined)?.actionRequests ?? []));
+  };
+
+  const runsApi: RunsApi = {
+    async create(request) {
+      const run = await runs.create(request);
+      await events.append(run.run_id, [{ type: "run.created", data: {} }]);
+      await notify(db, RUNS_CHANNEL, run.run_id);
+      return run;
+    },
+    async execute(runId) {
+      const claimed = await runs.claim(runId, { owner, leaseMs: config.worker.leaseMs, from: ["pending", "interrupted"] });
+      return executeClaimed(executorDeps(), claimed, owner);
+    },
+    async decide(runId, body, audit) {
+      const run = await runs.get(runId);
+      if (run.status !== "interrupted") throw new RunConflictError(`run ${runId} is not waiting for approval (status ${run.status})`, { status: run.status });
+      const requests = await pendingApprovals(runId);
+      if (requests.length === 0) throw new RunConflictError(`run ${runId} has no approval waiting`);
+      const { registry } = await build();
+      const already = await decisions.list(runId);
+      const planned = planDecisions(body, requests, already, registry, audit);
+      const stored = await decisions.record(runId, planned);
+      await events.append(
+        runId,
+        stored.map((d) => ({ type: "approval.decided", data: { tool_call_id: d.tool_call_id, decision: d.decision, by: d.principal, reason: d.reason } })),
+      );
+      const decidedIds = new Set([...already, ...stored].map((d) => d.tool_call_id));
+      if (requests.every((r) => decidedIds.has(r.tool_call_id)) && (await runs.readyToResume(runId))) await notify(db, RUNS_CHANNEL, runId);
+      return runs.get(runId);
+    },
+    get: (runId) => runs.get(runId),
+    list: (filter = {}) => runs.list(filter),
+    async cancel(runId) {
+      const run = await runs.requestCancel(runId);
+      await events.append(runId, [{ type: "run.cancel_requested", data: {} }]);
+      if (run.status === "cancelled") await events.append(runId, [{ type: "run.cancelled", data: {} }]);
+      return run;
+    },
+    async wait(runId, waitOptions = {}) {
+      const deadline = Date.now() + (waitOptions.timeoutMs ?? config.limits.runTimeoutMs);
+      for (;;) {
+        const run = await runs.get(runId);
+        if (WAITING.includes(run.status) || Date.now() >= deadline || waitOptions.signal?.aborted === true) return run;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(RUNTIME_DEFAULTS.waitPollMs, Math.max(1, deadline - Date.now()))));
+      }
+    },
+    events(runId, eventOptions = {}) {
+      if (eventOptions.follow !== true) {
+        return (async function* () {
+          let after = eventOptions.after ?? 0;
+          for (;;) {
+            const page = await events.read(runId, { after });
+            if (page.length === 0) return;
+            yield* page;
+            after = page[page.length - 1]?.seq ?? after;
+          }
+        })();
+      }
+      return events.follow(runId, {
+        ...(eventOptions.after === undefined ? {} : { after: eventOptions.after }),
+        ...(eventOptions.signal === undefined ? {} : { signal: eventOptions.signal }),
+        isDone: async () => TERMINAL.includes((await runs.get(runId)).status),
+      });
+    },
+    subscribe(runId, listener) {
+      const set = listeners.get(runId) ?? new Set();
+      set.add(listener);
+      listeners.set(runId, set);
+      return () => {
+        set.delete(listener);
+        if (set.size === 0) listeners.delete(runId);
+      };
+    },
+    pendingApprovals,
+  };
+
+  const workers = new Set<Worker>();
+  return {
+    runs: runsApi,
+    worker(workerOptions = {}) {
+      const worker = createWorker({ db, runs, maxAttempts: config.worker.maxAttempts, leaseMs: config.worker.leaseMs, concurrency: workerOptions.concurrency ?? config.worker.concurrency, executorDeps, owner: `${owner}:worker` });
+      workers.add(worker);
+      return worker;
+    },
+    async close() {
+      await Promise.all([...workers].map((worker) => worker.stop()));
+      workers.clear();
+    },
+  };
+}

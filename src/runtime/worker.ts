@@ -1,0 +1,114 @@
+import { RUNS_CHANNEL, RUNTIME_DEFAULTS } from "../constants.js";
+import type { Database } from "../db/types.js";
+import { executeClaimed, type ExecutorDeps } from "./executor.js";
+import type { RunStore } from "./run-store.js";
+
+/** Options of `runtime.worker()`. */
+export interface WorkerOptions {
+  /** Runs executed at once (DEVMIND_WORKER_CONCURRENCY); 0 makes a worker that never claims. */
+  concurrency?: number;
+}
+
+/** A worker: claims pending runs and executes them until stopped. */
+export interface Worker {
+  start(): Promise<void>;
+  /** Drains: runs stop at their next step boundary and go back to the queue; then resolves. */
+  stop(): Promise<void>;
+  /** Runs executing right now. */
+  readonly active: number;
+}
+
+interface WorkerDeps {
+  db: Database;
+  runs: RunStore;
+  maxAttempts: number;
+  leaseMs: number;
+  concurrency: number;
+  executorDeps: (drainSignal?: AbortSignal) => ExecutorDeps;
+  owner: string;
+}
+
+/**
+ * A pool of `concurrency` slots, each claiming the oldest runnable run (`FOR UPDATE SKIP LOCKED`),
+ * executing it under a lease and looking again; woken by NOTIFY on new or resumable runs, with a
+ * bounded poll as fallback. A reaper re-queues runs whose lease expired (a dead worker's), never
+ * running them directly; past DEVMIND_MAX_ATTEMPTS they end as max_attempts.
+ */
+export function createWorker(deps: WorkerDeps): Worker {
+  const drain = new AbortController();
+  let stopping = false;
+  let active = 0;
+  let loops: Promise<void>[] = [];
+  let unlisten: (() => Promise<void>) | undefined;
+  const waiters = new Set<() => void>();
+  const wakeAll = (): void => {
+    for (const wake of [...waiters]) wake();
+  };
+  const pause = (ms: number): Promise<void> =>
+    new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        waiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      waiters.add(done);
+    });
+
+  const slot = async (index: number): Promise<void> => {
+    const owner = `${deps.owner}:${index}`;
+    while (!stopping) {
+      let claimed;
+      try {
+        claimed = await deps.runs.claimNext({ owner, leaseMs: deps.leaseMs });
+      } catch {
+        await pause(RUNTIME_DEFAULTS.idlePollMs);
+        continue;
+      }
+      if (claimed === null) {
+        await pause(RUNTIME_DEFAULTS.idlePollMs);
+        continue;
+      }
+      active += 1;
+      try {
+        await executeClaimed(deps.executorDeps(drain.signal), claimed, owner);
+      } catch {
+        // the run's own record says what happened; a broken database shows on the next claim
+      } finally {
+        active -= 1;
+      }
+    }
+  };
+
+  const reaper = async (): Promise<void> => {
+    while (!stopping) {
+      try {
+        const { requeued } = await deps.runs.requeueExpired({ maxAttempts: deps.maxAttempts });
+        if (requeued.length > 0) wakeAll();
+      } catch {
+        // try again next period
+      }
+      await pause(Math.max(100, Math.floor(deps.leaseMs / 2)));
+    }
+  };
+
+  return {
+    get active() {
+      return active;
+    },
+    async start() {
+      if (loops.length > 0 || stopping) return;
+      unlisten = await deps.db.listen(RUNS_CHANNEL, wakeAll);
+      loops = [reaper(), ...Array.from({ length: deps.concurrency }, (_, index) => slot(index))];
+    },
+    async stop() {
+      stopping = true;
+      drain.abort();
+      wakeAll();
+      await Promise.race([Promise.allSettled(loops), new Promise((resolve) => setTimeout(resolve, RUNTIME_DEFAULTS.drainTimeoutMs).unref())]);
+      loops = [];
+      await unlisten?.();
+      unlisten = undefined;
+    },
+  };
+}

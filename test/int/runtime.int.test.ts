@@ -1,0 +1,173 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config.js";
+import type { Database } from "../../src/db/types.js";
+import { DevmindError } from "../../src/errors.js";
+import { ScriptedChatModel } from "../../src/model/scripted-model.js";
+import type { ScriptedTurn } from "../../src/model/scripted-turns.js";
+import { argsDigest } from "../../src/runtime/digest.js";
+import type { RunEvent } from "../../src/runtime/event-store.js";
+import { createRuntime, type Runtime } from "../../src/runtime/runtime.js";
+import { BACKENDS, freshMigratedSchema, openBackend } from "../helpers/databases.js";
+import { pairing, tempWorkspace } from "../helpers/agent.js";
+
+async function rejection(promise: Promise<unknown>): Promise<DevmindError> {
+  try {
+    await promise;
+  } catch (error) {
+    expect(error).toBeInstanceOf(DevmindError);
+    return error as DevmindError;
+  }
+  throw new Error("expected a rejection");
+}
+
+async function allEvents(runtime: Runtime, runId: string): Promise<RunEvent[]> {
+  const out: RunEvent[] = [];
+  for await (const event of runtime.runs.events(runId)) out.push(event);
+  return out;
+}
+
+describe.each(BACKENDS)("runtime on %s", (backend) => {
+  let owner: Database;
+  let db: Database;
+  let drop: () => Promise<void>;
+  let workspace: { dir: string; cleanup: () => void };
+  const runtimes: Runtime[] = [];
+  beforeAll(async () => {
+    owner = await openBackend(backend);
+    ({ db, drop } = await freshMigratedSchema(owner));
+  });
+  afterAll(async () => {
+    await drop();
+    await owner.close();
+  });
+  beforeEach(() => {
+    workspace = tempWorkspace();
+  });
+  afterEach(async () => {
+    for (const runtime of runtimes.splice(0)) await runtime.close();
+    workspace.cleanup();
+  });
+
+  function runtimeWith(turns: ScriptedTurn[], env: Record<string, string> = {}): { runtime: Runtime; model: ScriptedChatModel } {
+    const model = new ScriptedChatModel(turns);
+    const config = loadConfig({ DEVMIND_WORKSPACE: workspace.dir, DEVMIND_LEASE_MS: "3000", DEVMIND_MODEL_MAX_RETRIES: "0", ...env });
+    const runtime = createRuntime({ db, model, config });
+    runtimes.push(runtime);
+    return { runtime, model };
+  }
+
+  it("runs a task to success with its record and events", async () => {
+    const { runtime } = runtimeWith([{ tool_calls: [{ id: "c1", name: "add", args: { a: 2, b: 3 } }], usage: { input_tokens: 10, output_tokens: 4 } }, { content: "5", usage: { input_tokens: 20, output_tokens: 1 } }]);
+    const created = await runtime.runs.create({ input: { messages: ["add 2 and 3"] } });
+    expect(created.status).toBe("pending");
+    const live: string[] = [];
+    runtime.runs.subscribe(created.run_id, (event) => live.push(event.type));
+    const run = await runtime.runs.execute(created.run_id);
+    expect(run).toMatchObject({ status: "success", stop_reason: "completed", answer: "5", model_rounds: 2, tool_calls: 1, attempt: 1, error: null, usage: { input_tokens: 30, output_tokens: 5 } });
+    const events = await allEvents(runtime, created.run_id);
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+    expect(events.map((e) => e.type)).toEqual([
+      "run.created",
+      "run.started",
+      "model.started",
+      "model.finished",
+      "tool.call.started",
+      "tool.call.finished",
+      "model.started",
+      "model.finished",
+      "run.succeeded",
+    ]);
+    expect(events.every((e) => e.run_id === created.run_id && e.thread_id === created.thread_id)).toBe(true);
+    expect(events.find((e) => e.type === "run.succeeded")).toMatchObject({ answer: "5" });
+    expect(live).toContain("model.delta");
+    expect(live).toContain("run.succeeded");
+  });
+
+  it("pauses for approval, records who decided what, and resumes with the approved arguments", async () => {
+    const { runtime } = runtimeWith([
+      { tool_calls: [{ id: "w1", name: "write_file", args: { path: "a.txt", content: "one" } }, { id: "w2", name: "write_file", args: { path: "b.txt", content: "two" } }] },
+      { content: "done" },
+    ]);
+    const created = await runtime.runs.create({ input: { messages: [{ role: "user", content: "write two files" }] } });
+    const paused = await runtime.runs.execute(created.run_id);
+    expect(paused.status).toBe("interrupted");
+    const requests = await runtime.runs.pendingApprovals(created.run_id);
+    expect(requests.map((r) => r.tool_call_id)).toEqual(["w1", "w2"]);
+
+    const partial = await runtime.runs.decide(created.run_id, { decisions: [{ type: "edit", tool_call_id: "w1", editedAction: { name: "write_file", args: { path: "a.txt", content: "EDITED" } } }] }, { principal: "alice", reason: "fix text" });
+    expect(partial.status).toBe("interrupted");
+    expect((await rejection(runtime.runs.decide(created.run_id, { decisions: [{ type: "approve", tool_call_id: "w1" }] }, { principal: "bob" }))).code).toBe("RUN_CONFLICT");
+    expect((await rejection(runtime.runs.decide(created.run_id, { decisions: [{ type: "approve", tool_call_id: "nope" }] }, { principal: "bob" }))).code).toBe("RUN_CONFLICT");
+    const invalid = await rejection(runtime.runs.decide(created.run_id, { decisions: [{ type: "edit", tool_call_id: "w2", editedAction: { args: { path: 5 } } }] }, { principal: "bob" }));
+    expect(invalid.code).toBe("RUN_INPUT_INVALID");
+    const ready = await runtime.runs.decide(created.run_id, { decisions: [{ type: "reject", tool_call_id: "w2", message: "no b" }] }, { principal: "bob" });
+    expect(ready.status).toBe("pending");
+
+    const done = await runtime.runs.execute(created.run_id);
+    expect(done).toMatchObject({ status: "success", answer: "done" });
+    expect(readFileSync(join(workspace.dir, "a.txt"), "utf8")).toBe("EDITED");
+    expect(existsSync(join(workspace.dir, "b.txt"))).toBe(false);
+    const rows = await db.query<{ tool_call_id: string; decision: string; principal: string; reason: string; args_digest: string | null }>(
+      `SELECT tool_call_id, decision, principal, reason, args_digest FROM "${db.schema}".run_decisions WHERE run_id = $1 ORDER BY tool_call_id`,
+      [created.run_id],
+    );
+    expect(rows.rows).toEqual([
+      { tool_call_id: "w1", decision: "edit", principal: "alice", reason: "fix text", args_digest: argsDigest({ path: "a.txt", content: "EDITED" }) },
+      { tool_call_id: "w2", decision: "reject", principal: "bob", reason: "no b", args_digest: null },
+    ]);
+    const types = (await allEvents(runtime, created.run_id)).map((e) => e.type);
+    expect(types).toEqual(expect.arrayContaining(["approval.requested", "run.interrupted", "approval.decided", "run.resumed", "run.succeeded"]));
+    expect((await rejection(runtime.runs.decide(created.run_id, { decisions: [{ type: "approve" }] }, { principal: "bob" }))).code).toBe("RUN_CONFLICT");
+  });
+
+  it("keeps one active run per thread: a second is refused unless enqueued, and runs after the first", async () => {
+    const { runtime } = runtimeWith([{ content: "first" }, { content: "second" }]);
+    const first = await runtime.runs.create({ threadId: `t-${Date.now()}`, input: { messages: ["one"] } });
+    expect((await rejection(runtime.runs.create({ threadId: first.thread_id, input: { messages: ["two"] } }))).code).toBe("RUN_CONFLICT");
+    const second = await runtime.runs.create({ threadId: first.thread_id, input: { messages: ["two"] }, multitask: "enqueue" });
+    const worker = runtime.worker({ concurrency: 2 });
+    await worker.start();
+    const a = await runtime.runs.wait(first.run_id, { timeoutMs: 20_000 });
+    const b = await runtime.runs.wait(second.run_id, { timeoutMs: 20_000 });
+    await worker.stop();
+    expect([a.status, a.answer, b.status, b.answer]).toEqual(["success", "first", "success", "second"]);
+  });
+
+  it("cancels a pending run at once and refuses to cancel a finished one", async () => {
+    const { runtime } = runtimeWith([{ content: "never" }]);
+    const run = await runtime.runs.create({ input: { messages: ["x"] } });
+    expect((await runtime.runs.cancel(run.run_id)).status).toBe("cancelled");
+    expect((await rejection(runtime.runs.cancel(run.run_id))).code).toBe("RUN_CONFLICT");
+    expect((await rejection(runtime.runs.execute(run.run_id))).code).toBe("RUN_CONFLICT");
+    expect((await rejection(runtime.runs.get("not-a-run"))).code).toBe("RUN_NOT_FOUND");
+  });
+
+  it("cancels a running run through its signal", async () => {
+    const { runtime } = runtimeWith([{ content: "slow", delay_ms: 5_000 }]);
+    const run = await runtime.runs.create({ input: { messages: ["x"] } });
+    const executing = runtime.runs.execute(run.run_id);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await runtime.runs.cancel(run.run_id);
+    const done = await executing;
+    expect(done).toMatchObject({ status: "cancelled", stop_reason: "cancelled" });
+  });
+
+  it("answers a non-idempotent call found started (its process died) with TOOL_OUTCOME_UNKNOWN, never running it again", async () => {
+    const { runtime } = runtimeWith([{ tool_calls: [{ id: "ap", name: "append_file", args: { path: "log.txt", content: "x\n" } }] }, { content: "checked" }]);
+    const run = await runtime.runs.create({ input: { messages: ["append"] } });
+    await db.query(
+      `INSERT INTO "${db.schema}".tool_ledger (run_id, tool_call_id, tool, args_digest, status, lease_epoch) VALUES ($1, 'ap', 'append_file', $2, 'started', 0)`,
+      [run.run_id, argsDigest({ path: "log.txt", content: "x\n" })],
+    );
+    const done = await runtime.runs.execute(run.run_id);
+    expect(done.status).toBe("success");
+    expect(existsSync(join(workspace.dir, "log.txt"))).toBe(false);
+    const ledger = await db.query<{ status: string; attempts: number }>(`SELECT status, attempts FROM "${db.schema}".tool_ledger WHERE run_id = $1`, [run.run_id]);
+    expect(ledger.rows).toEqual([{ status: "failed", attempts: 2 }]);
+    const events = await allEvents(runtime, run.run_id);
+    expect(events.filter((e) => e.type === "tool.call.started")).toHaveLength(0);
+    expect(events.filter((e) => e.type === "tool.call.finished")).toMatchObject([{ tool_call_id: "ap", ok: false, error_code: "TOOL_OUTCOME_UNKNOWN" }]);
+  });
+});
