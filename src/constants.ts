@@ -173,6 +173,10 @@ export const RUNTIME_DEFAULTS = {
   waitPollMs: 250,
   /** Longest a drain (`worker.stop()`) waits for runs to reach a step boundary. */
   drainTimeoutMs: 30_000,
+  /** The lease reaper looks this long after the earliest lease is due to lapse. */
+  reaperSlackMs: 10,
+  /** ... and never more often than this. */
+  reaperMinPauseMs: 50,
 } as const;
 
 /** NOTIFY channel telling workers there may be a run to claim. */

@@ -119,6 +119,28 @@ export class EventStore {
     }
   }
 
+  /**
+   * In one transaction: runs `write` (a fenced status change, given the transaction) and, when it
+   * returns true, appends `events` after it — so a process that dies in between leaves both or
+   * neither (a run that ended always has its final event). Returns what `write` returned; false
+   * means nothing was stored. A seq collision with a concurrent appender retries the whole
+   * transaction (bounded).
+   */
+  async appendWith(runId: string, events: readonly NewRunEvent[], write: (tx: Queryable) => Promise<boolean>): Promise<boolean> {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await this.db.transaction(async (tx) => {
+          if (!(await write(tx))) return false;
+          await this.append(runId, events, undefined, { tx });
+          return true;
+        });
+      } catch (error) {
+        if (!isSeqCollision(error) || attempt >= EVENT_STORE_DEFAULTS.appendAttempts) throw error;
+        await sleep(Math.random() * 5 * attempt);
+      }
+    }
+  }
+
   /** The run's stored events with seq > `after`, in seq order; RunNotFoundError for an unknown run. */
   async read(runId: string, options: ReadEventsOptions = {}): Promise<RunEvent[]> {
     checkRunId(runId);

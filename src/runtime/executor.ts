@@ -141,14 +141,18 @@ export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, ow
         }
         input = new Command({ resume: { decisions: requests.map((request) => resumeDecision(decided.get(request.tool_call_id) as DecisionRecord)) } });
         await append([{ type: "run.resumed", data: { reason: "approval", attempt: run.attempt, worker: owner } }]);
-      } else if (before.next.length > 0) {
+      } else if (before.tasks.length > 0) {
+        // not `before.next`: it leaves out tasks whose writes are already stored, e.g. a model step
+        // that finished while the checkpoint after it was still being saved when the process died;
+        // the graph is unfinished all the same, and invoke(null) applies those writes and goes on
         input = null;
         await append([{ type: "run.resumed", data: { reason: "recovery", attempt: run.attempt, worker: owner } }]);
       }
     }
     if (input !== undefined) {
       const context: AgentRunContext = {
-        cancelSignal: cancel.signal,
+        // a lost lease also ends the in-flight model or tool call: this worker may not finish it
+        cancelSignal: AbortSignal.any([cancel.signal, lost.signal]),
         events: sink,
         runId: run.run_id,
         limits: run.limits,
@@ -167,9 +171,10 @@ export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, ow
     const after = await graph.getState(thread);
     const counts = countsOf(after, Date.now() - started);
     if (pendingRequests(after).length > 0) {
-      await deps.runs.interrupt(run.run_id, epoch, counts);
-      await deps.events.append(run.run_id, [{ type: "run.interrupted", data: {} }]);
-      deps.live(run.run_id, { type: "run.interrupted" });
+      // status and event commit together, and only while the lease is held
+      if (await deps.events.appendWith(run.run_id, [{ type: "run.interrupted", data: {} }], (tx) => deps.runs.interrupt(run.run_id, epoch, counts, { tx }))) {
+        deps.live(run.run_id, { type: "run.interrupted" });
+      }
       return await deps.runs.get(run.run_id);
     }
     const values = after.values as { stop_reason?: StopReason | null; answer?: string | null; error?: { code: string; message: string } | null };
@@ -203,12 +208,11 @@ async function finishRun(
   error: { code: string; message: string } | null,
 ): Promise<RunRecord> {
   const status = statusForStopReason(stopReason);
-  const held = await deps.runs.finish(run.run_id, epoch, { status, stopReason, answer, counts, error });
-  if (held) {
-    const type = finalEventType(status);
-    const data = status === "success" ? { answer } : status === "error" ? { stop_reason: stopReason, code: error?.code ?? null, message: error?.message ?? null } : {};
-    await deps.events.append(run.run_id, [{ type, data }]);
-    deps.live(run.run_id, { type, ...data });
-  }
+  const type = finalEventType(status);
+  const data = status === "success" ? { answer } : status === "error" ? { stop_reason: stopReason, code: error?.code ?? null, message: error?.message ?? null } : {};
+  // the final status and the final event commit together: a process dying in between must not
+  // leave a finished run without its run.succeeded / run.failed / … event
+  const held = await deps.events.appendWith(run.run_id, [{ type, data }], (tx) => deps.runs.finish(run.run_id, epoch, { status, stopReason, answer, counts, error }, { tx }));
+  if (held) deps.live(run.run_id, { type, ...data });
   return deps.runs.get(run.run_id);
 }

@@ -1,6 +1,8 @@
 import { quoteIdentifier } from "../db/identifiers.js";
 import { statement } from "../db/statement.js";
 import type { Statement } from "../db/types.js";
+import { RUNS_CHANNEL } from "../constants.js";
+import { RUN_EVENTS_CHANNEL } from "./event-sql.js";
 
 /** A timestamptz as ISO-8601 UTC text with milliseconds, the format of `Date.toISOString()`. */
 function iso(expression: string): string {
@@ -210,6 +212,10 @@ export function runSql(schema: string) {
     /**
      * $1 max attempts. Every running run whose lease lapsed: cancelled if a cancel was requested,
      * else error / max_attempts once `attempt >= $1`, else back to pending. Returns (run_id, status).
+     * A run ended here gets its final event (`run.failed` / `run.cancelled`) in the same statement,
+     * since no worker is left to write it; every changed run is announced on RUNS_CHANNEL (so idle
+     * workers in every process claim a re-queued run, or the run queued behind an ended one, at
+     * once) and an ended one on RUN_EVENTS_CHANNEL (followers).
      */
     requeueExpired: statement(
       "runs_requeue_expired",
@@ -232,9 +238,32 @@ export function runSql(schema: string) {
                 lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
            FROM expired
           WHERE r.run_id = expired.run_id
-         RETURNING r.run_id::text AS run_id, r.status
+         RETURNING r.run_id, r.status, r.error_message
+       ), logged AS (
+         INSERT INTO ${s}.run_events (run_id, seq, type, data)
+         SELECT c.run_id, COALESCE((SELECT max(e.seq) FROM ${s}.run_events e WHERE e.run_id = c.run_id), 0) + 1,
+                CASE WHEN c.status = 'cancelled' THEN 'run.cancelled' ELSE 'run.failed' END,
+                CASE WHEN c.status = 'cancelled' THEN '{}'::jsonb
+                     ELSE jsonb_build_object('stop_reason', 'max_attempts', 'code', 'MAX_ATTEMPTS', 'message', c.error_message) END
+           FROM changed c
+          WHERE c.status <> 'pending'
+         RETURNING run_id
        )
-       SELECT run_id, status FROM changed ORDER BY run_id`,
+       SELECT c.run_id::text AS run_id, c.status,
+              pg_notify('${RUNS_CHANNEL}', c.run_id::text)::text AS woken,
+              CASE WHEN c.status <> 'pending' THEN pg_notify('${RUN_EVENTS_CHANNEL}', c.run_id::text)::text END AS announced
+         FROM changed c ORDER BY c.run_id::text`,
+    ),
+
+    /**
+     * Milliseconds until the earliest lease of a running run lapses (0 when one already has), on
+     * the database clock; null when nothing is running. Reads the partial index on leases.
+     */
+    nextLeaseExpiry: statement(
+      "runs_next_lease_expiry",
+      `SELECT (CASE WHEN min(r.lease_expires_at) IS NULL THEN NULL
+                    ELSE GREATEST(0, ceil(extract(epoch FROM min(r.lease_expires_at) - now()) * 1000)) END)::float8 AS ms
+         FROM ${runs} r WHERE r.status = 'running'`,
     ),
 
     /**

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { CONFIG_BOUNDS, RUN_STORE_LIMITS, RUN_THREAD_LOCK_PREFIX } from "../constants.js";
-import type { Database, Row } from "../db/types.js";
+import type { Database, Queryable, Row } from "../db/types.js";
 import { RunConflictError, RunNotFoundError } from "../errors.js";
 import type { RunError, StopReason } from "../graph/state.js";
 import {
@@ -281,19 +281,21 @@ export class RunStore {
    * replace, `activeMsDelta` adds). False: not running under this epoch; nothing changed.
    * Check `isCancelRequested` first: a cancel requested while running is not turned into a
    * cancellation here (a later `requestCancel` on the interrupted run cancels it at once).
+   * With `tx`, runs in that transaction.
    */
-  async interrupt(runId: string, epoch: number, counts: RunCounts): Promise<boolean> {
+  async interrupt(runId: string, epoch: number, counts: RunCounts, options: { tx?: Queryable } = {}): Promise<boolean> {
     const id = checkRunId(runId);
     checkEpoch(epoch);
-    const result = await this.db.query(this.sql.interrupt, [id, epoch, ...countValues(checkRunCounts(counts))]);
+    const result = await (options.tx ?? this.db).query(this.sql.interrupt, [id, epoch, ...countValues(checkRunCounts(counts))]);
     return result.rows.length > 0;
   }
 
   /**
    * Ends the run with a terminal status, stop reason, answer, error and counts; sets finished_at
-   * and clears the lease. False: not running under this epoch; nothing changed.
+   * and clears the lease. False: not running under this epoch; nothing changed. With `tx`, runs
+   * in that transaction (e.g. `EventStore.appendWith`, so the final event commits with it).
    */
-  async finish(runId: string, epoch: number, outcome: FinishRunOptions): Promise<boolean> {
+  async finish(runId: string, epoch: number, outcome: FinishRunOptions, options: { tx?: Queryable } = {}): Promise<boolean> {
     const id = checkRunId(runId);
     checkEpoch(epoch);
     const { status, stopReason, answer, error } = outcome;
@@ -309,15 +311,17 @@ export class RunStore {
       throw runInputError("error must be { code, message } or null", { field: "error" });
     }
     const values = [id, epoch, status, stopReason, answer, error?.code ?? null, error?.message ?? null, ...countValues(checkRunCounts(outcome.counts))];
-    const result = await this.db.query(this.sql.finish, values);
+    const result = await (options.tx ?? this.db).query(this.sql.finish, values);
     return result.rows.length > 0;
   }
 
   /**
    * In one statement, every running run whose lease lapsed goes back to pending — or, when it
    * has been claimed `maxAttempts` times already, ends as error / max_attempts (error code
-   * MAX_ATTEMPTS); a run whose cancel was requested ends as cancelled. Call it periodically from
-   * workers; it never runs anything itself.
+   * MAX_ATTEMPTS); a run whose cancel was requested ends as cancelled. A run ended here gets its
+   * final event (`run.failed` with stop_reason max_attempts, or `run.cancelled`) in the same
+   * statement, and every changed run is announced to workers (RUNS_CHANNEL) in every process.
+   * Call it periodically from workers; it never runs anything itself.
    */
   async requeueExpired(options: { maxAttempts: number }): Promise<RequeueResult> {
     const { min, max } = CONFIG_BOUNDS.maxAttempts;
@@ -332,6 +336,17 @@ export class RunStore {
       else outcome.failed.push(row.run_id);
     }
     return outcome;
+  }
+
+  /**
+   * Milliseconds until the earliest lease of a running run lapses (0: one already has), or null
+   * when no run is running: when `requeueExpired` next has something to do, unless the lease is
+   * renewed first.
+   */
+  async nextLeaseExpiry(): Promise<number | null> {
+    const result = await this.db.query<{ ms: number | string | null }>(this.sql.nextLeaseExpiry);
+    const ms = result.rows[0]?.ms;
+    return ms === null || ms === undefined ? null : Number(ms);
   }
 
   /**

@@ -1,4 +1,5 @@
 import { RUNS_CHANNEL, RUNTIME_DEFAULTS } from "../constants.js";
+import { notify } from "../db/channels.js";
 import type { Database } from "../db/types.js";
 import { executeClaimed, type ExecutorDeps } from "./executor.js";
 import type { RunStore } from "./run-store.js";
@@ -31,8 +32,9 @@ interface WorkerDeps {
 /**
  * A pool of `concurrency` slots, each claiming the oldest runnable run (`FOR UPDATE SKIP LOCKED`),
  * executing it under a lease and looking again; woken by NOTIFY on new or resumable runs, with a
- * bounded poll as fallback. A reaper re-queues runs whose lease expired (a dead worker's), never
- * running them directly; past DEVMIND_MAX_ATTEMPTS they end as max_attempts.
+ * bounded poll as fallback. A reaper re-queues runs whose lease expired (a dead worker's) as soon
+ * as the lease lapses, never running them directly; past DEVMIND_MAX_ATTEMPTS they end as
+ * max_attempts.
  */
 export function createWorker(deps: WorkerDeps): Worker {
   const drain = new AbortController();
@@ -71,7 +73,10 @@ export function createWorker(deps: WorkerDeps): Worker {
       }
       active += 1;
       try {
-        await executeClaimed(deps.executorDeps(drain.signal), claimed, owner);
+        const after = await executeClaimed(deps.executorDeps(drain.signal), claimed, owner);
+        // drained at a step boundary and released: wake idle workers of every process, so one
+        // continues it now rather than at its next idle poll
+        if (after.status === "pending") await notify(deps.db, RUNS_CHANNEL, after.run_id).catch(() => undefined);
       } catch {
         // the run's own record says what happened; a broken database shows on the next claim
       } finally {
@@ -80,15 +85,23 @@ export function createWorker(deps: WorkerDeps): Worker {
     }
   };
 
+  // Looks every lease / 2, and also right when the earliest lease lapses if that is sooner: a
+  // dead worker's run is re-queued at its lease's expiry, not up to half a lease later (with the
+  // default 30 s lease that was up to 15 s more), so another worker continues it within about
+  // the lease. A lease that is renewed in time just means one pass that finds nothing.
   const reaper = async (): Promise<void> => {
+    const period = Math.max(100, Math.floor(deps.leaseMs / 2));
     while (!stopping) {
+      let wait = period;
       try {
         const { requeued } = await deps.runs.requeueExpired({ maxAttempts: deps.maxAttempts });
         if (requeued.length > 0) wakeAll();
+        const next = await deps.runs.nextLeaseExpiry();
+        if (next !== null) wait = Math.min(period, next + RUNTIME_DEFAULTS.reaperSlackMs);
       } catch {
         // try again next period
       }
-      await pause(Math.max(100, Math.floor(deps.leaseMs / 2)));
+      await pause(Math.max(RUNTIME_DEFAULTS.reaperMinPauseMs, wait));
     }
   };
 

@@ -7,6 +7,7 @@ import type { Database } from "../../src/db/types.js";
 import { DevmindError, LeaseLostError } from "../../src/errors.js";
 import { EventStore, type RunEvent } from "../../src/runtime/event-store.js";
 import type { Fence } from "../../src/runtime/fence.js";
+import { RunStore } from "../../src/runtime/run-store.js";
 import { REDACTED } from "../../src/runtime/secret-redaction.js";
 import { BACKENDS, freshMigratedSchema, itOn, openBackend } from "../helpers/databases.js";
 
@@ -161,6 +162,26 @@ describe.each(BACKENDS)("EventStore on %s", (backend) => {
     expect((await rejection(events.append(runId, [{ type: "run.interrupted" }], current))).code).toBe("LEASE_LOST");
     expect((await rejection(events.append(randomUUID(), [{ type: "run.started" }], { runId: randomUUID(), epoch: 1 }))).code).toBe("RUN_INPUT_INVALID");
     expect(await storedCount(db, runId)).toBe(2);
+  });
+
+  it("appendWith stores a status change and its event together, or neither", async () => {
+    const { runId } = await insertRun(db, 1);
+    const store = new RunStore(db);
+    const outcome = { status: "success", stopReason: "completed", answer: "ok", counts: { modelRounds: 1, toolCalls: 0, usage: { input_tokens: 1, output_tokens: 1 }, activeMsDelta: 1 }, error: null } as const;
+    const status = async (): Promise<string | undefined> =>
+      (await db.query<{ status: string }>(`SELECT status FROM "${db.schema}".runs WHERE run_id = $1`, [runId])).rows[0]?.status;
+    // a stale epoch: the write is refused, and no event is stored
+    expect(await events.appendWith(runId, [{ type: "run.succeeded", data: { answer: "stale" } }], (tx) => store.finish(runId, 7, outcome, { tx }))).toBe(false);
+    expect(await storedCount(db, runId)).toBe(0);
+    // the event cannot be stored: the status change is rolled back with it
+    const bad = await rejection(events.appendWith(runId, [{ type: "Not A Type" }], (tx) => store.finish(runId, 1, outcome, { tx })));
+    expect(bad.code).toBe("RUN_INPUT_INVALID");
+    expect(await status()).toBe("running");
+    expect(await storedCount(db, runId)).toBe(0);
+    // both, in one commit
+    expect(await events.appendWith(runId, [{ type: "run.succeeded", data: { answer: "ok" } }], (tx) => store.finish(runId, 1, outcome, { tx }))).toBe(true);
+    expect(await status()).toBe("success");
+    expect((await events.read(runId)).map((e) => [e.seq, e.type, e["answer"]])).toEqual([[1, "run.succeeded", "ok"]]);
   });
 
   it("redacts secrets before anything is stored", async () => {

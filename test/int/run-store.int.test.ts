@@ -1,10 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { openDatabase } from "../../src/db/open-database.js";
 import type { Database } from "../../src/db/types.js";
 import { DevmindError, RunConflictError } from "../../src/errors.js";
 import type { RunCounts, RunInput, RunRecord } from "../../src/runtime/run-record.js";
+import { RUNS_CHANNEL } from "../../src/constants.js";
+import { RUN_EVENTS_CHANNEL } from "../../src/runtime/event-sql.js";
+import { EventStore } from "../../src/runtime/event-store.js";
 import { RunStore } from "../../src/runtime/run-store.js";
 import { BACKENDS, TEST_DATABASE_URL, describeOn, freshMigratedSchema, openBackend } from "../helpers/databases.js";
 
@@ -380,6 +383,40 @@ describe.each(BACKENDS)("RunStore on %s", (backend) => {
       expect(await store.claimNext(LEASE)).toBeNull();
       expect(await store.heartbeat(run.run_id, 2, 1_000)).toBe(false);
       expect((await failure(store.requeueExpired({ maxAttempts: 0 }))).code).toBe("RUN_INPUT_INVALID");
+    });
+
+    it("requeueExpired stores the final event of a run it ends and wakes workers of every process", async () => {
+      const exhausted = await store.create({ input: INPUT });
+      const cancelled = await store.create({ input: INPUT });
+      const requeued = await store.create({ input: INPUT });
+      const events = new EventStore(db);
+      await events.append(exhausted.run_id, [{ type: "run.created" }]);
+      for (let i = 0; i < 3; i += 1) await store.claimNext(LEASE);
+      await store.requestCancel(cancelled.run_id);
+      // the third one was claimed once only: with maxAttempts 2 it goes back to the queue
+      await db.query(`UPDATE "${db.schema}".runs SET attempt = 2 WHERE run_id = $1`, [exhausted.run_id]);
+      for (const run of [exhausted, cancelled, requeued]) await expireLease(run.run_id);
+      const woken: string[] = [];
+      const announced: string[] = [];
+      const unlistenRuns = await db.listen(RUNS_CHANNEL, (payload) => woken.push(payload));
+      const unlistenEvents = await db.listen(RUN_EVENTS_CHANNEL, (payload) => announced.push(payload));
+      try {
+        const outcome = await store.requeueExpired({ maxAttempts: 2 });
+        expect(outcome).toEqual({ requeued: [requeued.run_id], failed: [exhausted.run_id], cancelled: [cancelled.run_id] });
+        const exhaustedEvents = await events.read(exhausted.run_id);
+        expect(exhaustedEvents.map((e) => [e.seq, e.type])).toEqual([[1, "run.created"], [2, "run.failed"]]);
+        expect(exhaustedEvents[1]).toMatchObject({ stop_reason: "max_attempts", code: "MAX_ATTEMPTS", message: expect.stringContaining("attempt 2 of 2") });
+        expect((await events.read(cancelled.run_id)).map((e) => [e.seq, e.type])).toEqual([[1, "run.cancelled"]]);
+        expect(await events.read(requeued.run_id)).toEqual([]);
+        const sorted = (ids: string[]): string[] => [...new Set(ids)].sort();
+        await vi.waitFor(() => {
+          expect(sorted(woken)).toEqual(sorted([exhausted.run_id, cancelled.run_id, requeued.run_id]));
+          expect(sorted(announced)).toEqual(sorted([exhausted.run_id, cancelled.run_id]));
+        });
+      } finally {
+        await unlistenRuns();
+        await unlistenEvents();
+      }
     });
 
     it("finish checks that the status matches the stop reason and changes nothing otherwise", async () => {

@@ -8,6 +8,7 @@ import { ScriptedChatModel } from "../../src/model/scripted-model.js";
 import type { ScriptedTurn } from "../../src/model/scripted-turns.js";
 import { argsDigest } from "../../src/runtime/digest.js";
 import type { RunEvent } from "../../src/runtime/event-store.js";
+import { RunStore } from "../../src/runtime/run-store.js";
 import { createRuntime, type Runtime } from "../../src/runtime/runtime.js";
 import { BACKENDS, freshMigratedSchema, openBackend } from "../helpers/databases.js";
 import { pairing, tempWorkspace } from "../helpers/agent.js";
@@ -152,6 +153,58 @@ describe.each(BACKENDS)("runtime on %s", (backend) => {
     await runtime.runs.cancel(run.run_id);
     const done = await executing;
     expect(done).toMatchObject({ status: "cancelled", stop_reason: "cancelled" });
+  });
+
+  it("re-queues a dead worker's run as soon as its lease lapses, not up to half a lease later", async () => {
+    const { runtime } = runtimeWith([{ content: "recovered" }], { DEVMIND_LEASE_MS: "20000" });
+    const run = await runtime.runs.create({ input: { messages: ["x"] } });
+    // a worker took it on a short lease and died
+    const store = new RunStore(db);
+    await store.claim(run.run_id, { owner: "dead-worker", leaseMs: 600, from: ["pending"] });
+    const due = await store.nextLeaseExpiry();
+    expect(due).toBeGreaterThan(0);
+    expect(due).toBeLessThanOrEqual(600);
+    const worker = runtime.worker({ concurrency: 1 });
+    const started = Date.now();
+    await worker.start();
+    // this worker's reaper looks every lease / 2 = 10 s, and at the earliest lease expiry
+    const done = await runtime.runs.wait(run.run_id, { timeoutMs: 8_000 });
+    const tookMs = Date.now() - started;
+    await worker.stop();
+    expect(done).toMatchObject({ status: "success", answer: "recovered", attempt: 2 });
+    expect(tookMs).toBeLessThan(5_000);
+    expect(await store.nextLeaseExpiry()).toBeNull();
+  });
+
+  it("continues a run whose process died after a step's writes were stored but before the checkpoint after it", async () => {
+    // LangGraph saves a step's checkpoint while the next step already runs: a process can die with
+    // the model step's writes stored and no checkpoint after them. getState then has no `next`
+    // (tasks with stored writes are left out of it), yet the graph is unfinished.
+    const { runtime } = runtimeWith([{ tool_calls: [{ id: "c1", name: "add", args: { a: 2, b: 3 } }] }, { content: "5" }]);
+    const run = await runtime.runs.create({ input: { messages: ["add"] } });
+    expect((await runtime.runs.execute(run.run_id)).status).toBe("success");
+    const s = `"${db.schema}"`;
+    // the checkpoint the model step ran from: its stored writes hold the Send to the tools node
+    const found = await db.query<{ id: string }>(
+      `SELECT min(checkpoint_id) AS id FROM ${s}.checkpoint_writes WHERE thread_id = $1 AND checkpoint_ns = '' AND channel = '__pregel_tasks'`,
+      [run.thread_id],
+    );
+    const cut = found.rows[0]?.id;
+    expect(cut).toEqual(expect.any(String));
+    // back to that moment: nothing stored after it, the run running on a lease that lapsed
+    await db.query(`DELETE FROM ${s}.checkpoint_writes WHERE thread_id = $1 AND checkpoint_id > $2`, [run.thread_id, cut]);
+    await db.query(`DELETE FROM ${s}.checkpoints WHERE thread_id = $1 AND checkpoint_id > $2`, [run.thread_id, cut]);
+    await db.query(
+      `UPDATE ${s}.runs SET status = 'pending', stop_reason = NULL, answer = NULL, finished_at = NULL, error_code = NULL, error_message = NULL WHERE run_id = $1`,
+      [run.run_id],
+    );
+    const done = await runtime.runs.execute(run.run_id);
+    expect(done).toMatchObject({ status: "success", stop_reason: "completed", answer: "5", attempt: 2, model_rounds: 2, tool_calls: 1 });
+    const events = await allEvents(runtime, run.run_id);
+    expect(events.filter((e) => e.type === "run.resumed")).toMatchObject([{ reason: "recovery", attempt: 2 }]);
+    // the add call finished before: its stored result is used, it does not run again
+    expect(events.filter((e) => e.type === "tool.call.started")).toHaveLength(1);
+    expect(events.filter((e) => e.type === "run.succeeded")).toHaveLength(2);
   });
 
   it("answers a non-idempotent call found started (its process died) with TOOL_OUTCOME_UNKNOWN, never running it again", async () => {
