@@ -396,7 +396,15 @@ describe.each(BACKENDS)("runtime recovery on %s", (backend) => {
     );
     const checkpoints = async (): Promise<number> =>
       (await db.query<{ n: number }>(`SELECT count(*)::integer AS n FROM "${db.schema}".checkpoints WHERE thread_id = $1`, [created.thread_id])).rows[0]?.n ?? -1;
-    const checkpointsBefore = await checkpoints();
+    // LangGraph saves a step's checkpoint while the step runs: let a save already under way land
+    // (it was issued while the lease was held, so it may), then take the lease
+    let checkpointsBefore = await checkpoints();
+    for (let stable = 0; stable < 3; ) {
+      await sleep(150);
+      const now = await checkpoints();
+      stable = now === checkpointsBefore ? stable + 1 : 0;
+      checkpointsBefore = now;
+    }
 
     // another owner took the lease (what a claim does to the row), without this worker noticing yet
     await db.query(`UPDATE "${db.schema}".runs SET lease_epoch = lease_epoch + 1, lease_owner = 'someone-else' WHERE run_id = $1`, [created.run_id]);
