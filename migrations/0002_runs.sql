@@ -43,6 +43,8 @@ CREATE INDEX runs_pending ON runs (created_at, run_id) WHERE status = 'pending';
 CREATE INDEX runs_leases ON runs (lease_expires_at) WHERE status = 'running';
 CREATE INDEX runs_by_thread ON runs (thread_id, created_at);
 CREATE INDEX runs_by_status ON runs (status, created_at DESC, run_id DESC);
+-- the unfiltered list, newest first
+CREATE INDEX runs_by_created ON runs (created_at DESC, run_id DESC);
 
 -- Run events (CONTRACT section 6), ordered per run by seq.
 CREATE TABLE run_events (
