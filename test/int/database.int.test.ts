@@ -6,18 +6,9 @@ import { migrate } from "../../src/db/migrate.js";
 import { openDatabase } from "../../src/db/open-database.js";
 import { withSchema } from "../../src/db/schema-view.js";
 import type { Database } from "../../src/db/types.js";
-import { DevmindError } from "../../src/errors.js";
 import { BACKENDS, TEST_DATABASE_URL, dropSchema, freshSchemaName, openBackend } from "../helpers/databases.js";
+import { rejection } from "../helpers/assertions.js";
 
-async function rejection(promise: Promise<unknown>): Promise<DevmindError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(DevmindError);
-    return error as DevmindError;
-  }
-  throw new Error("expected a rejection");
-}
 
 const dirs: string[] = [];
 const opened: Database[] = [];

@@ -4,12 +4,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { notify } from "../../src/db/channels.js";
 import { withSchema } from "../../src/db/schema-view.js";
 import type { Database } from "../../src/db/types.js";
-import { DevmindError, LeaseLostError } from "../../src/errors.js";
+import { LeaseLostError } from "../../src/errors.js";
 import { EventStore, type RunEvent } from "../../src/runtime/event-store.js";
 import type { Fence } from "../../src/runtime/fence.js";
 import { RunStore } from "../../src/runtime/run-store.js";
 import { REDACTED } from "../../src/runtime/secret-redaction.js";
 import { BACKENDS, freshMigratedSchema, itOn, openBackend } from "../helpers/databases.js";
+import { rejection } from "../helpers/assertions.js";
 
 /** Longest a test waits for something that should happen within milliseconds. */
 const WAIT_MS = 5_000;
@@ -31,15 +32,6 @@ async function storedCount(db: Database, runId: string): Promise<number> {
   return result.rows[0]?.n ?? -1;
 }
 
-async function rejection(promise: Promise<unknown>): Promise<DevmindError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(DevmindError);
-    return error as DevmindError;
-  }
-  throw new Error("expected a rejection");
-}
 
 /** Pulls `count` events from `iterator`, failing after WAIT_MS instead of hanging. */
 async function take(iterator: AsyncIterator<RunEvent>, count: number): Promise<RunEvent[]> {

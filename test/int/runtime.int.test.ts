@@ -3,7 +3,6 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import type { Database } from "../../src/db/types.js";
-import { DevmindError } from "../../src/errors.js";
 import { ScriptedChatModel } from "../../src/model/scripted-model.js";
 import type { ScriptedTurn } from "../../src/model/scripted-turns.js";
 import { argsDigest } from "../../src/runtime/digest.js";
@@ -11,17 +10,9 @@ import type { RunEvent } from "../../src/runtime/event-store.js";
 import { RunStore } from "../../src/runtime/run-store.js";
 import { createRuntime, type Runtime } from "../../src/runtime/runtime.js";
 import { BACKENDS, freshMigratedSchema, openBackend } from "../helpers/databases.js";
-import { pairing, tempWorkspace } from "../helpers/agent.js";
+import { tempWorkspace } from "../helpers/agent.js";
+import { rejection } from "../helpers/assertions.js";
 
-async function rejection(promise: Promise<unknown>): Promise<DevmindError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(DevmindError);
-    return error as DevmindError;
-  }
-  throw new Error("expected a rejection");
-}
 
 async function allEvents(runtime: Runtime, runId: string): Promise<RunEvent[]> {
   const out: RunEvent[] = [];

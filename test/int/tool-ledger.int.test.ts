@@ -2,12 +2,13 @@ import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "../../src/db/types.js";
-import { DevmindError, LeaseLostError, RunConflictError } from "../../src/errors.js";
+import { LeaseLostError, RunConflictError } from "../../src/errors.js";
 import { DecisionStore } from "../../src/runtime/decision-store.js";
 import { argsDigest } from "../../src/runtime/digest.js";
 import type { Fence } from "../../src/runtime/fence.js";
 import { ToolLedger } from "../../src/runtime/tool-ledger.js";
 import { BACKENDS, freshMigratedSchema, itOn, openBackend } from "../helpers/databases.js";
+import { rejection } from "../helpers/assertions.js";
 
 /** Inserts a run row directly (columns per migration 0002): running with a lease at `epoch`, or another status. */
 async function insertRun(db: Database, options: { epoch?: number; status?: "running" | "interrupted" } = {}): Promise<{ runId: string; fence: Fence }> {
@@ -26,15 +27,6 @@ async function bumpEpoch(db: Database, runId: string): Promise<void> {
   await db.query(`UPDATE "${db.schema}".runs SET lease_epoch = lease_epoch + 1 WHERE run_id = $1`, [runId]);
 }
 
-async function rejection(promise: Promise<unknown>): Promise<DevmindError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(DevmindError);
-    return error as DevmindError;
-  }
-  throw new Error("expected a rejection");
-}
 
 const digest = argsDigest({ path: "notes.txt", content: "hello\n" });
 
