@@ -2,9 +2,8 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { availableParallelism, cpus } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
 import pg from "pg";
-import { benchDatabaseUrl, MAX_ROUNDS, missingUrlMessage, parseRounds, printableUrl, URL_VARIABLES } from "./bench-env.js";
+import { benchDatabaseUrl, MAX_ROUNDS, missingUrlMessage, parseBenchArgs, printableUrl, URL_VARIABLES } from "./bench-env.js";
 import { printAgentReport, summarizeAgentRounds, type AgentResults, type AgentRound, type Side } from "./agent-report.js";
 import { OUR_LIMITS, RECURSION_LIMIT, runOursOnMemory, runOursOnPostgres, runPeer, runPeerOnMemory, type AgentRun } from "./agent-runs.js";
 import { AGENT_SCRIPT, buildAgentScript } from "./agent-script.js";
@@ -51,22 +50,9 @@ async function runRound(round: number, url: string, admin: RunQuery, turns: read
  * unreachable, 2 bad arguments or no database configured.
  */
 export async function runAgentBench(args: readonly string[]): Promise<number> {
-  let values: { rounds?: string | undefined; help?: boolean | undefined };
-  try {
-    ({ values } = parseArgs({ args: [...args], options: { rounds: { type: "string" }, help: { type: "boolean", short: "h" } }, strict: true, allowPositionals: false }));
-  } catch (error) {
-    console.error(`${(error as Error).message}\n${USAGE}`);
-    return 2;
-  }
-  if (values.help === true) {
-    console.log(USAGE);
-    return 0;
-  }
-  const rounds = parseRounds(values.rounds);
-  if (rounds === undefined) {
-    console.error(`--rounds must be an integer from 1 to ${MAX_ROUNDS}, got ${JSON.stringify(values.rounds)}\n${USAGE}`);
-    return 2;
-  }
+  const parsed = parseBenchArgs(args, {}, USAGE);
+  if ("exit" in parsed) return parsed.exit;
+  const { rounds } = parsed;
   const url = benchDatabaseUrl();
   if (url === undefined) {
     console.error(

@@ -1,3 +1,5 @@
+import { parseArgs } from "node:util";
+
 /** Variables naming the PostgreSQL server a bench uses, in order of preference. */
 export const URL_VARIABLES = ["DEVMIND_BENCH_DATABASE_URL", "DEVMIND_TEST_DATABASE_URL", "DATABASE_URL"] as const;
 
@@ -33,4 +35,33 @@ export function parseRounds(value: string | undefined): number | undefined {
   if (value === undefined) return 3;
   const rounds = Number(value);
   return Number.isInteger(rounds) && rounds >= 1 && rounds <= MAX_ROUNDS ? rounds : undefined;
+}
+
+/** What `parseBenchArgs` gives back: the options and rounds, or the exit code to return at once. */
+export type ParsedBenchArgs = { exit: number } | { values: Record<string, string | boolean | undefined>; rounds: number };
+
+/**
+ * Parses a bench's arguments: `--rounds N` and `--help` for every bench, plus `options` (string or
+ * boolean flags). Prints usage or the error and returns an exit code (0 help, 2 bad arguments)
+ * when the bench should stop.
+ */
+export function parseBenchArgs(args: readonly string[], options: Record<string, { type: "string" | "boolean" }>, usage: string): ParsedBenchArgs {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({ args: [...args], options: { ...options, rounds: { type: "string" }, help: { type: "boolean", short: "h" } }, strict: true, allowPositionals: false }));
+  } catch (error) {
+    console.error(`${(error as Error).message}\n${usage}`);
+    return { exit: 2 };
+  }
+  if (values["help"] === true) {
+    console.log(usage);
+    return { exit: 0 };
+  }
+  const raw = values["rounds"];
+  const rounds = parseRounds(typeof raw === "string" ? raw : undefined);
+  if (rounds === undefined) {
+    console.error(`--rounds must be an integer from 1 to ${MAX_ROUNDS}, got ${JSON.stringify(raw)}\n${usage}`);
+    return { exit: 2 };
+  }
+  return { values, rounds };
 }

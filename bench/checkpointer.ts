@@ -2,11 +2,10 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { availableParallelism, cpus, tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
 import { randomBytes } from "node:crypto";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import pg from "pg";
-import { benchDatabaseUrl, MAX_ROUNDS, missingUrlMessage, parseRounds, printableUrl, URL_VARIABLES } from "./bench-env.js";
+import { benchDatabaseUrl, missingUrlMessage, parseBenchArgs, printableUrl, URL_VARIABLES } from "./bench-env.js";
 import { PostgresCheckpointSaver } from "../src/checkpoint/postgres-saver.js";
 import { migrate } from "../src/db/migrate.js";
 import { openDatabase } from "../src/db/open-database.js";
@@ -125,27 +124,9 @@ async function runPglite(workload: Workload): Promise<{ ops: Record<OpName, OpSt
  * Returns the exit code: 0 done, 2 bad arguments or no database configured.
  */
 export async function runCheckpointerBench(args: readonly string[]): Promise<number> {
-  let values: { rounds?: string | undefined; "pglite-only"?: boolean | undefined; help?: boolean | undefined };
-  try {
-    ({ values } = parseArgs({
-      args: [...args],
-      options: { rounds: { type: "string" }, "pglite-only": { type: "boolean" }, help: { type: "boolean", short: "h" } },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (error) {
-    console.error(`${(error as Error).message}\n${USAGE}`);
-    return 2;
-  }
-  if (values.help === true) {
-    console.log(USAGE);
-    return 0;
-  }
-  const rounds = parseRounds(values.rounds);
-  if (rounds === undefined) {
-    console.error(`--rounds must be an integer from 1 to ${MAX_ROUNDS}, got ${JSON.stringify(values.rounds)}\n${USAGE}`);
-    return 2;
-  }
+  const parsed = parseBenchArgs(args, { "pglite-only": { type: "boolean" } }, USAGE);
+  if ("exit" in parsed) return parsed.exit;
+  const { rounds, values } = parsed;
   const pgliteOnly = values["pglite-only"] === true;
   const url = benchDatabaseUrl();
   if (url === undefined && !pgliteOnly) {

@@ -3,7 +3,6 @@ import { availableParallelism, cpus, tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
 import pg from "pg";
 import { loadConfig, type DevmindConfig } from "../src/config.js";
 import { migrate } from "../src/db/migrate.js";
@@ -13,7 +12,7 @@ import { ScriptedChatModel } from "../src/model/scripted-model.js";
 import type { ScriptedTurn } from "../src/model/scripted-turns.js";
 import { createRuntime, type Runtime } from "../src/runtime/runtime.js";
 import { freshSchema } from "./agent-runs.js";
-import { benchDatabaseUrl, MAX_ROUNDS, missingUrlMessage, parseRounds, printableUrl, URL_VARIABLES } from "./bench-env.js";
+import { benchDatabaseUrl, MAX_ROUNDS, missingUrlMessage, parseBenchArgs, printableUrl, URL_VARIABLES } from "./bench-env.js";
 import { dropSchema, type RunQuery } from "./footprint.js";
 import { killAllWorkers, spawnWorker, type WorkerChild } from "./runs-child.js";
 import type { RunsWorkerOptions } from "./runs-worker.js";
@@ -499,30 +498,12 @@ function printReport(results: RunsResults): void {
  * failed), 1 the database is unreachable, 2 bad arguments or no database configured.
  */
 export async function runRunsBench(args: readonly string[]): Promise<number> {
-  let values: { runs?: string | undefined; rounds?: string | undefined; help?: boolean | undefined };
-  try {
-    ({ values } = parseArgs({
-      args: [...args],
-      options: { runs: { type: "string" }, rounds: { type: "string" }, help: { type: "boolean", short: "h" } },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (error) {
-    console.error(`${(error as Error).message}\n${USAGE}`);
-    return 2;
-  }
-  if (values.help === true) {
-    console.log(USAGE);
-    return 0;
-  }
-  const runs = values.runs === undefined ? RUNS_DEFAULT : Number(values.runs);
+  const parsed = parseBenchArgs(args, { runs: { type: "string" } }, USAGE);
+  if ("exit" in parsed) return parsed.exit;
+  const { rounds, values } = parsed;
+  const runs = values["runs"] === undefined ? RUNS_DEFAULT : Number(values["runs"]);
   if (!Number.isInteger(runs) || runs < RUNS_BOUNDS.min || runs > RUNS_BOUNDS.max) {
-    console.error(`--runs must be an integer from ${RUNS_BOUNDS.min} to ${RUNS_BOUNDS.max}, got ${JSON.stringify(values.runs)}\n${USAGE}`);
-    return 2;
-  }
-  const rounds = parseRounds(values.rounds);
-  if (rounds === undefined) {
-    console.error(`--rounds must be an integer from 1 to ${MAX_ROUNDS}, got ${JSON.stringify(values.rounds)}\n${USAGE}`);
+    console.error(`--runs must be an integer from ${RUNS_BOUNDS.min} to ${RUNS_BOUNDS.max}, got ${JSON.stringify(values["runs"])}\n${USAGE}`);
     return 2;
   }
   const url = benchDatabaseUrl();
