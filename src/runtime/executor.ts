@@ -73,11 +73,12 @@ function storedEvent(event: AgentEvent): NewRunEvent | null {
 /**
  * Runs a claimed run in this process until it ends, pauses for approval, loses its lease, or the
  * process drains. Starts the graph with the run's input, resumes an interrupted one with the
- * stored decisions, or continues one whose process died (from its last checkpoint). Every write
+ * stored decisions, or continues one whose process died or drained (from its last checkpoint;
+ * `run.resumed` says `recovery` for a worker, `manual` for `runs.execute`). Every write
  * — checkpoints, ledger, events, status — carries the lease epoch, so a worker whose lease was
  * taken over writes nothing more. Returns the run record as stored afterwards.
  */
-export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, owner: string): Promise<RunRecord> {
+export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, owner: string, trigger: "worker" | "manual" = "worker"): Promise<RunRecord> {
   const { run, epoch } = claimed;
   const fence: Fence = { runId: run.run_id, epoch };
   const started = Date.now();
@@ -146,7 +147,8 @@ export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, ow
         // that finished while the checkpoint after it was still being saved when the process died;
         // the graph is unfinished all the same, and invoke(null) applies those writes and goes on
         input = null;
-        await append([{ type: "run.resumed", data: { reason: "recovery", attempt: run.attempt, worker: owner } }]);
+        // a worker continues what a dead or drained process left; `runs.execute` is someone asking
+        await append([{ type: "run.resumed", data: { reason: trigger === "manual" ? "manual" : "recovery", attempt: run.attempt, worker: owner } }]);
       }
     }
     if (input !== undefined) {

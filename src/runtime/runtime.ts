@@ -145,7 +145,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     },
     async execute(runId) {
       const claimed = await runs.claim(runId, { owner, leaseMs: config.worker.leaseMs, from: ["pending", "interrupted"] });
-      return executeClaimed(executorDeps(), claimed, owner);
+      return executeClaimed(executorDeps(), claimed, owner, "manual");
     },
     async decide(runId, body, audit) {
       const run = await runs.get(runId);

@@ -226,6 +226,8 @@ describe.each(BACKENDS)("runtime recovery on %s", (backend) => {
       // this process re-queues it and an "execute" process runs it. PGlite (one process at a
       // time): this process's worker, on the data directory the killed child left behind.
       let continuedBy: number;
+      // a worker continuing a dead process's run says recovery; runs.execute (someone asking) says manual
+      let resumeReason = "recovery";
       let done: RunRecord;
       if (standby !== undefined) {
         done = await until(
@@ -250,6 +252,7 @@ describe.each(BACKENDS)("runtime recovery on %s", (backend) => {
         done = JSON.parse(exit.stdout.trim().split("\n").pop() ?? "{}") as RunRecord;
         expect(await store.get(created.run_id)).toEqual(done);
         continuedBy = second.pid;
+        resumeReason = "manual";
       } else {
         db = await openPlace(place);
         const runtime = makeRuntime(db, workspace, script, leaseMs);
@@ -264,7 +267,7 @@ describe.each(BACKENDS)("runtime recovery on %s", (backend) => {
       const events = await eventsOf(db, created.run_id);
       expectDenseSeqs(events);
       const resumed = events.filter((e) => e.type === "run.resumed");
-      expect(resumed).toMatchObject([{ reason: "recovery", attempt: 2 }]);
+      expect(resumed).toMatchObject([{ reason: resumeReason, attempt: 2 }]);
       expect(ownerPid(resumed[0]?.["worker"] as string)).toBe(continuedBy);
       if (standby !== undefined) {
         // an idle worker elsewhere takes over about when the dead one's lease lapses

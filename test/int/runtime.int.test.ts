@@ -127,6 +127,28 @@ describe.each(BACKENDS)("runtime on %s", (backend) => {
     expect([a.status, a.answer, b.status, b.answer]).toEqual(["success", "first", "success", "second"]);
   });
 
+  it("drains a worker at a step boundary, and a manual execute resumes the run from there", async () => {
+    const { runtime } = runtimeWith([
+      { tool_calls: [{ id: "a1", name: "add", args: { a: 1, b: 1 } }], delay_ms: 600 },
+      { tool_calls: [{ id: "a2", name: "add", args: { a: 2, b: 2 } }], delay_ms: 600 },
+      { content: "four", delay_ms: 100 },
+    ]);
+    const created = await runtime.runs.create({ input: { messages: ["add twice"] } });
+    const worker = runtime.worker({ concurrency: 1 });
+    await worker.start();
+    const deadline = Date.now() + 10_000;
+    while (!(await allEvents(runtime, created.run_id)).some((e) => e.type === "model.started") && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    await worker.stop();
+    const released = await runtime.runs.get(created.run_id);
+    expect(released.status).toBe("pending");
+    const done = await runtime.runs.execute(created.run_id);
+    expect(done).toMatchObject({ status: "success", answer: "four", model_rounds: 3, tool_calls: 2 });
+    const resumed = (await allEvents(runtime, created.run_id)).filter((e) => e.type === "run.resumed");
+    expect(resumed).toMatchObject([{ reason: "manual", attempt: 2 }]);
+  });
+
   it("cancels a pending run at once and refuses to cancel a finished one", async () => {
     const { runtime } = runtimeWith([{ content: "never" }]);
     const run = await runtime.runs.create({ input: { messages: ["x"] } });
@@ -192,7 +214,7 @@ describe.each(BACKENDS)("runtime on %s", (backend) => {
     const done = await runtime.runs.execute(run.run_id);
     expect(done).toMatchObject({ status: "success", stop_reason: "completed", answer: "5", attempt: 2, model_rounds: 2, tool_calls: 1 });
     const events = await allEvents(runtime, run.run_id);
-    expect(events.filter((e) => e.type === "run.resumed")).toMatchObject([{ reason: "recovery", attempt: 2 }]);
+    expect(events.filter((e) => e.type === "run.resumed")).toMatchObject([{ reason: "manual", attempt: 2 }]);
     // the add call finished before: its stored result is used, it does not run again
     expect(events.filter((e) => e.type === "tool.call.started")).toHaveLength(1);
     expect(events.filter((e) => e.type === "run.succeeded")).toHaveLength(2);
