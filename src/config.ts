@@ -13,6 +13,21 @@ import { ConfigError } from "./errors.js";
 export { parseDotenv } from "./config-dotenv.js";
 export type { ApiKeyEntry, LogLevel, ModelSpec } from "./config-schema.js";
 
+/** The per-run limits of CONTRACT section 2 (the graph adds the model timeout and retries). */
+export interface RunLimitSettings {
+  maxModelRounds: number;
+  maxToolCalls: number;
+  /** Input + output tokens, as reported by the model. */
+  maxTokens: number;
+  runTimeoutMs: number;
+  toolTimeoutMs: number;
+  maxToolOutputChars: number;
+  /** The same failing call (tool + canonical args) this many times stops the run. */
+  noProgressLimit: number;
+  /** Prompt budget; older tool outputs are elided to fit. */
+  contextTokens: number;
+}
+
 /**
  * The validated, typed configuration. Build it with `loadConfig()` at the edge (CLI, server)
  * and pass it down; log it only through `redactConfig()`.
@@ -28,16 +43,7 @@ export interface DevmindConfig {
   openai: { apiKey?: string; baseUrl?: string; model: string };
   modelTimeoutMs: number;
   modelMaxRetries: number;
-  limits: {
-    maxModelRounds: number;
-    maxToolCalls: number;
-    maxTokens: number;
-    runTimeoutMs: number;
-    toolTimeoutMs: number;
-    maxToolOutputChars: number;
-    noProgressLimit: number;
-    contextTokens: number;
-  };
+  limits: RunLimitSettings;
   requireApproval: string[];
   autoApprove: string[];
   workspace: string;

@@ -2,7 +2,7 @@
  * devmind — a durable agent runtime for TypeScript. The named exports below are the library API
  * (CONTRACT section 9); everything else is internal.
  */
-export { loadConfig, type DevmindConfig } from "./config.js";
+export { loadConfig, type DevmindConfig, type RunLimitSettings } from "./config.js";
 export { DevmindError, ConfigError, DatabaseError, MigrationError, CheckpointError, hasErrorCode, type DevmindErrorCode, type ErrorKind } from "./errors.js";
 export { openDatabase, type OpenDatabaseOptions } from "./db/open-database.js";
 export { withSchema } from "./db/schema-view.js";

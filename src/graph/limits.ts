@@ -1,18 +1,8 @@
+import type { RunLimitSettings } from "../config.js";
 import { CONFIG_DEFAULTS } from "../constants.js";
 
 /** The per-run bounds of CONTRACT sections 2 and 9; every field is enforced by code. */
-export interface AgentLimits {
-  maxModelRounds: number;
-  maxToolCalls: number;
-  /** Input + output tokens, as reported by the model. */
-  maxTokens: number;
-  runTimeoutMs: number;
-  toolTimeoutMs: number;
-  maxToolOutputChars: number;
-  /** The same failing call (tool + canonical args) this many times stops the run. */
-  noProgressLimit: number;
-  /** Prompt budget; older tool outputs are elided to fit. */
-  contextTokens: number;
+export interface AgentLimits extends RunLimitSettings {
   /** Per model call. */
   modelTimeoutMs: number;
   /** Retries of transient model errors (429, 5xx, network, timeouts) per model call. */
@@ -43,6 +33,6 @@ export function resolveLimits(partial: Partial<AgentLimits> = {}, base: AgentLim
 }
 
 /** The limits a validated configuration sets (CONTRACT section 2), e.g. `buildAgentGraph({ limits: limitsFromConfig(config) })`. */
-export function limitsFromConfig(config: { limits: Omit<AgentLimits, "modelTimeoutMs" | "modelMaxRetries">; modelTimeoutMs: number; modelMaxRetries: number }): AgentLimits {
+export function limitsFromConfig(config: { limits: RunLimitSettings; modelTimeoutMs: number; modelMaxRetries: number }): AgentLimits {
   return { ...config.limits, modelTimeoutMs: config.modelTimeoutMs, modelMaxRetries: config.modelMaxRetries };
 }

@@ -139,15 +139,8 @@ function alreadyDecided(record: DecisionRecord): RunConflictError {
   });
 }
 
-interface DecisionRow {
-  tool_call_id: string;
-  tool: string;
-  decision: DecisionKind;
-  args: object | null;
-  args_digest: string | null;
-  principal: string;
-  reason: string | null;
-}
+/** A decision as inserted: a stored record without what the database fills in. */
+type DecisionRow = Omit<DecisionRecord, "run_id" | "decided_at">;
 
 function toRow(input: NewDecision, index: number, all: readonly NewDecision[]): DecisionRow {
   const bad = (message: string): DevmindError => new DevmindError("RUN_INPUT_INVALID", `decision ${index}: ${message}`, { details: { index } });

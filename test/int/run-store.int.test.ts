@@ -10,6 +10,7 @@ import { RUN_EVENTS_CHANNEL } from "../../src/runtime/event-sql.js";
 import { EventStore } from "../../src/runtime/event-store.js";
 import { RunStore } from "../../src/runtime/run-store.js";
 import { BACKENDS, TEST_DATABASE_URL, describeOn, freshMigratedSchema, openBackend } from "../helpers/databases.js";
+import { rejection } from "../helpers/assertions.js";
 
 const INPUT: RunInput = { messages: [{ role: "user", content: "hello" }] };
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -22,16 +23,6 @@ function counts(modelRounds: number, toolCalls: number, activeMsDelta: number, t
 
 const SUCCESS = { status: "success", stopReason: "completed", answer: "done", counts: counts(1, 0, 5), error: null } as const;
 
-/** Resolves to the error a promise rejects with (fails the test if it resolves). */
-async function failure(promise: Promise<unknown>): Promise<DevmindError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(DevmindError);
-    return error as DevmindError;
-  }
-  throw new Error("expected a rejection");
-}
 
 describe.each(BACKENDS)("RunStore on %s", (backend) => {
   let owner: Database;
@@ -113,18 +104,18 @@ describe.each(BACKENDS)("RunStore on %s", (backend) => {
         { messages: ["nul \u0000 inside"] },
       ];
       for (const input of badInputs) {
-        const error = await failure(store.create({ input: input as RunInput }));
+        const error = await rejection(store.create({ input: input as RunInput }));
         expect(error.code, JSON.stringify(input)).toBe("RUN_INPUT_INVALID");
       }
       const badLimits: unknown[] = [[], "x", { bogus: 1 }, { maxModelRounds: 0 }, { maxModelRounds: 1.5 }, { maxTokens: "10" }, { modelMaxRetries: -1 }];
       for (const limits of badLimits) {
-        const error = await failure(store.create({ input: INPUT, limits: limits as never }));
+        const error = await rejection(store.create({ input: INPUT, limits: limits as never }));
         expect(error.code, JSON.stringify(limits)).toBe("RUN_INPUT_INVALID");
       }
       for (const threadId of ["", "x".repeat(257), "a\u0000b"]) {
-        expect((await failure(store.create({ threadId, input: INPUT }))).code).toBe("RUN_INPUT_INVALID");
+        expect((await rejection(store.create({ threadId, input: INPUT }))).code).toBe("RUN_INPUT_INVALID");
       }
-      expect((await failure(store.create({ input: INPUT, multitask: "sometimes" as never }))).code).toBe("RUN_INPUT_INVALID");
+      expect((await rejection(store.create({ input: INPUT, multitask: "sometimes" as never }))).code).toBe("RUN_INPUT_INVALID");
       expect(await rowCount()).toBe(0);
     });
 
@@ -139,11 +130,11 @@ describe.each(BACKENDS)("RunStore on %s", (backend) => {
           () => store.claim(id, { ...LEASE, from: ["pending"] }),
           () => store.list({ before: id }),
         ]) {
-          const error = await failure(call());
+          const error = await rejection(call());
           expect(error.code, id).toBe("RUN_NOT_FOUND");
         }
       }
-      expect((await failure(store.heartbeat("nope", 1, 1000))).code).toBe("RUN_NOT_FOUND");
+      expect((await rejection(store.heartbeat("nope", 1, 1000))).code).toBe("RUN_NOT_FOUND");
       expect(await store.heartbeat(randomUUID(), 1, 1000)).toBe(false);
       expect(await store.finish(randomUUID(), 1, SUCCESS)).toBe(false);
       expect(await rowCount()).toBe(1);
@@ -178,13 +169,13 @@ describe.each(BACKENDS)("RunStore on %s", (backend) => {
       expect(await store.list({ status: "success" })).toEqual([]);
       expect(await store.list({ threadId: "nobody" })).toEqual([]);
 
-      for (const limit of [0, 501, 1.5]) expect((await failure(store.list({ limit }))).code).toBe("RUN_INPUT_INVALID");
-      expect((await failure(store.list({ status: "done" as never }))).code).toBe("RUN_INPUT_INVALID");
+      for (const limit of [0, 501, 1.5]) expect((await rejection(store.list({ limit }))).code).toBe("RUN_INPUT_INVALID");
+      expect((await rejection(store.list({ status: "done" as never }))).code).toBe("RUN_INPUT_INVALID");
     });
 
     it("rejects a second active run on a thread unless asked to enqueue it", async () => {
       const first = await store.create({ threadId: "t", input: INPUT });
-      const error = await failure(store.create({ threadId: "t", input: INPUT }));
+      const error = await rejection(store.create({ threadId: "t", input: INPUT }));
       expect(error).toBeInstanceOf(RunConflictError);
       expect(error.code).toBe("RUN_CONFLICT");
       expect(error.message).toContain(first.run_id);
@@ -198,9 +189,9 @@ describe.each(BACKENDS)("RunStore on %s", (backend) => {
       // running and interrupted runs block "reject" too; terminal ones do not
       const a = await store.claimNext(LEASE);
       expect(a?.run.run_id).toBe(first.run_id);
-      expect((await failure(store.create({ threadId: "t", input: INPUT }))).details).toMatchObject({ activeRunId: first.run_id, activeStatus: "running" });
+      expect((await rejection(store.create({ threadId: "t", input: INPUT }))).details).toMatchObject({ activeRunId: first.run_id, activeStatus: "running" });
       expect(await store.interrupt(first.run_id, a!.epoch, counts(1, 1, 3))).toBe(true);
-      expect((await failure(store.create({ threadId: "t", input: INPUT }))).details).toMatchObject({ activeStatus: "interrupted" });
+      expect((await rejection(store.create({ threadId: "t", input: INPUT }))).details).toMatchObject({ activeStatus: "interrupted" });
       await store.requestCancel(first.run_id);
       const b = await store.claimNext(LEASE);
       expect(b?.run.run_id).toBe(queued.run_id);
@@ -275,38 +266,38 @@ describe.each(BACKENDS)("RunStore on %s", (backend) => {
 
     it("claim takes one run when it is waiting, and otherwise says why not", async () => {
       const run = await store.create({ threadId: "c", input: INPUT });
-      let error = await failure(store.claim(run.run_id, { ...LEASE, from: ["interrupted"] }));
+      let error = await rejection(store.claim(run.run_id, { ...LEASE, from: ["interrupted"] }));
       expect(error.code).toBe("RUN_CONFLICT");
       expect(error.message).toContain("queued (pending)");
 
       const claimed = await store.claim(run.run_id, { ...LEASE, from: ["pending"] });
       expect(claimed).toMatchObject({ epoch: 1, run: { status: "running", attempt: 1 } });
-      error = await failure(store.claim(run.run_id, { ...LEASE, from: ["pending", "interrupted"] }));
+      error = await rejection(store.claim(run.run_id, { ...LEASE, from: ["pending", "interrupted"] }));
       expect(error.message).toContain("already running");
 
       expect(await store.interrupt(run.run_id, 1, counts(1, 1, 1))).toBe(true);
-      error = await failure(store.claim(run.run_id, { ...LEASE, from: ["pending"] }));
+      error = await rejection(store.claim(run.run_id, { ...LEASE, from: ["pending"] }));
       expect(error.message).toContain("waiting for approval");
       const resumed = await store.claim(run.run_id, { ...LEASE, from: ["pending", "interrupted"] });
       expect(resumed.epoch).toBe(2);
       expect(await store.finish(run.run_id, 2, SUCCESS)).toBe(true);
-      error = await failure(store.claim(run.run_id, { ...LEASE, from: ["pending", "interrupted"] }));
+      error = await rejection(store.claim(run.run_id, { ...LEASE, from: ["pending", "interrupted"] }));
       expect(error.message).toContain("already finished with status success");
 
       // FIFO per thread: a queued run cannot jump ahead of the one before it, nor start beside a running one
       const q1 = await store.create({ threadId: "q", input: INPUT });
       const q2 = await store.create({ threadId: "q", input: INPUT, multitask: "enqueue" });
-      error = await failure(store.claim(q2.run_id, { ...LEASE, from: ["pending"] }));
+      error = await rejection(store.claim(q2.run_id, { ...LEASE, from: ["pending"] }));
       expect(error.message).toContain(`run ${q1.run_id} is queued ahead`);
       expect(error.details).toMatchObject({ blockerId: q1.run_id, blockerStatus: "pending" });
       await store.claim(q1.run_id, { ...LEASE, from: ["pending"] });
-      error = await failure(store.claim(q2.run_id, { ...LEASE, from: ["pending"] }));
+      error = await rejection(store.claim(q2.run_id, { ...LEASE, from: ["pending"] }));
       expect(error.details).toMatchObject({ blockerId: q1.run_id, blockerStatus: "running" });
       expect((await store.get(q2.run_id)).status).toBe("pending");
 
-      expect((await failure(store.claim(run.run_id, { ...LEASE, from: [] }))).code).toBe("RUN_INPUT_INVALID");
-      expect((await failure(store.claim(q2.run_id, { owner: "", leaseMs: 1000, from: ["pending"] }))).code).toBe("RUN_INPUT_INVALID");
-      expect((await failure(store.claim(q2.run_id, { owner: "w", leaseMs: 0, from: ["pending"] }))).code).toBe("RUN_INPUT_INVALID");
+      expect((await rejection(store.claim(run.run_id, { ...LEASE, from: [] }))).code).toBe("RUN_INPUT_INVALID");
+      expect((await rejection(store.claim(q2.run_id, { owner: "", leaseMs: 1000, from: ["pending"] }))).code).toBe("RUN_INPUT_INVALID");
+      expect((await rejection(store.claim(q2.run_id, { owner: "w", leaseMs: 0, from: ["pending"] }))).code).toBe("RUN_INPUT_INVALID");
     });
 
     it("heartbeat extends the lease, and release gives the run back keeping its attempt", async () => {
@@ -382,7 +373,7 @@ describe.each(BACKENDS)("RunStore on %s", (backend) => {
       });
       expect(await store.claimNext(LEASE)).toBeNull();
       expect(await store.heartbeat(run.run_id, 2, 1_000)).toBe(false);
-      expect((await failure(store.requeueExpired({ maxAttempts: 0 }))).code).toBe("RUN_INPUT_INVALID");
+      expect((await rejection(store.requeueExpired({ maxAttempts: 0 }))).code).toBe("RUN_INPUT_INVALID");
     });
 
     it("requeueExpired stores the final event of a run it ends and wakes workers of every process", async () => {
@@ -430,7 +421,7 @@ describe.each(BACKENDS)("RunStore on %s", (backend) => {
         { ...SUCCESS, status: "running" as never },
         { ...SUCCESS, counts: counts(-1, 0, 0) },
       ];
-      for (const outcome of bad) expect((await failure(store.finish(id, 1, outcome))).code).toBe("RUN_INPUT_INVALID");
+      for (const outcome of bad) expect((await rejection(store.finish(id, 1, outcome))).code).toBe("RUN_INPUT_INVALID");
       expect((await store.get(id)).status).toBe("running");
       const error = { code: "MODEL_FAILED", message: "upstream said no" };
       expect(await store.finish(id, 1, { status: "error", stopReason: "model_failed", answer: null, counts: counts(1, 0, 7), error })).toBe(true);
@@ -457,7 +448,7 @@ describe.each(BACKENDS)("RunStore on %s", (backend) => {
       const cancelled = await store.requestCancel(pending.run_id);
       expect(cancelled).toMatchObject({ status: "cancelled", stop_reason: "cancelled", cancel_requested: true, finished_at: expect.stringMatching(ISO), lease: null });
       expect(await store.isCancelRequested(pending.run_id)).toBe(true);
-      let error = await failure(store.requestCancel(pending.run_id));
+      let error = await rejection(store.requestCancel(pending.run_id));
       expect(error.code).toBe("RUN_CONFLICT");
       expect(error.message).toContain("already finished with status cancelled");
 
@@ -471,7 +462,7 @@ describe.each(BACKENDS)("RunStore on %s", (backend) => {
       const id = running!.run.run_id;
       expect(await store.requestCancel(id)).toMatchObject({ status: "running", cancel_requested: true, finished_at: null, lease: { epoch: 1 } });
       expect(await store.isCancelRequested(id)).toBe(true);
-      error = await failure(store.requestCancel(id));
+      error = await rejection(store.requestCancel(id));
       expect(error.message).toContain("already cancelled");
       expect(await store.finish(id, 1, { status: "cancelled", stopReason: "cancelled", answer: "partial", counts: counts(1, 0, 2), error: null })).toBe(true);
       expect(await store.get(id)).toMatchObject({ status: "cancelled", stop_reason: "cancelled", answer: "partial" });
@@ -479,7 +470,7 @@ describe.each(BACKENDS)("RunStore on %s", (backend) => {
       await store.create({ threadId: "s", input: INPUT });
       const succeeded = await store.claimNext(LEASE);
       await store.finish(succeeded!.run.run_id, 1, SUCCESS);
-      error = await failure(store.requestCancel(succeeded!.run.run_id));
+      error = await rejection(store.requestCancel(succeeded!.run.run_id));
       expect(error.message).toContain("already finished with status success");
       expect((await store.get(succeeded!.run.run_id)).cancel_requested).toBe(false);
     });
