@@ -41,7 +41,9 @@ export type DevmindErrorCode =
   | "RUN_CONFLICT"
   | "RUN_INPUT_INVALID"
   | "LEASE_LOST"
-  | "RUN_DRAINED";
+  | "RUN_DRAINED"
+  // web page (src/server/web)
+  | "WEB_ASSETS_MISSING";
 
 const KIND_BY_CODE: Record<DevmindErrorCode, ErrorKind> = {
   CONFIG_INVALID: "user",
@@ -69,6 +71,7 @@ const KIND_BY_CODE: Record<DevmindErrorCode, ErrorKind> = {
   RUN_INPUT_INVALID: "user",
   LEASE_LOST: "system",
   RUN_DRAINED: "system",
+  WEB_ASSETS_MISSING: "system",
 };
 
 /** Structured, serialisable details attached to an error (never secrets). */
