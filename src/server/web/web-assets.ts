@@ -18,6 +18,12 @@ export interface WebAsset {
 export const WEB_ASSET_FILES = [
   { path: "/", file: "index.html", contentType: "text/html; charset=utf-8" },
   { path: "/assets/app.js", file: "app.js", contentType: "text/javascript; charset=utf-8" },
+  { path: "/assets/api.js", file: "api.js", contentType: "text/javascript; charset=utf-8" },
+  { path: "/assets/approvals.js", file: "approvals.js", contentType: "text/javascript; charset=utf-8" },
+  { path: "/assets/dom.js", file: "dom.js", contentType: "text/javascript; charset=utf-8" },
+  { path: "/assets/run-view.js", file: "run-view.js", contentType: "text/javascript; charset=utf-8" },
+  { path: "/assets/sse.js", file: "sse.js", contentType: "text/javascript; charset=utf-8" },
+  { path: "/assets/tool-line.js", file: "tool-line.js", contentType: "text/javascript; charset=utf-8" },
   { path: "/assets/app.css", file: "app.css", contentType: "text/css; charset=utf-8" },
   { path: "/assets/icon.svg", file: "icon.svg", contentType: "image/svg+xml" },
 ] as const;

@@ -1,2 +1,191 @@
-// devmind web page (placeholder while the full page is written)
-document.getElementById("app")?.replaceChildren(Object.assign(document.createElement("h1"), { textContent: "devmind" }));
+// devmind web page: start a run, pick one from the list, watch it live, decide approvals.
+// Plain ES modules served from /assets/ (no build step, no framework, same origin only).
+
+import { ApiError, authHeaders, apiKey, errorOf, request, setApiKey, setUnauthorizedHandler } from "./api.js";
+import { append, byId, el, timeOf } from "./dom.js";
+import { RunView } from "./run-view.js";
+import { followEvents } from "./sse.js";
+
+const RUNS_SHOWN = 30;
+const RUNS_REFRESH_MS = 5_000;
+
+/** @type {RunView | null} */
+let view = null;
+/** @type {ReturnType<typeof followEvents> | null} */
+let stream = null;
+
+const keyForm = /** @type {HTMLFormElement} */ (byId("key-form"));
+const keyInput = /** @type {HTMLInputElement} */ (byId("api-key"));
+const keyNote = byId("key-note");
+const taskForm = /** @type {HTMLFormElement} */ (byId("task-form"));
+const taskInput = /** @type {HTMLTextAreaElement} */ (byId("task"));
+const sameThread = /** @type {HTMLInputElement} */ (byId("same-thread"));
+const formError = byId("form-error");
+const runButton = /** @type {HTMLButtonElement} */ (byId("run-button"));
+const runsList = byId("runs-list");
+const runsError = byId("runs-error");
+const connection = byId("connection");
+
+setUnauthorizedHandler(() => {
+  keyForm.hidden = false;
+  keyNote.textContent = apiKey() === null ? "This server needs an API key." : "The server refused this API key.";
+  keyInput.focus();
+});
+
+keyForm.addEventListener("submit", (event) => {
+  event.preventDefault();
+  setApiKey(keyInput.value.trim());
+  keyInput.value = "";
+  keyNote.textContent = apiKey() === null ? "Key cleared." : "Key kept for this tab.";
+  void refreshRuns();
+  const selected = selectedRunId();
+  if (selected !== null) void selectRun(selected);
+});
+
+taskForm.addEventListener("submit", (event) => {
+  event.preventDefault();
+  void startRun();
+});
+
+byId("refresh-runs").addEventListener("click", () => void refreshRuns());
+window.addEventListener("hashchange", () => {
+  const id = selectedRunId();
+  if (id !== null && id !== view?.runId) void selectRun(id);
+});
+
+/** The run named in the page's address (`#run=ID`), or null. @returns {string | null} */
+function selectedRunId() {
+  const match = /^#run=([^&]+)$/.exec(window.location.hash);
+  return match === null ? null : decodeURIComponent(match[1] ?? "");
+}
+
+/** Creates a thread (or reuses the selected run's) and a run on it, then shows it. */
+async function startRun() {
+  formError.textContent = "";
+  const content = taskInput.value.trim();
+  if (content === "") {
+    formError.textContent = "Write a task first.";
+    taskInput.focus();
+    return;
+  }
+  runButton.disabled = true;
+  try {
+    const threadId = sameThread.checked && view !== null ? view.threadId : (await request("POST", "/threads", {})).thread_id;
+    const run = await request("POST", `/threads/${encodeURIComponent(threadId)}/runs`, {
+      assistant_id: "agent",
+      input: { messages: [{ role: "user", content }] },
+    });
+    taskInput.value = "";
+    await selectRun(run.run_id, run);
+    void refreshRuns();
+  } catch (error) {
+    formError.textContent = describe(error);
+  } finally {
+    runButton.disabled = false;
+  }
+}
+
+/**
+ * Shows a run: its record, then its events from the start, live until it ends.
+ * @param {string} runId
+ * @param {{ run_id: string, thread_id: string, status?: string }} [known]
+ */
+async function selectRun(runId, known) {
+  stream?.stop();
+  stream = null;
+  view?.dispose();
+  view = null;
+  if (window.location.hash !== `#run=${encodeURIComponent(runId)}`) history.replaceState(null, "", `#run=${encodeURIComponent(runId)}`);
+  markSelected(runId);
+  let record;
+  try {
+    record = await request("GET", `/runs/${encodeURIComponent(runId)}`);
+  } catch (error) {
+    if (known === undefined) {
+      byId("run-view").hidden = true;
+      runsError.textContent = describe(error);
+      return;
+    }
+    record = known;
+  }
+  const current = new RunView(record, {
+    onDecided: () => stream?.poke(),
+    onFinished: () => {
+      void refreshRuns();
+      void request("GET", `/runs/${encodeURIComponent(runId)}`).then((run) => current.applyRecord(run), () => undefined);
+    },
+  });
+  view = current;
+  current.applyRecord(record);
+  stream = followEvents(`/runs/${encodeURIComponent(runId)}/events`, {
+    headers: () => authHeaders(),
+    errorOf,
+    onEvent: (event) => current.apply(event),
+    onStatus: (status, detail) => {
+      connection.textContent = status === "live" ? "live" : status === "ended" ? "" : `${status}${detail ? `: ${detail}` : ""}`;
+      connection.dataset["state"] = status;
+    },
+  });
+}
+
+/** Reloads the recent runs list. */
+async function refreshRuns() {
+  let runs;
+  try {
+    runs = await request("GET", `/runs?limit=${RUNS_SHOWN}`);
+  } catch (error) {
+    runsError.textContent = error instanceof ApiError && error.status === 401 ? "" : describe(error);
+    return;
+  }
+  runsError.textContent = "";
+  const items = Array.isArray(runs) ? runs : Array.isArray(runs?.runs) ? runs.runs : [];
+  runsList.replaceChildren(
+    ...items.map((/** @type {Record<string, any>} */ run) =>
+      el(
+        "li",
+        { "data-run-id": String(run.run_id) },
+        el(
+          "button",
+          { type: "button", class: "run-item", "data-testid": "run-item", onclick: () => void selectRun(String(run.run_id)) },
+          el("span", { class: "badge", "data-status": String(run.status), text: String(run.status) }),
+          el("span", { class: "run-task", text: taskOf(run) }),
+          el("time", { text: timeOf(run.created_at) }),
+        ),
+      ),
+    ),
+  );
+  if (items.length === 0) append(runsList, el("li", { class: "empty", text: "No runs yet." }));
+  if (view !== null) markSelected(view.runId);
+}
+
+/** @param {string} runId */
+function markSelected(runId) {
+  for (const item of runsList.querySelectorAll("li[data-run-id]")) {
+    const selected = item.getAttribute("data-run-id") === runId;
+    item.querySelector("button")?.setAttribute("aria-current", selected ? "true" : "false");
+  }
+}
+
+/**
+ * The first user message of a run, for the list.
+ * @param {Record<string, any>} run
+ * @returns {string}
+ */
+function taskOf(run) {
+  const first = run?.input?.messages?.[0];
+  const text = typeof first === "string" ? first : typeof first?.content === "string" ? first.content : run.run_id;
+  return text.length > 80 ? `${text.slice(0, 79)}…` : text;
+}
+
+/** @param {unknown} error @returns {string} */
+function describe(error) {
+  if (error instanceof ApiError) return `${error.code}: ${error.message}`;
+  return error instanceof Error ? error.message : String(error);
+}
+
+void refreshRuns();
+setInterval(() => {
+  if (document.visibilityState === "visible") void refreshRuns();
+}, RUNS_REFRESH_MS);
+const initial = selectedRunId();
+if (initial !== null) void selectRun(initial);

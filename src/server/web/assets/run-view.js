@@ -1,0 +1,296 @@
+// One run on the page: its header (status, stop reason), the live timeline built from its events
+// (CONTRACT section 6), tool calls as folded lines, the approval panel and the final answer.
+
+import { request } from "./api.js";
+import { ApprovalPanel } from "./approvals.js";
+import { append, byId, el, timeOf } from "./dom.js";
+import { ToolLine } from "./tool-line.js";
+
+/** @typedef {import("./sse.js").StreamEvent} StreamEvent */
+/** @typedef {import("./approvals.js").ActionRequest} ActionRequest */
+
+const TERMINAL = new Set(["success", "error", "timeout", "cancelled"]);
+
+/** Renders one run into the page's run panel; `dispose` before showing another. */
+export class RunView {
+  /**
+   * @param {{ run_id: string, thread_id: string, status?: string }} run
+   * @param {{ onDecided: () => void, onFinished: () => void }} hooks
+   */
+  constructor(run, hooks) {
+    this.runId = run.run_id;
+    this.threadId = run.thread_id;
+    this.hooks = hooks;
+    this.status = "";
+    /** @type {Map<string, ToolLine>} */
+    this.tools = new Map();
+    /** @type {Map<string, ActionRequest>} */
+    this.pending = new Map();
+    /** @type {Map<number, { node: HTMLElement, state: HTMLElement, text: HTMLElement }>} */
+    this.rounds = new Map();
+    /** @type {ReturnType<typeof setTimeout> | undefined} */
+    this.resultsTimer = undefined;
+    this.disposed = false;
+
+    this.timeline = byId("timeline");
+    this.answer = byId("answer");
+    this.answerPanel = byId("answer-panel");
+    this.statusBadge = byId("run-status");
+    this.stopReason = byId("stop-reason");
+    this.runError = byId("run-error");
+    this.timeline.replaceChildren();
+    this.answer.textContent = "";
+    this.answerPanel.hidden = true;
+    this.stopReason.textContent = "";
+    this.runError.textContent = "";
+    byId("run-id").textContent = run.run_id;
+    byId("thread-id").textContent = run.thread_id;
+    byId("run-view").hidden = false;
+    this.approvals = new ApprovalPanel(byId("approval-list"), (decision) => this.decide(decision));
+    this.approvals.clear();
+    byId("approval-panel").hidden = true;
+    this.setStatus(run.status ?? "pending");
+  }
+
+  dispose() {
+    this.disposed = true;
+    clearTimeout(this.resultsTimer);
+  }
+
+  /** @param {string} status */
+  setStatus(status) {
+    this.status = status;
+    this.statusBadge.textContent = status;
+    this.statusBadge.dataset["status"] = status;
+    if (status !== "interrupted") this.showPending();
+  }
+
+  /**
+   * Applies one event of the run to the view.
+   * @param {StreamEvent} event
+   */
+  apply(event) {
+    if (this.disposed) return;
+    const data = /** @type {Record<string, any>} */ (event);
+    switch (event.type) {
+      case "run.created":
+        this.line(event, "Run created");
+        break;
+      case "run.started":
+        this.setStatus("running");
+        this.line(event, `Started (attempt ${data.attempt ?? "?"})`);
+        break;
+      case "run.resumed":
+        this.setStatus("running");
+        this.line(event, `Resumed (${data.reason ?? "?"})`);
+        break;
+      case "model.started":
+        this.round(data.round).state.textContent = "thinking…";
+        break;
+      case "model.delta": {
+        if (typeof data.text === "string") this.round(data.round).text.textContent += data.text;
+        break;
+      }
+      case "model.finished": {
+        const round = this.round(data.round);
+        const usage = data.usage ?? {};
+        round.node.dataset["done"] = "true";
+        round.state.textContent =
+          `${data.tool_calls ?? 0} tool call(s), ${usage.input_tokens ?? 0}+${usage.output_tokens ?? 0} tokens, ${data.duration_ms ?? "?"} ms`;
+        break;
+      }
+      case "model.failed":
+        this.line(event, `Model failed (round ${data.round}): ${data.code}: ${data.message}`, "error");
+        break;
+      case "tool.call.started": {
+        const line = this.tool(data.tool_call_id, data.tool, data.args);
+        line.setArgs(data.args);
+        line.setStatus("running");
+        break;
+      }
+      case "tool.call.finished": {
+        const line = this.tool(data.tool_call_id, data.tool, undefined);
+        const note = `${data.duration_ms ?? "?"} ms${data.truncated ? ", truncated" : ""}`;
+        line.setStatus(data.ok ? "ok" : "failed", data.ok ? note : `${data.error_code ?? "error"}, ${note}`);
+        this.loadResultsSoon();
+        break;
+      }
+      case "approval.requested":
+        for (const request of Array.isArray(data.requests) ? data.requests : []) {
+          if (request === null || typeof request !== "object" || typeof request.tool_call_id !== "string") continue;
+          this.tool(request.tool_call_id, String(request.name), request.args).setStatus("awaiting", "waiting for approval");
+          this.pending.set(request.tool_call_id, request);
+        }
+        this.line(event, `Approval requested for ${this.pending.size} call(s)`);
+        break;
+      case "approval.decided": {
+        this.pending.delete(data.tool_call_id);
+        const line = this.tools.get(data.tool_call_id);
+        const who = data.by ? ` by ${data.by}` : "";
+        const why = data.reason ? `: ${data.reason}` : "";
+        if (line !== undefined) line.setStatus(data.decision === "reject" ? "rejected" : "approved", `${data.decision}${who}${why}`);
+        this.line(event, `${data.decision}${who} (${data.tool_call_id})${why}`);
+        this.showPending();
+        break;
+      }
+      case "run.interrupted":
+        this.setStatus("interrupted");
+        this.line(event, "Waiting for approval");
+        this.showPending();
+        this.loadResultsSoon();
+        break;
+      case "run.cancel_requested":
+        this.line(event, "Cancel requested");
+        break;
+      case "run.succeeded":
+        this.finish(event, "success", "completed", data.answer);
+        break;
+      case "run.failed":
+        this.finish(event, "error", data.stop_reason, data.answer);
+        this.runError.textContent = `${data.code ?? "error"}: ${data.message ?? ""}`;
+        break;
+      case "run.timeout":
+        this.finish(event, "timeout", data.stop_reason ?? "deadline", data.answer);
+        break;
+      case "run.cancelled":
+        this.finish(event, "cancelled", "cancelled", data.answer);
+        break;
+      default:
+        break;
+    }
+  }
+
+  /**
+   * @param {StreamEvent} event
+   * @param {string} status
+   * @param {unknown} stopReason
+   * @param {unknown} answer
+   */
+  finish(event, status, stopReason, answer) {
+    this.pending.clear();
+    this.setStatus(status);
+    if (typeof stopReason === "string") this.stopReason.textContent = stopReason;
+    this.line(event, `Run ended: ${status}${typeof stopReason === "string" ? ` (${stopReason})` : ""}`, status === "success" ? "ok" : "error");
+    if (typeof answer === "string" && answer !== "") this.showAnswer(answer);
+    this.loadResultsSoon();
+    this.hooks.onFinished();
+  }
+
+  /**
+   * Fills in what the events do not carry, from the run record (answer, stop reason, error).
+   * @param {Record<string, any>} run
+   */
+  applyRecord(run) {
+    if (typeof run.status === "string" && (TERMINAL.has(run.status) || this.status === "")) this.setStatus(run.status);
+    if (typeof run.stop_reason === "string") this.stopReason.textContent = run.stop_reason;
+    if (typeof run.answer === "string" && run.answer !== "" && this.answerPanel.hidden) this.showAnswer(run.answer);
+    if (run.error && typeof run.error === "object") this.runError.textContent = `${run.error.code}: ${run.error.message}`;
+  }
+
+  /** @param {string} text */
+  showAnswer(text) {
+    this.answer.textContent = text;
+    this.answerPanel.hidden = false;
+  }
+
+  isTerminal() {
+    return TERMINAL.has(this.status);
+  }
+
+  showPending() {
+    this.approvals.show(this.status === "interrupted" ? [...this.pending.values()] : []);
+    byId("approval-panel").hidden = this.status !== "interrupted" || this.pending.size === 0;
+  }
+
+  /** @param {import("./approvals.js").Decision} decision */
+  async decide(decision) {
+    await request("POST", `/runs/${encodeURIComponent(this.runId)}/decisions`, { decisions: [decision] });
+    this.pending.delete(decision.tool_call_id);
+    this.showPending();
+    this.hooks.onDecided();
+  }
+
+  /**
+   * @param {StreamEvent} event
+   * @param {string} text
+   * @param {string} [kind]
+   */
+  line(event, text, kind = "info") {
+    append(
+      this.timeline,
+      el("li", { class: `event ${kind}`, "data-testid": "event", "data-type": event.type }, el("time", { text: timeOf(/** @type {string} */ (event["at"])) }), " ", el("span", { text })),
+    );
+  }
+
+  /**
+   * The timeline entry of a model round (created on first use): its state line and streamed text.
+   * @param {unknown} round
+   * @returns {{ node: HTMLElement, state: HTMLElement, text: HTMLElement }}
+   */
+  round(round) {
+    const key = typeof round === "number" ? round : 0;
+    let entry = this.rounds.get(key);
+    if (entry === undefined) {
+      const state = el("span", { class: "round-state" });
+      const text = el("div", { class: "round-text", "data-testid": "model-text" });
+      const node = el("li", { class: "event round", "data-testid": "model-round", "data-round": String(key) }, el("span", { class: "round-title", text: `Model round ${key}: ` }), state, text);
+      entry = { node, state, text };
+      this.rounds.set(key, entry);
+      append(this.timeline, node);
+    }
+    return entry;
+  }
+
+  /**
+   * @param {string} toolCallId
+   * @param {string} name
+   * @param {unknown} args
+   * @returns {ToolLine}
+   */
+  tool(toolCallId, name, args) {
+    let line = this.tools.get(toolCallId);
+    if (line === undefined) {
+      line = new ToolLine({ toolCallId, tool: name, args: args ?? {}, onOpen: () => this.loadResultsSoon(0) });
+      this.tools.set(toolCallId, line);
+      append(this.timeline, line.node);
+    }
+    return line;
+  }
+
+  /** Reads tool results (ToolMessages) from the thread's state, shortly, once for a burst of events. */
+  loadResultsSoon(delayMs = 200) {
+    clearTimeout(this.resultsTimer);
+    this.resultsTimer = setTimeout(() => void this.loadResults(), delayMs);
+  }
+
+  async loadResults() {
+    if (this.disposed || [...this.tools.values()].every((line) => line.hasResult)) return;
+    let state;
+    try {
+      state = await request("GET", `/threads/${encodeURIComponent(this.threadId)}/state`);
+    } catch {
+      return;
+    }
+    const messages = Array.isArray(state?.values?.messages) ? state.values.messages : [];
+    for (const message of messages) {
+      const tool = toolMessage(message);
+      if (tool === null) continue;
+      this.tools.get(tool.toolCallId)?.setResult(tool.content);
+    }
+  }
+}
+
+/**
+ * Reads a ToolMessage in any of the shapes the API may use: `{type: "tool", ...}`,
+ * `{role: "tool", ...}`, or LangChain's serialised `{lc, id: [..., "ToolMessage"], kwargs}`.
+ * @param {any} message
+ * @returns {{ toolCallId: string, content: string } | null}
+ */
+function toolMessage(message) {
+  if (message === null || typeof message !== "object") return null;
+  const body = message.lc !== undefined && message.kwargs !== undefined ? message.kwargs : message;
+  const isTool = message.type === "tool" || message.role === "tool" || (Array.isArray(message.id) && message.id.at(-1) === "ToolMessage");
+  if (!isTool || typeof body.tool_call_id !== "string") return null;
+  const content = typeof body.content === "string" ? body.content : JSON.stringify(body.content);
+  return { toolCallId: body.tool_call_id, content };
+}
