@@ -37,6 +37,11 @@ export interface AgentSummary {
   emptyBytes: Compared;
   /** Per round: bytes minus empty bytes; the medians of those. */
   addedBytes: Compared;
+  /**
+   * The values the saver wrote, uncompressed (`octet_length` of every stored column): what the
+   * issue's "a 100-round thread writes ~8 MiB" counts, before PostgreSQL's TOAST compression.
+   */
+  rawValueBytes: Compared;
   timeMs: Compared;
   checkpoints: Compared;
   rows: Compared;
@@ -55,6 +60,8 @@ export interface RoundFigures {
   emptyBytes: number;
   checkpoints: number;
   rows: number;
+  /** Uncompressed bytes of every stored value (sum of the channel breakdown's `rawBytes`). */
+  rawValueBytes: number;
 }
 
 /** The JSON written to bench/results/agent.json, and what `printAgentReport` prints. */
@@ -75,7 +82,11 @@ function totalRows(run: AgentRun): number {
 }
 
 function figures(run: AgentRun, memory: AgentRun): RoundFigures {
-  return { invokeMs: run.invokeMs, memoryMs: memory.invokeMs, bytes: run.footprint?.totalBytes ?? 0, emptyBytes: run.emptyBytes ?? 0, checkpoints: run.checkpoints, rows: totalRows(run) };
+  return { invokeMs: run.invokeMs, memoryMs: memory.invokeMs, bytes: run.footprint?.totalBytes ?? 0, emptyBytes: run.emptyBytes ?? 0, checkpoints: run.checkpoints, rows: totalRows(run), rawValueBytes: rawValueBytes(run) };
+}
+
+function rawValueBytes(run: AgentRun): number {
+  return run.channels?.reduce((sum, c) => sum + c.rawBytes, 0) ?? 0;
 }
 
 function compare(ours: number[], peer: number[], goal: number | null): Compared {
@@ -104,6 +115,7 @@ export function summarizeAgentRounds(rounds: readonly AgentRound[]): AgentSummar
       perRound.map((r) => r.peer.bytes - r.peer.emptyBytes),
       null,
     ),
+    rawValueBytes: compare(pick("ours", "rawValueBytes"), pick("peer", "rawValueBytes"), null),
     timeMs,
     checkpoints,
     rows: compare(pick("ours", "rows"), pick("peer", "rows"), null),
@@ -133,6 +145,7 @@ function mainTable(results: AgentResults): string {
     row("bytes stored (schema total)", s.bytes, formatBytes),
     row("  of it, the empty schema", s.emptyBytes, formatBytes),
     row("  of it, added by the conversation", s.addedBytes, formatBytes),
+    row("values written, uncompressed", s.rawValueBytes, formatBytes),
     row("invoke wall time", s.timeMs, ms),
     row("checkpoints written", s.checkpoints, (v) => fixed(v, 0)),
     row("rows, all tables", s.rows, (v) => fixed(v, 0)),
