@@ -1,0 +1,74 @@
+import { existsSync, mkdirSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium, type Browser, type Page } from "playwright-core";
+
+/** The system chromium (Debian package `chromium`); tests never download a browser. */
+export const CHROMIUM_PATH = process.env["DEVMIND_TEST_CHROMIUM"] ?? "/usr/bin/chromium";
+
+/** Flags for a quiet headless chromium in a container: no sandbox, no GPU, no network of its own. */
+export const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--disable-dev-shm-usage",
+];
+
+/** Where tests keep screenshots and other artifacts (git-ignored). */
+export const ARTIFACTS_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "artifacts");
+
+/**
+ * Launches the system chromium headless through playwright-core. Throws with a clear message when
+ * it is not installed (`.ci/run` installs it; locally: `apt-get install chromium`).
+ */
+export async function launchChromium(): Promise<Browser> {
+  if (!existsSync(CHROMIUM_PATH)) throw new Error(`no chromium at ${CHROMIUM_PATH}: install the Debian package "chromium" (or set DEVMIND_TEST_CHROMIUM)`);
+  return chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS, timeout: 30_000 });
+}
+
+/** What a page did that a test should know about: console errors, page errors, dialogs. */
+export interface PageProbe {
+  consoleErrors: string[];
+  pageErrors: string[];
+  dialogs: string[];
+  /** Requests to anything but the server's origin. */
+  foreignRequests: string[];
+}
+
+/**
+ * Opens a page on `origin` that records errors, dialogs (dismissed) and requests leaving the
+ * origin (aborted), so a test can assert the page stayed quiet and same-origin.
+ */
+export async function openProbedPage(browser: Browser, origin: string): Promise<{ page: Page; probe: PageProbe }> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  const probe: PageProbe = { consoleErrors: [], pageErrors: [], dialogs: [], foreignRequests: [] };
+  page.on("console", (message) => {
+    if (message.type() === "error") probe.consoleErrors.push(message.text());
+  });
+  page.on("pageerror", (error) => probe.pageErrors.push(error.message));
+  page.on("dialog", (dialog) => {
+    probe.dialogs.push(dialog.message());
+    void dialog.dismiss();
+  });
+  await context.route("**/*", (route) => {
+    const url = route.request().url();
+    if (url.startsWith(`${origin}/`) || url.startsWith("blob:") || url.startsWith("data:")) return route.continue();
+    probe.foreignRequests.push(url);
+    return route.abort();
+  });
+  return { page, probe };
+}
+
+/** Saves a full-page screenshot under test/artifacts/ and returns its path. */
+export async function saveScreenshot(page: Page, name: string): Promise<string> {
+  mkdirSync(ARTIFACTS_DIR, { recursive: true });
+  const path = join(ARTIFACTS_DIR, name);
+  await page.screenshot({ path, fullPage: true });
+  return path;
+}
