@@ -181,3 +181,23 @@ export const RUNTIME_DEFAULTS = {
 
 /** NOTIFY channel telling workers there may be a run to claim. */
 export const RUNS_CHANNEL = "devmind_runs";
+
+/** Timing and layout of the `devmind` CLI (src/cli). */
+export const CLI_DEFAULTS = {
+  /** `resume` on PostgreSQL waits for a running run's lease to lapse only if it lapses within this. */
+  maxLeaseWaitMs: 120_000,
+  /** ... plus this much, for the reaper and clock skew, before calling the run held elsewhere. */
+  leaseSlackMs: 2_000,
+  /** How often that wait looks at the lease. */
+  leasePollMs: 250,
+  /** `cancel` of a run running in another process waits this long for it to stop. */
+  cancelWaitMs: 15_000,
+  /** Spinner frame interval on a terminal. */
+  spinnerMs: 80,
+  /** A folded tool line shows at most this many characters of arguments. */
+  foldedArgsChars: 72,
+  /** `--json` re-reads stored events at least this often while a run executes. */
+  tailPollMs: 200,
+  /** `devmind runs` lists this many runs unless `--limit` says otherwise. */
+  runsListDefault: 20,
+} as const;

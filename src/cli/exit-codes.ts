@@ -1,4 +1,5 @@
 import { DevmindError } from "../errors.js";
+import type { RunStatus } from "../runtime/run-record.js";
 
 /** Exit codes of the `devmind` CLI (CONTRACT section 7). */
 export const EXIT = {
@@ -10,12 +11,34 @@ export const EXIT = {
 } as const;
 
 /**
+ * The exit code a command that ran or continued a run ends with: 0 success, 1 error or timeout,
+ * 3 waiting for approval, 4 cancelled. `pending` / `running` (the run continues elsewhere, e.g.
+ * after `--detach`) are 0: the command did what it was asked.
+ */
+export function exitForStatus(status: RunStatus): number {
+  if (status === "success") return EXIT.success;
+  if (status === "error" || status === "timeout") return EXIT.runFailed;
+  if (status === "interrupted") return EXIT.awaitingApproval;
+  if (status === "cancelled") return EXIT.cancelled;
+  return EXIT.success;
+}
+
+/** A hint printed under an error with this code, pointing at the command that helps. */
+const HINTS: Partial<Record<string, string>> = {
+  RUN_NOT_FOUND: "`devmind runs` lists recent runs",
+  RUN_CONFLICT: "`devmind show RUN_ID` shows where a run is",
+  DATABASE_LOCKED: "the embedded database serves one process; set DATABASE_URL=postgres://… to run several",
+};
+
+/**
  * Prints an error for a person (one line, the code in brackets) and returns the exit code:
  * 2 for user errors (bad config, locked data directory, bad input), 1 for everything else.
  */
 export function reportError(error: unknown, write: (line: string) => void = (line) => process.stderr.write(line)): number {
   if (error instanceof DevmindError) {
     write(`devmind: ${error.message} [${error.code}]\n`);
+    const hint = HINTS[error.code];
+    if (hint !== undefined && error.kind === "user") write(`hint: ${hint}\n`);
     return error.kind === "user" ? EXIT.usage : EXIT.runFailed;
   }
   write(`devmind: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);

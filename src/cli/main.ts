@@ -4,18 +4,39 @@
  * wires them, turns errors into exit codes (CONTRACT section 7) and exits.
  */
 import { Command, CommanderError } from "commander";
+import { registerApproveCommand } from "./approve-command.js";
+import { registerCancelCommand } from "./cancel-command.js";
+import { registerDemoCommand } from "./demo-command.js";
+import { registerEventsCommand } from "./events-command.js";
 import { EXIT, reportError } from "./exit-codes.js";
 import { registerMigrateCommand } from "./migrate-command.js";
+import { registerRejectCommand } from "./reject-command.js";
+import { registerResumeCommand } from "./resume-command.js";
+import { registerRunCommand } from "./run-command.js";
+import { registerRunsCommand } from "./runs-command.js";
+import { registerShowCommand } from "./show-command.js";
+import { registerWorkerCommand } from "./worker-command.js";
 
 async function main(argv: string[]): Promise<number> {
   let exitCode: number = EXIT.success;
   const program = new Command("devmind")
     .description("durable agent runtime: LangGraph graphs checkpointed in PostgreSQL")
     .exitOverride()
-    .showHelpAfterError();
-  registerMigrateCommand(program, (code) => {
+    .showHelpAfterError("(add --help for usage)");
+  const setExitCode = (code: number): void => {
     exitCode = code;
-  });
+  };
+  registerRunCommand(program, setExitCode);
+  registerApproveCommand(program, setExitCode);
+  registerRejectCommand(program, setExitCode);
+  registerResumeCommand(program, setExitCode);
+  registerCancelCommand(program, setExitCode);
+  registerRunsCommand(program, setExitCode);
+  registerShowCommand(program, setExitCode);
+  registerEventsCommand(program, setExitCode);
+  registerWorkerCommand(program, setExitCode);
+  registerDemoCommand(program, setExitCode);
+  registerMigrateCommand(program, setExitCode);
   try {
     await program.parseAsync(argv);
   } catch (error) {

@@ -1,10 +1,14 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import { loadConfig, type DevmindConfig } from "../config.js";
+import { describeModelRequirement, loadConfig, type DevmindConfig } from "../config.js";
+import { ENV_SCHEMA } from "../config-schema.js";
 import { migrate } from "../db/migrate.js";
 import { openDatabase } from "../db/open-database.js";
 import type { Database } from "../db/types.js";
+import { ConfigError } from "../errors.js";
 import { createChatModel } from "../model/create-chat-model.js";
+import { ScriptedChatModel } from "../model/scripted-model.js";
 import { createRuntime, type Runtime } from "../runtime/runtime.js";
+import { recoverEmbeddedOrphans } from "./orphan-runs.js";
 
 /** What a command needs to work on runs: the config, the migrated database and the runtime. */
 export interface OpenedRuntime {
@@ -25,8 +29,43 @@ export interface OpenRuntimeOptions {
    * or decide (show, runs, events, approve --detach) leave it false.
    */
   requireModel?: boolean;
-  /** Overrides the configured model (`--model SPEC` already folded into config, or a test's). */
+  /** Overrides the configured model (a test's). */
   model?: BaseChatModel;
+  /** `--model SPEC`: parsed like DEVMIND_MODEL and put in place of the configured model. */
+  modelSpec?: string;
+  /**
+   * On the embedded database, hand runs left `running` by a dead process to the reaper first
+   * (see `recoverEmbeddedOrphans`). Commands that change runs set it; read-only ones do not.
+   */
+  recoverOrphans?: boolean;
+}
+
+/**
+ * `config` with the model of `--model SPEC`, validated by the same rule as DEVMIND_MODEL; a bad
+ * spec is a ConfigError naming the flag (exit 2).
+ */
+export function withModelSpec(config: DevmindConfig, spec: string | undefined): DevmindConfig {
+  if (spec === undefined) return config;
+  const parsed = ENV_SCHEMA.shape.DEVMIND_MODEL.safeParse(spec.trim());
+  if (!parsed.success || parsed.data === undefined) {
+    const expected = parsed.success ? "expected a model spec" : (parsed.error.issues[0]?.message ?? "expected a model spec");
+    throw new ConfigError(`--model: ${expected}, got ${JSON.stringify(spec)}`, { variables: ["--model"] });
+  }
+  return { ...config, model: parsed.data };
+}
+
+/**
+ * Commands that read or decide never call the model, but the runtime builds its graph (to read
+ * a run's pending approvals) with one. Without a configured model they get this stand-in, whose
+ * only answer is an error saying what to set (or why the configured one cannot be built).
+ */
+function modelIfUsable(config: DevmindConfig): BaseChatModel {
+  try {
+    return createChatModel(config);
+  } catch (error) {
+    const message = error instanceof Error && config.model !== null ? error.message : describeModelRequirement();
+    return new ScriptedChatModel([{ error: message }], { name: "unconfigured" });
+  }
 }
 
 /**
@@ -35,12 +74,13 @@ export interface OpenRuntimeOptions {
  * runtime. Every CLI command and `devmind serve` start here, so they agree on what they open.
  */
 export async function openRuntime(options: OpenRuntimeOptions = {}): Promise<OpenedRuntime> {
-  const config = options.config ?? loadConfig();
-  const model = options.model ?? (options.requireModel === true ? createChatModel(config) : undefined);
+  const config = withModelSpec(options.config ?? loadConfig(), options.modelSpec);
+  const model = options.model ?? (options.requireModel === true ? createChatModel(config) : modelIfUsable(config));
   const db = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, schema: config.dbSchema });
   let runtime: Runtime;
   try {
     await migrate(db);
+    if (options.recoverOrphans === true) await recoverEmbeddedOrphans(db, config.worker.maxAttempts);
     runtime = createRuntime({ db, config, ...(model === undefined ? {} : { model }) });
   } catch (error) {
     await db.close();

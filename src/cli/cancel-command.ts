@@ -1,0 +1,42 @@
+import type { Command } from "commander";
+import { CLI_DEFAULTS } from "../constants.js";
+import { checkRunId } from "../runtime/run-record.js";
+import type { OutputOptions } from "./cli-options.js";
+import { EXIT } from "./exit-codes.js";
+import { openRuntime } from "./open-runtime.js";
+import { recoverEmbeddedOrphans } from "./orphan-runs.js";
+import { resultLine } from "./run-session.js";
+
+/**
+ * Registers `devmind cancel RUN_ID`: a queued or waiting run is cancelled at once; a running one
+ * is asked to stop (its worker stops at the next check, within CLI_DEFAULTS.cancelWaitMs this
+ * command waits for that). Exit 0 when the run is cancelled or the cancel is under way; exit 2
+ * for an unknown or finished run (nothing changed).
+ */
+export function registerCancelCommand(program: Command, setExitCode: (code: number) => void): void {
+  program
+    .command("cancel")
+    .description("cancel a run (queued, waiting for approval, or running anywhere)")
+    .argument("<run_id>", "the run")
+    .option("--json", "print the result line as JSON")
+    .action(async (runId: string, options: OutputOptions) => {
+      checkRunId(runId);
+      const opened = await openRuntime({});
+      try {
+        const { runtime } = opened;
+        let run = await runtime.runs.cancel(runId);
+        if (run.status === "running") {
+          // embedded: no other process can be running it, so its runner is dead: end it now
+          await recoverEmbeddedOrphans(opened.db, opened.config.worker.maxAttempts);
+          run = await runtime.runs.wait(runId, { timeoutMs: CLI_DEFAULTS.cancelWaitMs });
+        }
+        if (options.json === true) process.stdout.write(`${JSON.stringify(resultLine(run))}\n`);
+        else if (run.status === "cancelled") process.stdout.write(`run ${runId} cancelled\n`);
+        else if (run.status === "running") process.stdout.write(`cancel requested: run ${runId} stops at its worker's next check\n`);
+        else process.stdout.write(`run ${runId} ended ${run.status} before the cancel took effect\n`);
+        setExitCode(EXIT.success);
+      } finally {
+        await opened.close();
+      }
+    });
+}

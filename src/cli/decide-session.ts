@@ -1,0 +1,93 @@
+import type { Command } from "commander";
+import { RunConflictError } from "../errors.js";
+import { checkRunId } from "../runtime/run-record.js";
+import { defaultPrincipal, isInteractive } from "./cli-options.js";
+import { EXIT } from "./exit-codes.js";
+import { openRuntime } from "./open-runtime.js";
+import { driveRun, openRequests, printContinue, resultLine } from "./run-session.js";
+import { foldArgs } from "./fold.js";
+import { CLI_DEFAULTS } from "../constants.js";
+
+/** Flags of `devmind approve` / `devmind reject`. */
+export interface DecideOptions {
+  call?: string;
+  args?: string;
+  reason?: string;
+  by?: string;
+  detach?: boolean;
+  json?: boolean;
+  verbose?: boolean;
+}
+
+/**
+ * Decides the waiting calls of a run — the one named by `--call`, else every undecided one —
+ * and, unless `--detach`, continues the run in this process. Everything is checked before
+ * anything is stored: a bad `--args`, an unknown run or call, a run that is not waiting is a
+ * one-line error and exit 2 with the database unchanged. Returns the exit code.
+ */
+export async function decideAndContinue(kind: "approve" | "reject", runId: string, options: DecideOptions, command: Command): Promise<number> {
+  const editedArgs = options.args === undefined ? undefined : parseArgs(options.args, command);
+  checkRunId(runId);
+  const detach = options.detach === true;
+  const opened = await openRuntime({ requireModel: !detach, recoverOrphans: true });
+  try {
+    const { runtime } = opened;
+    const run = await runtime.runs.get(runId);
+    if (run.status !== "interrupted") throw new RunConflictError(`run ${runId} is not waiting for approval (status ${run.status})`, { status: run.status });
+    const open = await openRequests(opened, runId);
+    const targets = options.call === undefined ? open : open.filter((request) => request.tool_call_id === options.call);
+    if (options.call !== undefined && targets.length === 0) {
+      throw new RunConflictError(`no undecided call ${JSON.stringify(options.call)} on run ${runId}; waiting: ${open.map((r) => r.tool_call_id).join(", ") || "none"}`);
+    }
+    if (targets.length === 0) throw new RunConflictError(`run ${runId} has no undecided call`);
+    if (editedArgs !== undefined && targets.length !== 1) {
+      command.error(`error: --args edits one call, but ${targets.length} are waiting; name it with --call (${targets.map((r) => r.tool_call_id).join(", ")})`, { exitCode: EXIT.usage });
+    }
+    const principal = options.by ?? defaultPrincipal();
+    const decisions = targets.map((request) =>
+      kind === "reject"
+        ? { type: "reject", tool_call_id: request.tool_call_id, ...(options.reason === undefined ? {} : { message: options.reason }) }
+        : editedArgs !== undefined
+          ? { type: "edit", tool_call_id: request.tool_call_id, editedAction: { name: request.name, args: editedArgs } }
+          : { type: "approve", tool_call_id: request.tool_call_id },
+    );
+    const after = await runtime.runs.decide(runId, { decisions }, { principal, ...(options.reason === undefined ? {} : { reason: options.reason }) });
+    if (options.json !== true) {
+      const verb = kind === "reject" ? "rejected" : editedArgs !== undefined ? "edited and approved" : "approved";
+      for (const request of targets) process.stdout.write(`${verb} ${request.name}(${foldArgs(editedArgs ?? request.args, CLI_DEFAULTS.foldedArgsChars)}) by ${principal}\n`);
+    }
+    if (detach || after.status === "interrupted") {
+      if (options.json === true) {
+        for await (const event of runtime.runs.events(runId)) process.stdout.write(`${JSON.stringify(event)}\n`);
+        process.stdout.write(`${JSON.stringify(resultLine(after))}\n`);
+      } else if (after.status === "pending") {
+        process.stdout.write(`run ${runId} is queued; a worker continues it (or \`devmind resume ${runId}\`)\n`);
+      }
+      if (after.status === "interrupted") {
+        await printContinue(opened, after, options.json === true);
+        return EXIT.awaitingApproval;
+      }
+      return EXIT.success;
+    }
+    return await driveRun(opened, runId, {
+      json: options.json === true,
+      verbose: options.verbose === true,
+      interactive: options.json !== true && isInteractive(),
+      principal,
+      intro: `continuing run ${runId} in process ${process.pid}`,
+    });
+  } finally {
+    await opened.close();
+  }
+}
+
+function parseArgs(text: string, command: Command): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    command.error(`error: --args is not valid JSON: ${(error as Error).message}`, { exitCode: EXIT.usage });
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) command.error("error: --args must be a JSON object", { exitCode: EXIT.usage });
+  return value as Record<string, unknown>;
+}

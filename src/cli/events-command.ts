@@ -1,0 +1,43 @@
+import type { Command } from "commander";
+import { checkRunId } from "../runtime/run-record.js";
+import type { OutputOptions } from "./cli-options.js";
+import { EXIT } from "./exit-codes.js";
+import { openRuntime } from "./open-runtime.js";
+import { Timeline } from "./timeline.js";
+
+/**
+ * Registers `devmind events RUN_ID [--follow] [--json]`: the run's stored events in seq order,
+ * as a timeline or as NDJSON; `--follow` keeps printing new ones until the run finishes (or
+ * Ctrl-C, exit 0). Across processes this needs PostgreSQL (the embedded database has one process).
+ */
+export function registerEventsCommand(program: Command, setExitCode: (code: number) => void): void {
+  program
+    .command("events")
+    .description("print a run's events (--follow: keep printing until the run finishes)")
+    .argument("<run_id>", "the run")
+    .option("--follow", "wait for new events until the run finishes")
+    .option("--json", "one JSON event per line (CONTRACT section 6 shape)")
+    .option("--verbose", "show full tool arguments, model usage, workers")
+    .action(async (runId: string, options: OutputOptions & { follow?: boolean }) => {
+      checkRunId(runId);
+      const opened = await openRuntime({});
+      const stop = new AbortController();
+      const onInterrupt = (): void => stop.abort();
+      process.on("SIGINT", onInterrupt);
+      try {
+        const { runtime } = opened;
+        await runtime.runs.get(runId);
+        const timeline = options.json === true ? null : new Timeline({ tty: false, verbose: options.verbose === true, write: (text) => void process.stdout.write(text) });
+        const events = runtime.runs.events(runId, { follow: options.follow === true, signal: stop.signal });
+        for await (const event of events) {
+          if (timeline === null) process.stdout.write(`${JSON.stringify(event)}\n`);
+          else timeline.event(event);
+        }
+        timeline?.stop();
+        setExitCode(EXIT.success);
+      } finally {
+        process.removeListener("SIGINT", onInterrupt);
+        await opened.close();
+      }
+    });
+}

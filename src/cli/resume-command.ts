@@ -1,0 +1,44 @@
+import type { Command } from "commander";
+import { checkRunId } from "../runtime/run-record.js";
+import { defaultPrincipal, isInteractive, type OutputOptions } from "./cli-options.js";
+import { openRuntime } from "./open-runtime.js";
+import { takeOverRunning } from "./orphan-runs.js";
+import { driveRun } from "./run-session.js";
+
+/**
+ * Registers `devmind resume RUN_ID`: continues a run in this process from its last checkpoint —
+ * one queued, one whose approvals were decided with `--detach`, one waiting for approval (asked
+ * on a terminal, else exit 3), or one whose process died (`running` with nobody behind it: taken
+ * over at once on the embedded database, after its lease lapses on PostgreSQL). A finished run
+ * is exit 2, unchanged.
+ */
+export function registerResumeCommand(program: Command, setExitCode: (code: number) => void): void {
+  program
+    .command("resume")
+    .description("continue a run in this process from its last checkpoint (after a crash, a detach, or a decision)")
+    .argument("<run_id>", "the run")
+    .option("--json", "print NDJSON: every run event, then a result line")
+    .option("--verbose", "show full tool arguments, model usage, workers")
+    .option("--by <name>", "who approves at the prompt (recorded with each decision)")
+    .action(async (runId: string, options: OutputOptions & { by?: string }) => {
+      checkRunId(runId);
+      const opened = await openRuntime({ requireModel: true, recoverOrphans: true });
+      try {
+        const run = await takeOverRunning(opened.db, opened.runtime, await opened.runtime.runs.get(runId), {
+          maxAttempts: opened.config.worker.maxAttempts,
+          onWait: (until) => process.stderr.write(`run ${runId} is still leased by its previous process until ${until}; waiting for the lease to lapse…\n`),
+        });
+        setExitCode(
+          await driveRun(opened, run.run_id, {
+            json: options.json === true,
+            verbose: options.verbose === true,
+            interactive: options.json !== true && isInteractive(),
+            principal: options.by ?? defaultPrincipal(),
+            intro: `resuming run ${run.run_id} (${run.status}) in process ${process.pid}`,
+          }),
+        );
+      } finally {
+        await opened.close();
+      }
+    });
+}

@@ -1,0 +1,77 @@
+import type { Command } from "commander";
+import { CONFIG_BOUNDS } from "../constants.js";
+import type { RunLimits } from "../runtime/run-record.js";
+import { defaultPrincipal, integerOption, isInteractive, readStdin } from "./cli-options.js";
+import { EXIT } from "./exit-codes.js";
+import { openRuntime } from "./open-runtime.js";
+import { driveRun, resultLine } from "./run-session.js";
+
+interface RunOptions {
+  thread?: string;
+  model?: string;
+  maxModelRounds?: number;
+  maxToolCalls?: number;
+  detach?: boolean;
+  json?: boolean;
+  verbose?: boolean;
+  by?: string;
+}
+
+/**
+ * Registers `devmind run [TASK]`: creates a run (TASK from the argument or stdin) and executes
+ * it in this process with a live timeline, asking approvals on a terminal; `--detach` only
+ * queues it for workers. `--max-*` become the run's own limits (stored with it, so they hold
+ * when another process resumes it); `--model` replaces the configured model for this process.
+ */
+export function registerRunCommand(program: Command, setExitCode: (code: number) => void): void {
+  const rounds = CONFIG_BOUNDS.maxModelRounds;
+  const calls = CONFIG_BOUNDS.maxToolCalls;
+  program
+    .command("run")
+    .description("run a task with the agent in this process (or queue it with --detach)")
+    .argument("[task]", "what to do; read from stdin when omitted")
+    .option("--thread <id>", "continue this thread (conversation); default: a new one")
+    .option("--model <spec>", "openai:NAME, scripted:PATH or a bare model name (overrides DEVMIND_MODEL)")
+    .option("--max-model-rounds <n>", "model rounds for this run", integerOption("--max-model-rounds", rounds.min, rounds.max))
+    .option("--max-tool-calls <n>", "tool calls for this run", integerOption("--max-tool-calls", calls.min, calls.max))
+    .option("--detach", "only queue the run for workers and print its id")
+    .option("--json", "print NDJSON: every run event, then a result line")
+    .option("--verbose", "show full tool arguments, model usage, workers")
+    .option("--by <name>", "who approves at the prompt (recorded with each decision)")
+    .action(async (taskArgument: string | undefined, options: RunOptions, command: Command) => {
+      const task = (taskArgument ?? (process.stdin.isTTY === true ? "" : await readStdin())).trim();
+      if (task === "") command.error("error: missing task: give it as an argument or on stdin", { exitCode: EXIT.usage });
+      const limits: RunLimits = {
+        ...(options.maxModelRounds === undefined ? {} : { maxModelRounds: options.maxModelRounds }),
+        ...(options.maxToolCalls === undefined ? {} : { maxToolCalls: options.maxToolCalls }),
+      };
+      const detach = options.detach === true;
+      const opened = await openRuntime({ requireModel: !detach, recoverOrphans: true, ...(options.model === undefined ? {} : { modelSpec: options.model }) });
+      try {
+        const run = await opened.runtime.runs.create({ input: { messages: [task] }, limits, ...(options.thread === undefined ? {} : { threadId: options.thread }) });
+        if (detach) {
+          if (options.json === true) {
+            for await (const event of opened.runtime.runs.events(run.run_id)) process.stdout.write(`${JSON.stringify(event)}\n`);
+            process.stdout.write(`${JSON.stringify(resultLine(run))}\n`);
+          } else {
+            process.stdout.write(`${run.run_id}\n`);
+            process.stderr.write(`queued on thread ${run.thread_id}; a worker (\`devmind worker\` or \`devmind serve\`) will run it. Follow it: devmind events ${run.run_id} --follow\n`);
+          }
+          setExitCode(EXIT.success);
+          return;
+        }
+        const model = opened.config.model === null ? "none" : opened.config.model.provider === "openai" ? `openai:${opened.config.model.name}` : `scripted:${opened.config.model.path}`;
+        setExitCode(
+          await driveRun(opened, run.run_id, {
+            json: options.json === true,
+            verbose: options.verbose === true,
+            interactive: options.json !== true && isInteractive(),
+            principal: options.by ?? defaultPrincipal(),
+            intro: `run ${run.run_id} · thread ${run.thread_id} · model ${model}`,
+          }),
+        );
+      } finally {
+        await opened.close();
+      }
+    });
+}

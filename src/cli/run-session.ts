@@ -1,0 +1,175 @@
+import type { ActionRequest } from "../graph/approvals.js";
+import { RunConflictError } from "../errors.js";
+import { DecisionStore } from "../runtime/decision-store.js";
+import type { RunRecord } from "../runtime/run-record.js";
+import { EventTail } from "./event-tail.js";
+import { exitForStatus } from "./exit-codes.js";
+import { foldArgs } from "./fold.js";
+import type { OpenedRuntime } from "./open-runtime.js";
+import { askApproval } from "./prompt.js";
+import { Timeline } from "./timeline.js";
+import { CLI_DEFAULTS } from "../constants.js";
+
+/** How `driveRun` talks to the user. */
+export interface DriveOptions {
+  /** NDJSON on stdout: every stored event, then the result line. */
+  json: boolean;
+  verbose: boolean;
+  /** Ask approvals at the terminal (a TTY on stdin and stdout, and not `--json`). */
+  interactive: boolean;
+  /** Recorded on decisions made at the prompt. */
+  principal: string;
+  /** Printed first (not in `--json`), e.g. which run on which thread with which model. */
+  intro?: string;
+  /** Print the commands that continue a waiting run (default true; the demo explains itself). */
+  explainWaiting?: boolean;
+}
+
+/** Exit code after a second Ctrl-C: the conventional 128 + SIGINT. */
+export const FORCED_EXIT = 130;
+
+/**
+ * Executes a run in this process and shows it: a live timeline (or NDJSON with `--json`), the
+ * approval prompt on a terminal (then continues the run), the commands to continue when nobody
+ * can be asked. The first Ctrl-C cancels the run and waits for it to stop (exit 4); a second one
+ * exits at once with 130, leaving the run to `devmind resume` / `cancel`. Returns the exit code
+ * for the run's status (CONTRACT section 7). If a worker claimed the run first (PostgreSQL), it
+ * follows that worker instead.
+ */
+export async function driveRun(opened: OpenedRuntime, runId: string, options: DriveOptions): Promise<number> {
+  const { runtime } = opened;
+  const out = (text: string): void => void process.stdout.write(text);
+  const timeline = options.json ? null : new Timeline({ tty: process.stdout.isTTY === true, verbose: options.verbose, write: out });
+  const note = (text: string): void => (timeline === null ? void process.stderr.write(`${text}\n`) : timeline.line(text));
+  const tail = options.json ? new EventTail(runtime, runId, (event) => out(`${JSON.stringify(event)}\n`)) : null;
+  const promptAbort = new AbortController();
+  let cancelling = false;
+  let interrupts = 0;
+  const onInterrupt = (): void => {
+    interrupts += 1;
+    if (interrupts >= 2) {
+      timeline?.stop();
+      process.stderr.write(`\ndevmind: forced exit; run ${runId} is left as it is (\`devmind resume ${runId}\` or \`devmind cancel ${runId}\`)\n`);
+      process.exit(FORCED_EXIT);
+    }
+    cancelling = true;
+    promptAbort.abort();
+    note("■ cancelling… (Ctrl-C again to quit at once)");
+    runtime.runs.cancel(runId).catch(() => undefined);
+  };
+  process.on("SIGINT", onInterrupt);
+  if (timeline !== null && options.intro !== undefined) timeline.line(options.intro);
+  const unsubscribe = timeline === null ? () => undefined : runtime.runs.subscribe(runId, (event) => timeline.event(event));
+  tail?.start();
+  try {
+    // a run still waiting for a decision is asked about (or explained), not claimed again
+    const current = await runtime.runs.get(runId);
+    const waiting = current.status === "interrupted" && (await openRequests(opened, runId)).length > 0;
+    let record = waiting ? current : await executeOrFollow(opened, runId, () => cancelling, note);
+    while (record.status === "interrupted" && options.interactive && !cancelling) {
+      const decisions = await askAll(opened, runId, { ...options, signal: promptAbort.signal, onInterrupt }, timeline);
+      if (decisions === null || cancelling) break;
+      await runtime.runs.decide(runId, { decisions }, { principal: options.principal });
+      record = await executeOrFollow(opened, runId, () => cancelling, note);
+    }
+    if (cancelling) record = await runtime.runs.wait(runId, { timeoutMs: CLI_DEFAULTS.cancelWaitMs });
+    else record = await runtime.runs.get(runId);
+    await tail?.stop();
+    unsubscribe();
+    timeline?.stop();
+    if (options.json) out(`${JSON.stringify(resultLine(record))}\n`);
+    else out(`${summary(record)}\n`);
+    if (record.status === "interrupted" && options.explainWaiting !== false) await printContinue(opened, record, options.json);
+    return exitForStatus(record.status);
+  } finally {
+    process.removeListener("SIGINT", onInterrupt);
+    unsubscribe();
+    timeline?.stop();
+  }
+}
+
+/** The final `--json` line (CONTRACT section 7). */
+export function resultLine(run: RunRecord): Record<string, unknown> {
+  return {
+    type: "result",
+    run_id: run.run_id,
+    thread_id: run.thread_id,
+    status: run.status,
+    stop_reason: run.stop_reason,
+    answer: run.answer,
+    model_rounds: run.model_rounds,
+    tool_calls: run.tool_calls,
+  };
+}
+
+/** One line for a person: status, stop reason, counts, tokens. */
+export function summary(run: RunRecord): string {
+  const tokens = run.usage.input_tokens + run.usage.output_tokens;
+  const why = run.stop_reason === null ? "" : ` (${run.stop_reason})`;
+  return `run ${run.run_id}: ${run.status}${why} · ${run.model_rounds} model round${run.model_rounds === 1 ? "" : "s"} · ${run.tool_calls} tool call${run.tool_calls === 1 ? "" : "s"} · ${tokens} tokens`;
+}
+
+/** The calls of a waiting run that nobody has decided yet. */
+export async function openRequests(opened: OpenedRuntime, runId: string): Promise<ActionRequest[]> {
+  const requests = await opened.runtime.runs.pendingApprovals(runId);
+  const decided = new Set((await new DecisionStore(opened.db).list(runId)).map((d) => d.tool_call_id));
+  return requests.filter((request) => !decided.has(request.tool_call_id));
+}
+
+/** Tells the user (stdout, or stderr under `--json`) exactly how to continue a waiting run. */
+export async function printContinue(opened: OpenedRuntime, run: RunRecord, json: boolean): Promise<void> {
+  const open = await openRequests(opened, run.run_id).catch(() => []);
+  const lines = [`run ${run.run_id} is waiting for approval:`];
+  for (const request of open) lines.push(`  ${request.name}(${foldArgs(request.args, CLI_DEFAULTS.foldedArgsChars)})  [call ${request.tool_call_id}]`);
+  lines.push("continue with one of:", `  devmind approve ${run.run_id}`, `  devmind reject ${run.run_id} --reason "why"`);
+  if (open.length > 1) lines.push("  (add --call TOOL_CALL_ID to decide one call at a time)");
+  (json ? process.stderr : process.stdout).write(`${lines.join("\n")}\n`);
+}
+
+async function executeOrFollow(opened: OpenedRuntime, runId: string, cancelling: () => boolean, note: (text: string) => void): Promise<RunRecord> {
+  const { runtime } = opened;
+  try {
+    return await runtime.runs.execute(runId);
+  } catch (error) {
+    if (!(error instanceof RunConflictError)) throw error;
+    const run = await runtime.runs.get(runId);
+    if (cancelling() && run.status === "cancelled") return run;
+    if (run.status !== "running") throw error;
+    // on PostgreSQL a worker may claim a run the moment it is queued or decided
+    note(`a worker (${run.lease?.owner ?? "another process"}) is running this run; following it`);
+    return runtime.runs.wait(runId);
+  }
+}
+
+async function askAll(
+  opened: OpenedRuntime,
+  runId: string,
+  io: DriveOptions & { signal: AbortSignal; onInterrupt: () => void },
+  timeline: Timeline | null,
+): Promise<Record<string, unknown>[] | null> {
+  timeline?.stop();
+  const decisions: Record<string, unknown>[] = [];
+  for (const request of await openRequests(opened, runId)) {
+    let answer;
+    try {
+      answer = await askApproval(request, { input: process.stdin, output: process.stdout, signal: io.signal, onInterrupt: io.onInterrupt });
+    } catch (error) {
+      if (io.signal.aborted) return null;
+      throw error;
+    }
+    const id = request.tool_call_id;
+    if (answer.type === "later") return null;
+    if (answer.type === "approve") decisions.push({ type: "approve", tool_call_id: id });
+    else if (answer.type === "edit") decisions.push({ type: "edit", tool_call_id: id, editedAction: { name: request.name, args: answer.args } });
+    else decisions.push({ type: "reject", tool_call_id: id, ...(answer.reason === undefined ? {} : { message: answer.reason }) });
+    timeline?.event({
+      type: "approval.decided",
+      tool_call_id: id,
+      tool: request.name,
+      decision: answer.type,
+      by: io.principal,
+      reason: answer.type === "reject" ? (answer.reason ?? null) : null,
+    });
+  }
+  return decisions;
+}

@@ -1,0 +1,43 @@
+import type { Command } from "commander";
+import { CLI_DEFAULTS, RUN_STORE_LIMITS } from "../constants.js";
+import { isRunStatus, RUN_STATUSES, type RunRecord } from "../runtime/run-record.js";
+import { integerOption } from "./cli-options.js";
+import { EXIT } from "./exit-codes.js";
+import { foldArgs } from "./fold.js";
+import { openRuntime } from "./open-runtime.js";
+
+/** Registers `devmind runs [--status S] [--limit N] [--json]`: the latest runs, newest first. */
+export function registerRunsCommand(program: Command, setExitCode: (code: number) => void): void {
+  program
+    .command("runs")
+    .description("list recent runs, newest first")
+    .option("--status <status>", `only runs in this status (${RUN_STATUSES.join(", ")})`)
+    .option("--limit <n>", `at most this many (default ${CLI_DEFAULTS.runsListDefault})`, integerOption("--limit", 1, RUN_STORE_LIMITS.listMax))
+    .option("--json", "print one run record per line")
+    .action(async (options: { status?: string; limit?: number; json?: boolean }, command: Command) => {
+      const status = options.status;
+      if (status !== undefined && !isRunStatus(status)) command.error(`error: --status must be one of ${RUN_STATUSES.join(", ")}`, { exitCode: EXIT.usage });
+      const opened = await openRuntime({});
+      try {
+        const runs = await opened.runtime.runs.list({ limit: options.limit ?? CLI_DEFAULTS.runsListDefault, ...(status === undefined ? {} : { status }) });
+        for (const run of runs) process.stdout.write(`${options.json === true ? JSON.stringify(run) : runLine(run)}\n`);
+        if (runs.length === 0 && options.json !== true) process.stderr.write("no runs\n");
+        setExitCode(EXIT.success);
+      } finally {
+        await opened.close();
+      }
+    });
+}
+
+/** `<run id>  <status>  <stop reason>  <rounds>r/<calls>t  <created>  <task>` */
+function runLine(run: RunRecord): string {
+  const first = run.input.messages[0];
+  const task = typeof first === "string" ? first : foldArgs(first, 40);
+  const stop = run.stop_reason ?? "-";
+  return [run.run_id, run.status.padEnd(11), stop.padEnd(16), `${run.model_rounds}r/${run.tool_calls}t`.padEnd(7), run.created_at.slice(0, 19), oneLine(task)].join("  ");
+}
+
+function oneLine(text: string): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > 60 ? `${flat.slice(0, 59)}…` : flat;
+}

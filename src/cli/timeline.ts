@@ -1,0 +1,237 @@
+import { CLI_DEFAULTS } from "../constants.js";
+import { foldArgs } from "./fold.js";
+
+/** An event as the timeline sees it: a stored run event (CONTRACT section 6) or a live one. */
+export type TimelineEvent = { type: string; [field: string]: unknown };
+
+/** How a timeline prints. */
+export interface TimelineOptions {
+  /** A terminal: a spinner while the model thinks or a tool runs, the answer streamed token by token. */
+  tty: boolean;
+  /** Also print each call's full arguments, model usage per round, workers and attempts. */
+  verbose: boolean;
+  /** Where the text goes (stdout). */
+  write: (text: string) => void;
+}
+
+const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+/**
+ * Renders a run's events for a person: one folded line per tool call (`✓ add(a=1, b=2)  3 ms`),
+ * the approval asked and decided, the model's text, and how the run ended. Fed live (by
+ * `runtime.runs.subscribe`, so `model.delta` streams the answer) or with stored events (`show`,
+ * `events`, the demo's replay), where the text comes from `run.succeeded`'s answer instead.
+ * On a terminal a spinner shows what is under way; elsewhere only whole lines are printed.
+ */
+export class Timeline {
+  private readonly calls = new Map<string, { tool: string; args: unknown }>();
+  private spinnerText: string | null = null;
+  private spinnerTimer: NodeJS.Timeout | undefined;
+  private frame = 0;
+  /** Text of the current model round (streamed on a terminal, buffered otherwise). */
+  private roundText = "";
+  private streaming = false;
+  /** The last model text shown, so the final answer is not printed twice. */
+  private shownText = "";
+
+  constructor(private readonly options: TimelineOptions) {}
+
+  /** Prints a line of its own (the spinner, if any, is cleared first and comes back after). */
+  line(text: string): void {
+    this.clearSpinner();
+    this.endStream();
+    this.options.write(`${text}\n`);
+    this.drawSpinner();
+  }
+
+  /** Stops the spinner for good (call before printing anything else or exiting). */
+  stop(): void {
+    this.endStream();
+    this.setSpinner(null);
+  }
+
+  /** Shows one event. Unknown types are ignored (verbose mode names them). */
+  event(event: TimelineEvent): void {
+    const verbose = this.options.verbose;
+    switch (event.type) {
+      case "run.created":
+        if (verbose) this.line(`· created${at(event)}`);
+        return;
+      case "run.started":
+        this.line(`▶ started in ${processOf(event["worker"])}${verbose ? ` (attempt ${String(event["attempt"])}, ${String(event["worker"])})` : ""}${at(event)}`);
+        return;
+      case "run.resumed":
+        this.line(`↻ resumed (${String(event["reason"])}) in ${processOf(event["worker"])}${verbose ? ` (attempt ${String(event["attempt"])}, ${String(event["worker"])})` : ""}${at(event)}`);
+        return;
+      case "model.started":
+        this.roundText = "";
+        if (verbose && !this.options.tty) this.line(`· model round ${String(event["round"])}`);
+        this.setSpinner(`thinking (model round ${String(event["round"])})`);
+        return;
+      case "model.delta":
+        this.delta(String(event["text"] ?? ""));
+        return;
+      case "model.finished":
+        this.modelFinished(event);
+        return;
+      case "model.failed":
+        this.line(`✗ model failed [${String(event["code"])}] ${oneLine(String(event["message"] ?? ""))}${event["will_retry"] === true ? " (retrying)" : ""}`);
+        return;
+      case "tool.call.started":
+        this.calls.set(String(event["tool_call_id"]), { tool: String(event["tool"]), args: event["args"] });
+        this.setSpinner(`running ${String(event["tool"])}(${foldArgs(event["args"], CLI_DEFAULTS.foldedArgsChars)})`);
+        return;
+      case "tool.call.finished":
+        this.toolFinished(event);
+        return;
+      case "approval.requested":
+        this.setSpinner(null);
+        for (const request of asArray(event["requests"])) {
+          const r = request as { name?: unknown; args?: unknown; tool_call_id?: unknown; risk?: unknown };
+          this.calls.set(String(r.tool_call_id), { tool: String(r.name), args: r.args });
+          this.line(`⏸ ${String(r.name)}(${foldArgs(r.args, CLI_DEFAULTS.foldedArgsChars)}) needs approval (risk ${String(r.risk)})`);
+        }
+        return;
+      case "approval.decided":
+        this.decided(event);
+        return;
+      case "run.interrupted":
+        this.setSpinner(null);
+        this.line("⏸ waiting for approval");
+        return;
+      case "run.cancel_requested":
+        this.line("■ cancel requested");
+        return;
+      case "run.succeeded":
+        this.setSpinner(null);
+        this.answer(event["answer"]);
+        this.line("✓ succeeded");
+        return;
+      case "run.failed":
+        this.setSpinner(null);
+        this.line(`✗ failed: ${String(event["stop_reason"])}${event["code"] ? ` [${String(event["code"])}]` : ""}${event["message"] ? ` ${oneLine(String(event["message"]))}` : ""}`);
+        return;
+      case "run.timeout":
+        this.setSpinner(null);
+        this.line("✗ timed out (the run's deadline passed)");
+        return;
+      case "run.cancelled":
+        this.setSpinner(null);
+        this.line("■ cancelled");
+        return;
+      default:
+        if (verbose) this.line(`· ${event.type}`);
+    }
+  }
+
+  private delta(text: string): void {
+    if (text === "") return;
+    this.roundText += text;
+    if (!this.options.tty) return;
+    this.clearSpinner();
+    if (this.spinnerText !== null) this.setSpinner(null);
+    this.streaming = true;
+    this.options.write(text);
+  }
+
+  private modelFinished(event: TimelineEvent): void {
+    this.setSpinner(null);
+    const text = this.roundText.trim();
+    if (this.streaming) {
+      this.endStream();
+      this.shownText = text;
+    } else if (text !== "") {
+      this.line(text);
+      this.shownText = text;
+    }
+    this.roundText = "";
+    if (this.options.verbose) {
+      const usage = (event["usage"] ?? {}) as { input_tokens?: number; output_tokens?: number };
+      this.line(
+        `· model round ${String(event["round"])}: ${String(event["finish_reason"] ?? "?")}, ${String(event["tool_calls"])} tool call(s), ` +
+          `${usage.input_tokens ?? 0} in / ${usage.output_tokens ?? 0} out tokens, ${String(event["duration_ms"])} ms`,
+      );
+    }
+  }
+
+  private toolFinished(event: TimelineEvent): void {
+    this.setSpinner(null);
+    const id = String(event["tool_call_id"]);
+    const call = this.calls.get(id) ?? { tool: String(event["tool"]), args: undefined };
+    const ok = event["ok"] === true;
+    const status = ok ? "✓" : "✗";
+    const code = ok ? "" : `  ${String(event["error_code"] ?? "failed")}`;
+    const truncated = event["truncated"] === true ? "  (output truncated)" : "";
+    this.line(`${status} ${call.tool}(${foldArgs(call.args, CLI_DEFAULTS.foldedArgsChars)})${code}  ${String(event["duration_ms"])} ms${truncated}`);
+    if (this.options.verbose && call.args !== undefined) this.line(`    args ${JSON.stringify(call.args)}`);
+  }
+
+  private decided(event: TimelineEvent): void {
+    const call = this.calls.get(String(event["tool_call_id"]));
+    const what = call?.tool ?? (typeof event["tool"] === "string" ? event["tool"] : String(event["tool_call_id"]));
+    const by = event["by"] ? ` by ${String(event["by"])}` : "";
+    const reason = event["reason"] ? `: ${oneLine(String(event["reason"]))}` : "";
+    const decision = String(event["decision"]);
+    const mark = decision === "reject" ? "✗ rejected" : decision === "edit" ? "✎ edited and approved" : "✓ approved";
+    this.line(`${mark} ${what}${by}${reason}`);
+  }
+
+  private answer(answer: unknown): void {
+    if (typeof answer !== "string" || answer.trim() === "" || answer.trim() === this.shownText) return;
+    this.line(answer.trim());
+    this.shownText = answer.trim();
+  }
+
+  private endStream(): void {
+    if (!this.streaming) return;
+    this.streaming = false;
+    this.options.write("\n");
+  }
+
+  private setSpinner(text: string | null): void {
+    if (!this.options.tty) return;
+    this.clearSpinner();
+    this.spinnerText = text;
+    if (text === null) {
+      clearInterval(this.spinnerTimer);
+      this.spinnerTimer = undefined;
+      return;
+    }
+    this.drawSpinner();
+    this.spinnerTimer ??= setInterval(() => {
+      this.frame += 1;
+      this.clearSpinner();
+      this.drawSpinner();
+    }, CLI_DEFAULTS.spinnerMs);
+    this.spinnerTimer.unref();
+  }
+
+  private drawSpinner(): void {
+    if (!this.options.tty || this.spinnerText === null || this.streaming) return;
+    this.options.write(`${SPINNER[this.frame % SPINNER.length]} ${this.spinnerText}`);
+  }
+
+  private clearSpinner(): void {
+    if (this.options.tty && this.spinnerText !== null && !this.streaming) this.options.write("\r\x1b[2K");
+  }
+}
+
+function at(event: TimelineEvent): string {
+  return typeof event["at"] === "string" ? `  ${event["at"].slice(11, 19)}` : "";
+}
+
+/** "process 1234" from a worker id `host:pid:tag[:worker:slot]`. */
+function processOf(worker: unknown): string {
+  const pid = typeof worker === "string" ? worker.split(":")[1] : undefined;
+  return pid !== undefined && /^\d+$/.test(pid) ? `process ${pid}` : "a process";
+}
+
+function asArray(value: unknown): unknown[] {
+  return Array.isArray(value) ? value : [];
+}
+
+/** Text on one line, cut to 200 characters. */
+export function oneLine(text: string): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > 200 ? `${flat.slice(0, 199)}…` : flat;
+}

@@ -1,0 +1,47 @@
+import type { Command } from "commander";
+import { CONFIG_BOUNDS } from "../constants.js";
+import { integerOption } from "./cli-options.js";
+import { EXIT } from "./exit-codes.js";
+import { openRuntime } from "./open-runtime.js";
+import { FORCED_EXIT } from "./run-session.js";
+
+/**
+ * Registers `devmind worker [--concurrency N]`: works the run queue until SIGINT / SIGTERM, then
+ * drains (runs stop at a step boundary and go back to the queue) and exits 0; a second signal
+ * exits at once (130). With the embedded database it is the only process on the data directory.
+ */
+export function registerWorkerCommand(program: Command, setExitCode: (code: number) => void): void {
+  const bounds = CONFIG_BOUNDS.workerConcurrency;
+  program
+    .command("worker")
+    .description("execute queued runs until stopped (Ctrl-C drains)")
+    .option("--concurrency <n>", "runs at once (default DEVMIND_WORKER_CONCURRENCY)", integerOption("--concurrency", bounds.min, bounds.max))
+    .action(async (options: { concurrency?: number }) => {
+      const opened = await openRuntime({ requireModel: true, recoverOrphans: true });
+      let signals = 0;
+      let stopRequested: () => void = () => undefined;
+      const stopped = new Promise<void>((resolve) => (stopRequested = resolve));
+      const onSignal = (): void => {
+        signals += 1;
+        if (signals >= 2) process.exit(FORCED_EXIT);
+        process.stderr.write("worker: draining (runs stop at their next step and go back to the queue; again to quit at once)\n");
+        stopRequested();
+      };
+      process.on("SIGINT", onSignal);
+      process.on("SIGTERM", onSignal);
+      try {
+        const concurrency = options.concurrency ?? opened.config.worker.concurrency;
+        const worker = opened.runtime.worker({ concurrency });
+        await worker.start();
+        process.stdout.write(`worker ready: ${concurrency} slot${concurrency === 1 ? "" : "s"} on ${opened.db.location} (schema ${opened.db.schema}); Ctrl-C to stop\n`);
+        await stopped;
+        await worker.stop();
+        process.stdout.write("worker stopped\n");
+        setExitCode(EXIT.success);
+      } finally {
+        process.removeListener("SIGINT", onSignal);
+        process.removeListener("SIGTERM", onSignal);
+        await opened.close();
+      }
+    });
+}
