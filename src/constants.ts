@@ -182,6 +182,46 @@ export const RUNTIME_DEFAULTS = {
 /** NOTIFY channel telling workers there may be a run to claim. */
 export const RUNS_CHANNEL = "devmind_runs";
 
+/** Bounds of `run_command` (src/tools/builtin/run-command.ts). */
+export const COMMAND_LIMITS = {
+  /** Bytes of stdout and of stderr kept per call; the rest is counted and dropped (`truncated`). */
+  outputMaxBytes: 1_048_576,
+  /** After SIGTERM to the command's process group, SIGKILL follows this much later. */
+  killGraceMs: 1_000,
+  /** Once the shell has exited, its pipes get this long to close (a detached grandchild may hold them). */
+  closeWaitMs: 2_000,
+  /** Longest command accepted (characters). */
+  commandMaxChars: 16_384,
+  /** PATH handed to commands when the process has none. */
+  defaultPath: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+  /** LANG handed to commands. */
+  lang: "C.UTF-8",
+} as const;
+
+/** Bounds of attachments (`send_file`, `gen_image`, src/runtime/attachment-store.ts). */
+export const ATTACHMENT_LIMITS = {
+  /** Largest attachment stored, in bytes (10 MiB). */
+  maxBytes: 10_485_760,
+  /** Longest attachment name kept (characters). */
+  nameMaxChars: 255,
+  /** Where an attachment is served: `/files/{id}`. */
+  urlPrefix: "/files/",
+} as const;
+
+/** Settings of `gen_image` (src/tools/builtin/gen-image.ts). */
+export const IMAGE_DEFAULTS = {
+  /** Per-call timeout: image generation is slower than DEVMIND_TOOL_TIMEOUT_MS allows for. */
+  timeoutMs: 120_000,
+  /** Size asked for when the model gives none. */
+  size: "1024x1024",
+  /** Longest prompt accepted (characters; OpenAI's limit for dall-e-3 is 4000, gpt-image-1 32000). */
+  promptMaxChars: 32_000,
+  /** Largest response body read from the images API (bytes); base64 of a few large PNGs fits. */
+  maxResponseBytes: 67_108_864,
+  /** Longest server error message passed on to the model. */
+  errorMessageMaxChars: 500,
+} as const;
+
 /** Timing and layout of the `devmind` CLI (src/cli). */
 export const CLI_DEFAULTS = {
   /** `resume` on PostgreSQL waits for a running run's lease to lapse only if it lapses within this. */

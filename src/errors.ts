@@ -42,6 +42,7 @@ export type DevmindErrorCode =
   | "RUN_INPUT_INVALID"
   | "LEASE_LOST"
   | "RUN_DRAINED"
+  | "ATTACHMENT_INVALID"
   // web page (src/server/web)
   | "WEB_ASSETS_MISSING";
 
@@ -71,6 +72,7 @@ const KIND_BY_CODE: Record<DevmindErrorCode, ErrorKind> = {
   RUN_INPUT_INVALID: "user",
   LEASE_LOST: "system",
   RUN_DRAINED: "system",
+  ATTACHMENT_INVALID: "user",
   WEB_ASSETS_MISSING: "system",
 };
 

@@ -15,6 +15,7 @@ import { builtinTools } from "../tools/builtin/index.js";
 import type { Tool } from "../tools/define-tool.js";
 import { ToolRegistry } from "../tools/registry.js";
 import { ensureWorkspace } from "../tools/workspace.js";
+import { AttachmentStore } from "./attachment-store.js";
 import { planDecisions } from "./decide.js";
 import { DecisionStore } from "./decision-store.js";
 import { EventStore, type RunEvent } from "./event-store.js";
@@ -29,7 +30,7 @@ export interface RuntimeOptions {
   db: Database;
   /** The chat model; default: `createChatModel(config)` when a run first needs it. */
   model?: BaseChatModel;
-  /** Tools; default: `builtinTools` on the configured workspace. */
+  /** Tools; default: `builtinTools` on the configured workspace, with attachments in `db` and `config.image`. */
   tools?: readonly Tool[];
   /** Default: the built-in defaults (the runtime never reads the environment itself). */
   config?: DevmindConfig;
@@ -89,7 +90,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     built ??= (async () => {
       const workspace = await ensureWorkspace(config.workspace);
       const limits = limitsFromConfig(config);
-      const registry = new ToolRegistry([...(options.tools ?? builtinTools({ workspace }))], {
+      const tools = options.tools ?? builtinTools({ workspace, attachments: new AttachmentStore(db), image: config.image });
+      const registry = new ToolRegistry([...tools], {
         workspace,
         defaultTimeoutMs: limits.toolTimeoutMs,
         maxOutputChars: limits.maxToolOutputChars,

@@ -232,6 +232,7 @@ export class ToolRegistry {
       toolCallId: typeof call.id === "string" ? call.id : "",
       workspace: this.#workspace,
       maxOutputChars,
+      timeoutMs,
     };
     try {
       const running = invoke(tool, args, toolContext);

@@ -35,6 +35,12 @@ export interface ToolContext {
    * the result into a cut JSON string. Tools that can page (read_file, list_files) stay under it.
    */
   maxOutputChars: number;
+  /**
+   * Timeout of this call in milliseconds (the tool's own or DEVMIND_TOOL_TIMEOUT_MS): the signal
+   * fires then. A tool with a time argument of its own (run_command's `timeout_ms`) clamps it to
+   * this, so a model cannot raise a limit.
+   */
+  timeoutMs: number;
 }
 
 /** A tool as written by its author; build one with `defineTool`. */

@@ -356,6 +356,6 @@ describe("library entry points", () => {
     const out = await graph.invoke({ messages: [new HumanMessage("add")] }, { configurable: { thread_id: `lib-${Date.now()}` } });
     expect(out.stop_reason).toBe("completed");
     expect(pairing(out.messages)[0]?.envelope.data).toEqual({ sum: 42 });
-    expect(model.calls[0]?.tools.sort()).toEqual(["add", "append_file", "get_current_time", "list_files", "read_demo_text", "read_file", "write_file"]);
+    expect(model.calls[0]?.tools.sort()).toEqual(["add", "append_file", "get_current_time", "list_files", "read_demo_text", "read_file", "run_command", "write_file"]);
   });
 });

@@ -64,6 +64,7 @@ describe("built-in tool metadata", () => {
       read_file: ["none", false, true],
       write_file: ["local", true, true],
       append_file: ["local", false, false],
+      run_command: ["local", true, false],
     });
     const checked = registry.check({ id: "c", name: "write_file", args: { path: "a.txt", content: "x" } });
     expect(checked).toMatchObject({ kind: "ready", needsApproval: true, risk: "medium" });
