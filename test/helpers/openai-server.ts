@@ -8,6 +8,10 @@
  * first delta carries its index, id, type and whole name, and later deltas only argument
  * fragments (LangChain joins arguments, not names); a usage chunk (`choices: []`) comes last when
  * the request asked for `stream_options.include_usage`.
+ *
+ * `POST /v1/images/generations` answers from a queue of its own (`enqueueImages`: `imagesReply`,
+ * `errorReply`, `slowReply`), and those requests are also kept in `imageRequests` with the
+ * authorization header's value, so gen_image tests can check which key was sent.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
@@ -38,6 +42,8 @@ export type Reply =
       stall?: boolean;
     }
   | { kind: "status"; status: number; body: unknown; headers?: Record<string, string> }
+  /** An images API answer (`POST /v1/images/generations`): `{created, data}` with status 200. */
+  | { kind: "images"; data: { b64_json?: string; url?: string; revised_prompt?: string }[] }
   /** Wait `delayMs` before doing anything (headers included), then reply with `then`. */
   | { kind: "slow"; delayMs: number; then: Reply };
 
@@ -48,6 +54,21 @@ export interface RecordedRequest {
   headers: Record<string, string | string[] | undefined>;
   authorization: boolean;
   body: unknown;
+}
+
+/** A recorded images request; unlike chat requests it keeps the authorization header's value. */
+export interface RecordedImageRequest {
+  headers: Record<string, string | string[] | undefined>;
+  authorization: string | undefined;
+  body: unknown;
+}
+
+/** A valid 1x1 transparent PNG, base64. */
+export const TINY_PNG_B64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
+
+/** An images API success: one entry per base64 image (default: one tiny PNG). */
+export function imagesReply(b64s: string[] = [TINY_PNG_B64], options: { revisedPrompt?: string } = {}): Reply {
+  return { kind: "images", data: b64s.map((b64_json) => ({ b64_json, ...(options.revisedPrompt === undefined ? {} : { revised_prompt: options.revisedPrompt }) })) };
 }
 
 /** A tool call to stream: its first delta has the whole name, then one delta per argument part. */
@@ -112,7 +133,10 @@ function toolDelta(call: Record<string, unknown>): WireChunk {
  */
 export class OpenAiTestServer {
   readonly requests: RecordedRequest[] = [];
+  /** Requests to `/v1/images/generations`, with the authorization value (tests check the key). */
+  readonly imageRequests: RecordedImageRequest[] = [];
   readonly #queue: Reply[] = [];
+  readonly #imageQueue: Reply[] = [];
   readonly #sockets = new Set<Socket>();
   readonly #timers = new Set<ReturnType<typeof setTimeout>>();
   #server: Server | undefined;
@@ -129,10 +153,17 @@ export class OpenAiTestServer {
     this.#queue.push(...replies);
   }
 
+  /** Replies for the next images requests, in order (a separate queue from chat replies). */
+  enqueueImages(...replies: Reply[]): void {
+    this.#imageQueue.push(...replies);
+  }
+
   /** Forgets recorded requests and queued replies (between tests). */
   reset(): void {
     this.requests.length = 0;
     this.#queue.length = 0;
+    this.imageRequests.length = 0;
+    this.#imageQueue.length = 0;
   }
 
   /** Replies still queued (a test that expects every reply used checks this is 0). */
@@ -180,6 +211,16 @@ export class OpenAiTestServer {
       // keep the raw text
     }
     this.requests.push({ method: req.method ?? "", path: req.url ?? "", headers, authorization: authorization !== undefined, body });
+    if (req.method === "POST" && req.url === "/v1/images/generations") {
+      this.imageRequests.push({ headers, authorization, body });
+      const reply = this.#imageQueue.shift();
+      if (reply === undefined) {
+        sendJson(res, 418, { error: { message: "test server: no scripted images reply left for this request", type: "test_error" } });
+        return;
+      }
+      await this.#reply(reply, {}, res);
+      return;
+    }
     if (req.method !== "POST" || req.url !== "/v1/chat/completions") {
       sendJson(res, 404, { error: { message: `test server: no route ${req.method} ${req.url}`, type: "not_found" } });
       return;
@@ -201,6 +242,10 @@ export class OpenAiTestServer {
     }
     if (reply.kind === "status") {
       sendJson(res, reply.status, reply.body, reply.headers);
+      return;
+    }
+    if (reply.kind === "images") {
+      sendJson(res, 200, { created: 1_700_000_000, data: reply.data });
       return;
     }
     if (request.stream !== true) {

@@ -128,7 +128,7 @@ function serverMessage(text: string): string {
 /** Removes the key, and anything shaped like a bearer token, from text bound for the model. */
 function scrubKey(text: string, apiKey: string | undefined): string {
   let out = apiKey !== undefined && apiKey.length >= 4 ? text.split(apiKey).join("[REDACTED]") : text;
-  out = out.replace(/\bBearer\s+\S+/gi, "Bearer [REDACTED]").replace(/\bsk-[A-Za-z0-9_-]{8,}/g, "[REDACTED]");
+  out = out.replace(/\bBearer\s+[A-Za-z0-9._~+/=-]{8,}/gi, "Bearer [REDACTED]").replace(/\bsk-[A-Za-z0-9_-]{8,}/g, "[REDACTED]");
   return out;
 }
 
