@@ -55,7 +55,7 @@ export function authHeaders(extra = {}) {
   return key === null ? { ...extra } : { ...extra, "x-api-key": key };
 }
 
-/** Called with every ApiError of status 401, so the page can ask for a key. @type {(error: ApiError) => void} */
+/** Called with every ApiError that means "no or wrong API key", so the page can ask for one. @type {(error: ApiError) => void} */
 let onUnauthorized = () => undefined;
 
 /** @param {(error: ApiError) => void} handler */
@@ -81,7 +81,8 @@ export async function errorOf(response) {
     // not JSON: keep the status text
   }
   const error = new ApiError(response.status, code, message);
-  if (response.status === 401) onUnauthorized(error);
+  // 401: no key; 403 FORBIDDEN: a key the server does not know
+  if (response.status === 401 || (response.status === 403 && code === "FORBIDDEN")) onUnauthorized(error);
   return error;
 }
 

@@ -8,6 +8,7 @@ import { followEvents } from "./sse.js";
 
 const RUNS_SHOWN = 30;
 const RUNS_REFRESH_MS = 5_000;
+const THREADS_SCANNED = 10;
 
 /** @type {RunView | null} */
 let view = null;
@@ -128,17 +129,46 @@ async function selectRun(runId, known) {
   });
 }
 
+/** Whether the server has devmind's `GET /runs` list; if not, the LangGraph thread routes are used. */
+let runsListRoute = true;
+
+/**
+ * Recent runs, newest first: devmind's `GET /runs?limit=N`, or (on a server without it) the
+ * latest runs of the most recently updated threads through the LangGraph routes.
+ * @returns {Promise<Record<string, any>[]>}
+ */
+async function recentRuns() {
+  if (runsListRoute) {
+    try {
+      const runs = await request("GET", `/runs?limit=${RUNS_SHOWN}`);
+      return Array.isArray(runs) ? runs : Array.isArray(runs?.runs) ? runs.runs : [];
+    } catch (error) {
+      if (!(error instanceof ApiError) || (error.status !== 404 && error.status !== 405)) throw error;
+      runsListRoute = false;
+    }
+  }
+  const threads = await request("POST", "/threads/search", { limit: THREADS_SCANNED, sort_by: "updated_at", sort_order: "desc" });
+  const lists = await Promise.all(
+    (Array.isArray(threads) ? threads : []).map((/** @type {Record<string, any>} */ thread) =>
+      request("GET", `/threads/${encodeURIComponent(String(thread.thread_id))}/runs?limit=5`).catch(() => []),
+    ),
+  );
+  return lists
+    .flat()
+    .sort((a, b) => String(b.created_at).localeCompare(String(a.created_at)))
+    .slice(0, RUNS_SHOWN);
+}
+
 /** Reloads the recent runs list. */
 async function refreshRuns() {
-  let runs;
+  let items;
   try {
-    runs = await request("GET", `/runs?limit=${RUNS_SHOWN}`);
+    items = await recentRuns();
   } catch (error) {
-    runsError.textContent = error instanceof ApiError && error.status === 401 ? "" : describe(error);
+    runsError.textContent = error instanceof ApiError && (error.status === 401 || error.status === 403) ? "" : describe(error);
     return;
   }
   runsError.textContent = "";
-  const items = Array.isArray(runs) ? runs : Array.isArray(runs?.runs) ? runs.runs : [];
   runsList.replaceChildren(
     ...items.map((/** @type {Record<string, any>} */ run) =>
       el(
@@ -173,7 +203,7 @@ function markSelected(runId) {
  */
 function taskOf(run) {
   const first = run?.input?.messages?.[0];
-  const text = typeof first === "string" ? first : typeof first?.content === "string" ? first.content : run.run_id;
+  const text = typeof first === "string" ? first : typeof first?.content === "string" ? first.content : `run ${String(run.run_id).slice(0, 8)}`;
   return text.length > 80 ? `${text.slice(0, 79)}…` : text;
 }
 

@@ -1,0 +1,182 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { Database } from "../../src/db/types.js";
+import { launchChromium, openProbedPage, saveScreenshot, type PageProbe } from "../helpers/browser.js";
+import { BACKENDS, openBackend } from "../helpers/databases.js";
+import { startServerStack, type ServerStack } from "../helpers/server-stack.js";
+
+// The web page at / (CONTRACT section 8) driven in the real Debian chromium: a user starts a run,
+// watches it, approves a call and reads the answer; hostile model text stays text.
+
+const UI_TIMEOUT = 15_000;
+
+const HOSTILE = '<img src=x onerror="window.__pwned=1;alert(1)"><script>window.__pwned=2;alert(2)</script><b>bold?</b>';
+
+describe.each(BACKENDS)("web page on %s", (backend) => {
+  let owner: Database;
+  let browser: Browser;
+  let stack: ServerStack | undefined;
+
+  beforeAll(async () => {
+    owner = await openBackend(backend);
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await owner.close();
+  });
+  afterEach(async () => {
+    await stack?.close();
+    stack = undefined;
+  });
+
+  async function open(server: ServerStack): Promise<{ page: Page; probe: PageProbe }> {
+    const opened = await openProbedPage(browser, server.url);
+    const response = await opened.page.goto(`${server.url}/`);
+    expect(response?.status()).toBe(200);
+    return opened;
+  }
+
+  function expectQuiet(probe: PageProbe): void {
+    expect(probe.pageErrors).toEqual([]);
+    expect(probe.dialogs).toEqual([]);
+    expect(probe.foreignRequests).toEqual([]);
+    expect(probe.consoleErrors).toEqual([]);
+  }
+
+  it("starts a run, shows the folded tool line, asks for approval, and shows the answer after approve", async () => {
+    stack = await startServerStack(owner, [
+      { tool_calls: [{ id: "call_add", name: "add", args: { a: 2, b: 3 } }] },
+      { tool_calls: [{ id: "call_write", name: "write_file", args: { path: "sum.txt", content: "5" } }] },
+      { content: "The sum is 5. I wrote it to sum.txt." },
+    ]);
+    const { page, probe } = await open(stack);
+
+    await page.getByLabel("Task").fill("Add 2 and 3, then write the sum to sum.txt");
+    await page.getByRole("button", { name: "Run", exact: true }).click();
+
+    // add needs no approval: it runs and folds into one line with a success status
+    const addLine = page.locator('[data-testid="tool-line"][data-tool="add"]');
+    await expect.poll(() => addLine.getAttribute("data-status"), { timeout: UI_TIMEOUT }).toBe("ok");
+    await expect.poll(() => addLine.getByTestId("tool-summary").textContent()).toBe("a=2, b=3");
+    expect(await addLine.getByTestId("tool-details").isHidden()).toBe(true);
+
+    // write_file waits for a human
+    const approval = page.locator('[data-testid="approval"][data-tool="write_file"]');
+    await approval.waitFor({ timeout: UI_TIMEOUT });
+    await expect.poll(() => page.getByTestId("run-status").textContent(), { timeout: UI_TIMEOUT }).toBe("interrupted");
+    expect(JSON.parse((await approval.getByTestId("approval-args").textContent()) ?? "")).toEqual({ path: "sum.txt", content: "5" });
+    expect(existsSync(join(stack.workspace, "sum.txt"))).toBe(false);
+    await saveScreenshot(page, "web-page-approval.png");
+
+    await approval.getByRole("button", { name: "Approve" }).click();
+
+    await expect.poll(() => page.getByTestId("answer").textContent(), { timeout: UI_TIMEOUT }).toBe("The sum is 5. I wrote it to sum.txt.");
+    await expect.poll(() => page.getByTestId("run-status").textContent(), { timeout: UI_TIMEOUT }).toBe("success");
+    await expect.poll(() => page.getByTestId("stop-reason").textContent()).toBe("completed");
+    expect(await page.getByTestId("approval-panel").isHidden()).toBe(true);
+    const writeLine = page.locator('[data-testid="tool-line"][data-tool="write_file"]');
+    await expect.poll(() => writeLine.getAttribute("data-status"), { timeout: UI_TIMEOUT }).toBe("ok");
+    expect(readFileSync(join(stack.workspace, "sum.txt"), "utf8")).toBe("5");
+
+    // one click opens a tool line: the arguments and the tool's result envelope
+    await addLine.getByTestId("tool-toggle").click();
+    expect(await addLine.getByTestId("tool-toggle").getAttribute("aria-expanded")).toBe("true");
+    expect(JSON.parse((await addLine.getByTestId("tool-args").textContent()) ?? "")).toEqual({ a: 2, b: 3 });
+    await expect.poll(async () => parseOrNull(await addLine.getByTestId("tool-result").textContent()), { timeout: UI_TIMEOUT }).toEqual({
+      ok: true,
+      tool: "add",
+      data: 5,
+      error: null,
+      truncated: false,
+    });
+
+    // the decision names who made it (no keys configured: the anonymous principal)
+    const run = (await stack.runtime.runs.list({ limit: 1 }))[0];
+    expect(run?.status).toBe("success");
+    const decided = page.locator('[data-testid="event"][data-type="approval.decided"]');
+    await expect.poll(() => decided.count()).toBe(1);
+
+    // the runs list shows the run
+    await expect.poll(() => page.getByTestId("run-item").first().textContent(), { timeout: UI_TIMEOUT }).toContain("Add 2 and 3");
+    await saveScreenshot(page, "web-page.png");
+    expectQuiet(probe);
+  });
+
+  it("renders hostile model text and tool arguments as text: no element, no script, no dialog", async () => {
+    stack = await startServerStack(owner, [
+      { tool_calls: [{ id: "call_read", name: "read_file", args: { path: HOSTILE } }], content: HOSTILE },
+      { content: HOSTILE },
+    ]);
+    const { page, probe } = await open(stack);
+    await page.getByLabel("Task").fill(HOSTILE);
+    await page.getByRole("button", { name: "Run", exact: true }).click();
+
+    await expect.poll(() => page.getByTestId("answer").textContent(), { timeout: UI_TIMEOUT }).toBe(HOSTILE);
+    await expect.poll(() => page.getByTestId("run-status").textContent(), { timeout: UI_TIMEOUT }).toBe("success");
+    const readLine = page.locator('[data-testid="tool-line"][data-tool="read_file"]');
+    await expect.poll(() => readLine.getAttribute("data-status"), { timeout: UI_TIMEOUT }).toBe("failed");
+    await readLine.getByTestId("tool-toggle").click();
+    expect(JSON.parse((await readLine.getByTestId("tool-args").textContent()) ?? "")).toEqual({ path: HOSTILE });
+    await expect.poll(() => page.getByTestId("run-item").first().textContent(), { timeout: UI_TIMEOUT }).toContain("<img src=x");
+
+    // evaluated in the page (a string: this file is compiled without the DOM library)
+    const dom = await page.evaluate(`({
+      images: document.querySelectorAll("img").length,
+      bold: document.querySelectorAll("b").length,
+      scripts: [...document.querySelectorAll("script")].map((s) => s.getAttribute("src")),
+      pwned: window.__pwned ?? null,
+    })`);
+    expect(dom).toEqual({ images: 0, bold: 0, scripts: ["/assets/app.js"], pwned: null });
+    expectQuiet(probe);
+  });
+
+  it("asks for the API key when the server needs one, and uses it for the run and the decision", async () => {
+    stack = await startServerStack(
+      owner,
+      [{ tool_calls: [{ id: "call_write", name: "write_file", args: { path: "a.txt", content: "A" } }] }, { content: "done" }],
+      { env: { DEVMIND_API_KEYS: "alice=alice-key-0123456789,bob=bob-key-0123456789" } },
+    );
+    const { page, probe } = await open(stack);
+    const keyBox = page.getByLabel("API key");
+    await keyBox.waitFor({ timeout: UI_TIMEOUT });
+    await keyBox.fill("alice-key-0123456789");
+    await page.getByRole("button", { name: "Use key" }).click();
+
+    await page.getByLabel("Task").fill("write A to a.txt");
+    await page.getByRole("button", { name: "Run", exact: true }).click();
+    const approval = page.locator('[data-testid="approval"][data-tool="write_file"]');
+    await approval.waitFor({ timeout: UI_TIMEOUT });
+
+    // edit: invalid JSON is refused in the page, a valid object goes out as the edited arguments
+    await approval.getByRole("button", { name: "Edit" }).click();
+    await approval.getByTestId("edit-args").fill("{not json");
+    await approval.getByTestId("send-edit").click();
+    await expect.poll(() => approval.getByTestId("approval-error").textContent()).toContain("not valid JSON");
+    await approval.getByTestId("edit-args").fill('{"path": "a.txt", "content": "edited by alice"}');
+    await approval.getByTestId("send-edit").click();
+
+    await expect.poll(() => page.getByTestId("answer").textContent(), { timeout: UI_TIMEOUT }).toBe("done");
+    expect(readFileSync(join(stack.workspace, "a.txt"), "utf8")).toBe("edited by alice");
+    const decided = page.locator('[data-testid="event"][data-type="approval.decided"]');
+    await expect.poll(() => decided.textContent(), { timeout: UI_TIMEOUT }).toContain("edit by alice");
+    // the key lives in this tab's sessionStorage only, never in the address or a cookie
+    expect(page.url()).not.toContain("alice-key");
+    expect(await page.context().cookies()).toEqual([]);
+    expect(probe.pageErrors).toEqual([]);
+    expect(probe.dialogs).toEqual([]);
+    expect(probe.foreignRequests).toEqual([]);
+    // the first list request went out without a key and was refused: that is the only console error
+    expect(probe.consoleErrors.every((text) => text.includes("401"))).toBe(true);
+  });
+});
+
+function parseOrNull(text: string | null): unknown {
+  try {
+    return JSON.parse(text ?? "");
+  } catch {
+    return null;
+  }
+}
