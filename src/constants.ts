@@ -241,3 +241,27 @@ export const CLI_DEFAULTS = {
   /** `devmind runs` lists this many runs unless `--limit` says otherwise. */
   runsListDefault: 20,
 } as const;
+
+/** Settings of the HTTP server (src/server). */
+export const SERVER_DEFAULTS = {
+  /** Largest request body accepted (413 PAYLOAD_TOO_LARGE beyond). */
+  bodyLimitBytes: 1_048_576,
+  /** Open SSE streams send a `: heartbeat` comment this often, so clients and proxies see the line alive. */
+  heartbeatMs: 15_000,
+  /** While a streamed run is running, its checkpoints are looked at least this often (run events wake it sooner). */
+  streamPollMs: 250,
+  /** The one assistant and graph the LangGraph API serves. */
+  graphId: "agent",
+  /** The principal recorded on decisions when no API keys are configured (loopback only). */
+  anonymousPrincipal: "anonymous",
+  /** `runs.wait` / `join` hold the request at most this long, then answer with the run as it is. */
+  waitMaxMs: 3_600_000,
+} as const;
+
+/** CORS of the HTTP API: any origin (auth is by header, never by cookie), the headers the SDK sends and reads. */
+export const SERVER_CORS = {
+  allowHeaders: ["x-api-key", "authorization", "content-type", "last-event-id", "accept"],
+  exposeHeaders: ["content-location", "location", "x-request-id"],
+  allowMethods: ["GET", "POST", "PATCH", "DELETE", "OPTIONS"],
+  maxAgeSeconds: 600,
+} as const;

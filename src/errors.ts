@@ -38,13 +38,21 @@ export type DevmindErrorCode =
   | "SCRIPT_EXHAUSTED"
   // runs (src/runtime)
   | "RUN_NOT_FOUND"
+  | "THREAD_NOT_FOUND"
   | "RUN_CONFLICT"
   | "RUN_INPUT_INVALID"
   | "LEASE_LOST"
   | "RUN_DRAINED"
   | "ATTACHMENT_INVALID"
   // web page (src/server/web)
-  | "WEB_ASSETS_MISSING";
+  | "WEB_ASSETS_MISSING"
+  // HTTP API (src/server)
+  | "UNAUTHORIZED"
+  | "FORBIDDEN"
+  | "NOT_FOUND"
+  | "BAD_REQUEST"
+  | "REQUEST_INVALID"
+  | "PAYLOAD_TOO_LARGE";
 
 const KIND_BY_CODE: Record<DevmindErrorCode, ErrorKind> = {
   CONFIG_INVALID: "user",
@@ -68,12 +76,19 @@ const KIND_BY_CODE: Record<DevmindErrorCode, ErrorKind> = {
   SCRIPT_INVALID: "user",
   SCRIPT_EXHAUSTED: "user",
   RUN_NOT_FOUND: "user",
+  THREAD_NOT_FOUND: "user",
   RUN_CONFLICT: "user",
   RUN_INPUT_INVALID: "user",
   LEASE_LOST: "system",
   RUN_DRAINED: "system",
   ATTACHMENT_INVALID: "user",
   WEB_ASSETS_MISSING: "system",
+  UNAUTHORIZED: "user",
+  FORBIDDEN: "user",
+  NOT_FOUND: "user",
+  BAD_REQUEST: "user",
+  REQUEST_INVALID: "user",
+  PAYLOAD_TOO_LARGE: "user",
 };
 
 /** Structured, serialisable details attached to an error (never secrets). */
@@ -158,6 +173,13 @@ export class RunNotFoundError extends DevmindError {
   }
 }
 
+/** A thread id that does not exist (HTTP 404). */
+export class ThreadNotFoundError extends DevmindError {
+  constructor(threadId: string) {
+    super("THREAD_NOT_FOUND", `no thread with id ${JSON.stringify(threadId.slice(0, 100))}`, { details: { threadId: threadId.slice(0, 100) } });
+  }
+}
+
 /**
  * The request conflicts with the run's state (HTTP 409): a second active run on a thread, a
  * decision on a run that is not waiting, a second decision for one call, cancel of a finished run.
@@ -184,3 +206,10 @@ export class DrainError extends DevmindError {
     super("RUN_DRAINED", "the run was stopped at a step boundary because this process is shutting down");
   }
 }
+
+/**
+ * An HTTP request the server refuses (src/server): no or a wrong API key (UNAUTHORIZED 401,
+ * FORBIDDEN 403), an unknown route or resource (NOT_FOUND 404), malformed JSON (BAD_REQUEST 400),
+ * a body that fails validation (REQUEST_INVALID 422), a body over the limit (PAYLOAD_TOO_LARGE 413).
+ */
+export class HttpRequestError extends DevmindError {}

@@ -14,6 +14,7 @@ import { registerRejectCommand } from "./reject-command.js";
 import { registerResumeCommand } from "./resume-command.js";
 import { registerRunCommand } from "./run-command.js";
 import { registerRunsCommand } from "./runs-command.js";
+import { registerServeCommand } from "./serve-command.js";
 import { registerShowCommand } from "./show-command.js";
 import { registerWorkerCommand } from "./worker-command.js";
 
@@ -37,6 +38,7 @@ async function main(argv: string[]): Promise<number> {
   registerWorkerCommand(program, setExitCode);
   registerDemoCommand(program, setExitCode);
   registerMigrateCommand(program, setExitCode);
+  registerServeCommand(program, setExitCode);
   try {
     await program.parseAsync(argv);
   } catch (error) {

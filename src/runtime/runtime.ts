@@ -20,8 +20,10 @@ import { planDecisions } from "./decide.js";
 import { DecisionStore } from "./decision-store.js";
 import { EventStore, type RunEvent } from "./event-store.js";
 import { executeClaimed, type ExecutorDeps } from "./executor.js";
+import { LiveDeltaPublisher } from "./live-deltas.js";
 import type { RunInput, RunLimits, RunRecord, RunStatus } from "./run-record.js";
 import { RunStore } from "./run-store.js";
+import { createThreadsApi, type ThreadsApi } from "./threads-api.js";
 import { ToolLedger } from "./tool-ledger.js";
 import { createWorker, type Worker, type WorkerOptions } from "./worker.js";
 
@@ -58,6 +60,8 @@ export interface RunsApi {
 /** The runtime: runs on one database, executed in this process or by workers anywhere. */
 export interface Runtime {
   runs: RunsApi;
+  /** Threads (the HTTP API's /threads): records, state and history from the checkpoints. */
+  threads: ThreadsApi;
   worker(options?: WorkerOptions): Worker;
   close(): Promise<void>;
 }
@@ -83,6 +87,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const decisions = new DecisionStore(db);
   const ledger = new ToolLedger(db);
   const listeners = new Map<string, Set<(event: LiveEvent) => void>>();
+  // model.delta also goes to other processes (a server streaming a run a worker executes)
+  const deltas = new LiveDeltaPublisher(db);
   const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   let built: Promise<{ graph: AgentGraph; registry: ToolRegistry }> | undefined;
 
@@ -107,6 +113,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   };
 
   const live = (runId: string, event: LiveEvent): void => {
+    if (event.type === "model.delta") deltas.publish(runId, Number(event["round"] ?? 0), String(event["text"] ?? ""));
     for (const listener of listeners.get(runId) ?? []) {
       try {
         listener(event);
@@ -138,9 +145,12 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     return state.tasks.flatMap((task) => task.interrupts.flatMap((item) => (item.value as { actionRequests?: ActionRequest[] } | undefined)?.actionRequests ?? []));
   };
 
+  const threads = createThreadsApi(db, async () => (await build()).graph);
+
   const runsApi: RunsApi = {
     async create(request) {
       const run = await runs.create(request);
+      await threads.touch(run.thread_id);
       await events.append(run.run_id, [{ type: "run.created", data: {} }]);
       await notify(db, RUNS_CHANNEL, run.run_id);
       return run;
@@ -215,6 +225,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const workers = new Set<Worker>();
   return {
     runs: runsApi,
+    threads,
     worker(workerOptions = {}) {
       const worker = createWorker({ db, runs, maxAttempts: config.worker.maxAttempts, leaseMs: config.worker.leaseMs, concurrency: workerOptions.concurrency ?? config.worker.concurrency, executorDeps, owner: `${owner}:worker` });
       workers.add(worker);

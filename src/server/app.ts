@@ -1,7 +1,16 @@
+import { randomUUID } from "node:crypto";
 import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { cors } from "hono/cors";
 import type { DevmindConfig } from "../config.js";
+import { SERVER_CORS, SERVER_DEFAULTS } from "../constants.js";
 import type { Database } from "../db/types.js";
 import type { Runtime } from "../runtime/runtime.js";
+import { requireApiKey, type AuthVariables } from "./auth.js";
+import { errorBody, errorResponse } from "./http-errors.js";
+import { devmindRoutes } from "./routes/devmind-routes.js";
+import { langgraphRunRoutes } from "./routes/langgraph-runs.js";
+import { langgraphThreadRoutes } from "./routes/langgraph-threads.js";
 import { webRoutes } from "./web/routes.js";
 
 /** What the HTTP app serves from: the runtime (runs, threads), its database and the config. */
@@ -9,17 +18,76 @@ export interface AppDeps {
   runtime: Runtime;
   db: Database;
   config: DevmindConfig;
-  /** Aborted when the server shuts down: open streams end (the client reconnects elsewhere). */
-  shutdown?: AbortSignal;
+  /** Aborted when the server shuts down: open streams end (clients reconnect with Last-Event-ID). */
+  shutdown?: AbortSignal | undefined;
+  /** Where server errors are logged (one JSON line each); default stderr. */
+  log?: ((line: Record<string, unknown>) => void) | undefined;
 }
 
+/** The version `/info` reports. */
+const VERSION = "0.1.0";
+
 /**
- * The devmind HTTP API (CONTRACT section 8) as a Hono app. Not listening: `startServer` binds it.
+ * The devmind HTTP API (CONTRACT section 8) as a Hono app; `startServer` binds it.
+ *
+ * Order matters: CORS (preflights answered without a key; the SDK's headers allowed and
+ * `Content-Location`/`Location` exposed), the body limit (SERVER_DEFAULTS.bodyLimitBytes, 413
+ * PAYLOAD_TOO_LARGE), then the open routes — `GET /ok`, `GET /info`, the web page (`/` and its
+ * assets) — then the API key check (`requireApiKey`), then the API: devmind's routes
+ * (`devmindRoutes`) and LangGraph Platform's assistants, threads and runs
+ * (`langgraphThreadRoutes`, `langgraphRunRoutes`). Every error is `{"error": CODE, "message"}`
+ * with 400/401/403/404/409/413/422 for what the caller can fix; every response has `x-request-id`.
  */
-export function createApp(deps: AppDeps): Hono {
-  const app = new Hono();
-  void deps;
+export function createApp(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
+  const app = new Hono<{ Variables: AuthVariables }>();
+  const log = deps.log ?? ((line) => process.stderr.write(`${JSON.stringify(line)}\n`));
+
+  app.onError((error, c) => {
+    const { status } = errorBody(error);
+    if (status >= 500) {
+      log({ level: "error", at: new Date().toISOString(), msg: "request failed", method: c.req.method, path: c.req.path, request_id: c.res.headers.get("x-request-id"), error: error instanceof Error ? error.message : String(error) });
+    }
+    return errorResponse(c, error);
+  });
+  app.notFound((c) => c.json({ error: "NOT_FOUND", message: `no route ${c.req.method} ${c.req.path.slice(0, 200)}` }, 404));
+
+  app.use("*", async (c, next) => {
+    c.header("x-request-id", randomUUID());
+    await next();
+  });
+  app.use(
+    "*",
+    cors({
+      origin: "*",
+      allowHeaders: [...SERVER_CORS.allowHeaders],
+      exposeHeaders: [...SERVER_CORS.exposeHeaders],
+      allowMethods: [...SERVER_CORS.allowMethods],
+      maxAge: SERVER_CORS.maxAgeSeconds,
+    }),
+  );
+  app.use(
+    "*",
+    bodyLimit({
+      maxSize: SERVER_DEFAULTS.bodyLimitBytes,
+      onError: (c) => c.json({ error: "PAYLOAD_TOO_LARGE", message: `the request body is larger than ${SERVER_DEFAULTS.bodyLimitBytes} bytes` }, 413),
+    }),
+  );
+
   app.get("/ok", (c) => c.json({ ok: true }));
+  app.get("/info", (c) =>
+    c.json({
+      name: "devmind",
+      version: VERSION,
+      graphs: [SERVER_DEFAULTS.graphId],
+      auth: deps.config.server.apiKeys.length > 0 ? "api_key" : "none",
+      flags: { assistants: true, crons: false, langsmith: false, store: false },
+    }),
+  );
   app.route("/", webRoutes());
+
+  app.use("*", requireApiKey(deps.config.server.apiKeys));
+  app.route("/", devmindRoutes(deps));
+  app.route("/", langgraphThreadRoutes(deps));
+  app.route("/", langgraphRunRoutes(deps));
   return app;
 }

@@ -2,53 +2,87 @@ import { serve } from "@hono/node-server";
 import type { AddressInfo } from "node:net";
 import type { DevmindConfig } from "../config.js";
 import type { Database } from "../db/types.js";
+import { ConfigError } from "../errors.js";
 import type { Runtime } from "../runtime/runtime.js";
 import type { Worker } from "../runtime/worker.js";
-import { createApp } from "./app.js";
+import { createApp, type AppDeps } from "./app.js";
 
 /** Options of `startServer`. */
 export interface StartServerOptions {
   runtime: Runtime;
   db: Database;
   config: DevmindConfig;
-  /** Default config.server.host. */
-  host?: string;
-  /** Default config.server.port; 0 picks a free port (tests). */
-  port?: number;
-  /** In-process worker slots; default config.worker.concurrency; 0 for none. */
-  workers?: number;
+  /** Default config.server.host (DEVMIND_HOST). A non-loopback host requires API keys. */
+  host?: string | undefined;
+  /** Default config.server.port (DEVMIND_PORT); 0 picks a free port (tests). */
+  port?: number | undefined;
+  /** In-process worker slots; default config.worker.concurrency; 0 for none (runs execute elsewhere). */
+  workers?: number | undefined;
+  /** Server error log (one JSON line per failed request); default stderr. */
+  log?: AppDeps["log"];
 }
 
-/** A listening server. `close()` stops the workers (drain) and the listener; the caller closes runtime and db. */
+/** A listening server. */
 export interface RunningServer {
+  /** `http://host:port`, e.g. for `new Client({ apiUrl: server.url })`. */
   url: string;
   port: number;
+  /**
+   * Ends open streams, stops the workers (their runs stop at a step boundary and go back to the
+   * queue) and closes the listener. The caller closes the runtime and the database afterwards.
+   */
   close(): Promise<void>;
 }
 
-/** Binds the app on host:port and starts the in-process workers. */
+/** True for 127.0.0.0/8, ::1 and localhost. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[(.*)\]$/, "$1").toLowerCase();
+  return bare === "localhost" || bare === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare);
+}
+
+/**
+ * Binds the HTTP API on host:port and starts `workers` in-process worker slots. Refuses
+ * (ConfigError, exit 2 from `devmind serve`) to bind a non-loopback host when no API keys are
+ * configured: an open server on a network would let anyone run tools and approve them.
+ *
+ * @example
+ *   const { config, db, runtime, close } = await openRuntime();
+ *   const server = await startServer({ runtime, db, config, port: 0, workers: 2 });
+ *   // new Client({ apiUrl: server.url, apiKey })
+ *   await server.close(); await close();
+ */
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
   const host = options.host ?? options.config.server.host;
+  if (!isLoopbackHost(host) && options.config.server.apiKeys.length === 0) {
+    throw new ConfigError(`refusing to listen on ${host} without API keys: set DEVMIND_API_KEYS (name=key,...) or bind a loopback host (127.0.0.1)`, { variables: ["DEVMIND_HOST", "DEVMIND_API_KEYS"] });
+  }
   const shutdown = new AbortController();
-  const app = createApp({ runtime: options.runtime, db: options.db, config: options.config, shutdown: shutdown.signal });
+  const app = createApp({ runtime: options.runtime, db: options.db, config: options.config, shutdown: shutdown.signal, log: options.log });
+  const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
+    const s = serve({ fetch: app.fetch, hostname: host, port: options.port ?? options.config.server.port }, () => resolve(s));
+    s.once("error", reject);
+  });
   const concurrency = options.workers ?? options.config.worker.concurrency;
   let worker: Worker | undefined;
   if (concurrency > 0) {
     worker = options.runtime.worker({ concurrency });
     await worker.start();
   }
-  const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
-    const s = serve({ fetch: app.fetch, hostname: host, port: options.port ?? options.config.server.port }, () => resolve(s));
-  });
   const port = (server.address() as AddressInfo).port;
   const shown = host.includes(":") ? `[${host}]` : host;
+  let closing: Promise<void> | undefined;
   return {
     url: `http://${shown}:${port}`,
     port,
-    async close() {
-      shutdown.abort();
-      await worker?.stop();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+    close() {
+      closing ??= (async () => {
+        shutdown.abort();
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        await worker?.stop();
+        (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+        await closed;
+      })();
+      return closing;
     },
   };
 }

@@ -1,0 +1,57 @@
+import type { Command } from "commander";
+import { CONFIG_BOUNDS } from "../constants.js";
+import { startServer } from "../server/start-server.js";
+import { integerOption } from "./cli-options.js";
+import { EXIT } from "./exit-codes.js";
+import { openRuntime } from "./open-runtime.js";
+import { FORCED_EXIT } from "./run-session.js";
+
+/**
+ * Registers `devmind serve [--host H] [--port P] [--workers N]` (CONTRACT section 7): the HTTP API
+ * and web page plus N in-process worker slots (default DEVMIND_WORKER_CONCURRENCY; 0 for none, then
+ * runs execute on `devmind worker` processes). Prints `devmind serve: listening on URL` once bound.
+ * A non-loopback host without DEVMIND_API_KEYS exits 2. SIGINT / SIGTERM: open streams end, the
+ * workers drain (runs stop at a step boundary and go back to the queue), the database closes, exit
+ * 0; a second signal exits at once.
+ */
+export function registerServeCommand(program: Command, setExitCode: (code: number) => void): void {
+  const workerBounds = CONFIG_BOUNDS.workerConcurrency;
+  program
+    .command("serve")
+    .description("serve the HTTP API (LangGraph Platform subset) and the web page, with in-process workers")
+    .option("--host <host>", "interface to bind (default DEVMIND_HOST, 127.0.0.1)")
+    .option("--port <port>", "port (default DEVMIND_PORT, 8787; 0 picks a free one)", integerOption("--port", 0, CONFIG_BOUNDS.port.max))
+    .option("--workers <n>", "in-process worker slots (default DEVMIND_WORKER_CONCURRENCY; 0 for none)", integerOption("--workers", workerBounds.min, workerBounds.max))
+    .action(async (options: { host?: string; port?: number; workers?: number }) => {
+      const workersWanted = options.workers;
+      const opened = await openRuntime({ requireModel: workersWanted !== 0, recoverOrphans: workersWanted !== 0 });
+      let signals = 0;
+      let stopRequested: () => void = () => undefined;
+      const stopped = new Promise<void>((resolve) => (stopRequested = resolve));
+      const onSignal = (): void => {
+        signals += 1;
+        if (signals >= 2) process.exit(FORCED_EXIT);
+        process.stderr.write("serve: shutting down (streams end, runs stop at their next step and go back to the queue; again to quit at once)\n");
+        stopRequested();
+      };
+      process.on("SIGINT", onSignal);
+      process.on("SIGTERM", onSignal);
+      try {
+        const workers = workersWanted ?? opened.config.worker.concurrency;
+        const server = await startServer({ runtime: opened.runtime, db: opened.db, config: opened.config, host: options.host, port: options.port, workers });
+        const keys = opened.config.server.apiKeys.length;
+        process.stdout.write(
+          `devmind serve: listening on ${server.url} (${workers} worker slot${workers === 1 ? "" : "s"}, schema ${opened.db.schema} at ${opened.db.location}, ` +
+            `${keys === 0 ? "no API keys: loopback only" : `${keys} API key${keys === 1 ? "" : "s"}`}); Ctrl-C to stop\n`,
+        );
+        await stopped;
+        await server.close();
+        process.stdout.write("devmind serve: stopped\n");
+        setExitCode(EXIT.success);
+      } finally {
+        process.removeListener("SIGINT", onSignal);
+        process.removeListener("SIGTERM", onSignal);
+        await opened.close();
+      }
+    });
+}

@@ -1,0 +1,95 @@
+import type { StateSnapshot } from "@langchain/langgraph";
+import type { AgentGraph } from "../graph/build-agent-graph.js";
+import { runInputError } from "./run-record.js";
+
+/** Bounds of reading a thread's checkpoints. */
+export const THREAD_STATE_LIMITS = {
+  /** `history` returns at most this many states per call. */
+  historyMax: 1_000,
+  /** `runSnapshots` looks at most this many checkpoints back for a run's first one. */
+  runScanMax: 5_000,
+} as const;
+
+/** A run's checkpoints after a known one, oldest first, and the last checkpoint id seen. */
+export interface RunSnapshots {
+  snapshots: StateSnapshot[];
+  /** The checkpoint just before the run's first one, when this read reached back to it. */
+  before: StateSnapshot | undefined;
+  /** The thread's newest checkpoint id as read (of this run or not): a later read may stop there. */
+  newestId: string | undefined;
+}
+
+/** The id of a snapshot's checkpoint. */
+export function checkpointIdOf(snapshot: StateSnapshot): string {
+  return String(snapshot.config.configurable?.["checkpoint_id"] ?? "");
+}
+
+/** True when a snapshot belongs to run `runId` (the state names it) and is not the next run's input. */
+function ofRun(snapshot: StateSnapshot, runId: string): boolean {
+  return (snapshot.values as { run_id?: unknown }).run_id === runId && snapshot.metadata?.source !== "input";
+}
+
+/**
+ * Reads a thread's state from the agent graph's checkpoints: the current state, the history
+ * (newest first, as LangGraph's `getStateHistory`), and the checkpoints one run wrote, which is
+ * how a server streams a run another process executes (values after each step, updates from the
+ * step's task writes, interrupts from its tasks).
+ */
+export class ThreadStateReader {
+  constructor(private readonly graph: () => Promise<AgentGraph>) {}
+
+  /** The thread's latest state (empty values and no tasks for a thread without checkpoints). */
+  async state(threadId: string): Promise<StateSnapshot> {
+    const graph = await this.graph();
+    return graph.getState({ configurable: { thread_id: threadId } });
+  }
+
+  /** The state at one checkpoint of the thread. */
+  async stateAt(threadId: string, checkpointId: string): Promise<StateSnapshot> {
+    const graph = await this.graph();
+    return graph.getState({ configurable: { thread_id: threadId, checkpoint_id: checkpointId } });
+  }
+
+  /** Up to `limit` (default 10) states, newest first, older than checkpoint `before` when given. */
+  async history(threadId: string, options: { limit?: number | undefined; before?: string | undefined } = {}): Promise<StateSnapshot[]> {
+    const limit = options.limit ?? 10;
+    if (!Number.isInteger(limit) || limit < 1 || limit > THREAD_STATE_LIMITS.historyMax) {
+      throw runInputError(`limit must be an integer from 1 to ${THREAD_STATE_LIMITS.historyMax}`, { field: "limit" });
+    }
+    const graph = await this.graph();
+    const states: StateSnapshot[] = [];
+    const before = options.before === undefined ? undefined : { configurable: { thread_id: threadId, checkpoint_id: options.before } };
+    for await (const snapshot of graph.getStateHistory({ configurable: { thread_id: threadId } }, { limit, ...(before === undefined ? {} : { before }) })) {
+      states.push(snapshot);
+      if (states.length >= limit) break;
+    }
+    return states;
+  }
+
+  /**
+   * The checkpoints run `runId` wrote on `threadId` after checkpoint `afterId` (all of them when
+   * undefined), oldest first. Walks the history newest first and stops at `afterId` or at the
+   * first older checkpoint of another run, so a poll that finds nothing new reads one page. A
+   * caller that found none yet passes the returned `newestId` next time: the run's checkpoints
+   * can only come after it.
+   */
+  async runSnapshots(threadId: string, runId: string, afterId: string | undefined): Promise<RunSnapshots> {
+    const graph = await this.graph();
+    const found: StateSnapshot[] = [];
+    let before: StateSnapshot | undefined;
+    let newestId: string | undefined;
+    let seen = 0;
+    for await (const snapshot of graph.getStateHistory({ configurable: { thread_id: threadId } })) {
+      seen += 1;
+      newestId ??= checkpointIdOf(snapshot);
+      if (afterId !== undefined && checkpointIdOf(snapshot) === afterId) break;
+      if (ofRun(snapshot, runId)) found.push(snapshot);
+      else if (found.length > 0) {
+        before = snapshot;
+        break;
+      }
+      if (seen >= THREAD_STATE_LIMITS.runScanMax) break;
+    }
+    return { snapshots: found.reverse(), before, newestId: newestId ?? afterId };
+  }
+}

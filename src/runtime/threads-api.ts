@@ -1,0 +1,47 @@
+import type { StateSnapshot } from "@langchain/langgraph";
+import { PostgresCheckpointSaver } from "../checkpoint/postgres-saver.js";
+import type { Database } from "../db/types.js";
+import type { AgentGraph } from "../graph/build-agent-graph.js";
+import { ThreadStateReader, type RunSnapshots } from "./thread-state.js";
+import { ThreadStore, type SearchThreadsOptions, type ThreadRecord } from "./thread-store.js";
+
+/**
+ * `runtime.threads`: the conversations behind runs. Records (metadata, status derived from runs)
+ * come from the threads table; state and history come from the agent graph's checkpoints.
+ */
+export interface ThreadsApi {
+  create(options?: { threadId?: string | undefined; metadata?: Record<string, unknown> | undefined; ifExists?: "raise" | "do_nothing" | undefined }): Promise<ThreadRecord>;
+  get(threadId: string): Promise<ThreadRecord>;
+  patch(threadId: string, metadata: Record<string, unknown>): Promise<ThreadRecord>;
+  search(options?: SearchThreadsOptions): Promise<ThreadRecord[]>;
+  /** Deletes the thread, its runs and its checkpoints; refused while a run of it is active. */
+  delete(threadId: string): Promise<void>;
+  /** Makes sure the thread has a row; `runs.create` calls it. */
+  touch(threadId: string): Promise<void>;
+  state(threadId: string): Promise<StateSnapshot>;
+  stateAt(threadId: string, checkpointId: string): Promise<StateSnapshot>;
+  history(threadId: string, options?: { limit?: number | undefined; before?: string | undefined }): Promise<StateSnapshot[]>;
+  /** The checkpoints run `runId` wrote after checkpoint `afterId`, oldest first (see ThreadStateReader). */
+  runSnapshots(threadId: string, runId: string, afterId: string | undefined): Promise<RunSnapshots>;
+}
+
+/** Builds `runtime.threads` over the database and the runtime's (lazily built) agent graph. */
+export function createThreadsApi(db: Database, graph: () => Promise<AgentGraph>): ThreadsApi {
+  const store = new ThreadStore(db);
+  const reader = new ThreadStateReader(graph);
+  return {
+    create: (options) => store.create(options),
+    get: (threadId) => store.get(threadId),
+    patch: (threadId, metadata) => store.patch(threadId, metadata),
+    search: (options) => store.search(options),
+    async delete(threadId) {
+      await store.delete(threadId);
+      await new PostgresCheckpointSaver(db).deleteThread(threadId);
+    },
+    touch: (threadId) => store.touch(threadId),
+    state: (threadId) => reader.state(threadId),
+    stateAt: (threadId, checkpointId) => reader.stateAt(threadId, checkpointId),
+    history: (threadId, options) => reader.history(threadId, options),
+    runSnapshots: (threadId, runId, afterId) => reader.runSnapshots(threadId, runId, afterId),
+  };
+}

@@ -1,0 +1,154 @@
+import { Hono } from "hono";
+import { RUNTIME_DEFAULTS } from "../../constants.js";
+import { AttachmentStore } from "../../runtime/attachment-store.js";
+import { subscribeModelDeltas } from "../../runtime/live-deltas.js";
+import type { AppDeps } from "../app.js";
+import type { AuthVariables } from "../auth.js";
+import { httpError } from "../http-errors.js";
+import type { StreamPart } from "../run-stream.js";
+import { sseResponse } from "../sse.js";
+import { DecisionsBody, intQuery, readBody } from "../validation.js";
+import { runWire } from "../wire.js";
+
+type Env = { Variables: AuthVariables };
+
+/** MIME types a browser may show inline; anything else downloads (an HTML or SVG file never runs on this origin). */
+const INLINE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp", "text/plain"]);
+
+/** `Content-Disposition` with an ASCII fallback name and the exact UTF-8 name (RFC 6266 / 5987). */
+function contentDisposition(kind: "inline" | "attachment", name: string): string {
+  const ascii = name.replace(/[^\x20-\x7e]|["\\%;]/g, "_").slice(0, 200) || "file";
+  return `${kind}; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`;
+}
+
+/**
+ * devmind's own routes (CONTRACT section 8), used by the web page and scripts:
+ *
+ * - `GET /health` -> 200 `{ok: true, database: "ok"}` after a query, 503 `{error: "DATABASE_UNREACHABLE"}` otherwise.
+ * - `GET /runs/{id}` -> the full run record (CONTRACT section 3) plus `assistant_id`.
+ * - `GET /runs/{id}/events?after=SEQ&follow=1` -> SSE: each run event (CONTRACT section 6) as
+ *   `event: <type>`, `data: <event JSON>`, `id: <seq>`; `model.delta {run_id, round, text}` live, without
+ *   an id. Resumes after `Last-Event-ID` (or `after`). With follow (default) it ends when the run is
+ *   terminal; `follow=0` sends the stored events and ends.
+ * - `POST /runs/{id}/decisions {decisions: [...], reason?}` (CONTRACT section 5) -> the run record;
+ *   the decisions are recorded with the caller's key name as principal, and once every waiting
+ *   call is decided the run continues on a worker.
+ * - `POST /runs/{id}/cancel` -> the run record (cancel requested, or cancelled if not running).
+ * - `GET /approvals?status=pending&limit=N` -> `{approvals: [{run_id, thread_id, created_at,
+ *   updated_at, requests: [{name, args, description, tool_call_id, risk}]}]}`: the calls still
+ *   waiting for a decision, per interrupted run, newest run first.
+ * - `GET /files/{id}` -> the attachment's bytes with its Content-Type, a Content-Disposition
+ *   (inline for images and plain text, else attachment), `X-Content-Type-Options: nosniff` and a
+ *   sandboxing CSP; 404 for an unknown id.
+ */
+export function devmindRoutes(deps: AppDeps): Hono<Env> {
+  const { runtime, db } = deps;
+  const app = new Hono<Env>();
+  const attachments = new AttachmentStore(db);
+
+  app.get("/health", async (c) => {
+    try {
+      await db.query("SELECT 1 AS ok");
+      return c.json({ ok: true, database: "ok" });
+    } catch {
+      return c.json({ error: "DATABASE_UNREACHABLE", message: "the database did not answer" }, 503);
+    }
+  });
+
+  app.get("/runs/:id", async (c) => c.json(runWire(await runtime.runs.get(c.req.param("id")))));
+
+  app.get("/runs/:id/events", async (c) => {
+    const run = await runtime.runs.get(c.req.param("id"));
+    const header = c.req.header("last-event-id");
+    const after = header !== undefined && /^\d{1,10}$/.test(header.trim()) ? Number(header.trim()) : intQuery(c.req.query("after"), "after", 0, 2_147_483_647);
+    const follow = c.req.query("follow") !== "0" && c.req.query("follow") !== "false";
+    return sseResponse(c, (signal) => eventParts(deps, run.run_id, after, follow, signal), deps.shutdown);
+  });
+
+  app.post("/runs/:id/decisions", async (c) => {
+    const body = await readBody(c, DecisionsBody);
+    const run = await runtime.runs.decide(c.req.param("id"), { decisions: body.decisions }, { principal: c.get("principal"), ...(body.reason === undefined ? {} : { reason: body.reason }) });
+    return c.json(runWire(run));
+  });
+
+  app.post("/runs/:id/cancel", async (c) => c.json(runWire(await runtime.runs.cancel(c.req.param("id")))));
+
+  app.get("/approvals", async (c) => {
+    const status = c.req.query("status") ?? "pending";
+    if (status !== "pending") throw httpError("REQUEST_INVALID", 'status must be "pending"');
+    const limit = intQuery(c.req.query("limit"), "limit", 50, 500) || 50;
+    const runs = await runtime.runs.list({ status: "interrupted", limit });
+    const approvals = [];
+    for (const run of runs) {
+      const requests = await runtime.runs.pendingApprovals(run.run_id);
+      const decided = new Set<string>();
+      for await (const event of runtime.runs.events(run.run_id)) if (event.type === "approval.decided") decided.add(String(event["tool_call_id"]));
+      const open = requests.filter((request) => !decided.has(request.tool_call_id));
+      if (open.length > 0) approvals.push({ run_id: run.run_id, thread_id: run.thread_id, created_at: run.created_at, updated_at: run.updated_at, requests: open });
+    }
+    return c.json({ approvals });
+  });
+
+  app.get("/files/:id", async (c) => {
+    const file = await attachments.get(c.req.param("id"));
+    if (file === undefined) throw httpError("NOT_FOUND", "no such file");
+    const type = file.info.mime_type.toLowerCase();
+    return c.body(new Uint8Array(file.bytes), 200, {
+      "content-type": type,
+      "content-length": String(file.bytes.length),
+      "content-disposition": contentDisposition(INLINE_TYPES.has(type) ? "inline" : "attachment", file.info.name),
+      "x-content-type-options": "nosniff",
+      "content-security-policy": "default-src 'none'; sandbox",
+      "cache-control": "private, max-age=3600",
+    });
+  });
+  return app;
+}
+
+/** The run's events after `after` (then, following, new ones and live deltas) as SSE parts. */
+async function* eventParts(deps: AppDeps, runId: string, after: number, follow: boolean, signal: AbortSignal): AsyncGenerator<StreamPart> {
+  const { runtime, db } = deps;
+  if (!follow) {
+    for await (const event of runtime.runs.events(runId, { after })) yield { event: event.type, data: event, id: String(event.seq) };
+    return;
+  }
+  const queue: StreamPart[] = [];
+  const waiter: { wake: (() => void) | null } = { wake: null };
+  let finished = false;
+  let failure: unknown;
+  const push = (part: StreamPart): void => {
+    queue.push(part);
+    waiter.wake?.();
+  };
+  const unlisten = await subscribeModelDeltas(db, runId, (delta) => push({ event: "model.delta", data: delta })).catch(() => null);
+  const pump = (async () => {
+    try {
+      for await (const event of runtime.runs.events(runId, { after, follow: true, signal })) push({ event: event.type, data: event, id: String(event.seq) });
+    } catch (error) {
+      failure = error;
+    } finally {
+      finished = true;
+      waiter.wake?.();
+    }
+  })();
+  try {
+    for (;;) {
+      while (queue.length > 0) yield queue.shift() as StreamPart;
+      if (failure !== undefined) throw failure;
+      if (finished || signal.aborted) return;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, RUNTIME_DEFAULTS.idlePollMs);
+        function done(): void {
+          clearTimeout(timer);
+          waiter.wake = null;
+          resolve();
+        }
+        waiter.wake = done;
+        if (queue.length > 0 || finished) done();
+      });
+    }
+  } finally {
+    await unlisten?.().catch(() => undefined);
+    await pump.catch(() => undefined);
+  }
+}

@@ -1,0 +1,134 @@
+import { Hono, type Context } from "hono";
+import { RUNTIME_DEFAULTS } from "../../constants.js";
+import { RunNotFoundError } from "../../errors.js";
+import { isRunStatus, type RunRecord } from "../../runtime/run-record.js";
+import type { AppDeps } from "../app.js";
+import type { AuthVariables } from "../auth.js";
+import { httpError } from "../http-errors.js";
+import { finalValues, startRun, waitForRun, type StartedRun } from "../run-start.js";
+import { runStream } from "../run-stream.js";
+import { sseResponse } from "../sse.js";
+import { parseCursor } from "../stream-cursor.js";
+import { intQuery, readBody, RunCreateBody, STREAM_MODES } from "../validation.js";
+import { runWire } from "../wire.js";
+
+type Env = { Variables: AuthVariables };
+
+/** Stream modes from a body or query; default `values`; `messages-tuple` is served as `messages`. */
+function modesOf(requested: string | readonly string[] | null | undefined): Set<string> {
+  const list = requested === undefined || requested === null ? ["values"] : typeof requested === "string" ? [requested] : requested;
+  for (const mode of list) {
+    if (!(STREAM_MODES as readonly string[]).includes(mode)) throw httpError("REQUEST_INVALID", `unknown stream_mode ${JSON.stringify(mode.slice(0, 50))}; devmind serves values, updates, messages-tuple, custom`);
+  }
+  return new Set(list.map((mode) => (mode === "messages-tuple" ? "messages" : mode)));
+}
+
+function runPath(run: RunRecord): string {
+  return `/threads/${encodeURIComponent(run.thread_id)}/runs/${run.run_id}`;
+}
+
+/**
+ * LangGraph Platform's runs (CONTRACT section 8), as the SDK's `client.runs` calls them. Runs
+ * execute on workers (in this or any other process); these routes create, resume, stream and wait.
+ *
+ * - `POST /threads/{tid}/runs` (and `/runs` without a thread) -> Run, `Content-Location: /threads/{tid}/runs/{rid}`.
+ * - `POST /threads/{tid}/runs/stream` (and `/runs/stream`) -> SSE (see `runStream`), with
+ *   `Content-Location` and `Location: /threads/{tid}/runs/{rid}/stream` to reconnect to.
+ * - `POST /threads/{tid}/runs/wait` (and `/runs/wait`) -> the thread's values when the run stops
+ *   (`__interrupt__` added while it waits for approval).
+ * - `command: {resume: {decisions: [...]}}` instead of `input` decides the thread's interrupted
+ *   run as the caller's key (CONTRACT section 5); the same run continues (same run id).
+ * - `multitask_strategy` reject (default: 409 while the thread has an active run) | enqueue.
+ * - `GET /threads/{tid}/runs?limit&offset&status` -> Run[] newest first; `GET .../runs/{rid}` -> Run;
+ *   `POST .../runs/{rid}/cancel?wait=0|1` -> 202 Run (200 after it stopped with wait=1);
+ *   `GET .../runs/{rid}/join` -> values; `GET .../runs/{rid}/stream` (and `/runs/{rid}/stream`)
+ *   -> SSE from the start, or after `Last-Event-ID`.
+ * Run: LangGraph's fields plus devmind's record (`stop_reason`, `answer`, counts, `usage`, `error`).
+ */
+export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
+  const { runtime, db } = deps;
+  const app = new Hono<Env>();
+
+  const threadRun = async (c: Context<Env>): Promise<RunRecord> => {
+    const run = await runtime.runs.get(c.req.param("rid") ?? "");
+    const threadId = c.req.param("tid");
+    if (threadId !== undefined && run.thread_id !== threadId) throw new RunNotFoundError(run.run_id);
+    return run;
+  };
+
+  const streamStarted = (c: Context<Env>, started: StartedRun, modes: Set<string>, cancelOnDisconnect: boolean): Response => {
+    c.header("Content-Location", runPath(started.run));
+    c.header("Location", `${runPath(started.run)}/stream`);
+    const runId = started.run.run_id;
+    return sseResponse(
+      c,
+      (signal) => {
+        if (cancelOnDisconnect) signal.addEventListener("abort", () => void runtime.runs.cancel(runId).catch(() => undefined), { once: true });
+        return runStream({ runtime, db }, runId, { modes, from: started.from, waitForResume: started.waitForResume, signal });
+      },
+      deps.shutdown,
+    );
+  };
+
+  const create = async (c: Context<Env>, threadId: string | null): Promise<Response> => {
+    const body = await readBody(c, RunCreateBody);
+    const started = await startRun(runtime, threadId, body, c.get("principal"));
+    c.header("Content-Location", runPath(started.run));
+    return c.json(runWire(started.run));
+  };
+  const stream = async (c: Context<Env>, threadId: string | null): Promise<Response> => {
+    const body = await readBody(c, RunCreateBody);
+    const modes = modesOf(body.stream_mode);
+    const started = await startRun(runtime, threadId, body, c.get("principal"));
+    return streamStarted(c, started, modes, body.on_disconnect === "cancel");
+  };
+  const wait = async (c: Context<Env>, threadId: string | null): Promise<Response> => {
+    const body = await readBody(c, RunCreateBody);
+    const started = await startRun(runtime, threadId, body, c.get("principal"));
+    c.header("Content-Location", runPath(started.run));
+    const run = await waitForRun(runtime, started, c.req.raw.signal);
+    return c.json(await finalValues(runtime, run));
+  };
+
+  app.post("/threads/:tid/runs", (c) => create(c, c.req.param("tid")));
+  app.post("/runs", (c) => create(c, null));
+  app.post("/threads/:tid/runs/stream", (c) => stream(c, c.req.param("tid")));
+  app.post("/runs/stream", (c) => stream(c, null));
+  app.post("/threads/:tid/runs/wait", (c) => wait(c, c.req.param("tid")));
+  app.post("/runs/wait", (c) => wait(c, null));
+
+  app.get("/threads/:tid/runs", async (c) => {
+    const threadId = c.req.param("tid");
+    await runtime.threads.get(threadId);
+    const limit = intQuery(c.req.query("limit"), "limit", 10, 500) || 10;
+    const offset = intQuery(c.req.query("offset"), "offset", 0, 500);
+    const status = c.req.query("status");
+    if (status !== undefined && !isRunStatus(status)) throw httpError("REQUEST_INVALID", `unknown run status ${JSON.stringify(status.slice(0, 50))}`);
+    const runs = await runtime.runs.list({ threadId, status, limit: Math.min(500, limit + offset) });
+    return c.json(runs.slice(offset, offset + limit).map(runWire));
+  });
+  app.get("/threads/:tid/runs/:rid", async (c) => c.json(runWire(await threadRun(c))));
+  app.post("/threads/:tid/runs/:rid/cancel", async (c) => {
+    const run = await threadRun(c);
+    const action = c.req.query("action");
+    if (action !== undefined && action !== "interrupt") throw httpError("REQUEST_INVALID", `cancel action ${JSON.stringify(action.slice(0, 50))} is not supported; devmind cancels (interrupt)`);
+    const cancelled = await runtime.runs.cancel(run.run_id);
+    if (c.req.query("wait") !== "1" && c.req.query("wait") !== "true") return c.json(runWire(cancelled), 202);
+    const stopped = await runtime.runs.wait(run.run_id, { timeoutMs: RUNTIME_DEFAULTS.drainTimeoutMs, signal: c.req.raw.signal });
+    return c.json(runWire(stopped));
+  });
+  app.get("/threads/:tid/runs/:rid/join", async (c) => {
+    const run = await threadRun(c);
+    const stopped = await waitForRun(runtime, { run, waitForResume: false, startSeq: 0 }, c.req.raw.signal);
+    return c.json(await finalValues(runtime, stopped));
+  });
+  const join = async (c: Context<Env>): Promise<Response> => {
+    const run = await threadRun(c);
+    const modes = modesOf(c.req.queries("stream_mode"));
+    const from = parseCursor(c.req.header("last-event-id"));
+    return streamStarted(c, { run, from, waitForResume: false, startSeq: 0 }, modes, c.req.query("cancel_on_disconnect") === "1");
+  };
+  app.get("/threads/:tid/runs/:rid/stream", join);
+  app.get("/runs/:rid/stream", join);
+  return app;
+}

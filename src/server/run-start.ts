@@ -1,0 +1,127 @@
+import { RUNTIME_DEFAULTS, SERVER_DEFAULTS } from "../constants.js";
+import { hasErrorCode, RunConflictError } from "../errors.js";
+import type { RunRecord } from "../runtime/run-record.js";
+import type { Runtime } from "../runtime/runtime.js";
+import { httpError } from "./http-errors.js";
+import type { StreamCursor } from "./stream-cursor.js";
+import type { RunCreateBody } from "./validation.js";
+import { interruptsOf, isAgentAssistant, toWire } from "./wire.js";
+
+/** A run a request started (or resumed), and where its stream should begin. */
+export interface StartedRun {
+  run: RunRecord;
+  /** Set when the request resumed an interrupted run: stream from here, not from the start. */
+  from?: StreamCursor;
+  /** The resumed run will continue (every waiting call is decided): wait for it to leave `interrupted`. */
+  waitForResume: boolean;
+  /** Seq of the run's last event when the request started (for `wait`). */
+  startSeq: number;
+}
+
+const ROLE_TYPES: Record<string, string> = { human: "human", user: "human", ai: "ai", assistant: "ai", system: "system", tool: "tool" };
+
+/**
+ * Input messages as LangGraph clients send them — strings, `{type: "human", content, id?}`
+ * (useStream, Agent Chat UI), `{role: "user", content}` with text or content blocks, stored
+ * `{type, data}` — in the forms the runtime accepts (`inputMessages`).
+ */
+export function normalizeMessages(messages: readonly unknown[]): unknown[] {
+  return messages.map((message) => {
+    if (message === null || typeof message !== "object" || Array.isArray(message)) return message;
+    const record = message as Record<string, unknown>;
+    if (record["data"] !== undefined) return record;
+    const kind = typeof record["type"] === "string" ? record["type"] : typeof record["role"] === "string" ? record["role"] : undefined;
+    const type = kind === undefined ? undefined : ROLE_TYPES[kind];
+    if (type === undefined) return record;
+    const { type: _type, role: _role, ...data } = record;
+    return { type, data: { ...data, content: data["content"] ?? "" } };
+  });
+}
+
+async function lastSeq(runtime: Runtime, runId: string): Promise<number> {
+  let seq = 0;
+  for await (const event of runtime.runs.events(runId)) seq = event.seq;
+  return seq;
+}
+
+/**
+ * Starts what a LangGraph run request asks for on `threadId` (null: a new thread, as for
+ * stateless runs): a new run with `input`, or — with `command.resume` — the decisions of
+ * CONTRACT section 5 on the thread's interrupted run, recorded with `principal`; that run then
+ * continues on a worker (devmind resumes the same run, it does not start another).
+ */
+export async function startRun(runtime: Runtime, threadId: string | null, body: RunCreateBody, principal: string): Promise<StartedRun> {
+  if (!isAgentAssistant(body.assistant_id)) throw httpError("NOT_FOUND", `no assistant ${JSON.stringify(body.assistant_id.slice(0, 100))}; this server has one, "agent"`);
+  if (body.multitask_strategy === "interrupt" || body.multitask_strategy === "rollback") {
+    throw httpError("REQUEST_INVALID", `multitask_strategy ${body.multitask_strategy} is not supported; use "reject" or "enqueue"`);
+  }
+  if (body.command?.update !== undefined || body.command?.goto !== undefined) throw httpError("REQUEST_INVALID", "command.update and command.goto are not supported; use command.resume");
+  const resume = body.command?.resume;
+  const hasInput = body.input !== undefined && body.input !== null;
+  if (resume !== undefined && hasInput) throw httpError("REQUEST_INVALID", "send either input or command.resume, not both");
+  if (resume === undefined && !hasInput) throw httpError("REQUEST_INVALID", "input { messages: [...] } is required (or command.resume to continue an interrupted run)");
+
+  let thread = threadId;
+  if (thread === null) thread = (await runtime.threads.create({ metadata: { graph_id: SERVER_DEFAULTS.graphId } })).thread_id;
+  else {
+    try {
+      await runtime.threads.get(thread);
+    } catch (error) {
+      if (!hasErrorCode(error, "THREAD_NOT_FOUND") || body.if_not_exists !== "create") throw error;
+      await runtime.threads.create({ threadId: thread, metadata: { graph_id: SERVER_DEFAULTS.graphId }, ifExists: "do_nothing" });
+    }
+  }
+
+  if (resume !== undefined) {
+    const [waiting] = await runtime.runs.list({ threadId: thread, status: "interrupted", limit: 1 });
+    if (waiting === undefined) throw new RunConflictError(`thread ${thread} has no run waiting for approval to resume`, { threadId: thread });
+    const startSeq = await lastSeq(runtime, waiting.run_id);
+    const { snapshots } = await runtime.threads.runSnapshots(thread, waiting.run_id, undefined);
+    await runtime.runs.decide(waiting.run_id, resume, { principal });
+    const requests = await runtime.runs.pendingApprovals(waiting.run_id);
+    const decided = new Set<string>();
+    for await (const event of runtime.runs.events(waiting.run_id)) if (event.type === "approval.decided") decided.add(String(event["tool_call_id"]));
+    return {
+      run: await runtime.runs.get(waiting.run_id),
+      from: { seq: startSeq, values: snapshots.length, settled: snapshots.length },
+      waitForResume: requests.every((request) => decided.has(request.tool_call_id)),
+      startSeq,
+    };
+  }
+  const input = { ...(body.input as { messages: unknown[] }), messages: normalizeMessages((body.input as { messages: unknown[] }).messages) };
+  const run = await runtime.runs.create({
+    threadId: thread,
+    input: input as never,
+    multitask: body.multitask_strategy ?? "reject",
+    ...(body.limits === undefined || body.limits === null ? {} : { limits: body.limits }),
+  });
+  return { run, waitForResume: false, startSeq: 0 };
+}
+
+const STOPPED = new Set(["interrupted", "success", "error", "timeout", "cancelled"]);
+
+/**
+ * Waits until the run is interrupted or terminal (for a resumed run: after it resumed), at most
+ * SERVER_DEFAULTS.waitMaxMs or until `signal` aborts; returns the run as it then is.
+ */
+export async function waitForRun(runtime: Runtime, started: StartedRun, signal: AbortSignal): Promise<RunRecord> {
+  const deadline = Date.now() + SERVER_DEFAULTS.waitMaxMs;
+  let resumed = !started.waitForResume;
+  for (;;) {
+    const run = await runtime.runs.get(started.run.run_id);
+    if (!resumed) {
+      if (run.status !== "interrupted") resumed = true;
+      else for await (const event of runtime.runs.events(run.run_id, { after: started.startSeq })) if (event.type === "run.resumed") resumed = true;
+    }
+    if ((STOPPED.has(run.status) && (resumed || run.status !== "interrupted")) || signal.aborted || Date.now() >= deadline) return run;
+    await new Promise((resolve) => setTimeout(resolve, RUNTIME_DEFAULTS.waitPollMs));
+  }
+}
+
+/** What `runs.wait` and `runs.join` answer: the thread's values, with `__interrupt__` while it waits for approval. */
+export async function finalValues(runtime: Runtime, run: RunRecord): Promise<Record<string, unknown>> {
+  const state = await runtime.threads.state(run.thread_id);
+  const values = toWire(state.values ?? {}) as Record<string, unknown>;
+  const interrupts = interruptsOf(state);
+  return run.status === "interrupted" && interrupts.length > 0 ? { ...values, __interrupt__: interrupts } : values;
+}

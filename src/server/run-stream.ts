@@ -1,0 +1,244 @@
+import type { BaseMessage } from "@langchain/core/messages";
+import type { StateSnapshot } from "@langchain/langgraph";
+import { SERVER_DEFAULTS } from "../constants.js";
+import type { Database } from "../db/types.js";
+import type { RunEvent } from "../runtime/event-store.js";
+import { RUN_EVENTS_CHANNEL } from "../runtime/event-sql.js";
+import { subscribeModelDeltas, type ModelDelta } from "../runtime/live-deltas.js";
+import type { RunRecord } from "../runtime/run-record.js";
+import type { Runtime } from "../runtime/runtime.js";
+import { checkpointIdOf } from "../runtime/thread-state.js";
+import { formatCursor, STREAM_START, type StreamCursor } from "./stream-cursor.js";
+import { interruptsOf, toWire } from "./wire.js";
+
+/** One SSE part of a LangGraph run stream: `event` name, JSON `data`, and the resume `id` when durable. */
+export interface StreamPart {
+  event: string;
+  data: unknown;
+  id?: string;
+}
+
+/** What `runStream` emits and from where. */
+export interface RunStreamOptions {
+  /** LangGraph stream modes: values, updates, messages (also for messages-tuple), custom. Others are ignored. */
+  modes: ReadonlySet<string>;
+  /** Continue after this cursor (a `Last-Event-ID`); default: the run's beginning. */
+  from?: StreamCursor | undefined;
+  /**
+   * The stream follows a run that was just resumed (`command.resume`): its `interrupted` status
+   * ends the stream only once the run has resumed (a `run.resumed` event was read).
+   */
+  waitForResume?: boolean | undefined;
+  signal: AbortSignal;
+}
+
+const TERMINAL = new Set(["success", "error", "timeout", "cancelled"]);
+
+interface Unit {
+  kind: "v" | "i" | "e";
+  /** Sort time (ms): checkpoint creation or event time. */
+  at: number;
+  parts: () => { event: string; data: unknown }[];
+}
+
+function messagesOf(snapshot: StateSnapshot | undefined): BaseMessage[] {
+  const messages = (snapshot?.values as { messages?: unknown } | undefined)?.messages;
+  return Array.isArray(messages) ? (messages as BaseMessage[]) : [];
+}
+
+function timeOf(text: string | undefined): number {
+  const parsed = text === undefined ? Number.NaN : Date.parse(text);
+  return Number.isNaN(parsed) ? 0 : parsed;
+}
+
+/** AI messages the run has produced so far (in its checkpoints): the model rounds that are complete. */
+function roundsDone(snapshot: StateSnapshot | undefined): number {
+  const start = Number((snapshot?.values as { run_start?: unknown } | undefined)?.run_start ?? 0);
+  return messagesOf(snapshot)
+    .slice(start)
+    .filter((message) => message.getType() === "ai").length;
+}
+
+/**
+ * The LangGraph Platform stream of one run, derived from what is durable — the run's events and
+ * the checkpoints its graph wrote — so any server process can stream a run any worker executes,
+ * and a reconnecting client (`Last-Event-ID`) gets exactly the parts after its last one.
+ *
+ * Parts: `metadata {run_id, attempt}` first; per checkpoint of the run, `updates` (one per task
+ * that produced it: `{node: writes}`), `messages` (`[message, metadata]` for each new non-human
+ * message) and `values` (the state); when a checkpoint's tasks were interrupted (an approval),
+ * `updates` and `values` with `{__interrupt__: [{id, value}]}`; each stored run event as
+ * `custom`; live token deltas as `messages` chunks (`AIMessageChunk`, no id: they are not
+ * replayed, the complete message follows with its checkpoint); `error {error, message}` at the
+ * end of a failed or timed-out run. Ends when the run is interrupted or terminal and everything
+ * up to then was sent, or when `signal` aborts.
+ */
+export async function* runStream(deps: { runtime: Runtime; db: Database }, runId: string, options: RunStreamOptions): AsyncGenerator<StreamPart, void, undefined> {
+  const { runtime, db } = deps;
+  const { modes, signal } = options;
+  const initial = await runtime.runs.get(runId);
+  const threadId = initial.thread_id;
+  const key = initial.run_id.toLowerCase();
+  yield { event: "metadata", data: { run_id: initial.run_id, thread_id: threadId, attempt: initial.attempt } };
+
+  const cursor: StreamCursor = { ...(options.from ?? STREAM_START) };
+  let poked = false;
+  let wake: (() => void) | null = null;
+  const poke = (): void => {
+    poked = true;
+    wake?.();
+  };
+  const deltas: ModelDelta[] = [];
+  const unlistenEvents = await db.listen(RUN_EVENTS_CHANNEL, (payload) => payload === key && poke()).catch(() => null);
+  const unlistenDeltas = modes.has("messages")
+    ? await subscribeModelDeltas(db, key, (delta) => {
+        deltas.push(delta);
+        poke();
+      }).catch(() => null)
+    : null;
+  signal.addEventListener("abort", poke, { once: true });
+
+  const snapshots: StateSnapshot[] = [];
+  let boundary: string | undefined;
+  let resumed = false;
+  const readSnapshots = async (): Promise<void> => {
+    const read = await runtime.threads.runSnapshots(threadId, key, boundary);
+    snapshots.push(...read.snapshots);
+    const last = snapshots[snapshots.length - 1];
+    boundary = last === undefined ? read.newestId : checkpointIdOf(last);
+  };
+
+  const valuesUnit = (index: number): Unit => {
+    const snapshot = snapshots[index] as StateSnapshot;
+    const previous = index > 0 ? snapshots[index - 1] : undefined;
+    return {
+      kind: "v",
+      at: timeOf(snapshot.createdAt),
+      parts: () => {
+        const parts: { event: string; data: unknown }[] = [];
+        if (modes.has("updates") && previous !== undefined) {
+          for (const task of previous.tasks) {
+            if (task.result !== undefined && !task.name.startsWith("__")) parts.push({ event: "updates", data: { [task.name]: toWire(task.result) } });
+          }
+        }
+        if (modes.has("messages")) {
+          const known = new Set(messagesOf(previous).map((message) => message.id));
+          const start = previous === undefined ? Number((snapshot.values as { run_start?: unknown }).run_start ?? 0) : 0;
+          const fresh = messagesOf(snapshot)
+            .slice(start)
+            .filter((message) => !known.has(message.id) && message.getType() !== "human");
+          for (const message of fresh) {
+            const node = message.getType() === "ai" ? "model" : "tools";
+            parts.push({ event: "messages", data: [toWire(message), { langgraph_node: node, langgraph_step: snapshot.metadata?.step ?? null, langgraph_checkpoint_ns: "", run_id: key, thread_id: threadId }] });
+          }
+        }
+        if (modes.has("values")) parts.push({ event: "values", data: toWire(snapshot.values ?? {}) });
+        return parts;
+      },
+    };
+  };
+  const interruptUnit = (index: number): Unit => {
+    const snapshot = snapshots[index] as StateSnapshot;
+    return {
+      kind: "i",
+      at: timeOf(snapshot.createdAt),
+      parts: () => {
+        const interrupts = interruptsOf(snapshot);
+        if (interrupts.length === 0) return [];
+        const parts: { event: string; data: unknown }[] = [];
+        if (modes.has("updates")) parts.push({ event: "updates", data: { __interrupt__: interrupts } });
+        if (modes.has("values")) parts.push({ event: "values", data: { __interrupt__: interrupts } });
+        return parts;
+      },
+    };
+  };
+  const eventUnit = (event: RunEvent): Unit => ({
+    kind: "e",
+    at: timeOf(event.at),
+    parts: () => (modes.has("custom") ? [{ event: "custom", data: event }] : []),
+  });
+
+  /** Emits a unit's parts after those already sent, each with the cursor it leaves behind. */
+  function* emit(unit: Unit, seq?: number): Generator<StreamPart> {
+    const parts = unit.parts();
+    const skip = unit.kind !== "e" && cursor.partial?.kind === unit.kind ? cursor.partial.parts : 0;
+    for (let index = skip; index < parts.length; index += 1) {
+      const part = parts[index] as { event: string; data: unknown };
+      const last = index === parts.length - 1;
+      if (!last) cursor.partial = { kind: unit.kind as "v" | "i", parts: index + 1 };
+      else finish(unit, seq);
+      yield { ...part, id: formatCursor(cursor) };
+    }
+    if (parts.length <= skip) finish(unit, seq);
+  }
+  function finish(unit: Unit, seq?: number): void {
+    if (unit.kind === "v") cursor.values += 1;
+    else if (unit.kind === "i") cursor.settled += 1;
+    else cursor.seq = seq ?? cursor.seq;
+    if (unit.kind !== "e" && cursor.partial?.kind === unit.kind) cursor.partial = undefined;
+  }
+
+  try {
+    await readSnapshots();
+    for (;;) {
+      if (signal.aborted) return;
+      poked = false;
+      // the status first: whatever was written before it changed is read below
+      const run: RunRecord = await runtime.runs.get(key);
+      const events: RunEvent[] = [];
+      for await (const event of runtime.runs.events(key, { after: cursor.seq })) events.push(event);
+      await readSnapshots();
+      if (events.some((event) => event.type === "run.resumed")) resumed = true;
+
+      const done = roundsDone(snapshots[cursor.values - 1]);
+      while (deltas.length > 0) {
+        const delta = deltas.shift() as ModelDelta;
+        if (delta.round <= Math.max(done, roundsDone(snapshots[snapshots.length - 1]))) continue;
+        const chunk = { type: "AIMessageChunk", id: `devmind-delta-${key}-${delta.round}`, content: delta.text, tool_calls: [], tool_call_chunks: [], invalid_tool_calls: [], additional_kwargs: {}, response_metadata: {} };
+        yield { event: "messages", data: [chunk, { langgraph_node: "model", langgraph_checkpoint_ns: "", run_id: key, thread_id: threadId }] };
+      }
+
+      // a checkpoint's interrupts are final once a newer one exists or the run stopped running
+      const paused = run.status === "interrupted" || TERMINAL.has(run.status);
+      const settledUpTo = paused ? snapshots.length : snapshots.length - 1;
+      let eventIndex = 0;
+      for (;;) {
+        if (signal.aborted) return;
+        const candidates: { unit: Unit; seq?: number }[] = [];
+        if (cursor.values < snapshots.length) candidates.push({ unit: valuesUnit(cursor.values) });
+        if (cursor.settled < settledUpTo && cursor.settled < cursor.values) candidates.push({ unit: interruptUnit(cursor.settled) });
+        const event = events[eventIndex];
+        if (event !== undefined) candidates.push({ unit: eventUnit(event), seq: event.seq });
+        if (candidates.length === 0) break;
+        // oldest first; on a tie a checkpoint goes before its interrupt, and both before an event
+        const next = candidates.reduce((best, item) => (item.unit.at < best.unit.at ? item : best));
+        if (next.unit.kind === "e") eventIndex += 1;
+        yield* emit(next.unit, next.seq);
+      }
+
+      const ended = TERMINAL.has(run.status) || (run.status === "interrupted" && (options.waitForResume !== true || resumed));
+      if (ended) {
+        if (run.status === "error" || run.status === "timeout") {
+          yield { event: "error", data: { error: run.error?.code ?? run.stop_reason ?? run.status, message: run.error?.message ?? `the run ended with status ${run.status} (${run.stop_reason ?? "no stop reason"})` } };
+        }
+        return;
+      }
+      if (!poked) {
+        const pollMs = run.status === "running" ? SERVER_DEFAULTS.streamPollMs : 1_000;
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(done, pollMs);
+          function done(): void {
+            clearTimeout(timer);
+            wake = null;
+            resolve();
+          }
+          wake = done;
+        });
+      }
+    }
+  } finally {
+    signal.removeEventListener("abort", poke);
+    await unlistenEvents?.().catch(() => undefined);
+    await unlistenDeltas?.().catch(() => undefined);
+  }
+}

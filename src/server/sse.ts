@@ -1,0 +1,43 @@
+import type { Context } from "hono";
+import { streamSSE } from "hono/streaming";
+import { SERVER_DEFAULTS } from "../constants.js";
+import { errorBody } from "./http-errors.js";
+import type { StreamPart } from "./run-stream.js";
+
+/**
+ * Answers with a `text/event-stream` of `parts(signal)`: each part as `event:`/`data:` (JSON)/`id:`
+ * lines, a `: heartbeat` comment every SERVER_DEFAULTS.heartbeatMs, and — if producing parts
+ * fails — a final `error` part `{error, message}`. `signal` aborts when the client goes away or
+ * `shutdown` fires (the server is closing: clients reconnect with Last-Event-ID elsewhere).
+ * Set headers (Content-Location, Location) on `c` before calling.
+ */
+export function sseResponse(c: Context, parts: (signal: AbortSignal) => AsyncIterable<StreamPart>, shutdown?: AbortSignal): Response {
+  return streamSSE(c, async (stream) => {
+    const abort = new AbortController();
+    const stop = (): void => abort.abort();
+    stream.onAbort(stop);
+    c.req.raw.signal.addEventListener("abort", stop, { once: true });
+    shutdown?.addEventListener("abort", stop, { once: true });
+    if (shutdown?.aborted === true) stop();
+    const heartbeat = setInterval(() => {
+      if (!stream.closed && !stream.aborted) void stream.write(": heartbeat\n\n").catch(stop);
+    }, SERVER_DEFAULTS.heartbeatMs);
+    heartbeat.unref?.();
+    try {
+      for await (const part of parts(abort.signal)) {
+        if (abort.signal.aborted || stream.aborted) break;
+        await stream.writeSSE({ event: part.event, data: JSON.stringify(part.data), ...(part.id === undefined ? {} : { id: part.id }) });
+      }
+    } catch (error) {
+      if (!abort.signal.aborted && !stream.aborted) {
+        const { body } = errorBody(error);
+        await stream.writeSSE({ event: "error", data: JSON.stringify(body) }).catch(() => undefined);
+      }
+    } finally {
+      clearInterval(heartbeat);
+      c.req.raw.signal.removeEventListener("abort", stop);
+      shutdown?.removeEventListener("abort", stop);
+      abort.abort();
+    }
+  });
+}

@@ -1,0 +1,120 @@
+import type { Context } from "hono";
+import { z } from "zod";
+import { httpError } from "./http-errors.js";
+
+/** Stream modes a LangGraph client may ask for; devmind produces values, updates, messages(-tuple) and custom. */
+export const STREAM_MODES = ["values", "updates", "messages", "messages-tuple", "custom", "events", "debug", "tasks", "checkpoints", "tools"] as const;
+
+const streamMode = z.union([z.enum(STREAM_MODES), z.array(z.enum(STREAM_MODES)).max(STREAM_MODES.length)]);
+const metadata = z.record(z.string(), z.unknown());
+
+/**
+ * `POST /threads/{id}/runs[/stream|/wait]` and `POST /runs[/stream|/wait]` (LangGraph RunCreate).
+ * devmind uses: `assistant_id` (must be `agent` or its uuid), `input {messages}`, `command.resume`
+ * (a CONTRACT section 5 `{decisions}` body), `stream_mode`, `multitask_strategy` reject|enqueue,
+ * `if_not_exists` create|reject, `on_disconnect` cancel|continue, and devmind's `limits` (a partial
+ * of the run limits). Other LangGraph fields are accepted and ignored.
+ */
+export const RunCreateBody = z
+  .object({
+    assistant_id: z.string().min(1).max(256),
+    input: z.object({ messages: z.array(z.unknown()).min(1).max(1_000) }).passthrough().nullish(),
+    command: z
+      .object({ resume: z.unknown().optional(), update: z.unknown().optional(), goto: z.unknown().optional() })
+      .nullish(),
+    stream_mode: streamMode.nullish(),
+    stream_resumable: z.boolean().nullish(),
+    multitask_strategy: z.enum(["reject", "enqueue", "interrupt", "rollback"]).nullish(),
+    if_not_exists: z.enum(["create", "reject"]).nullish(),
+    on_disconnect: z.enum(["cancel", "continue"]).nullish(),
+    limits: z.record(z.string(), z.number()).nullish(),
+    metadata: metadata.nullish(),
+    config: z.record(z.string(), z.unknown()).nullish(),
+    context: z.unknown().optional(),
+  })
+  .passthrough();
+export type RunCreateBody = z.infer<typeof RunCreateBody>;
+
+/** `POST /threads`. `supersteps` (pre-filled state) is not supported. */
+export const ThreadCreateBody = z
+  .object({
+    thread_id: z.string().min(1).max(256).nullish(),
+    metadata: metadata.nullish(),
+    if_exists: z.enum(["raise", "do_nothing"]).nullish(),
+    ttl: z.unknown().optional(),
+  })
+  .passthrough();
+
+/** `PATCH /threads/{id}`. */
+export const ThreadPatchBody = z.object({ metadata: metadata.nullish() }).passthrough();
+
+/** `POST /threads/search`. */
+export const ThreadSearchBody = z
+  .object({
+    metadata: metadata.nullish(),
+    ids: z.array(z.string().min(1).max(256)).max(500).nullish(),
+    status: z.enum(["idle", "busy", "interrupted", "error"]).nullish(),
+    limit: z.number().int().min(1).max(500).nullish(),
+    offset: z.number().int().min(0).max(1_000_000).nullish(),
+    sort_by: z.enum(["thread_id", "created_at", "updated_at", "status"]).nullish(),
+    sort_order: z.enum(["asc", "desc"]).nullish(),
+  })
+  .passthrough();
+
+/** `POST /threads/{id}/history`: `before` a checkpoint id or LangGraph's `{configurable: {checkpoint_id}}`. */
+export const HistoryBody = z
+  .object({
+    limit: z.number().int().min(1).max(1_000).nullish(),
+    before: z.union([z.string().min(1).max(256), z.object({ configurable: z.object({ checkpoint_id: z.string().min(1).max(256) }).passthrough() }).passthrough()]).nullish(),
+  })
+  .passthrough();
+
+/** `POST /assistants/search`. */
+export const AssistantSearchBody = z
+  .object({
+    graph_id: z.string().max(256).nullish(),
+    metadata: metadata.nullish(),
+    limit: z.number().int().min(1).max(1_000).nullish(),
+    offset: z.number().int().min(0).nullish(),
+  })
+  .passthrough();
+
+/** `POST /runs/{id}/decisions`: CONTRACT section 5's body plus an optional audit `reason`. */
+export const DecisionsBody = z
+  .object({
+    decisions: z.array(z.record(z.string(), z.unknown())).min(1).max(1_000),
+    reason: z.string().max(2_000).optional(),
+  })
+  .passthrough();
+
+/**
+ * Reads the JSON body and validates it: no body counts as `{}`; malformed JSON is 400
+ * BAD_REQUEST; a body the schema refuses is 422 REQUEST_INVALID naming the first problems.
+ */
+export async function readBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.output<S>> {
+  const text = await c.req.text();
+  let raw: unknown = {};
+  if (text.trim() !== "") {
+    try {
+      raw = JSON.parse(text) as unknown;
+    } catch {
+      throw httpError("BAD_REQUEST", "the request body is not valid JSON");
+    }
+  }
+  return validate(schema, raw);
+}
+
+/** Validates a value (e.g. query parameters) against a schema; 422 REQUEST_INVALID otherwise. */
+export function validate<S extends z.ZodType>(schema: S, raw: unknown): z.output<S> {
+  const parsed = schema.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues.slice(0, 5).map((issue) => `${issue.path.length > 0 ? issue.path.join(".") : "body"}: ${issue.message}`);
+  throw httpError("REQUEST_INVALID", `invalid request: ${problems.join("; ")}`, { problems });
+}
+
+/** A non-negative integer query parameter, or `fallback` when absent; 422 otherwise. */
+export function intQuery(value: string | undefined, name: string, fallback: number, max: number): number {
+  if (value === undefined || value === "") return fallback;
+  if (!/^\d{1,9}$/.test(value) || Number(value) > max) throw httpError("REQUEST_INVALID", `${name} must be an integer from 0 to ${max}`);
+  return Number(value);
+}

@@ -1,0 +1,111 @@
+import type { StateSnapshot } from "@langchain/langgraph";
+import { SERVER_DEFAULTS } from "../constants.js";
+import type { RunRecord } from "../runtime/run-record.js";
+import type { ThreadRecord } from "../runtime/thread-store.js";
+
+/**
+ * The one assistant's id: LangGraph's default assistant id for graph `agent` (uuid5 of the graph
+ * id in LangGraph's namespace), so clients that pass either the graph id or this uuid agree.
+ */
+export const AGENT_ASSISTANT_ID = "fe096781-5601-53d2-b2f6-0d3403f7e9ca";
+
+/** True when a request's `assistant_id` names devmind's agent (its uuid or the graph id `agent`). */
+export function isAgentAssistant(id: string): boolean {
+  return id === AGENT_ASSISTANT_ID || id === SERVER_DEFAULTS.graphId;
+}
+
+/** The assistant record (LangGraph's Assistant). */
+export function assistantWire(createdAt: string): Record<string, unknown> {
+  return {
+    assistant_id: AGENT_ASSISTANT_ID,
+    graph_id: SERVER_DEFAULTS.graphId,
+    name: SERVER_DEFAULTS.graphId,
+    description: "devmind's agent: tools with approvals, durable runs",
+    config: {},
+    context: {},
+    metadata: { created_by: "system" },
+    version: 1,
+    created_at: createdAt,
+    updated_at: createdAt,
+  };
+}
+
+/**
+ * A value as JSON the LangGraph clients read: LangChain messages become message dicts
+ * (`{type: "ai", content, id, tool_calls, …}`, the shape `toDict()` gives, flattened), the rest
+ * is plain JSON.
+ */
+export function toWire(value: unknown): unknown {
+  return JSON.parse(
+    JSON.stringify(value ?? null, function replacer(this: Record<string, unknown>, key: string, current: unknown) {
+      const raw = this[key];
+      if (raw !== null && typeof raw === "object" && typeof (raw as { toDict?: unknown }).toDict === "function" && typeof (raw as { getType?: unknown }).getType === "function") {
+        const { type, data } = (raw as { toDict(): { type: string; data: Record<string, unknown> } }).toDict();
+        return { ...data, type };
+      }
+      return current;
+    }),
+  ) as unknown;
+}
+
+/** The interrupts of a snapshot's tasks as `[{id, value}]`. */
+export function interruptsOf(snapshot: StateSnapshot): { id: string | undefined; value: unknown }[] {
+  return snapshot.tasks.flatMap((task) => task.interrupts.map((item) => ({ id: item.id, value: toWire(item.value) })));
+}
+
+function checkpointWire(config: StateSnapshot["config"] | undefined, threadId: string): Record<string, unknown> | null {
+  const id = config?.configurable?.["checkpoint_id"];
+  if (typeof id !== "string") return null;
+  return { thread_id: threadId, checkpoint_ns: String(config?.configurable?.["checkpoint_ns"] ?? ""), checkpoint_id: id, checkpoint_map: null };
+}
+
+/** A state snapshot as LangGraph's ThreadState: values, next, tasks with interrupts, checkpoints. */
+export function stateWire(snapshot: StateSnapshot, threadId: string): Record<string, unknown> {
+  return {
+    values: toWire(snapshot.values ?? {}),
+    next: [...snapshot.next],
+    tasks: snapshot.tasks.map((task) => ({
+      id: task.id,
+      name: task.name,
+      error: task.error === undefined || task.error === null ? null : String((task.error as { message?: unknown }).message ?? task.error),
+      interrupts: task.interrupts.map((item) => ({ id: item.id, value: toWire(item.value) })),
+      checkpoint: null,
+      state: null,
+      ...(task.result === undefined ? {} : { result: toWire(task.result) }),
+    })),
+    metadata: toWire(snapshot.metadata ?? {}),
+    created_at: snapshot.createdAt ?? null,
+    checkpoint: checkpointWire(snapshot.config, threadId) ?? { thread_id: threadId, checkpoint_ns: "", checkpoint_id: null, checkpoint_map: null },
+    parent_checkpoint: checkpointWire(snapshot.parentConfig, threadId),
+  };
+}
+
+/** A thread as LangGraph's Thread, with the latest state's values and open interrupts (by task id). */
+export function threadWire(thread: ThreadRecord, state: StateSnapshot | undefined): Record<string, unknown> {
+  const interrupts: Record<string, unknown[]> = {};
+  for (const task of state?.tasks ?? []) {
+    if (task.interrupts.length > 0) interrupts[task.id] = task.interrupts.map((item) => ({ id: item.id, value: toWire(item.value) }));
+  }
+  return {
+    thread_id: thread.thread_id,
+    created_at: thread.created_at,
+    updated_at: thread.updated_at,
+    state_updated_at: state?.createdAt ?? thread.updated_at,
+    metadata: thread.metadata,
+    status: thread.status,
+    values: state === undefined ? null : toWire(state.values ?? {}),
+    interrupts,
+    config: {},
+    error: null,
+  };
+}
+
+/**
+ * A run as LangGraph's Run (`run_id`, `thread_id`, `assistant_id`, `status`, `metadata`,
+ * `multitask_strategy`, times) plus devmind's record fields (`stop_reason`, `answer`, counts,
+ * `usage`, `error`), so one object serves both kinds of client. `input` and the lease stay out.
+ */
+export function runWire(run: RunRecord): Record<string, unknown> {
+  const { input: _input, lease: _lease, limits: _limits, ...rest } = run;
+  return { ...rest, assistant_id: AGENT_ASSISTANT_ID, metadata: {}, multitask_strategy: null, kwargs: {} };
+}
