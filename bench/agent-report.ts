@@ -142,7 +142,7 @@ function mainTable(results: AgentResults): string {
   ];
   const info = (label: string, ours: string, peer: string, r: number): string[] => [label, ours, peer, ratio(r), "(info)", ""];
   const rows = [
-    row("bytes stored (schema total)", s.bytes, formatBytes),
+    row("bytes stored (saver tables)", s.bytes, formatBytes),
     row("  of it, the empty schema", s.emptyBytes, formatBytes),
     row("  of it, added by the conversation", s.addedBytes, formatBytes),
     row("values written, uncompressed", s.rawValueBytes, formatBytes),
@@ -241,8 +241,8 @@ export function printAgentReport(results: AgentResults): void {
   );
   out.push(mainTable(results));
   out.push(
-    `ours/theirs = median of ours over median of theirs (lower is better). Bytes: sum of pg_total_relation_size over the schema's tables ` +
-      `(heap + TOAST + indexes, no VACUUM), migration bookkeeping included.`,
+    `ours/theirs = median of ours over median of theirs (lower is better). Bytes: sum of pg_total_relation_size over the saver's tables ` +
+      `(checkpoint tables and migration bookkeeping; heap + TOAST + indexes, no VACUUM).`,
   );
   out.push(
     `\ndevmind per-step overhead over MemorySaver: (${fixed(s.timeMs.ours, 0)} ms on PostgreSQL - ${fixed(s.memoryMs.ours, 0)} ms on MemorySaver) / ` +

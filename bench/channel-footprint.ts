@@ -1,5 +1,5 @@
 import { quoteIdentifier } from "../src/db/identifiers.js";
-import type { RunQuery } from "./footprint.js";
+import { SAVER_TABLES_FILTER, type RunQuery } from "./footprint.js";
 
 /** Stored bytes of one table's rows for one channel (or the whole table when it has no channel column). */
 export interface ChannelFootprint {
@@ -31,7 +31,7 @@ const TABLES = `
          (CASE WHEN c.reltoastrelid = 0 THEN 0 ELSE pg_total_relation_size(c.reltoastrelid) END)::bigint AS toast,
          pg_indexes_size(c.oid)::bigint AS indexes
   FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-  WHERE n.nspname = $1 AND c.relkind IN ('r', 'p') ORDER BY c.relname`;
+  WHERE n.nspname = $1 AND c.relkind IN ('r', 'p') AND ${SAVER_TABLES_FILTER} ORDER BY c.relname`;
 
 const COLUMNS = `
   SELECT column_name AS name, data_type AS type FROM information_schema.columns
