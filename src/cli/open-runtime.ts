@@ -1,5 +1,5 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import { describeModelRequirement, loadConfig, type DevmindConfig } from "../config.js";
+import { describeModelRequirement, loadConfig, type DevmindConfig, type ModelSpec } from "../config.js";
 import { ENV_SCHEMA } from "../config-schema.js";
 import { migrate } from "../db/migrate.js";
 import { openDatabase } from "../db/open-database.js";
@@ -45,13 +45,17 @@ export interface OpenRuntimeOptions {
  * spec is a ConfigError naming the flag (exit 2).
  */
 export function withModelSpec(config: DevmindConfig, spec: string | undefined): DevmindConfig {
-  if (spec === undefined) return config;
+  return spec === undefined ? config : { ...config, model: parseModelFlag(spec) };
+}
+
+/** Parses `--model SPEC` by the rule of DEVMIND_MODEL; ConfigError naming the flag otherwise. */
+export function parseModelFlag(spec: string): ModelSpec {
   const parsed = ENV_SCHEMA.shape.DEVMIND_MODEL.safeParse(spec.trim());
   if (!parsed.success || parsed.data === undefined) {
     const expected = parsed.success ? "expected a model spec" : (parsed.error.issues[0]?.message ?? "expected a model spec");
     throw new ConfigError(`--model: ${expected}, got ${JSON.stringify(spec)}`, { variables: ["--model"] });
   }
-  return { ...config, model: parsed.data };
+  return parsed.data;
 }
 
 /**

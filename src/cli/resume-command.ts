@@ -1,9 +1,12 @@
 import type { Command } from "commander";
-import { checkRunId } from "../runtime/run-record.js";
+import { RunConflictError } from "../errors.js";
+import { checkRunId, type RunStatus } from "../runtime/run-record.js";
 import { defaultPrincipal, isInteractive, type OutputOptions } from "./cli-options.js";
 import { openRuntime } from "./open-runtime.js";
 import { takeOverRunning } from "./orphan-runs.js";
 import { driveRun } from "./run-session.js";
+
+const TERMINAL: readonly RunStatus[] = ["success", "error", "timeout", "cancelled"];
 
 /**
  * Registers `devmind resume RUN_ID`: continues a run in this process from its last checkpoint —
@@ -24,7 +27,9 @@ export function registerResumeCommand(program: Command, setExitCode: (code: numb
       checkRunId(runId);
       const opened = await openRuntime({ requireModel: true, recoverOrphans: true });
       try {
-        const run = await takeOverRunning(opened.db, opened.runtime, await opened.runtime.runs.get(runId), {
+        const found = await opened.runtime.runs.get(runId);
+        if (TERMINAL.includes(found.status)) throw new RunConflictError(`run ${runId} already finished with status ${found.status}`, { status: found.status });
+        const run = await takeOverRunning(opened.db, opened.runtime, found, {
           maxAttempts: opened.config.worker.maxAttempts,
           onWait: (until) => process.stderr.write(`run ${runId} is still leased by its previous process until ${until}; waiting for the lease to lapse…\n`),
         });

@@ -3,7 +3,7 @@ import { CONFIG_BOUNDS } from "../constants.js";
 import type { RunLimits } from "../runtime/run-record.js";
 import { defaultPrincipal, integerOption, isInteractive, readStdin } from "./cli-options.js";
 import { EXIT } from "./exit-codes.js";
-import { openRuntime } from "./open-runtime.js";
+import { openRuntime, parseModelFlag } from "./open-runtime.js";
 import { driveRun, resultLine } from "./run-session.js";
 
 interface RunOptions {
@@ -40,6 +40,13 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
     .option("--by <name>", "who approves at the prompt (recorded with each decision)")
     .action(async (taskArgument: string | undefined, options: RunOptions, command: Command) => {
       const task = (taskArgument ?? (process.stdin.isTTY === true ? "" : await readStdin())).trim();
+      if (options.model !== undefined) {
+        try {
+          parseModelFlag(options.model);
+        } catch (error) {
+          command.error(`error: ${(error as Error).message}`, { exitCode: EXIT.usage });
+        }
+      }
       if (task === "") command.error("error: missing task: give it as an argument or on stdin", { exitCode: EXIT.usage });
       const limits: RunLimits = {
         ...(options.maxModelRounds === undefined ? {} : { maxModelRounds: options.maxModelRounds }),

@@ -1,0 +1,70 @@
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openDatabase } from "../../src/db/open-database.js";
+import type { ScriptedTurn } from "../../src/model/scripted-turns.js";
+import { TEST_DATABASE_URL, dropSchema, freshSchemaName } from "./databases.js";
+
+/** A place for CLI tests: a temp dir (cwd, workspace, scripts) and the database env of a backend. */
+export interface CliContext {
+  /** Temporary directory; the CLI runs here. */
+  dir: string;
+  workspace: string;
+  /** DEVMIND_* / DATABASE_URL for the backend, plus the workspace. */
+  env: Record<string, string>;
+  /** Writes a scripted model file and returns `{ DEVMIND_MODEL: "scripted:PATH" }` for it. */
+  script(name: string, turns: ScriptedTurn[]): Record<string, string>;
+  /** Removes the temp dir and drops the PostgreSQL schema. */
+  cleanup(): Promise<void>;
+}
+
+/**
+ * A fresh CLI context: PGlite in `<dir>/data`, or a fresh schema on the test PostgreSQL server
+ * (DATABASE_URL + DEVMIND_DB_SCHEMA). Nothing from the test process's environment leaks in.
+ */
+export function cliContext(backend: "pglite" | "postgres"): CliContext {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), "devmind-cli-")));
+  const workspace = join(dir, "workspace");
+  mkdirSync(workspace);
+  const schema = freshSchemaName("cli");
+  const env: Record<string, string> =
+    backend === "postgres"
+      ? { DATABASE_URL: TEST_DATABASE_URL as string, DEVMIND_DB_SCHEMA: schema, DEVMIND_WORKSPACE: workspace }
+      : { DEVMIND_DATA_DIR: join(dir, "data"), DEVMIND_WORKSPACE: workspace };
+  return {
+    dir,
+    workspace,
+    env,
+    script(name, turns) {
+      const path = join(dir, name);
+      writeFileSync(path, JSON.stringify(turns));
+      return { DEVMIND_MODEL: `scripted:${path}` };
+    },
+    async cleanup() {
+      if (backend === "postgres") {
+        const db = await openDatabase({ url: TEST_DATABASE_URL, schema });
+        try {
+          await dropSchema(db, schema);
+        } finally {
+          await db.close();
+        }
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Parses NDJSON output: every line one JSON object. */
+export function ndjson(stdout: string): Record<string, unknown>[] {
+  return stdout
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+/** The run id the plain timeline prints first (`run <uuid> · thread …`). */
+export function runIdFrom(text: string): string {
+  const match = /\brun ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b/.exec(text);
+  if (match === null) throw new Error(`no run id in:\n${text}`);
+  return match[1] as string;
+}

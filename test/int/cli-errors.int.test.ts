@@ -1,0 +1,87 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { killCliChildren, runCli, spawnCli } from "../helpers/cli.js";
+import { cliContext, ndjson, type CliContext } from "../helpers/cli-env.js";
+
+const contexts: CliContext[] = [];
+function context(): CliContext {
+  const ctx = cliContext("pglite");
+  contexts.push(ctx);
+  return ctx;
+}
+afterEach(async () => {
+  await killCliChildren();
+  await Promise.all(contexts.splice(0).map((ctx) => ctx.cleanup()));
+});
+
+/** Bad input is refused before the database is opened: the data directory is never created. */
+describe("devmind bad input: one line, a usage hint, exit 2, nothing touched", () => {
+  it("refuses unknown commands and flags, missing tasks, bad flag values and bad --args", async () => {
+    const ctx = context();
+    const model = ctx.script("answer.json", [{ content: "hi" }]);
+    const env = { ...ctx.env, ...model };
+    const cases: [string[], RegExp][] = [
+      [["frobnicate"], /unknown command 'frobnicate'/],
+      [["run", "x", "--bogus"], /unknown option '--bogus'/],
+      [["run"], /missing task/],
+      [["run", "   "], /missing task/],
+      [["run", "x", "--max-model-rounds", "0"], /--max-model-rounds must be an integer from 1 to/],
+      [["run", "x", "--max-tool-calls", "lots"], /--max-tool-calls must be an integer/],
+      [["run", "x", "--model", "bogus:thing"], /--model: expected "openai:NAME", "scripted:PATH" or a bare model name/],
+      [["runs", "--status", "sleeping"], /--status must be one of pending, running/],
+      [["runs", "--limit", "-3"], /--limit must be an integer/],
+      [["approve"], /missing required argument 'run_id'/],
+      [["approve", "00000000-0000-4000-8000-000000000000", "--args", "{not json"], /--args is not valid JSON/],
+      [["approve", "00000000-0000-4000-8000-000000000000", "--args", "[1,2]"], /--args must be a JSON object/],
+      [["worker", "--concurrency", "many"], /--concurrency must be an integer/],
+    ];
+    for (const [args, message] of cases) {
+      const result = await runCli(args, env, { cwd: ctx.dir });
+      expect(result.code, args.join(" ")).toBe(2);
+      expect(result.stderr, args.join(" ")).toMatch(message);
+      expect(result.stderr, args.join(" ")).toContain("(add --help for usage)");
+      expect(result.stdout, args.join(" ")).toBe("");
+    }
+    expect(existsSync(join(ctx.dir, "data"))).toBe(false);
+  }, 120_000);
+
+  it("exits 2 naming what to set when no model is configured, the script file is unreadable, or a variable is invalid", async () => {
+    const ctx = context();
+    const none = await runCli(["run", "hello"], ctx.env, { cwd: ctx.dir });
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain("No model is configured");
+    expect(none.stderr).toContain("OPENAI_API_KEY");
+    const missing = await runCli(["run", "hello"], { ...ctx.env, DEVMIND_MODEL: `scripted:${join(ctx.dir, "nope.json")}` }, { cwd: ctx.dir });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/Scripted model file .*nope\.json not found \[SCRIPT_INVALID\]/);
+    const broken = ctx.script("broken.json", [{ content: "x" }]);
+    const invalid = await runCli(["run", "hello"], { ...ctx.env, ...broken, DEVMIND_MAX_MODEL_ROUNDS: "many", DEVMIND_PORT: "99999" }, { cwd: ctx.dir });
+    expect(invalid.code).toBe(2);
+    expect(invalid.stderr).toContain('DEVMIND_MAX_MODEL_ROUNDS: expected an integer from 1 to 1000, got "many"');
+    expect(invalid.stderr).toContain("DEVMIND_PORT");
+    const worker = await runCli(["worker"], ctx.env, { cwd: ctx.dir });
+    expect(worker.code).toBe(2);
+    expect(worker.stderr).toContain("OPENAI_API_KEY");
+    expect(existsSync(join(ctx.dir, "data"))).toBe(false);
+  }, 60_000);
+
+  it("reads the task from stdin, and refuses a second run on a thread whose run is waiting", async () => {
+    const ctx = context();
+    const model = ctx.script("write.json", [{ tool_calls: [{ id: "w", name: "write_file", args: { path: "a.txt", content: "a" } }] }, { content: "ok" }]);
+    const child = spawnCli(["run", "--json"], { ...ctx.env, ...model }, { cwd: ctx.dir });
+    child.write("write a.txt\n");
+    child.endInput();
+    const first = await child.exited;
+    expect(first.code).toBe(3);
+    const result = ndjson(first.stdout).at(-1) as Record<string, unknown>;
+    expect(result).toMatchObject({ type: "result", status: "interrupted" });
+    const second = await runCli(["run", "again", "--thread", String(result["thread_id"])], { ...ctx.env, ...model }, { cwd: ctx.dir });
+    expect(second.code).toBe(2);
+    expect(second.stderr).toContain(`already has an active run ${String(result["run_id"])} (interrupted)`);
+    expect(second.stderr).toContain("[RUN_CONFLICT]");
+    const runs = await runCli(["runs", "--json"], ctx.env, { cwd: ctx.dir });
+    expect(ndjson(runs.stdout).map((run) => run["status"])).toEqual(["interrupted"]);
+    expect(ndjson(runs.stdout)[0]?.["input"]).toEqual({ messages: ["write a.txt"] });
+  }, 60_000);
+});

@@ -1,0 +1,201 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { ScriptedTurn } from "../../src/model/scripted-turns.js";
+import { killCliChildren, runCli, spawnCli } from "../helpers/cli.js";
+import { cliContext, ndjson, runIdFrom, type CliContext } from "../helpers/cli-env.js";
+import { BACKENDS } from "../helpers/databases.js";
+
+const RESULT_KEYS = ["answer", "model_rounds", "run_id", "status", "stop_reason", "thread_id", "tool_calls", "type"];
+
+/** A run that writes note.txt (which needs approval), then answers. */
+const WRITE_SCRIPT: ScriptedTurn[] = [
+  { content: "adding first", tool_calls: [{ id: "c_add", name: "add", args: { a: 2, b: 3 } }] },
+  { tool_calls: [{ id: "c_write", name: "write_file", args: { path: "note.txt", content: "hello" } }] },
+  { content: "all done" },
+];
+
+const contexts: CliContext[] = [];
+function context(backend: "pglite" | "postgres"): CliContext {
+  const ctx = cliContext(backend);
+  contexts.push(ctx);
+  return ctx;
+}
+afterEach(async () => {
+  await killCliChildren();
+  await Promise.all(contexts.splice(0).map((ctx) => ctx.cleanup()));
+});
+
+function types(events: Record<string, unknown>[]): string[] {
+  return events.map((event) => String(event["type"]));
+}
+
+/** The run's record and events as the CLI shows them (to compare before / after a refused command). */
+async function snapshot(ctx: CliContext, runId: string): Promise<string> {
+  const show = await runCli(["show", runId, "--json"], ctx.env, { cwd: ctx.dir });
+  const events = await runCli(["events", runId, "--json"], ctx.env, { cwd: ctx.dir });
+  expect(show.code).toBe(0);
+  expect(events.code).toBe(0);
+  return `${show.stdout}\n${events.stdout}`;
+}
+
+describe.each(BACKENDS)("devmind run / approve / reject / resume / cancel on %s", (backend) => {
+  it("runs a task in-process: --json prints every stored event in seq order, then the result line; exit 0", async () => {
+    const ctx = context(backend);
+    const model = ctx.script("add.json", [{ tool_calls: [{ id: "c1", name: "add", args: { a: 2, b: 3 } }] }, { content: "2 + 3 = 5" }]);
+    const result = await runCli(["run", "add 2 and 3", "--json"], { ...ctx.env, ...model }, { cwd: ctx.dir });
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    const lines = ndjson(result.stdout);
+    const final = lines.at(-1) as Record<string, unknown>;
+    const events = lines.slice(0, -1);
+    expect(types(events)).toEqual([
+      "run.created",
+      "run.started",
+      "model.started",
+      "model.finished",
+      "tool.call.started",
+      "tool.call.finished",
+      "model.started",
+      "model.finished",
+      "run.succeeded",
+    ]);
+    expect(events.map((event) => event["seq"])).toEqual(events.map((_, index) => index + 1));
+    for (const event of events) {
+      expect(event["run_id"]).toBe(final["run_id"]);
+      expect(event["thread_id"]).toBe(final["thread_id"]);
+      expect(typeof event["at"]).toBe("string");
+    }
+    expect(events[4]).toMatchObject({ tool_call_id: "c1", tool: "add", args: { a: 2, b: 3 } });
+    expect(events[5]).toMatchObject({ tool_call_id: "c1", tool: "add", ok: true, error_code: null });
+    expect(events[8]).toMatchObject({ answer: "2 + 3 = 5" });
+    expect(Object.keys(final).sort()).toEqual(RESULT_KEYS);
+    expect(final).toMatchObject({ type: "result", status: "success", stop_reason: "completed", answer: "2 + 3 = 5", model_rounds: 2, tool_calls: 1 });
+  }, 90_000);
+
+  it("pauses at an approval (exit 3, the command to continue), then `approve` in a fresh process finishes it (exit 0)", async () => {
+    const ctx = context(backend);
+    const model = ctx.script("write.json", WRITE_SCRIPT);
+    const first = await runCli(["run", "write a note"], { ...ctx.env, ...model }, { cwd: ctx.dir });
+    expect(first.code).toBe(3);
+    const runId = runIdFrom(first.stdout);
+    expect(first.stdout).toContain("✓ add(a=2, b=3)");
+    expect(first.stdout).toContain('⏸ write_file(path="note.txt", content="hello") needs approval');
+    expect(first.stdout).toContain(`devmind approve ${runId}\n`);
+    expect(first.stdout).toContain(`devmind reject ${runId} --reason`);
+    expect(existsSync(join(ctx.workspace, "note.txt"))).toBe(false);
+
+    const second = await runCli(["approve", runId, "--by", "alice", "--reason", "fine", "--json"], { ...ctx.env, ...model }, { cwd: ctx.dir });
+    expect(second.stderr).toBe("");
+    expect(second.code).toBe(0);
+    const lines = ndjson(second.stdout);
+    const events = lines.slice(0, -1);
+    expect(events.map((event) => event["seq"])).toEqual(events.map((_, index) => index + 1));
+    expect(types(events).slice(-9)).toEqual([
+      "approval.requested",
+      "run.interrupted",
+      "approval.decided",
+      "run.resumed",
+      "tool.call.started",
+      "tool.call.finished",
+      "model.started",
+      "model.finished",
+      "run.succeeded",
+    ]);
+    expect(events.find((e) => e["type"] === "approval.decided")).toMatchObject({ tool_call_id: "c_write", decision: "approve", by: "alice", reason: "fine" });
+    expect(events.find((e) => e["type"] === "run.resumed")).toMatchObject({ reason: "approval" });
+    // a different process resumed it
+    const started = events.find((e) => e["type"] === "run.started")?.["worker"];
+    const resumed = events.find((e) => e["type"] === "run.resumed")?.["worker"];
+    expect(String(started).split(":")[1]).not.toBe(String(resumed).split(":")[1]);
+    expect(events.filter((e) => e["type"] === "tool.call.finished" && e["tool"] === "write_file")).toHaveLength(1);
+    expect(lines.at(-1)).toMatchObject({ type: "result", run_id: runId, status: "success", answer: "all done", model_rounds: 3, tool_calls: 2 });
+    expect(readFileSync(join(ctx.workspace, "note.txt"), "utf8")).toBe("hello");
+  }, 90_000);
+
+  it("reject --reason: the call never runs, the model is told, the run goes on; approve --args runs edited arguments", async () => {
+    const ctx = context(backend);
+    const model = ctx.script("write.json", WRITE_SCRIPT);
+    const first = await runCli(["run", "write a note", "--json"], { ...ctx.env, ...model }, { cwd: ctx.dir });
+    expect(first.code).toBe(3);
+    const runId = String(ndjson(first.stdout).at(-1)?.["run_id"]);
+    expect(ndjson(first.stdout).at(-1)).toMatchObject({ type: "result", status: "interrupted", stop_reason: null });
+    expect(first.stderr).toContain(`devmind approve ${runId}`);
+    const rejected = await runCli(["reject", runId, "--reason", "not now", "--json"], { ...ctx.env, ...model }, { cwd: ctx.dir });
+    expect(rejected.code).toBe(0);
+    const events = ndjson(rejected.stdout).slice(0, -1);
+    expect(events.find((e) => e["type"] === "approval.decided")).toMatchObject({ decision: "reject", reason: "not now" });
+    expect(events.filter((e) => e["type"] === "tool.call.started" && e["tool"] === "write_file")).toHaveLength(0);
+    expect(ndjson(rejected.stdout).at(-1)).toMatchObject({ status: "success", answer: "all done" });
+    expect(existsSync(join(ctx.workspace, "note.txt"))).toBe(false);
+
+    const again = await runCli(["run", "write a note", "--json"], { ...ctx.env, ...model }, { cwd: ctx.dir });
+    const againId = String(ndjson(again.stdout).at(-1)?.["run_id"]);
+    const edited = await runCli(["approve", againId, "--args", '{"path":"other.txt","content":"edited"}'], { ...ctx.env, ...model }, { cwd: ctx.dir });
+    expect(edited.code).toBe(0);
+    expect(edited.stdout).toContain('edited and approved write_file(path="other.txt", content="edited")');
+    expect(edited.stdout).toContain('✓ write_file(path="other.txt", content="edited")');
+    expect(readFileSync(join(ctx.workspace, "other.txt"), "utf8")).toBe("edited");
+    expect(existsSync(join(ctx.workspace, "note.txt"))).toBe(false);
+  }, 120_000);
+
+  it("refuses to decide a finished run or an unknown run: exit 2, one line and a hint, the database unchanged", async () => {
+    const ctx = context(backend);
+    const model = ctx.script("answer.json", [{ content: "hi" }]);
+    const run = await runCli(["run", "say hi", "--json"], { ...ctx.env, ...model }, { cwd: ctx.dir });
+    expect(run.code).toBe(0);
+    const runId = String(ndjson(run.stdout).at(-1)?.["run_id"]);
+    const before = await snapshot(ctx, runId);
+    for (const args of [["approve", runId], ["reject", runId, "--reason", "no"], ["approve", runId, "--detach"], ["resume", runId], ["cancel", runId]]) {
+      const refused = await runCli(args, { ...ctx.env, ...model }, { cwd: ctx.dir });
+      expect(refused.code, args.join(" ")).toBe(2);
+      expect(refused.stderr.split("\n")[0]).toMatch(/^devmind: .*\[RUN_CONFLICT\]$/);
+      expect(refused.stderr).toContain("hint:");
+      expect(refused.stdout).toBe("");
+    }
+    const unknown = "00000000-0000-4000-8000-000000000000";
+    for (const args of [["approve", unknown], ["reject", unknown], ["show", unknown], ["events", unknown], ["cancel", unknown], ["resume", unknown], ["show", "not-a-run-id"]]) {
+      const refused = await runCli(args, { ...ctx.env, ...model }, { cwd: ctx.dir });
+      expect(refused.code, args.join(" ")).toBe(2);
+      expect(refused.stderr.split("\n")[0]).toMatch(/^devmind: no run with id .*\[RUN_NOT_FOUND\]$/);
+    }
+    expect(await snapshot(ctx, runId)).toBe(before);
+  }, 120_000);
+
+  it("Ctrl-C cancels the run cleanly: exit 4, status cancelled, the cancel events stored", async () => {
+    const ctx = context(backend);
+    const model = ctx.script("slow.json", [{ content: "never", delay_ms: 60_000 }]);
+    const child = spawnCli(["run", "think slowly", "--json"], { ...ctx.env, ...model }, { cwd: ctx.dir });
+    await child.waitFor((out) => out.includes('"type":"model.started"'));
+    child.kill("SIGINT");
+    const result = await child.exited;
+    expect(result.code).toBe(4);
+    const lines = ndjson(result.stdout);
+    expect(types(lines.slice(0, -1))).toEqual(["run.created", "run.started", "model.started", "run.cancel_requested", "run.cancelled"]);
+    expect(lines.at(-1)).toMatchObject({ type: "result", status: "cancelled", stop_reason: "cancelled" });
+  }, 90_000);
+
+  it("resume continues a run whose process was killed, without running a finished tool call again", async () => {
+    const ctx = context(backend);
+    const env = { ...ctx.env, DEVMIND_LEASE_MS: "1500" };
+    const call = { id: "c_append", name: "append_file", args: { path: "log.txt", content: "once\n" } };
+    // the first process hangs in the second model call; the second process's script answers at once
+    const slow = ctx.script("slow.json", [{ tool_calls: [call] }, { content: "never", delay_ms: 60_000 }]);
+    const quick = ctx.script("quick.json", [{ tool_calls: [call] }, { content: "appended" }]);
+    const child = spawnCli(["run", "append a line", "--json"], { ...env, ...slow }, { cwd: ctx.dir });
+    await child.waitFor((out) => out.split('"type":"model.started"').length === 3);
+    child.kill("SIGKILL");
+    const killed = await child.exited;
+    const runId = String(ndjson(killed.stdout)[0]?.["run_id"]);
+    expect(readFileSync(join(ctx.workspace, "log.txt"), "utf8")).toBe("once\n");
+
+    const resumed = await runCli(["resume", runId, "--json"], { ...env, ...quick }, { cwd: ctx.dir });
+    expect(resumed.code).toBe(0);
+    const lines = ndjson(resumed.stdout);
+    const events = lines.slice(0, -1);
+    expect(events.filter((e) => e["type"] === "tool.call.started")).toHaveLength(1);
+    expect(events.filter((e) => e["type"] === "run.resumed")).toHaveLength(1);
+    expect(lines.at(-1)).toMatchObject({ status: "success", answer: "appended", tool_calls: 1 });
+    expect(readFileSync(join(ctx.workspace, "log.txt"), "utf8")).toBe("once\n");
+  }, 120_000);
+});

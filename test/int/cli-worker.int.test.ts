@@ -1,0 +1,66 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterEach, describe, expect } from "vitest";
+import { killCliChildren, runCli, spawnCli } from "../helpers/cli.js";
+import { cliContext, ndjson, type CliContext } from "../helpers/cli-env.js";
+import { BACKENDS, itOn } from "../helpers/databases.js";
+
+const contexts: CliContext[] = [];
+function context(backend: "pglite" | "postgres"): CliContext {
+  const ctx = cliContext(backend);
+  contexts.push(ctx);
+  return ctx;
+}
+afterEach(async () => {
+  await killCliChildren();
+  await Promise.all(contexts.splice(0).map((ctx) => ctx.cleanup()));
+});
+
+describe.each(BACKENDS)("devmind worker and the embedded-database rule on %s", (backend) => {
+  itOn(backend, "pglite")("a second process on a data directory in use exits 2 and says to set DATABASE_URL", async () => {
+    const ctx = context(backend);
+    const model = ctx.script("slow.json", [{ content: "never", delay_ms: 60_000 }]);
+    const holder = spawnCli(["run", "think slowly", "--json"], { ...ctx.env, ...model }, { cwd: ctx.dir });
+    await holder.waitFor((out) => out.includes('"type":"model.started"'));
+    for (const args of [["runs"], ["worker"], ["run", "another task"]]) {
+      const second = await runCli(args, { ...ctx.env, ...model }, { cwd: ctx.dir });
+      expect(second.code, args.join(" ")).toBe(2);
+      expect(second.stderr).toContain(`in use by process ${holder.pid}`);
+      expect(second.stderr).toContain("[DATABASE_LOCKED]");
+      expect(second.stderr).toContain("set DATABASE_URL");
+      expect(second.stdout).toBe("");
+    }
+    holder.kill("SIGINT");
+    const ended = await holder.exited;
+    expect(ended.code).toBe(4);
+    const runs = await runCli(["runs", "--json"], ctx.env, { cwd: ctx.dir });
+    expect(ndjson(runs.stdout).map((run) => run["status"])).toEqual(["cancelled"]);
+  }, 120_000);
+
+  itOn(backend, "postgres")("run --detach only queues; a `devmind worker` process runs it; SIGTERM drains and exits 0", async () => {
+    const ctx = context(backend);
+    const model = ctx.script("add.json", [{ tool_calls: [{ id: "c1", name: "add", args: { a: 1, b: 1 } }] }, { content: "two" }]);
+    const queued = await runCli(["run", "add 1 and 1", "--detach"], { ...ctx.env, ...model }, { cwd: ctx.dir });
+    expect(queued.code).toBe(0);
+    const runId = queued.stdout.trim();
+    expect(runId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(queued.stderr).toContain(`devmind events ${runId} --follow`);
+    const pending = await runCli(["show", runId, "--json"], ctx.env, { cwd: ctx.dir });
+    expect(JSON.parse(pending.stdout)).toMatchObject({ status: "pending", attempt: 0 });
+
+    const worker = spawnCli(["worker", "--concurrency", "1"], { ...ctx.env, ...model }, { cwd: ctx.dir });
+    await worker.waitFor((out) => out.includes("worker ready: 1 slot"));
+    const follow = await runCli(["events", runId, "--follow", "--json"], ctx.env, { cwd: ctx.dir });
+    expect(follow.code).toBe(0);
+    expect(ndjson(follow.stdout).map((e) => e["type"]).at(-1)).toBe("run.succeeded");
+    let status = "";
+    for (let i = 0; i < 40 && status !== "success"; i += 1) {
+      status = String(JSON.parse((await runCli(["show", runId, "--json"], ctx.env, { cwd: ctx.dir })).stdout)["status"]);
+      if (status !== "success") await sleep(250);
+    }
+    expect(status).toBe("success");
+    worker.kill("SIGTERM");
+    const stopped = await worker.exited;
+    expect(stopped.code).toBe(0);
+    expect(stopped.stdout).toContain("worker stopped");
+  }, 120_000);
+});
