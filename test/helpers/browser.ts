@@ -33,7 +33,10 @@ export async function launchChromium(): Promise<Browser> {
 
 /** What a page did that a test should know about: console errors, page errors, dialogs. */
 export interface PageProbe {
+  /** Console errors other than the browser's "Failed to load resource" notes (see `failedResponses`). */
   consoleErrors: string[];
+  /** Responses with a status >= 400, as `STATUS METHOD PATH`. */
+  failedResponses: string[];
   pageErrors: string[];
   dialogs: string[];
   /** Requests to anything but the server's origin. */
@@ -47,9 +50,12 @@ export interface PageProbe {
 export async function openProbedPage(browser: Browser, origin: string): Promise<{ page: Page; probe: PageProbe }> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
-  const probe: PageProbe = { consoleErrors: [], pageErrors: [], dialogs: [], foreignRequests: [] };
+  const probe: PageProbe = { consoleErrors: [], failedResponses: [], pageErrors: [], dialogs: [], foreignRequests: [] };
   page.on("console", (message) => {
-    if (message.type() === "error") probe.consoleErrors.push(message.text());
+    if (message.type() === "error" && !message.text().startsWith("Failed to load resource")) probe.consoleErrors.push(message.text());
+  });
+  page.on("response", (response) => {
+    if (response.status() >= 400) probe.failedResponses.push(`${response.status()} ${response.request().method()} ${new URL(response.url()).pathname}`);
   });
   page.on("pageerror", (error) => probe.pageErrors.push(error.message));
   page.on("dialog", (dialog) => {

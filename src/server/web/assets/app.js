@@ -10,6 +10,9 @@ const RUNS_SHOWN = 30;
 const RUNS_REFRESH_MS = 5_000;
 const THREADS_SCANNED = 10;
 
+/** Tasks of the runs started from this tab, for the list when the server's records omit the input. @type {Map<string, string>} */
+const startedTasks = new Map();
+
 /** @type {RunView | null} */
 let view = null;
 /** @type {ReturnType<typeof followEvents> | null} */
@@ -77,6 +80,7 @@ async function startRun() {
       input: { messages: [{ role: "user", content }] },
     });
     taskInput.value = "";
+    startedTasks.set(String(run.run_id), content);
     await selectRun(run.run_id, run);
     void refreshRuns();
   } catch (error) {
@@ -203,7 +207,8 @@ function markSelected(runId) {
  */
 function taskOf(run) {
   const first = run?.input?.messages?.[0];
-  const text = typeof first === "string" ? first : typeof first?.content === "string" ? first.content : `run ${String(run.run_id).slice(0, 8)}`;
+  const text =
+    typeof first === "string" ? first : typeof first?.content === "string" ? first.content : startedTasks.get(String(run.run_id)) ?? `run ${String(run.run_id).slice(0, 8)}`;
   return text.length > 80 ? `${text.slice(0, 79)}…` : text;
 }
 
