@@ -13,7 +13,7 @@ export { PostgresCheckpointSaver, type PostgresCheckpointSaverOptions } from "./
 export { defineTool, type Tool } from "./tools/define-tool.js";
 export { ToolRegistry, type ToolRegistryOptions, type ToolCheck, type ModelToolDefinition } from "./tools/registry.js";
 export { ToolFailure } from "./tools/tool-failure.js";
-export { builtinTools, type BuiltinToolsOptions } from "./tools/builtin/index.js";
+export { builtinTools, type BuiltinToolsOptions, type ImageSettings } from "./tools/builtin/index.js";
 export { ensureWorkspace, resolveInWorkspace } from "./tools/workspace.js";
 export type { ToolSpec, ToolContext, ToolResult, ToolErrorCode, SideEffect, ProposedToolCall } from "./tools/types.js";
 export { RunCancelledError, ModelError } from "./errors.js";
@@ -30,5 +30,7 @@ export { createRuntime, type Runtime, type RunsApi, type RuntimeOptions, type Li
 export type { Worker, WorkerOptions } from "./runtime/worker.js";
 export type { RunRecord, RunStatus, RunInput, RunLimits } from "./runtime/run-record.js";
 export type { RunEvent } from "./runtime/event-store.js";
+export { AttachmentStore, type StoredAttachment } from "./runtime/attachment-store.js";
+export type { AttachmentInfo, AttachmentSink, NewAttachment } from "./tools/attachment-sink.js";
 export { RunNotFoundError, RunConflictError, LeaseLostError, DrainError } from "./errors.js";
 export { fenceConfigurable, type CheckpointFence } from "./checkpoint/fence-config.js";

@@ -58,7 +58,7 @@ describe.each(BACKENDS)("migrations on %s", (backend) => {
     const status = await migrationStatus(db);
     expect(status.map((s) => s.state)).toEqual(readMigrationFiles().map(() => "applied"));
     expect(status[0]?.appliedAt).toMatch(/^\d{4}-\d{2}-\d{2}/);
-    for (const table of ["checkpoints", "checkpoint_blobs", "checkpoint_writes", "schema_migrations"]) expect(await tableExists(db, table)).toBe(true);
+    for (const table of ["checkpoints", "checkpoint_blobs", "checkpoint_writes", "runs", "attachments", "schema_migrations"]) expect(await tableExists(db, table)).toBe(true);
     await dropSchema(owner, db.schema);
   });
 
