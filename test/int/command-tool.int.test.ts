@@ -157,7 +157,7 @@ describe("run_command", () => {
   });
 
   it("on timeout kills the whole process group, grandchildren included", async () => {
-    const data = await ok({ command: FAMILY, timeout_ms: 500 });
+    const data = await ok({ command: FAMILY, timeout_ms: 2_000 });
     expect(data).toMatchObject({ exit_code: null, signal: "SIGTERM", timed_out: true });
     const [child, grandchild] = pids("child.pid", "grandchild.pid") as [number, number];
     await waitFor(() => !isAlive(child) && !isAlive(grandchild), "the child and the grandchild to be gone");
