@@ -188,6 +188,8 @@ export const COMMAND_LIMITS = {
   outputMaxBytes: 1_048_576,
   /** After SIGTERM to the command's process group, SIGKILL follows this much later. */
   killGraceMs: 1_000,
+  /** Kept back from the call's timeout beyond the kill grace, so a timed-out command is still reported. */
+  reportSlackMs: 500,
   /** Once the shell has exited, its pipes get this long to close (a detached grandchild may hold them). */
   closeWaitMs: 2_000,
   /** Longest command accepted (characters). */

@@ -20,7 +20,7 @@ export interface CommandResult {
 }
 
 /** Time kept back from the call's timeout so a timed-out command is still killed and reported. */
-const REPORT_RESERVE_MS = COMMAND_LIMITS.killGraceMs + 500;
+const REPORT_RESERVE_MS = COMMAND_LIMITS.killGraceMs + COMMAND_LIMITS.reportSlackMs;
 
 /**
  * `run_command {command, cwd?, timeout_ms?}` -> `{exit_code, signal, stdout, stderr, timed_out,
