@@ -17,6 +17,11 @@ export interface RunSnapshots {
   before: StateSnapshot | undefined;
   /** The thread's newest checkpoint id as read (of this run or not): a later read may stop there. */
   newestId: string | undefined;
+  /**
+   * Checkpoint `afterId` read again: its tasks' writes (results, interrupts) may have been stored
+   * since the caller read it (they are final once a newer checkpoint exists).
+   */
+  after: StateSnapshot | undefined;
 }
 
 /** The id of a snapshot's checkpoint. */
@@ -78,11 +83,15 @@ export class ThreadStateReader {
     const found: StateSnapshot[] = [];
     let before: StateSnapshot | undefined;
     let newestId: string | undefined;
+    let after: StateSnapshot | undefined;
     let seen = 0;
     for await (const snapshot of graph.getStateHistory({ configurable: { thread_id: threadId } })) {
       seen += 1;
       newestId ??= checkpointIdOf(snapshot);
-      if (afterId !== undefined && checkpointIdOf(snapshot) === afterId) break;
+      if (afterId !== undefined && checkpointIdOf(snapshot) === afterId) {
+        after = snapshot;
+        break;
+      }
       if (ofRun(snapshot, runId)) found.push(snapshot);
       else if (found.length > 0) {
         before = snapshot;
@@ -90,6 +99,6 @@ export class ThreadStateReader {
       }
       if (seen >= THREAD_STATE_LIMITS.runScanMax) break;
     }
-    return { snapshots: found.reverse(), before, newestId: newestId ?? afterId };
+    return { snapshots: found.reverse(), before, newestId: newestId ?? afterId, after };
   }
 }

@@ -103,6 +103,9 @@ export async function* runStream(deps: { runtime: Runtime; db: Database }, runId
   let resumed = false;
   const readSnapshots = async (): Promise<void> => {
     const read = await runtime.threads.runSnapshots(threadId, key, boundary);
+    // the last one read before may have gained its tasks' writes (results, interrupts) since
+    const previous = snapshots[snapshots.length - 1];
+    if (previous !== undefined && read.after !== undefined && checkpointIdOf(read.after) === checkpointIdOf(previous)) snapshots[snapshots.length - 1] = read.after;
     snapshots.push(...read.snapshots);
     const last = snapshots[snapshots.length - 1];
     boundary = last === undefined ? read.newestId : checkpointIdOf(last);
@@ -193,7 +196,8 @@ export async function* runStream(deps: { runtime: Runtime; db: Database }, runId
       const done = roundsDone(snapshots[cursor.values - 1]);
       while (deltas.length > 0) {
         const delta = deltas.shift() as ModelDelta;
-        if (delta.round <= Math.max(done, roundsDone(snapshots[snapshots.length - 1]))) continue;
+        // a round whose complete message was already sent needs no more tokens
+        if (delta.round <= done) continue;
         const chunk = { type: "AIMessageChunk", id: `devmind-delta-${key}-${delta.round}`, content: delta.text, tool_calls: [], tool_call_chunks: [], invalid_tool_calls: [], additional_kwargs: {}, response_metadata: {} };
         yield { event: "messages", data: [chunk, { langgraph_node: "model", langgraph_checkpoint_ns: "", run_id: key, thread_id: threadId }] };
       }

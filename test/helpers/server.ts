@@ -5,7 +5,7 @@ import type { ScriptedTurn } from "../../src/model/scripted-turns.js";
 import { createRuntime, type Runtime } from "../../src/runtime/runtime.js";
 import { startServer, type RunningServer } from "../../src/server/start-server.js";
 import { tempWorkspace } from "./agent.js";
-import { freshMigratedSchema, openBackend } from "./databases.js";
+import { freshMigratedSchema } from "./databases.js";
 
 /** API keys every test server accepts: principal name -> key. */
 export const TEST_KEYS = { alice: "key-alice-0123456789", bob: "key-bob-0123456789" } as const;
@@ -23,16 +23,17 @@ export interface TestServer {
 }
 
 /**
- * Starts a real server on 127.0.0.1 port 0 over a fresh migrated schema of `backend`, with the
- * scripted model (`turns`, per thread) and `workers` in-process worker slots (default 2). API keys
- * are TEST_KEYS unless `apiKeys` is "" (open server). `close()` stops everything and drops the schema.
+ * Starts a real server on 127.0.0.1 port 0 over a fresh migrated schema on `owner`'s connections
+ * (`openBackend(backend)`, shared by a file's tests), with the scripted model (`turns`, per thread)
+ * and `workers` in-process worker slots (default 2). API keys are TEST_KEYS unless `apiKeys` is ""
+ * (open server). `close()` stops the server and its workers and drops the schema; the caller
+ * closes `owner`.
  */
 export async function startTestServer(
-  backend: "pglite" | "postgres",
+  owner: Database,
   turns: ScriptedTurn[],
   options: { workers?: number; apiKeys?: string; env?: Record<string, string> } = {},
 ): Promise<TestServer> {
-  const owner = await openBackend(backend);
   const { db, drop } = await freshMigratedSchema(owner);
   const ws = tempWorkspace();
   const apiKeys = options.apiKeys ?? Object.entries(TEST_KEYS).map(([name, key]) => `${name}=${key}`).join(",");
@@ -56,7 +57,6 @@ export async function startTestServer(
           await runtime.close();
           await drop();
         } finally {
-          await owner.close();
           ws.cleanup();
         }
       })();

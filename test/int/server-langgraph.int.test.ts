@@ -1,0 +1,285 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { Client } from "@langchain/langgraph-sdk";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { Database } from "../../src/db/types.js";
+import type { ScriptedTurn } from "../../src/model/scripted-turns.js";
+import { AGENT_ASSISTANT_ID } from "../../src/server/wire.js";
+import { BACKENDS, openBackend } from "../helpers/databases.js";
+import { collect, startTestServer, TEST_KEYS, type TestServer } from "../helpers/server.js";
+
+type Part = { event: string; data: unknown; id?: string };
+type Msg = { type: string; content: unknown; id?: string; tool_calls?: { id: string; name: string }[] };
+
+const WRITE_SCRIPT: ScriptedTurn[] = [
+  { tool_calls: [{ id: "call_write", name: "write_file", args: { path: "hello.txt", content: "hi there" } }] },
+  { content: "wrote hello.txt" },
+  { content: "second answer" },
+];
+
+function messagesOf(values: unknown): Msg[] {
+  return ((values as { messages?: Msg[] } | null)?.messages ?? []) as Msg[];
+}
+
+/** Polls `check` until it returns a value, at most `tries` times. */
+async function eventually<T>(check: () => Promise<T | undefined>, tries = 200): Promise<T> {
+  for (let i = 0; i < tries; i += 1) {
+    const value = await check();
+    if (value !== undefined) return value;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error("condition not reached");
+}
+
+describe.each(BACKENDS)("LangGraph SDK Client against devmind serve on %s", (backend) => {
+  const servers: TestServer[] = [];
+  let owner: Database;
+  beforeAll(async () => {
+    owner = await openBackend(backend);
+  });
+  afterAll(async () => {
+    await owner.close();
+  });
+  const start = async (turns: ScriptedTurn[], options: { workers?: number } = {}): Promise<{ server: TestServer; client: Client }> => {
+    const server = await startTestServer(owner, turns, options);
+    servers.push(server);
+    return { server, client: new Client({ apiUrl: server.url, apiKey: TEST_KEYS.alice }) };
+  };
+  afterEach(async () => {
+    await Promise.all(servers.splice(0).map((server) => server.close()));
+  });
+
+  it("assistants: one, graph id agent, found by graph id and by its uuid", async () => {
+    const { client } = await start(WRITE_SCRIPT, { workers: 0 });
+    const found = await client.assistants.search({ graphId: "agent" });
+    expect(found.map((a) => [a.assistant_id, a.graph_id])).toEqual([[AGENT_ASSISTANT_ID, "agent"]]);
+    expect((await client.assistants.get("agent")).assistant_id).toBe(AGENT_ASSISTANT_ID);
+    expect((await client.assistants.get(AGENT_ASSISTANT_ID)).graph_id).toBe("agent");
+    await expect(client.assistants.get("other")).rejects.toMatchObject({ status: 404 });
+  });
+
+  it("approval flow: stream shows values and the HITL interrupt, resume with a command continues the same run", async () => {
+    const { server, client } = await start(WRITE_SCRIPT);
+    const thread = await client.threads.create({ graphId: "agent" });
+    expect(thread.status).toBe("idle");
+    let created: { run_id: string; thread_id?: string } | undefined;
+    const parts = (await collect(
+      client.runs.stream(thread.thread_id, "agent", {
+        input: { messages: [{ type: "human", content: "write hello.txt" }] },
+        streamMode: ["values", "updates", "messages-tuple"],
+        onRunCreated: (meta) => (created = meta),
+      }),
+    )) as Part[];
+    expect(created?.thread_id).toBe(thread.thread_id);
+    const runId = created?.run_id as string;
+    expect(parts[0]).toMatchObject({ event: "metadata", data: { run_id: runId } });
+
+    // values after each step: the human message first, then the model's tool call
+    const values = parts.filter((p) => p.event === "values" && !("__interrupt__" in (p.data as object)));
+    expect(messagesOf(values[0]?.data).map((m) => m.type)).toEqual(["human"]);
+    const lastValues = messagesOf(values[values.length - 1]?.data);
+    expect(lastValues.map((m) => m.type)).toEqual(["human", "ai"]);
+    expect(lastValues[1]?.tool_calls?.map((c) => [c.id, c.name])).toEqual([["call_write", "write_file"]]);
+    // updates per node, the AI message once in messages-tuple with its metadata
+    expect(parts.some((p) => p.event === "updates" && "model" in (p.data as object))).toBe(true);
+    const tuples = parts.filter((p) => p.event === "messages").map((p) => p.data as [Msg, { langgraph_node: string }]);
+    expect(tuples.filter(([m]) => m.type === "ai").map(([m, meta]) => [m.id, meta.langgraph_node])).toEqual([[lastValues[1]?.id, "model"]]);
+
+    // the interrupt, in updates and in values, with CONTRACT section 5's shape
+    const interruptUpdate = parts.find((p) => p.event === "updates" && "__interrupt__" in (p.data as object));
+    const interruptValues = parts.find((p) => p.event === "values" && "__interrupt__" in (p.data as object));
+    const [interrupt] = (interruptValues?.data as { __interrupt__: { id: string; value: Record<string, unknown> }[] }).__interrupt__;
+    expect(interruptUpdate?.data).toEqual(interruptValues?.data);
+    expect(interrupt?.value).toEqual({
+      actionRequests: [{ name: "write_file", args: { path: "hello.txt", content: "hi there" }, description: expect.any(String), tool_call_id: "call_write", risk: expect.any(String) }],
+      reviewConfigs: [{ actionName: "write_file", allowedDecisions: ["approve", "edit", "reject"] }],
+    });
+    // the interrupt is the stream's last part: the run waits
+    expect(parts[parts.length - 1]).toBe(interruptValues);
+
+    expect((await client.runs.get(thread.thread_id, runId)).status).toBe("interrupted");
+    expect((await client.threads.get(thread.thread_id)).status).toBe("interrupted");
+    const waiting = await client.threads.getState(thread.thread_id);
+    expect(waiting.next).toEqual(["approval"]);
+    expect(waiting.tasks.flatMap((t) => t.interrupts.map((i) => i.id))).toEqual([interrupt?.id]);
+    expect(existsSync(join(server.workspace, "hello.txt"))).toBe(false);
+
+    // resume with a command: the same run continues on a worker, the decision is alice's
+    let resumedMeta: { run_id: string } | undefined;
+    const resumed = (await collect(
+      client.runs.stream(thread.thread_id, "agent", {
+        command: { resume: { decisions: [{ type: "approve" }] } },
+        streamMode: ["values", "custom"],
+        onRunCreated: (meta) => (resumedMeta = meta),
+      }),
+    )) as Part[];
+    expect(resumedMeta?.run_id).toBe(runId);
+    const custom = resumed.filter((p) => p.event === "custom").map((p) => p.data as { type: string; by?: string });
+    expect(custom.map((e) => e.type)).toEqual(["approval.decided", "run.resumed", "tool.call.started", "tool.call.finished", "model.started", "model.finished", "run.succeeded"]);
+    expect(custom[0]?.by).toBe("alice");
+    const final = resumed.filter((p) => p.event === "values").pop();
+    expect(messagesOf(final?.data).map((m) => m.type)).toEqual(["human", "ai", "tool", "ai"]);
+    expect(messagesOf(final?.data)[3]?.content).toBe("wrote hello.txt");
+    expect((final?.data as { stop_reason: string }).stop_reason).toBe("completed");
+    expect(readFileSync(join(server.workspace, "hello.txt"), "utf8")).toBe("hi there");
+
+    // state, history, runs
+    const state = await client.threads.getState(thread.thread_id);
+    expect(state.next).toEqual([]);
+    expect(state.tasks).toEqual([]);
+    const history = await client.threads.getHistory(thread.thread_id, { limit: 100 });
+    expect(history[0]?.checkpoint.checkpoint_id).toBe(state.checkpoint.checkpoint_id);
+    expect(history.map((h) => (h.metadata as { step: number }).step)).toEqual([...history.map((h) => (h.metadata as { step: number }).step)].sort((a, b) => b - a));
+    expect(history[history.length - 1]?.metadata).toMatchObject({ source: "input", step: -1 });
+    const page = await client.threads.getHistory(thread.thread_id, { limit: 2, before: { configurable: { checkpoint_id: history[1]?.checkpoint.checkpoint_id as string } } });
+    expect(page.map((h) => h.checkpoint.checkpoint_id)).toEqual(history.slice(2, 4).map((h) => h.checkpoint.checkpoint_id));
+    const run = await client.runs.get(thread.thread_id, runId);
+    expect(run).toMatchObject({ run_id: runId, thread_id: thread.thread_id, assistant_id: AGENT_ASSISTANT_ID, status: "success", stop_reason: "completed", answer: "wrote hello.txt" });
+
+    // wait: a second run on the thread returns its final values
+    const waited = (await client.runs.wait(thread.thread_id, "agent", { input: { messages: [{ type: "human", content: "and now?" }] } })) as Record<string, unknown>;
+    expect(messagesOf(waited).map((m) => m.type)).toEqual(["human", "ai", "tool", "ai", "human", "ai"]);
+    expect(waited["answer"]).toBe("second answer");
+    const runs = await client.runs.list(thread.thread_id);
+    expect(runs.map((r) => r.status)).toEqual(["success", "success"]);
+    expect(runs[1]?.run_id).toBe(runId);
+
+    // the thread is listed the way Agent Chat UI asks for its history
+    const listed = await client.threads.search({ metadata: { graph_id: "agent" }, limit: 10 });
+    expect(listed.map((t) => t.thread_id)).toEqual([thread.thread_id]);
+    expect(messagesOf(listed[0]?.values)[0]?.content).toBe("write hello.txt");
+    expect(listed[0]?.status).toBe("idle");
+  });
+
+  it("wait with a resume command returns the values after the run continued", async () => {
+    const { client } = await start(WRITE_SCRIPT);
+    const thread = await client.threads.create();
+    const paused = (await client.runs.wait(thread.thread_id, "agent", { input: { messages: [{ type: "human", content: "write it" }] } })) as Record<string, unknown>;
+    const interrupts = paused["__interrupt__"] as { value: { actionRequests: { tool_call_id: string }[] } }[];
+    expect(interrupts.map((i) => i.value.actionRequests.map((a) => a.tool_call_id))).toEqual([["call_write"]]);
+    const rejected = (await client.runs.wait(thread.thread_id, "agent", { command: { resume: { decisions: [{ type: "reject", message: "not now" }] } } })) as Record<string, unknown>;
+    expect("__interrupt__" in rejected).toBe(false);
+    const messages = messagesOf(rejected);
+    expect(messages.map((m) => m.type)).toEqual(["human", "ai", "tool", "ai"]);
+    expect(JSON.parse(String(messages[2]?.content))).toMatchObject({ ok: false, error: { code: "APPROVAL_REJECTED" } });
+    await expect(client.runs.wait(thread.thread_id, "agent", { command: { resume: { decisions: [{ type: "approve" }] } } })).rejects.toMatchObject({ status: 409 });
+  });
+
+  it("joinStream after a disconnect continues after Last-Event-ID: no duplicates, no gaps", async () => {
+    const { client } = await start([
+      { tool_calls: [{ id: "a1", name: "add", args: { a: 1, b: 2 } }], delay_ms: 150 },
+      { tool_calls: [{ id: "a2", name: "add", args: { a: 3, b: 4 } }], delay_ms: 150 },
+      { content: "the sums are 3 and 7", delay_ms: 150 },
+    ]);
+    const thread = await client.threads.create();
+    const run = await client.runs.create(thread.thread_id, "agent", { input: { messages: [{ type: "human", content: "add twice" }] } });
+    const modes = ["values", "updates", "custom"] as const;
+    const abort = new AbortController();
+    const first: Part[] = [];
+    try {
+      for await (const part of client.runs.joinStream(thread.thread_id, run.run_id, { streamMode: [...modes], signal: abort.signal })) {
+        first.push(part as Part);
+        if (first.filter((p) => p.id !== undefined).length === 5) abort.abort();
+      }
+    } catch (error) {
+      if ((error as Error).name !== "AbortError") throw error;
+    }
+    const lastEventId = first.filter((p) => p.id !== undefined).pop()?.id as string;
+    expect(lastEventId).toMatch(/^\d+-\d+-\d+(-[vi]\d+)?$/);
+    const rest = (await collect(client.runs.joinStream(thread.thread_id, run.run_id, { streamMode: [...modes], lastEventId }))) as Part[];
+    const full = (await collect(client.runs.joinStream(thread.thread_id, run.run_id, { streamMode: [...modes] }))) as Part[];
+    // ids are cursors (the interleaving of events and checkpoints may differ between streams);
+    // the content must be the same parts, each once
+    const durable = (parts: Part[]) => parts.filter((p) => p.id !== undefined).map((p) => JSON.stringify({ event: p.event, data: p.data }));
+    const joined = [...durable(first), ...durable(rest)];
+    expect(durable(first).length).toBe(5);
+    expect(durable(rest).length).toBeGreaterThan(0);
+    expect(new Set(joined).size).toBe(joined.length);
+    expect([...joined].sort()).toEqual([...durable(full)].sort());
+    expect(full.filter((p) => p.event === "custom").map((p) => (p.data as { type: string }).type).pop()).toBe("run.succeeded");
+    expect((await client.runs.get(thread.thread_id, run.run_id)).status).toBe("success");
+  });
+
+  it("cancel stops a running run; join returns and the run is cancelled", async () => {
+    const { client } = await start([{ content: "never said", delay_ms: 20_000 }]);
+    const thread = await client.threads.create();
+    const run = await client.runs.create(thread.thread_id, "agent", { input: { messages: [{ type: "human", content: "take your time" }] } });
+    await eventually(async () => ((await client.runs.get(thread.thread_id, run.run_id)).status === "running" ? true : undefined));
+    await client.runs.cancel(thread.thread_id, run.run_id, true);
+    await client.runs.join(thread.thread_id, run.run_id);
+    const cancelled = await client.runs.get(thread.thread_id, run.run_id);
+    expect(cancelled).toMatchObject({ status: "cancelled", stop_reason: "cancelled" });
+    const parts = (await collect(client.runs.joinStream(thread.thread_id, run.run_id, { streamMode: ["custom"] }))) as Part[];
+    expect(parts.map((p) => (p.data as { type?: string }).type).pop()).toBe("run.cancelled");
+    await expect(client.runs.cancel(thread.thread_id, run.run_id)).rejects.toMatchObject({ status: 409 });
+  });
+
+  it("multitask: reject answers 409 while a run is active, enqueue queues behind it", async () => {
+    const { client } = await start([{ content: "first", delay_ms: 600 }, { content: "second" }]);
+    const thread = await client.threads.create();
+    const first = await client.runs.create(thread.thread_id, "agent", { input: { messages: [{ type: "human", content: "one" }] } });
+    const refused = await client.runs.create(thread.thread_id, "agent", { input: { messages: [{ type: "human", content: "two" }] }, multitaskStrategy: "reject" }).catch((error: unknown) => error);
+    expect(refused).toMatchObject({ status: 409 });
+    expect(JSON.parse(String((refused as Error).message).replace(/^HTTP 409: /, ""))).toMatchObject({ error: "RUN_CONFLICT" });
+    const second = await client.runs.create(thread.thread_id, "agent", { input: { messages: [{ type: "human", content: "two" }] }, multitaskStrategy: "enqueue" });
+    expect(["pending"]).toContain(second.status);
+    const values = (await client.runs.join(thread.thread_id, second.run_id)) as Record<string, unknown>;
+    expect(messagesOf(values).map((m) => [m.type, m.content])).toEqual([
+      ["human", "one"],
+      ["ai", "first"],
+      ["human", "two"],
+      ["ai", "second"],
+    ]);
+    const runs = await client.runs.list(thread.thread_id);
+    expect(runs.map((r) => [r.run_id, r.status])).toEqual([
+      [second.run_id, "success"],
+      [first.run_id, "success"],
+    ]);
+  });
+
+  it("messages-tuple: token deltas, then the complete message with its id; a stateless run gets a new thread", async () => {
+    const { client } = await start([{ content: "hello there, general kenobi", delay_ms: 400 }]);
+    let created: { run_id: string; thread_id?: string } | undefined;
+    const parts = (await collect(
+      client.runs.stream(null, "agent", {
+        input: { messages: [{ type: "human", content: "greet me" }] },
+        streamMode: ["messages-tuple", "values"],
+        onRunCreated: (meta) => (created = meta),
+      }),
+    )) as Part[];
+    const tuples = parts.filter((p) => p.event === "messages").map((p) => p.data as [Msg, Record<string, unknown>]);
+    const deltas = tuples.filter(([m]) => m.type === "AIMessageChunk");
+    const complete = tuples.filter(([m]) => m.type === "ai");
+    expect(deltas.map(([m]) => m.content).join("")).toBe("hello there, general kenobi");
+    expect(new Set(deltas.map(([m]) => m.id)).size).toBe(1);
+    expect(deltas.every(([, meta]) => meta["langgraph_node"] === "model")).toBe(true);
+    const final = messagesOf(parts.filter((p) => p.event === "values").pop()?.data);
+    expect(complete.map(([m]) => [m.id, m.content])).toEqual([[final[1]?.id, "hello there, general kenobi"]]);
+    // the deltas come before the complete message
+    expect(parts.findIndex((p) => p.event === "messages")).toBeLessThan(parts.findIndex((p) => p.event === "messages" && (p.data as [Msg])[0].type === "ai"));
+    const thread = await client.threads.get(created?.thread_id as string);
+    expect(thread.metadata).toMatchObject({ graph_id: "agent" });
+    expect(messagesOf(thread.values).map((m) => m.type)).toEqual(["human", "ai"]);
+  });
+
+  it("threads: get, search by status, patch metadata, delete with its runs and checkpoints", async () => {
+    const { client } = await start([{ content: "ok" }]);
+    const thread = await client.threads.create({ metadata: { team: "blue" } });
+    await expect(client.threads.create({ threadId: thread.thread_id })).rejects.toMatchObject({ status: 409 });
+    expect((await client.threads.create({ threadId: thread.thread_id, ifExists: "do_nothing" })).thread_id).toBe(thread.thread_id);
+    await client.runs.wait(thread.thread_id, "agent", { input: { messages: ["hi"] } });
+    const other = await client.threads.create({ metadata: { team: "red" } });
+    expect((await client.threads.search({ metadata: { team: "blue" } })).map((t) => t.thread_id)).toEqual([thread.thread_id]);
+    expect((await client.threads.search({ status: "idle", sortBy: "created_at", sortOrder: "asc" })).map((t) => t.thread_id)).toEqual([thread.thread_id, other.thread_id]);
+    const patched = await client.threads.update(thread.thread_id, { metadata: { note: "x" } });
+    expect(patched.metadata).toEqual({ team: "blue", note: "x" });
+    await client.threads.delete(thread.thread_id);
+    await expect(client.threads.get(thread.thread_id)).rejects.toMatchObject({ status: 404 });
+    await expect(client.threads.getState(thread.thread_id)).rejects.toMatchObject({ status: 404 });
+    await expect(client.runs.create(thread.thread_id, "agent", { input: { messages: ["again"] } })).rejects.toMatchObject({ status: 404 });
+    const recreated = await client.runs.create(thread.thread_id, "agent", { input: { messages: ["again"] }, ifNotExists: "create" });
+    const values = (await client.runs.join(thread.thread_id, recreated.run_id)) as Record<string, unknown>;
+    // the deleted thread's checkpoints are gone: the new run starts a fresh conversation
+    expect(messagesOf(values).map((m) => m.type)).toEqual(["human", "ai"]);
+  });
+});
