@@ -1,0 +1,84 @@
+/**
+ * SLOW (a few minutes; it runs in CI all the same): README's quick start, verbatim, on a fresh
+ * clone of the committed HEAD — `npm install` (which builds through `prepare`), `npm run demo`
+ * (the BUILT CLI, embedded PGlite, scripted model, no key, no database server, an environment
+ * holding nothing but PATH and HOME), then `npm test`.
+ *
+ * `npm test` is run as `npm test -- test/unit`: the whole suite inside the whole suite would
+ * recurse into this very test and double CI's time, and the rest of the suite already runs in
+ * the outer `npm test`. What this test adds is that a fresh clone installs, builds and tests.
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+
+const HERE = fileURLToPath(new URL(".", import.meta.url));
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
+interface Ran {
+  code: number | null;
+  output: string;
+}
+
+/** Runs a command with only PATH and HOME (npm's cache) in its environment, bounded by `timeoutMs`. */
+function sh(command: string, args: string[], cwd: string, timeoutMs: number): Promise<Ran> {
+  return new Promise((resolve, reject) => {
+    const env = { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? tmpdir() };
+    const child = spawn(command, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    let output = "";
+    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    // the whole process group: npm's children (node, tsc, vitest) go too
+    const timer = setTimeout(() => child.pid !== undefined && process.kill(-child.pid, "SIGKILL"), timeoutMs);
+    child.once("error", reject);
+    child.once("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
+  });
+}
+
+describe("README quick start on a fresh clone [slow]", () => {
+  it("npm install, npm run demo, npm test work offline with no database server and no model key", async () => {
+    const root = (await sh("git", ["-C", HERE, "rev-parse", "--show-toplevel"], HERE, 10_000)).output.trim();
+    const dir = mkdtempSync(join(tmpdir(), "devmind-quickstart-"));
+    dirs.push(dir);
+    const clone = join(dir, "devmind");
+    const cloned = await sh("git", ["clone", "--quiet", "--no-hardlinks", root, clone], dir, 60_000);
+    expect(cloned.code, cloned.output).toBe(0);
+
+    const install = await sh("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund"], clone, 300_000);
+    expect(install.code, install.output).toBe(0);
+
+    const demo = await sh("npm", ["run", "demo"], clone, 120_000);
+    expect(demo.code, demo.output).toBe(0);
+    const out = demo.output;
+    expect(out).toContain("node dist/src/cli/main.js demo");
+    expect(out).toContain("scripted model — no API key used");
+    expect(out).toMatch(/data: .*\/\.devmind\/demo-\d{8}-\d{6}/);
+    expect(out).toMatch(/✓ read_demo_text\(\)  \d+ ms/);
+    expect(out).toMatch(/✓ add\(a=1, b=2\)  \d+ ms/);
+    expect(out).toContain('⏸ write_file(path="summary.md"');
+    const first = /2\. process (\d+) exited with code 3: the run waits for approval of write_file/.exec(out);
+    const second = /process (\d+) \(fresh\) · continuing run/.exec(out);
+    expect(first).not.toBeNull();
+    expect(second).not.toBeNull();
+    expect(first?.[1]).not.toBe(second?.[1]);
+    expect(out).toContain("↻ resumed (approval)");
+    expect(out).toMatch(/✓ write_file\(path="summary.md".*\)  \d+ ms/);
+    expect(out).toContain("Done. The demo text has 3 paragraphs");
+    expect(out).toMatch(/run [0-9a-f-]{36}: success \(completed\) · 4 model rounds · 4 tool calls/);
+    expect(out).toContain("- Every step of an agent run is checkpointed");
+    expect(out).toContain("what to try next:");
+    expect(out).toContain("OPENAI_API_KEY=");
+    expect(out).toContain("DATABASE_URL=postgres://");
+
+    const test = await sh("npm", ["test", "--", "test/unit"], clone, 180_000);
+    expect(test.code, test.output).toBe(0);
+    expect(test.output).toMatch(/Test Files\s+.*\d+ passed/);
+  }, 600_000);
+});
