@@ -29,6 +29,11 @@ export function attachmentSql(schema: string) {
     get: statement("attachments_get", `SELECT ${INFO}, bytes FROM ${s}.attachments WHERE id = $1::uuid`),
     /** $1 id: the attachment without its bytes. */
     info: statement("attachments_info", `SELECT ${INFO} FROM ${s}.attachments WHERE id = $1::uuid`),
+    /** $1 thread id: deletes the thread's attachments; returns how many. */
+    deleteForThread: statement(
+      "attachments_delete_for_thread",
+      `WITH gone AS (DELETE FROM ${s}.attachments WHERE thread_id = $1 RETURNING 1) SELECT count(*)::int AS n FROM gone`,
+    ),
     /** $1 run id: every attachment of the run, oldest first. */
     listForRun: statement(
       "attachments_list_for_run",

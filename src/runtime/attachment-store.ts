@@ -106,6 +106,12 @@ export class AttachmentStore implements AttachmentSink {
     if (typeof runId !== "string") return [];
     return (await this.#db.query<InfoRow>(this.#sql.listForRun, [runId])).rows.map(toInfo);
   }
+
+  /** Deletes every attachment of a thread (when the thread itself is deleted); returns how many went. */
+  async deleteForThread(threadId: string): Promise<number> {
+    if (typeof threadId !== "string") return 0;
+    return Number((await this.#db.query<{ n: number }>(this.#sql.deleteForThread, [threadId])).rows[0]?.n ?? 0);
+  }
 }
 
 function toInfo(row: InfoRow): AttachmentInfo {

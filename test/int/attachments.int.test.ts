@@ -145,6 +145,11 @@ describe.each(BACKENDS)("attachments on %s", (backend) => {
     const elsewhere = await registry.execute({ id: "c1", name: "send_file", args: { path: "notes.md" } }, { runId: "run-other" });
     expect(new Set([first, other, elsewhere].map((r) => (r.data as { id: string }).id)).size).toBe(3);
     expect((await store.listForRun("run-again")).map((a) => a.tool_call_id)).toEqual(["c1", "c2"]);
+    // deleting the thread's attachments takes exactly those
+    expect(await store.deleteForThread("thread-again")).toBe(2);
+    expect(await store.get((first.data as { id: string }).id)).toBeUndefined();
+    expect((await store.get((elsewhere.data as { id: string }).id))?.info.run_id).toBe("run-other");
+    expect(await store.deleteForThread("thread-again")).toBe(0);
   });
 
   it("refuses paths outside the workspace, directories and files over the limit, storing nothing", async () => {
