@@ -38,6 +38,9 @@ const ALWAYS_DENIED: ReadonlyMap<string, string> = new Map([
 /** Raw disks and kernel memory: reading or writing them is never a workspace task. */
 const DEVICE = /^\/dev\/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk|mapper\/|md\d|dm-\d|loop\d|mem$|kmem$|port$)/;
 
+/** System trees a redirection or `tee` must not write into. */
+const SYSTEM_FILE = /^\/+(etc|boot|bin|sbin|lib|lib32|lib64|usr|proc|sys|root|var\/lib|var\/spool\/cron)(\/|$)/;
+
 /** Device files that are fine as a `dd of=` target. */
 const HARMLESS_DEVICES = new Set(["/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr", "/dev/full", "/dev/tty"]);
 
@@ -63,6 +66,12 @@ export function deniedCommandReason(command: string): string | null {
     }
     if (DEVICE.test(word) || DEVICE.test(word.replace(/^of=/, ""))) {
       return refused(`access to ${word.replace(/^of=/, "")}`, "it reads or overwrites a raw disk or kernel memory");
+    }
+    if (word === ">") {
+      let j = i + 1;
+      while (words[j] === ">" || words[j] === "|" || words[j] === "&") j += 1;
+      const target = words[j];
+      if (target !== undefined && SYSTEM_FILE.test(target)) return refused(`writing to ${target}`, "it overwrites a system file");
     }
     const name = baseName(word);
     const args = argsAfter(words, i);
@@ -91,6 +100,10 @@ function checkCommand(name: string, args: string[]): string | null {
     case "systemctl": {
       const verb = args.find((a) => /^(poweroff|reboot|halt|kexec|rescue|emergency|soft-reboot)$/.test(a));
       return verb === undefined ? null : refused(`"systemctl ${verb}"`, "it stops or restarts the machine");
+    }
+    case "tee": {
+      const target = operands(args).find((a) => SYSTEM_FILE.test(a));
+      return target === undefined ? null : refused(`writing to ${target}`, "it overwrites a system file");
     }
     case "kill":
       return checkKill(args);

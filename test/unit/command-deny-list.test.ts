@@ -56,6 +56,13 @@ const DENIED: [string, string][] = [
   ["cat image > /dev/mmcblk0", "access to /dev/mmcblk0"],
   ["cat /dev/mem", "access to /dev/mem"],
   ["shred /dev/vda", "access to /dev/vda"],
+  // system files
+  ["echo x > /etc/passwd", "writing to /etc/passwd"],
+  ["echo x >> /etc/cron.d/job", "writing to /etc/cron.d/job"],
+  ["echo x >| /usr/bin/ls", "writing to /usr/bin/ls"],
+  ["echo x 2>/boot/grub/grub.cfg", "writing to /boot/grub/grub.cfg"],
+  ["echo key | sudo tee -a /root/.ssh/authorized_keys", "writing to /root/.ssh/authorized_keys"],
+  ["echo '* * * * * x' > /var/spool/cron/crontabs/root", "writing to /var/spool/cron/crontabs/root"],
   // the machine itself
   ["shutdown -h now", '"shutdown"'],
   ["sudo reboot", '"reboot"'],
@@ -113,6 +120,10 @@ const ALLOWED = [
   "echo 'a,b,c' | cut -d, -f2",
   "printf '%s\\n' 'halting problem'",
   "cat /dev/null",
+  "cat /etc/os-release",
+  "echo x > /tmp/scratch.txt",
+  "echo x | tee out.log",
+  "ls /usr/bin > bins.txt",
   "for i in 1 2 3; do echo $i; done",
   "f() { echo hi; }; f",
 ];
