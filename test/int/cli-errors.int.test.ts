@@ -66,7 +66,7 @@ describe("devmind bad input: one line, a usage hint, exit 2, nothing touched", (
     expect(existsSync(join(ctx.dir, "data"))).toBe(false);
   }, 60_000);
 
-  it("reads the task from stdin, and refuses a second run on a thread whose run is waiting", async () => {
+  it("reads the task from stdin, refuses a second run on a thread whose run is waiting, cancels the waiting run", async () => {
     const ctx = context();
     const model = ctx.script("write.json", [{ tool_calls: [{ id: "w", name: "write_file", args: { path: "a.txt", content: "a" } }] }, { content: "ok" }]);
     const child = spawnCli(["run", "--json"], { ...ctx.env, ...model }, { cwd: ctx.dir });
@@ -80,8 +80,11 @@ describe("devmind bad input: one line, a usage hint, exit 2, nothing touched", (
     expect(second.code).toBe(2);
     expect(second.stderr).toContain(`already has an active run ${String(result["run_id"])} (interrupted)`);
     expect(second.stderr).toContain("[RUN_CONFLICT]");
+    const cancel = await runCli(["cancel", String(result["run_id"])], ctx.env, { cwd: ctx.dir });
+    expect(cancel.code).toBe(0);
+    expect(cancel.stdout).toBe(`run ${String(result["run_id"])} cancelled\n`);
     const runs = await runCli(["runs", "--json"], ctx.env, { cwd: ctx.dir });
-    expect(ndjson(runs.stdout).map((run) => run["status"])).toEqual(["interrupted"]);
+    expect(ndjson(runs.stdout).map((run) => [run["status"], run["stop_reason"]])).toEqual([["cancelled", "cancelled"]]);
     expect(ndjson(runs.stdout)[0]?.["input"]).toEqual({ messages: ["write a.txt"] });
   }, 60_000);
 });
