@@ -84,7 +84,7 @@ export function langgraphThreadRoutes(deps: AppDeps): Hono<{ Variables: AuthVari
     const threadId = c.req.param("id");
     await runtime.threads.get(threadId);
     const state = await runtime.threads.stateAt(threadId, c.req.param("checkpoint"));
-    if (state.config.configurable?.["checkpoint_id"] === undefined) throw httpError("NOT_FOUND", "no such checkpoint on this thread");
+    if (state.createdAt === undefined) throw httpError("NOT_FOUND", "no such checkpoint on this thread");
     return c.json(stateWire(state, threadId));
   });
   app.post("/threads/:id/history", async (c) => {
