@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { CONFIG_BOUNDS } from "../constants.js";
-import { startServer } from "../server/start-server.js";
+import { loadConfig } from "../config.js";
+import { checkBindable, startServer } from "../server/start-server.js";
 import { integerOption } from "./cli-options.js";
 import { EXIT } from "./exit-codes.js";
 import { openRuntime } from "./open-runtime.js";
@@ -24,7 +25,10 @@ export function registerServeCommand(program: Command, setExitCode: (code: numbe
     .option("--workers <n>", "in-process worker slots (default DEVMIND_WORKER_CONCURRENCY; 0 for none)", integerOption("--workers", workerBounds.min, workerBounds.max))
     .action(async (options: { host?: string; port?: number; workers?: number }) => {
       const workersWanted = options.workers;
-      const opened = await openRuntime({ requireModel: workersWanted !== 0, recoverOrphans: workersWanted !== 0 });
+      const config = loadConfig();
+      // before opening anything: a refused host should not migrate or lock the database first
+      checkBindable(options.host ?? config.server.host, config);
+      const opened = await openRuntime({ config, requireModel: workersWanted !== 0, recoverOrphans: workersWanted !== 0 });
       let signals = 0;
       let stopRequested: () => void = () => undefined;
       const stopped = new Promise<void>((resolve) => (stopRequested = resolve));

@@ -41,6 +41,16 @@ export function isLoopbackHost(host: string): boolean {
 }
 
 /**
+ * Throws ConfigError when `host` is not a loopback address and no API keys are configured: an
+ * open server on a network would let anyone run tools and approve them.
+ */
+export function checkBindable(host: string, config: DevmindConfig): void {
+  if (!isLoopbackHost(host) && config.server.apiKeys.length === 0) {
+    throw new ConfigError(`refusing to listen on ${host} without API keys: set DEVMIND_API_KEYS (name=key,...) or bind a loopback host (127.0.0.1)`, { variables: ["DEVMIND_HOST", "DEVMIND_API_KEYS"] });
+  }
+}
+
+/**
  * Binds the HTTP API on host:port and starts `workers` in-process worker slots. Refuses
  * (ConfigError, exit 2 from `devmind serve`) to bind a non-loopback host when no API keys are
  * configured: an open server on a network would let anyone run tools and approve them.
@@ -53,9 +63,7 @@ export function isLoopbackHost(host: string): boolean {
  */
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
   const host = options.host ?? options.config.server.host;
-  if (!isLoopbackHost(host) && options.config.server.apiKeys.length === 0) {
-    throw new ConfigError(`refusing to listen on ${host} without API keys: set DEVMIND_API_KEYS (name=key,...) or bind a loopback host (127.0.0.1)`, { variables: ["DEVMIND_HOST", "DEVMIND_API_KEYS"] });
-  }
+  checkBindable(host, options.config);
   const shutdown = new AbortController();
   const app = createApp({ runtime: options.runtime, db: options.db, config: options.config, shutdown: shutdown.signal, log: options.log });
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
