@@ -48,7 +48,7 @@ describe.each(BACKENDS)("devmind serve as a process on %s", (backend) => {
       await owner.query(`DROP SCHEMA IF EXISTS "${env["DEVMIND_DB_SCHEMA"]}" CASCADE`);
       await owner.close();
     }
-  });
+  }, 120_000);
 
   it("serves the API, runs a scripted run on its worker, and exits 0 on SIGTERM", async () => {
     const dir = mkdtempSync(join(tmpdir(), "devmind-serve-"));
@@ -76,7 +76,7 @@ describe.each(BACKENDS)("devmind serve as a process on %s", (backend) => {
       await owner.query(`DROP SCHEMA IF EXISTS "${env["DEVMIND_DB_SCHEMA"]}" CASCADE`);
       await owner.close();
     }
-  });
+  }, 120_000);
 
   describeOn(backend, "postgres")("two server processes on one database", () => {
     let owner: Database;
@@ -152,6 +152,6 @@ describe.each(BACKENDS)("devmind serve as a process on %s", (backend) => {
         ws.cleanup();
         expect(code).toBe(0);
       }
-    });
+    }, 120_000);
   });
 });
