@@ -105,7 +105,10 @@ describe("run_command", () => {
     expect(data.truncated).toBe(true);
     expect(data.stdout.startsWith("line-0\nline-1\n")).toBe(true);
     expect(data.stdout).toContain("line-2999\n");
-    expect(data.stdout).toMatch(/…\[truncated \d+ chars\]…/);
+    const full = Array.from({ length: 3000 }, (_, i) => `line-${i}\n`).join("");
+    const [head, removed, tail] = data.stdout.split(/\n…\[truncated (\d+) chars\]…\n/) as [string, string, string];
+    expect(head.length + Number(removed) + tail.length).toBe(full.length);
+    expect(full.startsWith(head) && full.endsWith(tail)).toBe(true);
     expect(data.stderr).toBe("tail-marker\n");
     expect(JSON.stringify(data).length).toBeLessThanOrEqual(12_000);
   });

@@ -110,17 +110,23 @@ function fitPair(a: string, b: string, budget: number): [string, string, boolean
 function cutMiddle(text: string, maxJson: number): string {
   if (jsonLength(text) <= maxJson) return text;
   let keep = maxJson;
+  // sized for the largest count the marker can show, then filled in with the real one
+  const widest = markerFor(text.length).length;
   for (let attempt = 0; attempt < 32; attempt += 1) {
-    const marker = `\n…[truncated ${text.length - Math.max(0, keep)} chars]…\n`;
-    const room = Math.max(0, keep - marker.length);
+    const room = Math.max(0, keep - widest);
     const head = safeSlice(text, 0, Math.floor(room * 0.4));
     const tail = safeSliceEnd(text, room - head.length);
+    const marker = markerFor(text.length - head.length - tail.length);
     const candidate = head + marker + tail;
     const over = jsonLength(candidate) - maxJson;
     if (over <= 0 || room === 0) return over <= 0 ? candidate : marker.slice(0, Math.max(0, maxJson));
     keep -= Math.max(1, over);
   }
   return "";
+}
+
+function markerFor(removed: number): string {
+  return `\n…[truncated ${removed} chars]…\n`;
 }
 
 /** `text.slice(0, end)` without splitting a surrogate pair. */
