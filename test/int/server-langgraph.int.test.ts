@@ -4,6 +4,7 @@ import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "../../src/db/types.js";
 import type { ScriptedTurn } from "../../src/model/scripted-turns.js";
+import { startServer, type RunningServer } from "../../src/server/start-server.js";
 import { AGENT_ASSISTANT_ID } from "../../src/server/wire.js";
 import { BACKENDS, openBackend } from "../helpers/databases.js";
 import { collect, startTestServer, TEST_KEYS, type TestServer } from "../helpers/server.js";
@@ -198,6 +199,47 @@ describe.each(BACKENDS)("LangGraph SDK Client against devmind serve on %s", (bac
     expect([...joined].sort()).toEqual([...durable(full)].sort());
     expect(full.filter((p) => p.event === "custom").map((p) => (p.data as { type: string }).type).pop()).toBe("run.succeeded");
     expect((await client.runs.get(thread.thread_id, run.run_id)).status).toBe("success");
+  });
+
+  it("the SDK reconnects by itself when the server goes away mid-stream (Location + Last-Event-ID): nothing lost or repeated", async () => {
+    const { server, client } = await start(
+      [
+        { tool_calls: [{ id: "b1", name: "add", args: { a: 5, b: 5 } }], delay_ms: 300 },
+        { tool_calls: [{ id: "b2", name: "add", args: { a: 6, b: 6 } }], delay_ms: 300 },
+        { content: "10 and 12", delay_ms: 300 },
+      ],
+      { workers: 0 },
+    );
+    // the run executes on a worker of its own, so it goes on while the server restarts
+    const worker = server.runtime.worker({ concurrency: 1 });
+    await worker.start();
+    let replacement: RunningServer | undefined;
+    try {
+      const thread = await client.threads.create();
+      const modes = ["values", "updates", "custom"] as const;
+      const parts: Part[] = [];
+      let runId = "";
+      for await (const part of client.runs.stream(thread.thread_id, "agent", { input: { messages: ["add twice"] }, streamMode: [...modes], onRunCreated: (meta) => (runId = meta.run_id) })) {
+        parts.push(part as Part);
+        if (replacement === undefined && parts.filter((p) => p.id !== undefined).length === 3) {
+          await server.server.close();
+          replacement = await startServer({ runtime: server.runtime, db: server.db, config: server.config, host: "127.0.0.1", port: server.server.port, workers: 0, log: () => undefined });
+        }
+      }
+      expect(replacement).toBeDefined();
+      // (each connection starts with metadata, which the SDK tags with the last id it saw)
+      const durable = (list: Part[]) => list.filter((p) => p.id !== undefined && p.event !== "metadata").map((p) => JSON.stringify({ event: p.event, data: p.data }));
+      expect(parts.filter((p) => p.event === "metadata").length).toBe(2);
+      const full = (await collect(client.runs.joinStream(thread.thread_id, runId, { streamMode: [...modes] }))) as Part[];
+      expect(new Set(durable(parts)).size).toBe(durable(parts).length);
+      expect([...durable(parts)].sort()).toEqual([...durable(full)].sort());
+      // the reconnect asked again with the original modes (from Location): updates kept coming
+      expect(parts.filter((p) => p.event === "updates").length).toBe(full.filter((p) => p.event === "updates").length);
+      expect((parts.filter((p) => p.event === "custom").pop()?.data as { type: string }).type).toBe("run.succeeded");
+    } finally {
+      await replacement?.close();
+      await worker.stop();
+    }
   });
 
   it("cancel stops a running run; join returns and the run is cancelled", async () => {

@@ -8,7 +8,7 @@ import { httpError } from "../http-errors.js";
 import type { StreamPart } from "../run-stream.js";
 import { sseResponse } from "../sse.js";
 import { DecisionsBody, intQuery, readBody } from "../validation.js";
-import { runWire } from "../wire.js";
+import { AGENT_ASSISTANT_ID, runWire } from "../wire.js";
 
 type Env = { Variables: AuthVariables };
 
@@ -25,7 +25,8 @@ function contentDisposition(kind: "inline" | "attachment", name: string): string
  * devmind's own routes (CONTRACT section 8), used by the web page and scripts:
  *
  * - `GET /health` -> 200 `{ok: true, database: "ok"}` after a query, 503 `{error: "DATABASE_UNREACHABLE"}` otherwise.
- * - `GET /runs/{id}` -> the full run record (CONTRACT section 3) plus `assistant_id`.
+ * - `GET /runs/{id}` -> the full run record (CONTRACT section 3, with `input`, `limits`, `lease`)
+ *   plus `assistant_id`.
  * - `GET /runs/{id}/events?after=SEQ&follow=1` -> SSE: each run event (CONTRACT section 6) as
  *   `event: <type>`, `data: <event JSON>`, `id: <seq>`; `model.delta {run_id, round, text}` live, without
  *   an id. Resumes after `Last-Event-ID` (or `after`). With follow (default) it ends when the run is
@@ -55,7 +56,7 @@ export function devmindRoutes(deps: AppDeps): Hono<Env> {
     }
   });
 
-  app.get("/runs/:id", async (c) => c.json(runWire(await runtime.runs.get(c.req.param("id")))));
+  app.get("/runs/:id", async (c) => c.json({ ...(await runtime.runs.get(c.req.param("id"))), assistant_id: AGENT_ASSISTANT_ID }));
 
   app.get("/runs/:id/events", async (c) => {
     const run = await runtime.runs.get(c.req.param("id"));

@@ -58,7 +58,9 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
 
   const streamStarted = (c: Context<Env>, started: StartedRun, modes: Set<string>, cancelOnDisconnect: boolean): Response => {
     c.header("Content-Location", runPath(started.run));
-    c.header("Location", `${runPath(started.run)}/stream`);
+    // where the SDK reconnects (with Last-Event-ID); it carries the modes, which a reconnect does not resend
+    const query = new URLSearchParams([...modes].map((mode): [string, string] => ["stream_mode", mode === "messages" ? "messages-tuple" : mode]));
+    c.header("Location", `${runPath(started.run)}/stream?${query.toString()}`);
     const runId = started.run.run_id;
     return sseResponse(
       c,
