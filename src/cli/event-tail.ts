@@ -6,7 +6,8 @@ import type { Runtime } from "../runtime/runtime.js";
  * Prints a run's stored events in seq order, each exactly once, while the run executes in this
  * process: woken by the run's live events and by a short poll (a live event is announced before
  * its row is stored), and drained at the end. This is how `--json` prints the stored shape of
- * CONTRACT section 6, `seq` included, rather than the live objects.
+ * CONTRACT section 6, `seq` included, rather than the live objects — and how the timeline
+ * follows a run that a worker in another process executes.
  */
 export class EventTail {
   private cursor = 0;
@@ -14,11 +15,15 @@ export class EventTail {
   private timer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
 
+  /** `after`: print only events with a greater seq (default 0: all of them). */
   constructor(
     private readonly runtime: Runtime,
     private readonly runId: string,
     private readonly onEvent: (event: RunEvent) => void,
-  ) {}
+    after = 0,
+  ) {
+    this.cursor = after;
+  }
 
   /** Starts listening and polling; `stop()` ends both. */
   start(): void {

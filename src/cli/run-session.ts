@@ -65,12 +65,13 @@ export async function driveRun(opened: OpenedRuntime, runId: string, options: Dr
     // a run still waiting for a decision is asked about (or explained), not claimed again
     const current = await runtime.runs.get(runId);
     const waiting = current.status === "interrupted" && (await openRequests(opened, runId)).length > 0;
-    let record = waiting ? current : await executeOrFollow(opened, runId, () => cancelling, note);
+    const follow = { timeline, cancelling: () => cancelling, note };
+    let record = waiting ? current : await executeOrFollow(opened, runId, follow);
     while (record.status === "interrupted" && options.interactive && !cancelling) {
       const decisions = await askAll(opened, runId, { ...options, signal: promptAbort.signal, onInterrupt }, timeline);
       if (decisions === null || cancelling) break;
       await runtime.runs.decide(runId, { decisions }, { principal: options.principal });
-      record = await executeOrFollow(opened, runId, () => cancelling, note);
+      record = await executeOrFollow(opened, runId, follow);
     }
     if (cancelling) record = await runtime.runs.wait(runId, { timeoutMs: CLI_DEFAULTS.cancelWaitMs });
     else record = await runtime.runs.get(runId);
@@ -126,19 +127,43 @@ export async function printContinue(opened: OpenedRuntime, run: RunRecord, json:
   (json ? process.stderr : process.stdout).write(`${lines.join("\n")}\n`);
 }
 
-async function executeOrFollow(opened: OpenedRuntime, runId: string, cancelling: () => boolean, note: (text: string) => void): Promise<RunRecord> {
+interface FollowOptions {
+  timeline: Timeline | null;
+  cancelling: () => boolean;
+  note: (text: string) => void;
+}
+
+/**
+ * `runs.execute`, or — when a worker claimed the run first (on PostgreSQL a worker may claim a
+ * run the moment it is queued or decided) — following that worker: its stored events go to the
+ * timeline until the run ends or waits for approval.
+ */
+async function executeOrFollow(opened: OpenedRuntime, runId: string, options: FollowOptions): Promise<RunRecord> {
   const { runtime } = opened;
+  const seen = await lastSeq(opened, runId);
   try {
     return await runtime.runs.execute(runId);
   } catch (error) {
     if (!(error instanceof RunConflictError)) throw error;
     const run = await runtime.runs.get(runId);
-    if (cancelling() && run.status === "cancelled") return run;
-    if (run.status !== "running") throw error;
-    // on PostgreSQL a worker may claim a run the moment it is queued or decided
-    note(`a worker (${run.lease?.owner ?? "another process"}) is running this run; following it`);
-    return runtime.runs.wait(runId);
+    if (options.cancelling() && run.status === "cancelled") return run;
+    if (run.status !== "running" && run.status !== "pending") throw error;
+    options.note(`another process (${run.lease?.owner ?? "a worker"}) is running this run; following it`);
+    const timeline = options.timeline;
+    const tail = timeline === null ? null : new EventTail(runtime, runId, (event) => timeline.event(event), seen);
+    tail?.start();
+    try {
+      return await runtime.runs.wait(runId);
+    } finally {
+      await tail?.stop();
+    }
   }
+}
+
+async function lastSeq(opened: OpenedRuntime, runId: string): Promise<number> {
+  let seq = 0;
+  for await (const event of opened.runtime.runs.events(runId)) seq = event.seq;
+  return seq;
 }
 
 async function askAll(

@@ -28,7 +28,7 @@ export function runCli(args: string[], env: Record<string, string>, options: { c
     let stderr = "";
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 60_000);
+    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 180_000);
     child.on("error", (error) => {
       clearTimeout(timer);
       reject(error);
@@ -82,7 +82,7 @@ export function spawnCli(args: string[], env: Record<string, string>, options: {
     for (const watcher of [...watchers]) watcher();
   });
   child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-  const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 90_000);
+  const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 240_000);
   const exited = new Promise<CliResult>((resolve, reject) => {
     child.once("error", reject);
     child.once("close", (code) => {
@@ -97,7 +97,7 @@ export function spawnCli(args: string[], env: Record<string, string>, options: {
     pid: child.pid ?? 0,
     stdout: () => stdout,
     stderr: () => stderr,
-    waitFor(test, timeoutMs = 60_000) {
+    waitFor(test, timeoutMs = 180_000) {
       return new Promise((resolve, reject) => {
         const check = (): void => {
           if (test(stdout)) finish();

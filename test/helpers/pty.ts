@@ -9,7 +9,7 @@ import { cliCommandLine, spawnCli, type CliChild } from "./cli.js";
 export function spawnInPty(args: string[], env: Record<string, string>, options: { cwd: string; timeoutMs?: number }): CliChild {
   return spawnCli([], { TERM: "xterm", ...env }, {
     cwd: options.cwd,
-    timeoutMs: options.timeoutMs ?? 90_000,
+    timeoutMs: options.timeoutMs ?? 240_000,
     command: ["script", ["-qfec", cliCommandLine(args), "/dev/null"]],
   });
 }

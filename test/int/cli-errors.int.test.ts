@@ -36,15 +36,17 @@ describe("devmind bad input: one line, a usage hint, exit 2, nothing touched", (
       [["approve", "00000000-0000-4000-8000-000000000000", "--args", "[1,2]"], /--args must be a JSON object/],
       [["worker", "--concurrency", "many"], /--concurrency must be an integer/],
     ];
-    for (const [args, message] of cases) {
-      const result = await runCli(args, env, { cwd: ctx.dir });
+    // independent processes that never open the database: run them side by side
+    const results = await Promise.all(cases.map(([args]) => runCli(args, env, { cwd: ctx.dir, timeoutMs: 240_000 })));
+    for (const [index, [args, message]] of cases.entries()) {
+      const result = results[index] as Awaited<ReturnType<typeof runCli>>;
       expect(result.code, args.join(" ")).toBe(2);
       expect(result.stderr, args.join(" ")).toMatch(message);
       expect(result.stderr, args.join(" ")).toContain("(add --help for usage)");
       expect(result.stdout, args.join(" ")).toBe("");
     }
     expect(existsSync(join(ctx.dir, "data"))).toBe(false);
-  }, 120_000);
+  }, 300_000);
 
   it("exits 2 naming what to set when no model is configured, the script file is unreadable, or a variable is invalid", async () => {
     const ctx = context();
@@ -64,7 +66,7 @@ describe("devmind bad input: one line, a usage hint, exit 2, nothing touched", (
     expect(worker.code).toBe(2);
     expect(worker.stderr).toContain("OPENAI_API_KEY");
     expect(existsSync(join(ctx.dir, "data"))).toBe(false);
-  }, 60_000);
+  }, 300_000);
 
   it("reads the task from stdin, refuses a second run on a thread whose run is waiting, cancels the waiting run", async () => {
     const ctx = context();
@@ -86,5 +88,5 @@ describe("devmind bad input: one line, a usage hint, exit 2, nothing touched", (
     const runs = await runCli(["runs", "--json"], ctx.env, { cwd: ctx.dir });
     expect(ndjson(runs.stdout).map((run) => [run["status"], run["stop_reason"]])).toEqual([["cancelled", "cancelled"]]);
     expect(ndjson(runs.stdout)[0]?.["input"]).toEqual({ messages: ["write a.txt"] });
-  }, 60_000);
+  }, 300_000);
 });

@@ -71,7 +71,7 @@ describe.each(BACKENDS)("devmind run / approve / reject / resume / cancel on %s"
     expect(events[8]).toMatchObject({ answer: "2 + 3 = 5" });
     expect(Object.keys(final).sort()).toEqual(RESULT_KEYS);
     expect(final).toMatchObject({ type: "result", status: "success", stop_reason: "completed", answer: "2 + 3 = 5", model_rounds: 2, tool_calls: 1 });
-  }, 90_000);
+  }, 300_000);
 
   it("pauses at an approval (exit 3, the command to continue), then `approve` in a fresh process finishes it (exit 0)", async () => {
     const ctx = context(backend);
@@ -111,7 +111,7 @@ describe.each(BACKENDS)("devmind run / approve / reject / resume / cancel on %s"
     expect(events.filter((e) => e["type"] === "tool.call.finished" && e["tool"] === "write_file")).toHaveLength(1);
     expect(lines.at(-1)).toMatchObject({ type: "result", run_id: runId, status: "success", answer: "all done", model_rounds: 3, tool_calls: 2 });
     expect(readFileSync(join(ctx.workspace, "note.txt"), "utf8")).toBe("hello");
-  }, 90_000);
+  }, 300_000);
 
   it("reject --reason: the call never runs, the model is told, the run goes on; approve --args runs edited arguments", async () => {
     const ctx = context(backend);
@@ -137,7 +137,7 @@ describe.each(BACKENDS)("devmind run / approve / reject / resume / cancel on %s"
     expect(edited.stdout).toContain('✓ write_file(path="other.txt", content="edited")');
     expect(readFileSync(join(ctx.workspace, "other.txt"), "utf8")).toBe("edited");
     expect(existsSync(join(ctx.workspace, "note.txt"))).toBe(false);
-  }, 120_000);
+  }, 300_000);
 
   it("refuses to decide a finished run or an unknown run: exit 2, one line and a hint, the database unchanged", async () => {
     const ctx = context(backend);
@@ -160,7 +160,7 @@ describe.each(BACKENDS)("devmind run / approve / reject / resume / cancel on %s"
       expect(refused.stderr.split("\n")[0]).toMatch(/^devmind: no run with id .*\[RUN_NOT_FOUND\]$/);
     }
     expect(await snapshot(ctx, runId)).toBe(before);
-  }, 120_000);
+  }, 300_000);
 
   it("Ctrl-C cancels the run cleanly: exit 4, status cancelled, the cancel events stored", async () => {
     const ctx = context(backend);
@@ -173,7 +173,7 @@ describe.each(BACKENDS)("devmind run / approve / reject / resume / cancel on %s"
     const lines = ndjson(result.stdout);
     expect(types(lines.slice(0, -1))).toEqual(["run.created", "run.started", "model.started", "run.cancel_requested", "run.cancelled"]);
     expect(lines.at(-1)).toMatchObject({ type: "result", status: "cancelled", stop_reason: "cancelled" });
-  }, 90_000);
+  }, 300_000);
 
   it("resume continues a run whose process was killed, without running a finished tool call again", async () => {
     const ctx = context(backend);
@@ -197,5 +197,5 @@ describe.each(BACKENDS)("devmind run / approve / reject / resume / cancel on %s"
     expect(events.filter((e) => e["type"] === "run.resumed")).toHaveLength(1);
     expect(lines.at(-1)).toMatchObject({ status: "success", answer: "appended", tool_calls: 1 });
     expect(readFileSync(join(ctx.workspace, "log.txt"), "utf8")).toBe("once\n");
-  }, 120_000);
+  }, 300_000);
 });

@@ -46,7 +46,7 @@ describe("devmind run on a terminal (pseudo-terminal)", () => {
     expect(text).toContain("The note is written.");
     expect(text).toContain(`run ${runIdFrom(text)}: success (completed) · 2 model rounds · 1 tool call`);
     expect(readFileSync(join(ctx.workspace, "note.txt"), "utf8")).toBe("hello");
-  }, 90_000);
+  }, 300_000);
 
   it("reject asks for a reason; the model is told and the run finishes without the call", async () => {
     const ctx = context();
@@ -61,7 +61,7 @@ describe("devmind run on a terminal (pseudo-terminal)", () => {
     expect(text).toMatch(/✗ rejected write_file by cli:\S+: too risky/);
     expect(text).toContain("success (completed)");
     expect(existsSync(join(ctx.workspace, "note.txt"))).toBe(false);
-  }, 90_000);
+  }, 300_000);
 
   it("edit opens the arguments as JSON in $EDITOR and runs what was saved", async () => {
     const ctx = context();
@@ -78,7 +78,7 @@ describe("devmind run on a terminal (pseudo-terminal)", () => {
     expect(text).toMatch(/✓ write_file\(path="edited.txt", content="from the editor"\)/);
     expect(readFileSync(join(ctx.workspace, "edited.txt"), "utf8")).toBe("from the editor");
     expect(existsSync(join(ctx.workspace, "note.txt"))).toBe(false);
-  }, 90_000);
+  }, 300_000);
 
   it("later leaves the run waiting (exit 3, the command to continue); Ctrl-C at the prompt cancels it (exit 4)", async () => {
     const ctx = context();
@@ -98,5 +98,5 @@ describe("devmind run on a terminal (pseudo-terminal)", () => {
     expect(cancelled.code).toBe(4);
     expect(screen(cancelled.stdout)).toContain(`run ${runId}: cancelled (cancelled)`);
     expect(existsSync(join(ctx.workspace, "note.txt"))).toBe(false);
-  }, 90_000);
+  }, 300_000);
 });

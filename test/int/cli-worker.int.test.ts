@@ -34,7 +34,7 @@ describe.each(BACKENDS)("devmind worker and the embedded-database rule on %s", (
     expect(ended.code).toBe(4);
     const runs = await runCli(["runs", "--json"], ctx.env, { cwd: ctx.dir });
     expect(ndjson(runs.stdout).map((run) => run["status"])).toEqual(["cancelled"]);
-  }, 120_000);
+  }, 300_000);
 
   itOn(backend, "postgres")("run --detach only queues; a `devmind worker` process runs it; SIGTERM drains and exits 0", async () => {
     const ctx = context(backend);
@@ -62,5 +62,5 @@ describe.each(BACKENDS)("devmind worker and the embedded-database rule on %s", (
     const stopped = await worker.exited;
     expect(stopped.code).toBe(0);
     expect(stopped.stdout).toContain("worker stopped");
-  }, 120_000);
+  }, 300_000);
 });
