@@ -9,18 +9,25 @@ import type { StreamPart } from "./run-stream.js";
  * lines, a `: heartbeat` comment every SERVER_DEFAULTS.heartbeatMs, and — if producing parts
  * fails — a final `error` part `{error, message}`. `signal` aborts when the client goes away or
  * `shutdown` fires (the server is closing: clients reconnect with Last-Event-ID elsewhere).
+ * `onClientGone` is called only when the client disconnected before the parts ended (not at a
+ * normal end, not at shutdown): LangGraph's `on_disconnect: "cancel"`.
  * Set headers (Content-Location, Location) on `c` before calling.
  */
-export function sseResponse(c: Context, parts: (signal: AbortSignal) => AsyncIterable<StreamPart>, shutdown?: AbortSignal): Response {
+export function sseResponse(c: Context, parts: (signal: AbortSignal) => AsyncIterable<StreamPart>, shutdown?: AbortSignal, onClientGone?: () => void): Response {
   return streamSSE(c, async (stream) => {
     const abort = new AbortController();
+    let ended = false;
     const stop = (): void => abort.abort();
-    stream.onAbort(stop);
-    c.req.raw.signal.addEventListener("abort", stop, { once: true });
+    const gone = (): void => {
+      if (!ended && !abort.signal.aborted && shutdown?.aborted !== true) onClientGone?.();
+      stop();
+    };
+    stream.onAbort(gone);
+    c.req.raw.signal.addEventListener("abort", gone, { once: true });
     shutdown?.addEventListener("abort", stop, { once: true });
     if (shutdown?.aborted === true) stop();
     const heartbeat = setInterval(() => {
-      if (!stream.closed && !stream.aborted) void stream.write(": heartbeat\n\n").catch(stop);
+      if (!stream.closed && !stream.aborted) void stream.write(": heartbeat\n\n").catch(gone);
     }, SERVER_DEFAULTS.heartbeatMs);
     heartbeat.unref?.();
     try {
@@ -34,8 +41,9 @@ export function sseResponse(c: Context, parts: (signal: AbortSignal) => AsyncIte
         await stream.writeSSE({ event: "error", data: JSON.stringify(body) }).catch(() => undefined);
       }
     } finally {
+      ended = true;
       clearInterval(heartbeat);
-      c.req.raw.signal.removeEventListener("abort", stop);
+      c.req.raw.signal.removeEventListener("abort", gone);
       shutdown?.removeEventListener("abort", stop);
       abort.abort();
     }

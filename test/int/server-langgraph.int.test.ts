@@ -242,6 +242,39 @@ describe.each(BACKENDS)("LangGraph SDK Client against devmind serve on %s", (bac
     }
   });
 
+  it("onDisconnect cancel (useStream's default): a stream that ends at the interrupt leaves the run waiting; leaving mid-run cancels it", async () => {
+    const { client } = await start([
+      { tool_calls: [{ id: "call_write", name: "write_file", args: { path: "a.txt", content: "a" } }] },
+      { content: "slow answer", delay_ms: 20_000 },
+    ]);
+    const thread = await client.threads.create();
+    let runId = "";
+    const parts = (await collect(
+      client.runs.stream(thread.thread_id, "agent", { input: { messages: ["write a.txt"] }, streamMode: ["values"], onDisconnect: "cancel", onRunCreated: (meta) => (runId = meta.run_id) }),
+    )) as Part[];
+    expect(parts.some((p) => p.event === "values" && "__interrupt__" in (p.data as object))).toBe(true);
+    expect((await client.runs.get(thread.thread_id, runId)).status).toBe("interrupted");
+    // resume, then leave while the model is answering: the run is cancelled
+    const abort = new AbortController();
+    try {
+      for await (const part of client.runs.stream(thread.thread_id, "agent", {
+        command: { resume: { decisions: [{ type: "approve" }] } },
+        streamMode: ["custom"],
+        onDisconnect: "cancel",
+        signal: abort.signal,
+      })) {
+        if ((part.data as { type?: string }).type === "model.started") abort.abort();
+      }
+    } catch (error) {
+      if ((error as Error).name !== "AbortError") throw error;
+    }
+    const final = await eventually(async () => {
+      const run = await client.runs.get(thread.thread_id, runId);
+      return (run.status as string) === "cancelled" ? run : undefined;
+    });
+    expect(final).toMatchObject({ status: "cancelled", stop_reason: "cancelled" });
+  });
+
   it("cancel stops a running run; join returns and the run is cancelled", async () => {
     const { client } = await start([{ content: "never said", delay_ms: 20_000 }]);
     const thread = await client.threads.create();

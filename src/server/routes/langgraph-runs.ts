@@ -64,11 +64,9 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
     const runId = started.run.run_id;
     return sseResponse(
       c,
-      (signal) => {
-        if (cancelOnDisconnect) signal.addEventListener("abort", () => void runtime.runs.cancel(runId).catch(() => undefined), { once: true });
-        return runStream({ runtime, db }, runId, { modes, from: started.from, waitForResume: started.waitForResume, signal });
-      },
+      (signal) => runStream({ runtime, db }, runId, { modes, from: started.from, waitForResume: started.waitForResume, signal }),
       deps.shutdown,
+      cancelOnDisconnect ? () => void runtime.runs.cancel(runId).catch(() => undefined) : undefined,
     );
   };
 
