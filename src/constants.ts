@@ -254,6 +254,8 @@ export const SERVER_DEFAULTS = {
   streamPollMs: 250,
   /** The one assistant and graph the LangGraph API serves. */
   graphId: "agent",
+  /** The assistant's id: LangGraph's default assistant id for graph `agent` (uuid5 of the graph id in LangGraph's namespace). */
+  assistantId: "fe096781-5601-53d2-b2f6-0d3403f7e9ca",
   /** The principal recorded on decisions when no API keys are configured (loopback only). */
   anonymousPrincipal: "anonymous",
   /** `runs.wait` / `join` hold the request at most this long, then answer with the run as it is. */

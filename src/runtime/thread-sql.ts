@@ -50,11 +50,14 @@ export function threadSql(schema: string) {
        SELECT $1::text, $2::jsonb, ${iso("now()")}, ${iso("now()")}, 'idle', true
         WHERE EXISTS (SELECT 1 FROM ins)`,
     ),
-    /** $1 thread id: makes sure the thread exists and marks it updated now. */
+    /**
+     * $1 thread id, $2 metadata json: makes sure the thread exists (with $2 as its metadata when
+     * new, merged under the stored keys otherwise) and marks it updated now.
+     */
     touch: statement(
       "threads_touch",
-      `INSERT INTO ${threads} AS t (thread_id) VALUES ($1::text)
-       ON CONFLICT (thread_id) DO UPDATE SET updated_at = now()`,
+      `INSERT INTO ${threads} AS t (thread_id, metadata) VALUES ($1::text, $2::jsonb)
+       ON CONFLICT (thread_id) DO UPDATE SET updated_at = now(), metadata = $2::jsonb || t.metadata`,
     ),
     /** $1 thread id. */
     get: statement("threads_get", `SELECT ${columns} FROM ${threads} t WHERE t.thread_id = $1::text`),

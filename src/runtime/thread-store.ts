@@ -1,3 +1,4 @@
+import { SERVER_DEFAULTS } from "../constants.js";
 import type { Database, Row } from "../db/types.js";
 import { RunConflictError, ThreadNotFoundError } from "../errors.js";
 import { checkThreadId, runInputError } from "./run-record.js";
@@ -30,6 +31,9 @@ export interface SearchThreadsOptions {
 }
 
 const SEARCH_MAX = 500;
+
+/** Metadata a thread gets once a run was created on it: the one graph devmind runs. */
+export const THREAD_RUN_METADATA: Readonly<Record<string, string>> = { graph_id: SERVER_DEFAULTS.graphId, assistant_id: SERVER_DEFAULTS.assistantId };
 const THREAD_STATUSES: readonly ThreadStatus[] = ["idle", "busy", "interrupted", "error"];
 
 /**
@@ -64,9 +68,13 @@ export class ThreadStore {
     return threadFromRow(row);
   }
 
-  /** Makes sure the thread has a row (runs call it when they are created) and marks it updated. */
+  /**
+   * Makes sure the thread has a row (runs call it when they are created) and marks it updated.
+   * The thread's metadata gains THREAD_RUN_METADATA's keys it does not have, as LangGraph
+   * servers tag a thread with the graph that ran on it (Agent Chat UI lists threads by it).
+   */
   async touch(threadId: string): Promise<void> {
-    await this.db.query(this.sql.touch, [checkThreadId(threadId)]);
+    await this.db.query(this.sql.touch, [checkThreadId(threadId), JSON.stringify(THREAD_RUN_METADATA)]);
   }
 
   /** The thread; ThreadNotFoundError when there is none. */

@@ -7,7 +7,7 @@ import type { ThreadRecord } from "../runtime/thread-store.js";
  * The one assistant's id: LangGraph's default assistant id for graph `agent` (uuid5 of the graph
  * id in LangGraph's namespace), so clients that pass either the graph id or this uuid agree.
  */
-export const AGENT_ASSISTANT_ID = "fe096781-5601-53d2-b2f6-0d3403f7e9ca";
+export const AGENT_ASSISTANT_ID: string = SERVER_DEFAULTS.assistantId;
 
 /** True when a request's `assistant_id` names devmind's agent (its uuid or the graph id `agent`). */
 export function isAgentAssistant(id: string): boolean {

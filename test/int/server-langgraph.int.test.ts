@@ -343,11 +343,13 @@ describe.each(BACKENDS)("LangGraph SDK Client against devmind serve on %s", (bac
     await expect(client.threads.create({ threadId: thread.thread_id })).rejects.toMatchObject({ status: 409 });
     expect((await client.threads.create({ threadId: thread.thread_id, ifExists: "do_nothing" })).thread_id).toBe(thread.thread_id);
     await client.runs.wait(thread.thread_id, "agent", { input: { messages: ["hi"] } });
+    // a run tags its thread with the graph, as LangGraph servers do (Agent Chat UI lists threads by it)
+    expect((await client.threads.get(thread.thread_id)).metadata).toEqual({ team: "blue", graph_id: "agent", assistant_id: AGENT_ASSISTANT_ID });
     const other = await client.threads.create({ metadata: { team: "red" } });
     expect((await client.threads.search({ metadata: { team: "blue" } })).map((t) => t.thread_id)).toEqual([thread.thread_id]);
     expect((await client.threads.search({ status: "idle", sortBy: "created_at", sortOrder: "asc" })).map((t) => t.thread_id)).toEqual([thread.thread_id, other.thread_id]);
     const patched = await client.threads.update(thread.thread_id, { metadata: { note: "x" } });
-    expect(patched.metadata).toEqual({ team: "blue", note: "x" });
+    expect(patched.metadata).toEqual({ team: "blue", graph_id: "agent", assistant_id: AGENT_ASSISTANT_ID, note: "x" });
     await client.threads.delete(thread.thread_id);
     await expect(client.threads.get(thread.thread_id)).rejects.toMatchObject({ status: 404 });
     await expect(client.threads.getState(thread.thread_id)).rejects.toMatchObject({ status: 404 });
