@@ -1,10 +1,16 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config.js";
 import type { Database } from "../../src/db/types.js";
+import { ScriptedChatModel } from "../../src/model/scripted-model.js";
+import { createRuntime } from "../../src/runtime/runtime.js";
+import { startServer, type RunningServer } from "../../src/server/start-server.js";
+import { tempWorkspace } from "../helpers/agent.js";
 import { launchChromium, openProbedPage, saveScreenshot, type PageProbe } from "../helpers/browser.js";
-import { BACKENDS, openBackend } from "../helpers/databases.js";
+import { BACKENDS, freshMigratedSchema, openBackend } from "../helpers/databases.js";
+import { TINY_PNG_B64 } from "../helpers/openai-server.js";
 import { startServerStack, type ServerStack } from "../helpers/server-stack.js";
 
 // The web page at / (CONTRACT section 8) driven in the real Debian chromium: a user starts a run,
@@ -173,6 +179,82 @@ describe.each(BACKENDS)("web page on %s", (backend) => {
     // the first list request went out without a key and was refused; nothing else failed
     expect(probe.failedResponses).toContain("401 GET /runs");
     expectQuiet(probe, ["401 GET /runs"]);
+  });
+  it("shows attachments: an image inline from /files/{id}, any other file as a download that never opens as a page", async () => {
+    stack = await startServerStack(owner, [
+      {
+        tool_calls: [
+          { id: "call_png", name: "send_file", args: { path: "dot.png" } },
+          { id: "call_html", name: "send_file", args: { path: "page.html" } },
+        ],
+      },
+      { content: "Sent both files." },
+    ]);
+    writeFileSync(join(stack.workspace, "dot.png"), Buffer.from(TINY_PNG_B64, "base64"));
+    writeFileSync(join(stack.workspace, "page.html"), '<script>alert("from the attachment")</script><h1>hi</h1>');
+    const { page, probe } = await open(stack);
+    await page.getByLabel("Task").fill("send me the files");
+    await page.getByRole("button", { name: "Run", exact: true }).click();
+    await expect.poll(() => page.getByTestId("answer").textContent(), { timeout: UI_TIMEOUT }).toBe("Sent both files.");
+
+    const pngLine = page.locator('[data-testid="tool-line"][data-tool-call-id="call_png"]');
+    const image = pngLine.getByTestId("attachment-image");
+    await image.waitFor({ timeout: UI_TIMEOUT });
+    expect(await image.getAttribute("alt")).toBe("dot.png");
+    await expect.poll(() => image.getAttribute("src"), { timeout: UI_TIMEOUT }).toMatch(/^blob:/);
+    await expect.poll(() => image.evaluate((img: unknown) => {
+      const loaded = img as { complete: boolean; naturalWidth: number };
+      return loaded.complete ? loaded.naturalWidth : 0;
+    }), { timeout: UI_TIMEOUT }).toBe(1);
+    expect(await pngLine.getByTestId("attachment-link").textContent()).toBe("dot.png (68 B)");
+
+    const htmlLine = page.locator('[data-testid="tool-line"][data-tool-call-id="call_html"]');
+    const link = htmlLine.getByTestId("attachment-link");
+    await link.waitFor({ timeout: UI_TIMEOUT });
+    expect(await htmlLine.getByTestId("attachment-image").count()).toBe(0);
+    const [download] = await Promise.all([page.waitForEvent("download", { timeout: UI_TIMEOUT }), link.click()]);
+    expect(download.suggestedFilename()).toBe("page.html");
+    expect(page.context().pages()).toHaveLength(1);
+    expectQuiet(probe);
+  });
+
+  it("keeps following a run across a server restart: reconnects, resumes after the last event, shows each event once", async () => {
+    const { db, drop } = await freshMigratedSchema(owner);
+    const workspace = tempWorkspace();
+    const config = loadConfig({ DEVMIND_WORKSPACE: workspace.dir, DEVMIND_MODEL_MAX_RETRIES: "0" });
+    const runtime = createRuntime({ db, model: new ScriptedChatModel([{ tool_calls: [{ id: "call_w", name: "write_file", args: { path: "r.txt", content: "r" } }] }, { content: "after the restart" }]), config });
+    let server: RunningServer | undefined = await startServer({ runtime, db, config, host: "127.0.0.1", port: 0, workers: 1 });
+    try {
+      const port = server.port;
+      const { page, probe } = await openProbedPage(browser, server.url);
+      await page.goto(`${server.url}/`);
+      await page.getByLabel("Task").fill("write r.txt");
+      await page.getByRole("button", { name: "Run", exact: true }).click();
+      await page.locator('[data-testid="approval"][data-tool="write_file"]').waitFor({ timeout: UI_TIMEOUT });
+      const runId = (await runtime.runs.list({ limit: 1 }))[0]?.run_id ?? "";
+
+      // the server goes away (its streams end) and comes back on the same port; the decision is made elsewhere
+      await server.close();
+      server = undefined;
+      await expect.poll(() => page.locator("#connection").getAttribute("data-state"), { timeout: UI_TIMEOUT }).toBe("reconnecting");
+      await runtime.runs.decide(runId, { decisions: [{ type: "approve" }] }, { principal: "cli" });
+      server = await startServer({ runtime, db, config, host: "127.0.0.1", port, workers: 1 });
+
+      await expect.poll(() => page.getByTestId("answer").textContent(), { timeout: UI_TIMEOUT }).toBe("after the restart");
+      await expect.poll(() => page.getByTestId("run-status").textContent(), { timeout: UI_TIMEOUT }).toBe("success");
+      // each stored event shown once, although the stream was read twice
+      const types = await page.locator('[data-testid="event"]').evaluateAll((items: unknown[]) => items.map((item) => (item as { dataset: Record<string, string> }).dataset["type"]));
+      expect(types).toEqual(["run.created", "run.started", "approval.requested", "run.interrupted", "approval.decided", "run.resumed", "run.succeeded"]);
+      expect(await page.locator('[data-testid="tool-line"]').count()).toBe(1);
+      expect(probe.pageErrors).toEqual([]);
+      expect(probe.dialogs).toEqual([]);
+      await page.context().close();
+    } finally {
+      await server?.close();
+      await runtime.close();
+      await drop();
+      workspace.cleanup();
+    }
   });
 });
 
