@@ -128,6 +128,10 @@ describe.each(BACKENDS)("HTTP API on %s: auth, errors, devmind routes", (backend
     const record = await waitForStatus(server, runId, "success");
     expect(record).toMatchObject({ run_id: runId, thread_id: tid, status: "success", stop_reason: "completed", answer: "done", model_rounds: 2, tool_calls: 1, usage: { input_tokens: 0, output_tokens: 0 }, error: null });
     expect(Object.keys(record)).toEqual(expect.arrayContaining(["attempt", "created_at", "updated_at"]));
+    expect(record["input"]).toEqual({ messages: [{ type: "human", data: expect.objectContaining({ content: "write notes" }) }] });
+    const listed = await call(server, "/runs?limit=10&status=success");
+    expect((listed.body as unknown as Json[]).map((r) => [r["run_id"], r["status"]])).toEqual([[runId, "success"]]);
+    expect(await call(server, "/runs?status=odd")).toMatchObject({ status: 422 });
     const rows = await server.db.query<{ principal: string; reason: string | null; decision: string }>(`SELECT principal, reason, decision FROM "${server.db.schema}".run_decisions WHERE run_id = $1`, [runId]);
     expect(rows.rows).toEqual([{ principal: "bob", reason: "looks fine", decision: "approve" }]);
     expect(await call(server, `/runs/${runId}/decisions`, { method: "POST", json: { decisions: [{ type: "approve" }] } })).toMatchObject({ status: 409, body: { error: "RUN_CONFLICT" } });

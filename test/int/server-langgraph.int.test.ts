@@ -275,6 +275,20 @@ describe.each(BACKENDS)("LangGraph SDK Client against devmind serve on %s", (bac
     expect(final).toMatchObject({ status: "cancelled", stop_reason: "cancelled" });
   });
 
+  it("a failed run: the stream ends with an error part, wait answers the values with the stop reason", async () => {
+    const { client } = await start([{ error: "the provider is down" }]);
+    const thread = await client.threads.create();
+    const parts = (await collect(client.runs.stream(thread.thread_id, "agent", { input: { messages: ["hi"] }, streamMode: ["values"] }))) as Part[];
+    const last = parts[parts.length - 1];
+    expect(last?.event).toBe("error");
+    expect(last?.data).toEqual({ error: "MODEL_FAILED", message: expect.stringContaining("the provider is down") });
+    const [run] = await client.runs.list(thread.thread_id);
+    expect(run).toMatchObject({ status: "error", stop_reason: "model_failed" });
+    const joined = (await client.runs.join(thread.thread_id, run?.run_id as string)) as Record<string, unknown>;
+    expect(joined).toMatchObject({ stop_reason: "model_failed", error: { code: "MODEL_FAILED" } });
+    expect((await client.threads.get(thread.thread_id)).status).toBe("error");
+  });
+
   it("cancel stops a running run; join returns and the run is cancelled", async () => {
     const { client } = await start([{ content: "never said", delay_ms: 20_000 }]);
     const thread = await client.threads.create();

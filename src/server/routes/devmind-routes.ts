@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { RUNTIME_DEFAULTS } from "../../constants.js";
 import { AttachmentStore } from "../../runtime/attachment-store.js";
+import { isRunStatus } from "../../runtime/run-record.js";
 import { subscribeModelDeltas } from "../../runtime/live-deltas.js";
 import type { AppDeps } from "../app.js";
 import type { AuthVariables } from "../auth.js";
@@ -25,6 +26,8 @@ function contentDisposition(kind: "inline" | "attachment", name: string): string
  * devmind's own routes (CONTRACT section 8), used by the web page and scripts:
  *
  * - `GET /health` -> 200 `{ok: true, database: "ok"}` after a query, 503 `{error: "DATABASE_UNREACHABLE"}` otherwise.
+ * - `GET /runs?status=S&limit=N&before=RUN_ID` -> full run records, newest first (keyset page:
+ *   `before` is the last run id of the previous page).
  * - `GET /runs/{id}` -> the full run record (CONTRACT section 3, with `input`, `limits`, `lease`)
  *   plus `assistant_id`.
  * - `GET /runs/{id}/events?after=SEQ&follow=1` -> SSE: each run event (CONTRACT section 6) as
@@ -54,6 +57,15 @@ export function devmindRoutes(deps: AppDeps): Hono<Env> {
     } catch {
       return c.json({ error: "DATABASE_UNREACHABLE", message: "the database did not answer" }, 503);
     }
+  });
+
+  app.get("/runs", async (c) => {
+    const status = c.req.query("status");
+    if (status !== undefined && !isRunStatus(status)) throw httpError("REQUEST_INVALID", `unknown run status ${JSON.stringify(status.slice(0, 50))}`);
+    const limit = intQuery(c.req.query("limit"), "limit", 50, 500) || 50;
+    const before = c.req.query("before");
+    const runs = await runtime.runs.list({ status, limit, ...(before === undefined ? {} : { before }) });
+    return c.json(runs.map((run) => ({ ...run, assistant_id: AGENT_ASSISTANT_ID })));
   });
 
   app.get("/runs/:id", async (c) => c.json({ ...(await runtime.runs.get(c.req.param("id"))), assistant_id: AGENT_ASSISTANT_ID }));
