@@ -1,5 +1,6 @@
 import { RUNTIME_DEFAULTS, SERVER_DEFAULTS } from "../constants.js";
-import { hasErrorCode, RunConflictError } from "../errors.js";
+import { DevmindError, hasErrorCode, RunConflictError } from "../errors.js";
+import { inputMessages } from "../runtime/run-input.js";
 import type { RunRecord } from "../runtime/run-record.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { httpError } from "./http-errors.js";
@@ -26,7 +27,7 @@ const ROLE_TYPES: Record<string, string> = { human: "human", user: "human", ai: 
  * `{type, data}` — in the forms the runtime accepts (`inputMessages`).
  */
 export function normalizeMessages(messages: readonly unknown[]): unknown[] {
-  return messages.map((message) => {
+  const normalized = messages.map((message, index) => {
     if (message === null || typeof message !== "object" || Array.isArray(message)) return message;
     const record = message as Record<string, unknown>;
     if (record["data"] !== undefined) return record;
@@ -34,8 +35,21 @@ export function normalizeMessages(messages: readonly unknown[]): unknown[] {
     const type = kind === undefined ? undefined : ROLE_TYPES[kind];
     if (type === undefined) return record;
     const { type: _type, role: _role, ...data } = record;
-    return { type, data: { ...data, content: data["content"] ?? "" } };
+    const content = data["content"] ?? "";
+    if (typeof content !== "string" && !(Array.isArray(content) && content.every((block) => block !== null && typeof block === "object" && !Array.isArray(block)))) {
+      throw new DevmindError("RUN_INPUT_INVALID", `message ${index}: content must be text or a list of content blocks`, { details: { index } });
+    }
+    if (type === "tool" && typeof data["tool_call_id"] !== "string") throw new DevmindError("RUN_INPUT_INVALID", `message ${index}: a tool message needs tool_call_id`, { details: { index } });
+    return { type, data: { ...data, content } };
   });
+  // the runtime builds LangChain messages from these; whatever it cannot build is the caller's input
+  try {
+    inputMessages({ messages: normalized });
+  } catch (error) {
+    if (error instanceof DevmindError) throw error;
+    throw new DevmindError("RUN_INPUT_INVALID", `input messages are not valid LangChain messages: ${error instanceof Error ? error.message.slice(0, 300) : String(error)}`);
+  }
+  return normalized;
 }
 
 async function lastSeq(runtime: Runtime, runId: string): Promise<number> {

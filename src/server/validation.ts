@@ -7,6 +7,8 @@ export const STREAM_MODES = ["values", "updates", "messages", "messages-tuple", 
 
 const streamMode = z.union([z.enum(STREAM_MODES), z.array(z.enum(STREAM_MODES)).max(STREAM_MODES.length)]);
 const metadata = z.record(z.string(), z.unknown());
+/** A checkpoint id as a client may send one: bounded text without NUL (ids are uuid6 strings). */
+export const CheckpointId = z.string().min(1).max(256).regex(/^[^\u0000]*$/, "must not contain NUL");
 
 /**
  * `POST /threads/{id}/runs[/stream|/wait]` and `POST /runs[/stream|/wait]` (LangGraph RunCreate).
@@ -65,7 +67,7 @@ export const ThreadSearchBody = z
 export const HistoryBody = z
   .object({
     limit: z.number().int().min(1).max(1_000).nullish(),
-    before: z.union([z.string().min(1).max(256), z.object({ configurable: z.object({ checkpoint_id: z.string().min(1).max(256) }).passthrough() }).passthrough()]).nullish(),
+    before: z.union([CheckpointId, z.object({ configurable: z.object({ checkpoint_id: CheckpointId }).passthrough() }).passthrough()]).nullish(),
   })
   .passthrough();
 

@@ -104,6 +104,12 @@ describe.each(BACKENDS)("HTTP API on %s: auth, errors, devmind routes", (backend
     expect(await call(server, `/runs/00000000-0000-4000-8000-000000000000`)).toMatchObject({ status: 404, body: { error: "RUN_NOT_FOUND" } });
     expect(await call(server, `/runs/not-a-uuid/events`)).toMatchObject({ status: 404, body: { error: "RUN_NOT_FOUND" } });
     expect(await call(server, `/threads/${tid}/history`, { method: "POST", json: { limit: 0 } })).toMatchObject({ status: 422 });
+    expect(await call(server, `/threads/${tid}/history`, { method: "POST", json: { before: "a\u0000b" } })).toMatchObject({ status: 422 });
+    expect(await call(server, `/threads/${tid}/state/%00`)).toMatchObject({ status: 422 });
+    expect(await call(server, `/threads/${tid}/state/no-such-checkpoint`)).toMatchObject({ status: 404 });
+    expect(await call(server, `/threads/${tid}/runs`, { method: "POST", json: { assistant_id: "agent", input: { messages: [{ type: "tool", content: "x" }] } } })).toMatchObject({ status: 422, body: { error: "RUN_INPUT_INVALID" } });
+    expect(await call(server, `/threads/${tid}/runs`, { method: "POST", json: { assistant_id: "agent", input: { messages: [{ type: "human", content: { a: 1 } }] } } })).toMatchObject({ status: 422, body: { error: "RUN_INPUT_INVALID" } });
+    expect(await call(server, `/threads/${tid}/runs`, { method: "POST", json: { assistant_id: "agent", command: { resume: { decisions: [{ type: "approve" }] } } } })).toMatchObject({ status: 409, body: { error: "RUN_CONFLICT" } });
     expect(await call(server, "/threads/search", { method: "POST", json: { limit: "ten" } })).toMatchObject({ status: 422 });
     expect(await call(server, "/approvals?status=done")).toMatchObject({ status: 422 });
     const huge = await call(server, `/threads/${tid}/runs`, { method: "POST", json: { assistant_id: "agent", input: { messages: ["x".repeat(1_100_000)] } } });

@@ -5,7 +5,7 @@ import type { ThreadRecord } from "../../runtime/thread-store.js";
 import type { AuthVariables } from "../auth.js";
 import type { AppDeps } from "../app.js";
 import { httpError } from "../http-errors.js";
-import { AssistantSearchBody, HistoryBody, readBody, ThreadCreateBody, ThreadPatchBody, ThreadSearchBody } from "../validation.js";
+import { AssistantSearchBody, CheckpointId, HistoryBody, readBody, ThreadCreateBody, ThreadPatchBody, ThreadSearchBody, validate } from "../validation.js";
 import { assistantWire, isAgentAssistant, stateWire, threadWire } from "../wire.js";
 
 /**
@@ -83,7 +83,7 @@ export function langgraphThreadRoutes(deps: AppDeps): Hono<{ Variables: AuthVari
   app.get("/threads/:id/state/:checkpoint", async (c) => {
     const threadId = c.req.param("id");
     await runtime.threads.get(threadId);
-    const state = await runtime.threads.stateAt(threadId, c.req.param("checkpoint"));
+    const state = await runtime.threads.stateAt(threadId, validate(CheckpointId, c.req.param("checkpoint")));
     if (state.createdAt === undefined) throw httpError("NOT_FOUND", "no such checkpoint on this thread");
     return c.json(stateWire(state, threadId));
   });
