@@ -34,3 +34,8 @@ export { AttachmentStore, type StoredAttachment } from "./runtime/attachment-sto
 export type { AttachmentInfo, AttachmentSink, NewAttachment } from "./tools/attachment-sink.js";
 export { RunNotFoundError, RunConflictError, LeaseLostError, DrainError } from "./errors.js";
 export { fenceConfigurable, type CheckpointFence } from "./checkpoint/fence-config.js";
+export { createApp, type AppDeps } from "./server/app.js";
+export { startServer, type StartServerOptions, type RunningServer } from "./server/start-server.js";
+export type { ThreadsApi } from "./runtime/threads-api.js";
+export type { ThreadRecord, ThreadStatus } from "./runtime/thread-store.js";
+export { ThreadNotFoundError, HttpRequestError } from "./errors.js";
