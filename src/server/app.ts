@@ -22,6 +22,8 @@ export interface AppDeps {
   shutdown?: AbortSignal | undefined;
   /** Where server errors are logged (one JSON line each); default stderr. */
   log?: ((line: Record<string, unknown>) => void) | undefined;
+  /** SSE heartbeat interval; default SERVER_DEFAULTS.heartbeatMs (tests shorten it). */
+  heartbeatMs?: number | undefined;
 }
 
 /** The version `/info` reports. */

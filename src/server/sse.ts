@@ -6,14 +6,19 @@ import type { StreamPart } from "./run-stream.js";
 
 /**
  * Answers with a `text/event-stream` of `parts(signal)`: each part as `event:`/`data:` (JSON)/`id:`
- * lines, a `: heartbeat` comment every SERVER_DEFAULTS.heartbeatMs, and — if producing parts
+ * lines, a `: heartbeat` comment every `heartbeatMs` (default SERVER_DEFAULTS.heartbeatMs), and — if producing parts
  * fails — a final `error` part `{error, message}`. `signal` aborts when the client goes away or
  * `shutdown` fires (the server is closing: clients reconnect with Last-Event-ID elsewhere).
  * `onClientGone` is called only when the client disconnected before the parts ended (not at a
  * normal end, not at shutdown): LangGraph's `on_disconnect: "cancel"`.
  * Set headers (Content-Location, Location) on `c` before calling.
  */
-export function sseResponse(c: Context, parts: (signal: AbortSignal) => AsyncIterable<StreamPart>, shutdown?: AbortSignal, onClientGone?: () => void): Response {
+export function sseResponse(
+  c: Context,
+  parts: (signal: AbortSignal) => AsyncIterable<StreamPart>,
+  options: { shutdown?: AbortSignal | undefined; onClientGone?: (() => void) | undefined; heartbeatMs?: number | undefined } = {},
+): Response {
+  const { shutdown, onClientGone } = options;
   return streamSSE(c, async (stream) => {
     const abort = new AbortController();
     let ended = false;
@@ -28,7 +33,7 @@ export function sseResponse(c: Context, parts: (signal: AbortSignal) => AsyncIte
     if (shutdown?.aborted === true) stop();
     const heartbeat = setInterval(() => {
       if (!stream.closed && !stream.aborted) void stream.write(": heartbeat\n\n").catch(gone);
-    }, SERVER_DEFAULTS.heartbeatMs);
+    }, options.heartbeatMs ?? SERVER_DEFAULTS.heartbeatMs);
     heartbeat.unref?.();
     try {
       for await (const part of parts(abort.signal)) {

@@ -20,6 +20,8 @@ export interface StartServerOptions {
   workers?: number | undefined;
   /** Server error log (one JSON line per failed request); default stderr. */
   log?: AppDeps["log"];
+  /** SSE heartbeat interval; default SERVER_DEFAULTS.heartbeatMs. */
+  heartbeatMs?: number | undefined;
 }
 
 /** A listening server. */
@@ -65,7 +67,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const host = options.host ?? options.config.server.host;
   checkBindable(host, options.config);
   const shutdown = new AbortController();
-  const app = createApp({ runtime: options.runtime, db: options.db, config: options.config, shutdown: shutdown.signal, log: options.log });
+  const app = createApp({ runtime: options.runtime, db: options.db, config: options.config, shutdown: shutdown.signal, log: options.log, heartbeatMs: options.heartbeatMs });
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, hostname: host, port: options.port ?? options.config.server.port }, () => resolve(s));
     s.once("error", reject);

@@ -29,7 +29,7 @@ describe.each(BACKENDS)("HTTP API on %s: auth, errors, devmind routes", (backend
   afterEach(async () => {
     await Promise.all(servers.splice(0).map((server) => server.close()));
   });
-  const start = async (turns: ScriptedTurn[] = WRITE_SCRIPT, options: { workers?: number; apiKeys?: string } = {}): Promise<TestServer> => {
+  const start = async (turns: ScriptedTurn[] = WRITE_SCRIPT, options: { workers?: number; apiKeys?: string; heartbeatMs?: number } = {}): Promise<TestServer> => {
     const server = await startTestServer(owner, turns, options);
     servers.push(server);
     return server;
@@ -159,6 +159,20 @@ describe.each(BACKENDS)("HTTP API on %s: auth, errors, devmind routes", (backend
     expect(resumed.map((e) => e.id)).toEqual(["5", "6", "7", "8", "9"]);
     const stored = await readSse(await fetch(`${server.url}/runs/${runId}/events?after=7&follow=0`, { headers: { "x-api-key": TEST_KEYS.alice } }));
     expect(stored.map((e) => e.event)).toEqual(["model.finished", "run.succeeded"]);
+  });
+
+  it("open streams send heartbeat comments while the run is quiet", async () => {
+    const server = await start([{ content: "late", delay_ms: 700 }], { heartbeatMs: 100 });
+    const thread = await call(server, "/threads", { method: "POST", json: {} });
+    const response = await fetch(`${server.url}/threads/${String(thread.body["thread_id"])}/runs/stream`, {
+      method: "POST",
+      headers: { "x-api-key": TEST_KEYS.alice, "content-type": "application/json" },
+      body: JSON.stringify({ assistant_id: "agent", input: { messages: ["hi"] }, stream_mode: ["values"] }),
+    });
+    expect(response.headers.get("location")).toMatch(/\/stream\?stream_mode=values$/);
+    const text = await response.text();
+    expect(text.split("\n").filter((line) => line === ": heartbeat").length).toBeGreaterThan(0);
+    expect(text).toContain('"late"');
   });
 
   it("GET /files/{id}: the bytes with their type, a safe disposition and nosniff; 404 for unknown ids", async () => {

@@ -75,7 +75,7 @@ export function devmindRoutes(deps: AppDeps): Hono<Env> {
     const header = c.req.header("last-event-id");
     const after = header !== undefined && /^\d{1,10}$/.test(header.trim()) ? Number(header.trim()) : intQuery(c.req.query("after"), "after", 0, 2_147_483_647);
     const follow = c.req.query("follow") !== "0" && c.req.query("follow") !== "false";
-    return sseResponse(c, (signal) => eventParts(deps, run.run_id, after, follow, signal), deps.shutdown);
+    return sseResponse(c, (signal) => eventParts(deps, run.run_id, after, follow, signal), { shutdown: deps.shutdown, heartbeatMs: deps.heartbeatMs });
   });
 
   app.post("/runs/:id/decisions", async (c) => {

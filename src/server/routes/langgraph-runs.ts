@@ -65,8 +65,7 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
     return sseResponse(
       c,
       (signal) => runStream({ runtime, db }, runId, { modes, from: started.from, waitForResume: started.waitForResume, signal }),
-      deps.shutdown,
-      cancelOnDisconnect ? () => void runtime.runs.cancel(runId).catch(() => undefined) : undefined,
+      { shutdown: deps.shutdown, heartbeatMs: deps.heartbeatMs, onClientGone: cancelOnDisconnect ? () => void runtime.runs.cancel(runId).catch(() => undefined) : undefined },
     );
   };
 
