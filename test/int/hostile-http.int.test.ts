@@ -1,6 +1,9 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "../../src/db/types.js";
 import { AttachmentStore } from "../../src/runtime/attachment-store.js";
+import { defaultWebAssetsDir, WEB_ASSET_FILES } from "../../src/server/web/web-assets.js";
 import { BACKENDS, openBackend } from "../helpers/databases.js";
 import { deepJson, hostileIds, randomUuid, rawRequest, Rng, runAll, snapshotTables, type RawRequest, type RawResponse } from "../helpers/fuzz.js";
 import { startServerStack, type ServerStack } from "../helpers/server-stack.js";
@@ -39,12 +42,23 @@ function routes(ids: SetupIds): { spec: RouteSpec; params: Record<string, string
   const runBody = { assistant_id: "agent", input: { messages: [{ role: "user", content: "hi" }] } };
   const runBad: Record<string, unknown[]> = {
     assistant_id: [...NOT_STRING, "", "x".repeat(300)],
-    input: [...NOT_OBJECT, { messages: [] }, { messages: "hi" }, { messages: {} }, { messages: Array.from({ length: 1001 }, () => "x") }],
+    input: [
+      ...NOT_OBJECT,
+      { messages: [] },
+      { messages: "hi" },
+      { messages: {} },
+      { messages: Array.from({ length: 1001 }, () => "x") },
+      { messages: [5] },
+      { messages: [null] },
+      { messages: [{ role: "bogus", content: "x" }] },
+      { messages: [{ role: "user", content: "a\u0000b" }] },
+      { messages: [{ role: "user", content: 5 }] },
+    ],
     stream_mode: ["bogus", 1, ["values", "bogus"], {}],
     multitask_strategy: ["bogus", 1, "interrupt", "rollback"],
     if_not_exists: ["bogus", 1, true],
     on_disconnect: ["bogus", 1],
-    limits: ["x", 1, [], { maxModelRounds: "x" }, { maxModelRounds: {} }],
+    limits: ["x", 1, [], { maxModelRounds: "x" }, { maxModelRounds: {} }, { maxModelRounds: 0 }, { maxModelRounds: 1.5 }, { bogus: 1 }],
     metadata: ["x", 1, [], true],
     config: ["x", 1, []],
     command: ["x", 1, [], { update: { a: 1 } }, { goto: "x" }],
@@ -412,6 +426,19 @@ describe.each(BACKENDS)("hostile HTTP input on %s", (backend) => {
     const cached = await send(stack.port, { method: "GET", path: "/assets/app.js", headers: { "if-none-match": String(script.headers["etag"]) } });
     expect(cached.status).toBe(304);
     expect(cached.body).toBe("");
+
+    // every file of the page is served, every module it imports is one of them, and none parses HTML from data
+    const dir = defaultWebAssetsDir();
+    const served = new Set<string>(WEB_ASSET_FILES.map((asset) => asset.file));
+    expect(readdirSync(dir).sort()).toEqual([...served].sort());
+    for (const { file, path } of WEB_ASSET_FILES) {
+      const text = readFileSync(join(dir, file), "utf8");
+      const res = await send(stack.port, { method: "GET", path });
+      expect(res.status, path).toBe(200);
+      expect(res.body, path).toBe(text);
+      for (const match of text.matchAll(/from "\.\/([\w-]+\.js)"/g)) expect(served.has(match[1] ?? ""), `${file} imports ${match[1]}`).toBe(true);
+      if (file.endsWith(".js")) expect(text, file).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function/);
+    }
   });
 });
 
