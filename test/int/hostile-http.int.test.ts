@@ -117,6 +117,7 @@ function routes(ids: SetupIds): { spec: RouteSpec; params: Record<string, string
     { spec: { method: "GET", template: "/threads/{tid}/runs/{rid}/join", mutating: false }, params: { tid: ids.threadDone, rid: ids.runDone } },
     { spec: { method: "GET", template: "/threads/{tid}/runs/{rid}/stream", query: ["stream_mode"], mutating: false }, params: { tid: ids.threadDone, rid: ids.runDone } },
     { spec: { method: "GET", template: "/runs/{rid}/stream", query: ["stream_mode"], mutating: false }, params: { rid: ids.runDone } },
+    { spec: { method: "GET", template: "/runs", query: ["status", "limit", "before"], mutating: false }, params: {} },
     { spec: { method: "GET", template: "/runs/{rid}", mutating: false }, params: { rid: ids.runDone } },
     { spec: { method: "GET", template: "/runs/{rid}/events", query: ["after", "follow"], mutating: false }, params: { rid: ids.runDone } },
     {

@@ -180,6 +180,22 @@ describe.each(BACKENDS)("web page on %s", (backend) => {
     expect(probe.failedResponses).toContain("401 GET /runs");
     expectQuiet(probe, ["401 GET /runs"]);
   });
+  it("cancels a run waiting for approval from the page", async () => {
+    stack = await startServerStack(owner, [{ tool_calls: [{ id: "call_w", name: "write_file", args: { path: "never.txt", content: "x" } }] }, { content: "unreachable" }]);
+    const { page, probe } = await open(stack);
+    await page.getByLabel("Task").fill("write never.txt");
+    await page.getByRole("button", { name: "Run", exact: true }).click();
+    await page.locator('[data-testid="approval"][data-tool="write_file"]').waitFor({ timeout: UI_TIMEOUT });
+    await page.getByRole("button", { name: "Cancel run" }).click();
+    await expect.poll(() => page.getByTestId("run-status").textContent(), { timeout: UI_TIMEOUT }).toBe("cancelled");
+    await expect.poll(() => page.getByTestId("stop-reason").textContent(), { timeout: UI_TIMEOUT }).toBe("cancelled");
+    expect(await page.getByTestId("approval-panel").isHidden()).toBe(true);
+    expect(await page.getByRole("button", { name: "Cancel run" }).isHidden()).toBe(true);
+    expect(existsSync(join(stack.workspace, "never.txt"))).toBe(false);
+    expect((await stack.runtime.runs.list({ limit: 1 }))[0]?.status).toBe("cancelled");
+    expectQuiet(probe);
+  });
+
   it("shows attachments: an image inline from /files/{id}, any other file as a download that never opens as a page", async () => {
     stack = await startServerStack(owner, [
       {

@@ -52,6 +52,7 @@ taskForm.addEventListener("submit", (event) => {
 });
 
 byId("refresh-runs").addEventListener("click", () => void refreshRuns());
+byId("cancel-run").addEventListener("click", () => void view?.cancel());
 window.addEventListener("hashchange", () => {
   const id = selectedRunId();
   if (id !== null && id !== view?.runId) void selectRun(id);

@@ -62,7 +62,22 @@ export class RunView {
     this.status = status;
     this.statusBadge.textContent = status;
     this.statusBadge.dataset["status"] = status;
+    byId("cancel-run").hidden = TERMINAL.has(status);
     if (status !== "interrupted") this.showPending();
+  }
+
+  /** Asks the server to cancel the run; the stream then shows how it stopped. */
+  async cancel() {
+    const button = /** @type {HTMLButtonElement} */ (byId("cancel-run"));
+    button.disabled = true;
+    try {
+      await request("POST", `/runs/${encodeURIComponent(this.runId)}/cancel`);
+      this.hooks.onDecided();
+    } catch (error) {
+      this.runError.textContent = error instanceof Error ? error.message : String(error);
+    } finally {
+      button.disabled = false;
+    }
   }
 
   /**
