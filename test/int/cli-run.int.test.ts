@@ -76,10 +76,11 @@ describe.each(BACKENDS)("devmind run / approve / reject / resume / cancel on %s"
   it("pauses at an approval (exit 3, the command to continue), then `approve` in a fresh process finishes it (exit 0)", async () => {
     const ctx = context(backend);
     const model = ctx.script("write.json", WRITE_SCRIPT);
-    const first = await runCli(["run", "write a note"], { ...ctx.env, ...model }, { cwd: ctx.dir });
+    const first = await runCli(["run", "write a note", "--verbose"], { ...ctx.env, ...model }, { cwd: ctx.dir });
     expect(first.code).toBe(3);
     const runId = runIdFrom(first.stdout);
-    expect(first.stdout).toContain("✓ add(a=2, b=3)");
+    expect(first.stdout).toMatch(/✓ add\(a=2, b=3\)  \d+ ms\n    args \{"a":2,"b":3\}\n/);
+    expect(first.stdout).toMatch(/· model round 1: tool_calls, 1 tool call\(s\)/);
     expect(first.stdout).toContain('⏸ write_file(path="note.txt", content="hello") needs approval');
     expect(first.stdout).toContain(`devmind approve ${runId}\n`);
     expect(first.stdout).toContain(`devmind reject ${runId} --reason`);
@@ -111,6 +112,11 @@ describe.each(BACKENDS)("devmind run / approve / reject / resume / cancel on %s"
     expect(events.filter((e) => e["type"] === "tool.call.finished" && e["tool"] === "write_file")).toHaveLength(1);
     expect(lines.at(-1)).toMatchObject({ type: "result", run_id: runId, status: "success", answer: "all done", model_rounds: 3, tool_calls: 2 });
     expect(readFileSync(join(ctx.workspace, "note.txt"), "utf8")).toBe("hello");
+    const show = await runCli(["show", runId], ctx.env, { cwd: ctx.dir });
+    expect(show.code).toBe(0);
+    expect(show.stdout).toContain(`run ${runId}: success (completed) · 3 model rounds · 2 tool calls`);
+    expect(show.stdout).toMatch(/\n  ✓ approved write_file by alice: fine\n  ↻ resumed \(approval\) in process \d+/);
+    expect(show.stdout).toMatch(/\n  ✓ write_file\(path="note.txt", content="hello"\)  \d+ ms\n  all done\n  ✓ succeeded\n/);
   }, 300_000);
 
   it("reject --reason: the call never runs, the model is told, the run goes on; approve --args runs edited arguments", async () => {
