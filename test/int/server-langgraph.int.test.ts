@@ -339,13 +339,17 @@ describe.each(BACKENDS)("LangGraph SDK Client against devmind serve on %s", (bac
     const tuples = parts.filter((p) => p.event === "messages").map((p) => p.data as [Msg, Record<string, unknown>]);
     const deltas = tuples.filter(([m]) => m.type === "AIMessageChunk");
     const complete = tuples.filter(([m]) => m.type === "ai");
-    expect(deltas.map(([m]) => m.content).join("")).toBe("hello there, general kenobi");
+    // token chunks are live and best effort: they begin the answer; once the complete message is
+    // sent, late chunks are dropped, so their text is a prefix of it
+    expect(deltas.length).toBeGreaterThan(0);
+    expect("hello there, general kenobi".startsWith(deltas.map(([m]) => String(m.content)).join(""))).toBe(true);
     expect(new Set(deltas.map(([m]) => m.id)).size).toBe(1);
     expect(deltas.every(([, meta]) => meta["langgraph_node"] === "model")).toBe(true);
     const final = messagesOf(parts.filter((p) => p.event === "values").pop()?.data);
     expect(complete.map(([m]) => [m.id, m.content])).toEqual([[final[1]?.id, "hello there, general kenobi"]]);
-    // the deltas come before the complete message
-    expect(parts.findIndex((p) => p.event === "messages")).toBeLessThan(parts.findIndex((p) => p.event === "messages" && (p.data as [Msg])[0].type === "ai"));
+    // every delta comes before the complete message
+    const kinds = parts.filter((p) => p.event === "messages").map((p) => (p.data as [Msg])[0].type);
+    expect(kinds.lastIndexOf("AIMessageChunk")).toBeLessThan(kinds.indexOf("ai"));
     const thread = await client.threads.get(created?.thread_id as string);
     expect(thread.metadata).toMatchObject({ graph_id: "agent" });
     expect(messagesOf(thread.values).map((m) => m.type)).toEqual(["human", "ai"]);
