@@ -4,11 +4,13 @@ import { integerOption } from "./cli-options.js";
 import { EXIT } from "./exit-codes.js";
 import { openRuntime } from "./open-runtime.js";
 import { FORCED_EXIT } from "./run-session.js";
+import { startWorkerLog } from "./worker-log.js";
 
 /**
  * Registers `devmind worker [--concurrency N]`: works the run queue until SIGINT / SIGTERM, then
  * drains (runs stop at a step boundary and go back to the queue) and exits 0; a second signal
- * exits at once (130). With the embedded database it is the only process on the data directory.
+ * exits at once (130). Prints a line per run it starts and ends. With the embedded database it is
+ * the only process on the data directory.
  */
 export function registerWorkerCommand(program: Command, setExitCode: (code: number) => void): void {
   const bounds = CONFIG_BOUNDS.workerConcurrency;
@@ -31,11 +33,13 @@ export function registerWorkerCommand(program: Command, setExitCode: (code: numb
       process.on("SIGTERM", onSignal);
       try {
         const concurrency = options.concurrency ?? opened.config.worker.concurrency;
+        const stopLog = await startWorkerLog(opened.db, opened.runtime, (line) => void process.stdout.write(`worker: ${line}\n`));
         const worker = opened.runtime.worker({ concurrency });
         await worker.start();
         process.stdout.write(`worker ready: ${concurrency} slot${concurrency === 1 ? "" : "s"} on ${opened.db.location} (schema ${opened.db.schema}); Ctrl-C to stop\n`);
         await stopped;
         await worker.stop();
+        await stopLog();
         process.stdout.write("worker stopped\n");
         setExitCode(EXIT.success);
       } finally {
