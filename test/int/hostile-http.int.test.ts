@@ -17,6 +17,8 @@ import { startServerStack, type ServerStack } from "../helpers/server-stack.js";
 
 const SEED = 0x5eed_0606;
 const CONCURRENCY = 8;
+/** Thousands of requests per batch: generous on a loaded two-core machine (no timing is asserted). */
+const HEAVY_TEST_MS = 240_000;
 const BODY_LIMIT = 1_048_576;
 
 /** A route of the API, with the real ids its parameters take when the id is not the thing attacked. */
@@ -300,13 +302,13 @@ describe.each(BACKENDS)("hostile HTTP input on %s", (backend) => {
     stack = await startServerStack(owner, [{ tool_calls: [{ id: "call_w", name: "write_file", args: { path: "out.txt", content: "x" } }] }, { content: "done" }]);
     const { runtime } = stack;
     const done = await runtime.runs.create({ input: { messages: ["first"] } });
-    const paused = await runtime.runs.wait(done.run_id, { timeoutMs: 20_000 });
+    const paused = await runtime.runs.wait(done.run_id, { timeoutMs: 45_000 });
     expect(paused.status).toBe("interrupted");
     await runtime.runs.decide(done.run_id, { decisions: [{ type: "approve" }] }, { principal: "setup" });
     const finished = await waitTerminal(stack, done.run_id);
     expect(finished).toBe("success");
     const waiting = await runtime.runs.create({ input: { messages: ["second"] } });
-    expect((await runtime.runs.wait(waiting.run_id, { timeoutMs: 20_000 })).status).toBe("interrupted");
+    expect((await runtime.runs.wait(waiting.run_id, { timeoutMs: 45_000 })).status).toBe("interrupted");
     const idle = await runtime.threads.create({ metadata: {} });
     const file = await new AttachmentStore(stack.db).put({ toolCallId: "setup", name: "a.txt", mimeType: "text/plain", bytes: new TextEncoder().encode("hello") });
     const history = await fetch(`${stack.url}/threads/${done.thread_id}/history`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
@@ -358,19 +360,16 @@ describe.each(BACKENDS)("hostile HTTP input on %s", (backend) => {
     // the real ids still answer: the batch refused only what was wrong
     expect((await send(stack.port, { method: "GET", path: `/threads/${ids.threadDone}/state/${ids.checkpointDone}` })).status).toBe(200);
     expect(JSON.parse((await send(stack.port, { method: "GET", path: `/runs/${ids.runWaiting}` })).body)).toMatchObject({ status: "interrupted" });
-  });
+  }, HEAVY_TEST_MS);
 
   it("answers odd but possibly valid requests without a 5xx and stays up", async () => {
     const rng = new Rng(SEED + 1);
     const failures: string[] = [];
-    const timings: string[] = [];
     let total = 0;
     for (const { spec, params } of routes(ids)) {
       const requests = tolerantRequests(rng, spec, params);
       total += requests.length;
-      const started = Date.now();
       const responses = await runAll(requests, CONCURRENCY, (req) => send(stack.port, req));
-      timings.push(`${spec.method} ${spec.template}: ${requests.length} in ${Date.now() - started} ms`);
       responses.forEach((res, index) => {
         const req = requests[index] as RawRequest;
         if (res.status >= 500 || res.status === 0) failures.push(`${res.status} for ${describeRequest(req)}: ${res.body.slice(0, 200)}`);
@@ -380,12 +379,11 @@ describe.each(BACKENDS)("hostile HTTP input on %s", (backend) => {
         }
       });
     }
-    console.log(timings.join("\n"));
     expect(failures.slice(0, 40)).toEqual([]);
     expect(total).toBeGreaterThan(500);
     expect((await send(stack.port, { method: "GET", path: "/ok" })).status).toBe(200);
     expect((await send(stack.port, { method: "GET", path: "/health" })).status).toBe(200);
-  });
+  }, HEAVY_TEST_MS);
 
   it("serves only the page's own files: traversal and encoded tricks under /assets are 404 JSON", async () => {
     const tricks = [

@@ -134,7 +134,7 @@ describe.each(BACKENDS)("HTTP security on %s", (backend) => {
     const preflight = await call(url, "OPTIONS", "/threads", { headers: { origin: "http://localhost:3000", "access-control-request-method": "POST", "access-control-request-headers": "x-api-key,content-type" } });
     expect(preflight.status).toBeLessThan(300);
     expect(info.text + preflight.text + JSON.stringify([...preflight.headers])).not.toContain(ALICE);
-  });
+  }, 120_000);
 
   it("a server without keys (loopback only) cannot be driven or read from another site: foreign Origin or Host is 403 and changes nothing", async () => {
     stack = await startServerStack(owner, [{ tool_calls: [{ id: "call_w", name: "write_file", args: { path: "w.txt", content: "w" } }] }, { content: "ok" }]);
@@ -174,7 +174,7 @@ describe.each(BACKENDS)("HTTP security on %s", (backend) => {
     expect((await rawRequest(port, { method: "GET", path: `/runs/${run.run_id}`, headers: { origin: url } })).status).toBe(200);
     expect((await rawRequest(port, { method: "GET", path: `/runs/${run.run_id}`, headers: { host: `localhost:${port}` } })).status).toBe(200);
     expect((await call(url, "GET", `/runs/${run.run_id}`)).status).toBe(200);
-  });
+  }, 120_000);
 
   it("refuses to listen on a non-loopback address without API keys (startServer and devmind serve)", async () => {
     const workspace = mkdtempSync(join(tmpdir(), "devmind-sec-"));
@@ -289,7 +289,7 @@ describe.each(BACKENDS)("HTTP security on %s", (backend) => {
     const decidedEvents = (await call(url, "GET", `/runs/${runB.run_id}/events?follow=0`, { key: ALICE })).text;
     expect(decidedEvents).toContain('"by":"bob"');
     expect(decidedEvents).not.toContain('"by":"alice"');
-  });
+  }, 120_000);
   it("never shows the API keys or the model keys in responses, events, stored rows or the server's logs", async () => {
     const openai = new OpenAiTestServer();
     await openai.start();

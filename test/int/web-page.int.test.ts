@@ -16,7 +16,9 @@ import { startServerStack, type ServerStack } from "../helpers/server-stack.js";
 // The web page at / (CONTRACT section 8) driven in the real Debian chromium: a user starts a run,
 // watches it, approves a call and reads the answer; hostile model text stays text.
 
-const UI_TIMEOUT = 15_000;
+const UI_TIMEOUT = 20_000;
+/** A browser test waits on several UI steps; generous for a loaded machine (no timing is asserted). */
+const TEST_MS = 120_000;
 
 const HOSTILE = '<img src=x onerror="window.__pwned=1;alert(1)"><script>window.__pwned=2;alert(2)</script><b>bold?</b>';
 
@@ -114,7 +116,7 @@ describe.each(BACKENDS)("web page on %s", (backend) => {
     await expect.poll(() => listed.locator(".badge").textContent(), { timeout: UI_TIMEOUT }).toBe("success");
     await saveScreenshot(page, "web-page.png");
     expectQuiet(probe);
-  });
+  }, TEST_MS);
 
   it("renders hostile model text and tool arguments as text: no element, no script, no dialog", async () => {
     stack = await startServerStack(owner, [
@@ -142,7 +144,7 @@ describe.each(BACKENDS)("web page on %s", (backend) => {
     })`);
     expect(dom).toEqual({ images: 0, bold: 0, scripts: ["/assets/app.js"], pwned: null });
     expectQuiet(probe);
-  });
+  }, TEST_MS);
 
   it("asks for the API key when the server needs one, and uses it for the run and the decision", async () => {
     stack = await startServerStack(
@@ -179,7 +181,7 @@ describe.each(BACKENDS)("web page on %s", (backend) => {
     // the first list request went out without a key and was refused; nothing else failed
     expect(probe.failedResponses).toContain("401 GET /runs");
     expectQuiet(probe, ["401 GET /runs"]);
-  });
+  }, TEST_MS);
   it("cancels a run waiting for approval from the page", async () => {
     stack = await startServerStack(owner, [{ tool_calls: [{ id: "call_w", name: "write_file", args: { path: "never.txt", content: "x" } }] }, { content: "unreachable" }]);
     const { page, probe } = await open(stack);
@@ -194,7 +196,7 @@ describe.each(BACKENDS)("web page on %s", (backend) => {
     expect(existsSync(join(stack.workspace, "never.txt"))).toBe(false);
     expect((await stack.runtime.runs.list({ limit: 1 }))[0]?.status).toBe("cancelled");
     expectQuiet(probe);
-  });
+  }, TEST_MS);
 
   it("shows attachments: an image inline from /files/{id}, any other file as a download that never opens as a page", async () => {
     stack = await startServerStack(owner, [
@@ -232,7 +234,7 @@ describe.each(BACKENDS)("web page on %s", (backend) => {
     expect(download.suggestedFilename()).toBe("page.html");
     expect(page.context().pages()).toHaveLength(1);
     expectQuiet(probe);
-  });
+  }, TEST_MS);
 
   it("keeps following a run across a server restart: reconnects, resumes after the last event, shows each event once", async () => {
     const { db, drop } = await freshMigratedSchema(owner);
@@ -271,7 +273,7 @@ describe.each(BACKENDS)("web page on %s", (backend) => {
       await drop();
       workspace.cleanup();
     }
-  });
+  }, TEST_MS);
 });
 
 function parseOrNull(text: string | null): unknown {
