@@ -128,6 +128,7 @@ export interface RawResponse {
 }
 
 const agent = new Agent({ keepAlive: true, maxSockets: 16 });
+const quieted = new WeakSet<object>();
 
 /**
  * Sends a request with `node:http`, so the path is not normalised the way fetch would. Streams
@@ -170,7 +171,11 @@ export function rawRequest(port: number, req: RawRequest, options: { timeoutMs?:
       reject(error);
     });
     // an early answer (413) may close the socket while the body is still going out: that is the answer, not an error
-    outgoing.on("socket", (socket) => socket.on("error", () => undefined));
+    outgoing.on("socket", (socket) => {
+      if (quieted.has(socket)) return;
+      quieted.add(socket);
+      socket.on("error", () => undefined);
+    });
     if (body !== undefined) outgoing.end(body);
     else outgoing.end();
   });
