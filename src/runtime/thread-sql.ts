@@ -9,6 +9,7 @@ function iso(expression: string): string {
 
 /** Sort keys of `search` (LangGraph's `sort_by`), each a fixed column expression. */
 export const THREAD_SORT_KEYS = ["thread_id", "created_at", "updated_at", "status"] as const;
+/** One of THREAD_SORT_KEYS. */
 export type ThreadSortKey = (typeof THREAD_SORT_KEYS)[number];
 
 /** Which optional filters a search statement has. */
@@ -104,4 +105,5 @@ export function threadSql(schema: string) {
   };
 }
 
+/** The statements of `threadSql` for one schema. */
 export type ThreadSql = ReturnType<typeof threadSql>;

@@ -35,6 +35,7 @@ export const RunCreateBody = z
     context: z.unknown().optional(),
   })
   .passthrough();
+/** A validated run request. */
 export type RunCreateBody = z.infer<typeof RunCreateBody>;
 
 /** `POST /threads`. `supersteps` (pre-filled state) is not supported. */
