@@ -76,7 +76,13 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   let worker: Worker | undefined;
   if (concurrency > 0) {
     worker = options.runtime.worker({ concurrency });
-    await worker.start();
+    try {
+      await worker.start();
+    } catch (error) {
+      shutdown.abort();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      throw error;
+    }
   }
   const port = (server.address() as AddressInfo).port;
   const shown = host.includes(":") ? `[${host}]` : host;
