@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@langchain/langgraph-sdk";
+import { StreamOrchestrator } from "@langchain/langgraph-sdk/ui";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "../../src/db/types.js";
 import type { ScriptedTurn } from "../../src/model/scripted-turns.js";
@@ -150,6 +151,38 @@ describe.each(BACKENDS)("LangGraph SDK Client against devmind serve on %s", (bac
     expect(listed.map((t) => t.thread_id)).toEqual([thread.thread_id]);
     expect(messagesOf(listed[0]?.values)[0]?.content).toBe("write hello.txt");
     expect(listed[0]?.status).toBe("idle");
+  });
+
+  it("the SDK's StreamOrchestrator (the state behind useStream's adapters): submit, interrupt, resume with a command", async () => {
+    const { client, server } = await start(WRITE_SCRIPT);
+    const errors: unknown[] = [];
+    const orchestrator = new StreamOrchestrator({ assistantId: "agent", fetchStateHistory: true, onError: (error: unknown) => errors.push(error) } as never, {
+      getClient: () => client,
+      getAssistantId: () => "agent",
+      getMessagesKey: () => "messages",
+    } as never);
+    try {
+      await orchestrator.submit({ messages: [{ type: "human", content: "write hello.txt" }] } as never);
+      await eventually(async () => (orchestrator.isLoading ? undefined : true));
+      expect(orchestrator.error).toBeUndefined();
+      expect(typeof orchestrator.threadId).toBe("string");
+      const waiting = orchestrator.interrupt as { value: { actionRequests: { tool_call_id: string; name: string }[] } } | undefined;
+      expect(waiting?.value.actionRequests.map((a) => [a.name, a.tool_call_id])).toEqual([["write_file", "call_write"]]);
+      expect((orchestrator.messages as Msg[]).map((m) => m.type)).toEqual(["human", "ai"]);
+
+      await orchestrator.submit(undefined as never, { command: { resume: { decisions: [{ type: "approve" }] } } } as never);
+      await eventually(async () => (orchestrator.isLoading ? undefined : true));
+      expect(errors).toEqual([]);
+      expect(orchestrator.interrupt).toBeUndefined();
+      const messages = orchestrator.messages as Msg[];
+      expect(messages.map((m) => m.type)).toEqual(["human", "ai", "tool", "ai"]);
+      expect(messages[3]?.content).toBe("wrote hello.txt");
+      expect(readFileSync(join(server.workspace, "hello.txt"), "utf8")).toBe("hi there");
+      const runs = await client.runs.list(orchestrator.threadId as string);
+      expect(runs.map((r) => r.status)).toEqual(["success"]);
+    } finally {
+      orchestrator.dispose();
+    }
   });
 
   it("wait with a resume command returns the values after the run continued", async () => {
