@@ -4,13 +4,13 @@ import { checkRunId } from "../runtime/run-record.js";
 import type { OutputOptions } from "./cli-options.js";
 import { EXIT } from "./exit-codes.js";
 import { openRuntime } from "./open-runtime.js";
-import { recoverEmbeddedOrphans } from "./orphan-runs.js";
+import { waitForCancel } from "./orphan-runs.js";
 import { resultLine } from "./run-session.js";
 
 /**
  * Registers `devmind cancel RUN_ID`: a queued or waiting run is cancelled at once; a running one
- * is asked to stop (its worker stops at the next check, within CLI_DEFAULTS.cancelWaitMs this
- * command waits for that). Exit 0 when the run is cancelled or the cancel is under way; exit 2
+ * is asked to stop (its worker stops at the next check; a dead worker's run ends once its lease
+ * lapses, at once on the embedded database; this command waits up to CLI_DEFAULTS.cancelWaitMs). Exit 0 when the run is cancelled or the cancel is under way; exit 2
  * for an unknown or finished run (nothing changed).
  */
 export function registerCancelCommand(program: Command, setExitCode: (code: number) => void): void {
@@ -26,9 +26,7 @@ export function registerCancelCommand(program: Command, setExitCode: (code: numb
         const { runtime } = opened;
         let run = await runtime.runs.cancel(runId);
         if (run.status === "running") {
-          // embedded: no other process can be running it, so its runner is dead: end it now
-          await recoverEmbeddedOrphans(opened.db, opened.config.worker.maxAttempts);
-          run = await runtime.runs.wait(runId, { timeoutMs: CLI_DEFAULTS.cancelWaitMs });
+          run = await waitForCancel(opened.db, runtime, runId, { maxAttempts: opened.config.worker.maxAttempts, waitMs: CLI_DEFAULTS.cancelWaitMs });
         }
         if (options.json === true) process.stdout.write(`${JSON.stringify(resultLine(run))}\n`);
         else if (run.status === "cancelled") process.stdout.write(`run ${runId} cancelled\n`);

@@ -64,3 +64,20 @@ function heldElsewhere(run: RunRecord): RunConflictError {
     { runId: run.run_id, status: run.status },
   );
 }
+
+/**
+ * After a cancel request on a running run: waits (bounded by `waitMs`) until it stops. Its worker
+ * stops it at the next check; if that worker is dead, the run is ended as the reaper would
+ * (cancelled) once its lease lapsed — at once on the embedded database, where it must be dead.
+ */
+export async function waitForCancel(db: Database, runtime: Runtime, runId: string, options: { maxAttempts: number; waitMs: number }): Promise<RunRecord> {
+  const store = new RunStore(db);
+  const deadline = Date.now() + options.waitMs;
+  await recoverEmbeddedOrphans(db, options.maxAttempts);
+  for (;;) {
+    await store.requeueExpired({ maxAttempts: options.maxAttempts });
+    const run = await runtime.runs.get(runId);
+    if (run.status !== "running" || Date.now() >= deadline) return run;
+    await sleep(Math.min(CLI_DEFAULTS.leasePollMs, Math.max(1, deadline - Date.now())));
+  }
+}

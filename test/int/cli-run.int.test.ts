@@ -181,6 +181,21 @@ describe.each(BACKENDS)("devmind run / approve / reject / resume / cancel on %s"
     expect(lines.at(-1)).toMatchObject({ type: "result", status: "cancelled", stop_reason: "cancelled" });
   }, 300_000);
 
+  it("`devmind cancel` ends a run whose process died while running it, as cancelled", async () => {
+    const ctx = context(backend);
+    const env = { ...ctx.env, DEVMIND_LEASE_MS: "1000", ...ctx.script("slow.json", [{ content: "never", delay_ms: 60_000 }]) };
+    const child = spawnCli(["run", "think slowly", "--json"], env, { cwd: ctx.dir });
+    await child.waitFor((out) => out.includes('"type":"model.started"'));
+    child.kill("SIGKILL");
+    const result = await child.exited;
+    const runId = String(ndjson(result.stdout)[0]?.["run_id"]);
+    const cancel = await runCli(["cancel", runId, "--json"], env, { cwd: ctx.dir });
+    expect(cancel.code).toBe(0);
+    expect(ndjson(cancel.stdout)).toEqual([expect.objectContaining({ type: "result", run_id: runId, status: "cancelled", stop_reason: "cancelled" })]);
+    const events = ndjson((await runCli(["events", runId, "--json"], env, { cwd: ctx.dir })).stdout);
+    expect(types(events).slice(-2)).toEqual(["run.cancel_requested", "run.cancelled"]);
+  }, 300_000);
+
   it("resume continues a run whose process was killed, without running a finished tool call again", async () => {
     const ctx = context(backend);
     const env = { ...ctx.env, DEVMIND_LEASE_MS: "1500" };
