@@ -237,9 +237,10 @@ describe.each(BACKENDS)("LangGraph SDK Client against devmind serve on %s", (bac
   it("the SDK reconnects by itself when the server goes away mid-stream (Location + Last-Event-ID): nothing lost or repeated", async () => {
     const { server, client } = await start(
       [
-        { tool_calls: [{ id: "b1", name: "add", args: { a: 5, b: 5 } }], delay_ms: 300 },
-        { tool_calls: [{ id: "b2", name: "add", args: { a: 6, b: 6 } }], delay_ms: 300 },
-        { content: "10 and 12", delay_ms: 300 },
+        // slow enough that the run is still going when the client asks whether to reconnect
+        { tool_calls: [{ id: "b1", name: "add", args: { a: 5, b: 5 } }], delay_ms: 700 },
+        { tool_calls: [{ id: "b2", name: "add", args: { a: 6, b: 6 } }], delay_ms: 700 },
+        { content: "10 and 12", delay_ms: 700 },
       ],
       { workers: 0 },
     );
