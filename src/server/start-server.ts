@@ -68,9 +68,15 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   checkBindable(host, options.config);
   const shutdown = new AbortController();
   const app = createApp({ runtime: options.runtime, db: options.db, config: options.config, shutdown: shutdown.signal, log: options.log, heartbeatMs: options.heartbeatMs });
+  const wantedPort = options.port ?? options.config.server.port;
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, hostname: host, port: options.port ?? options.config.server.port }, () => resolve(s));
-    s.once("error", reject);
+    const s = serve({ fetch: app.fetch, hostname: host, port: wantedPort }, () => resolve(s));
+    s.once("error", (error: NodeJS.ErrnoException) => {
+      // a taken or forbidden address is the caller's to fix (exit 2), not a crash
+      if (error.code === "EADDRINUSE" || error.code === "EACCES" || error.code === "EADDRNOTAVAIL" || error.code === "ENOTFOUND") {
+        reject(new ConfigError(`cannot listen on ${host}:${wantedPort} (${error.code}): choose another --port / DEVMIND_PORT or --host / DEVMIND_HOST`, { variables: ["DEVMIND_HOST", "DEVMIND_PORT"] }));
+      } else reject(error);
+    });
   });
   const concurrency = options.workers ?? options.config.worker.concurrency;
   let worker: Worker | undefined;
