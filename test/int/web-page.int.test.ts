@@ -80,6 +80,10 @@ describe.each(BACKENDS)("web page on %s", (backend) => {
     await expect.poll(() => page.getByTestId("run-status").textContent(), { timeout: UI_TIMEOUT }).toBe("interrupted");
     expect(JSON.parse((await approval.getByTestId("approval-args").textContent()) ?? "")).toEqual({ path: "sum.txt", content: "5" });
     expect(existsSync(join(stack.workspace, "sum.txt"))).toBe(false);
+    const waiting = (await stack.runtime.runs.list({ limit: 1 }))[0];
+    const listedWaiting = page.locator(`[data-testid="runs-list"] li[data-run-id="${waiting?.run_id}"] .badge`);
+    await expect.poll(() => listedWaiting.textContent(), { timeout: UI_TIMEOUT }).toBe("interrupted");
+    expect(await page.locator('[data-testid="tool-line"][data-tool="write_file"]').getAttribute("data-status")).toBe("awaiting");
     await saveScreenshot(page, "web-page-approval.png");
 
     await approval.getByRole("button", { name: "Approve" }).click();

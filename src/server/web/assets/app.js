@@ -116,6 +116,8 @@ async function selectRun(runId, known) {
   }
   const current = new RunView(record, {
     onDecided: () => stream?.poke(),
+    // the list shows statuses too: refresh it when this run's changes
+    onStatus: () => void refreshRuns(),
     onFinished: () => {
       void refreshRuns();
       void request("GET", `/runs/${encodeURIComponent(runId)}`).then((run) => current.applyRecord(run), () => undefined);

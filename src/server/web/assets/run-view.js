@@ -15,7 +15,7 @@ const TERMINAL = new Set(["success", "error", "timeout", "cancelled"]);
 export class RunView {
   /**
    * @param {{ run_id: string, thread_id: string, status?: string }} run
-   * @param {{ onDecided: () => void, onFinished: () => void }} hooks
+   * @param {{ onDecided: () => void, onFinished: () => void, onStatus: (status: string) => void }} hooks
    */
   constructor(run, hooks) {
     this.runId = run.run_id;
@@ -59,7 +59,9 @@ export class RunView {
 
   /** @param {string} status */
   setStatus(status) {
+    const changed = status !== this.status;
     this.status = status;
+    if (changed && !this.disposed) this.hooks.onStatus(status);
     this.statusBadge.textContent = status;
     this.statusBadge.dataset["status"] = status;
     byId("cancel-run").hidden = TERMINAL.has(status);

@@ -6,7 +6,7 @@ import { append, el, prettyJson, summarize } from "./dom.js";
 
 /** Icon and accessible label of each tool call status. */
 const STATUS = {
-  awaiting: { icon: "⏸", label: "waiting for approval" },
+  awaiting: { icon: "‖", label: "waiting for approval" },
   approved: { icon: "…", label: "approved" },
   running: { icon: "…", label: "running" },
   ok: { icon: "✓", label: "succeeded" },
