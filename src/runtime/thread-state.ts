@@ -10,11 +10,9 @@ export const THREAD_STATE_LIMITS = {
   runScanMax: 5_000,
 } as const;
 
-/** A run's checkpoints after a known one, oldest first, and the last checkpoint id seen. */
+/** A run's checkpoints after a known one, oldest first, and where the next read may stop. */
 export interface RunSnapshots {
   snapshots: StateSnapshot[];
-  /** The checkpoint just before the run's first one, when this read reached back to it. */
-  before: StateSnapshot | undefined;
   /** The thread's newest checkpoint id as read (of this run or not): a later read may stop there. */
   newestId: string | undefined;
   /**
@@ -81,7 +79,6 @@ export class ThreadStateReader {
   async runSnapshots(threadId: string, runId: string, afterId: string | undefined): Promise<RunSnapshots> {
     const graph = await this.graph();
     const found: StateSnapshot[] = [];
-    let before: StateSnapshot | undefined;
     let newestId: string | undefined;
     let after: StateSnapshot | undefined;
     let seen = 0;
@@ -93,12 +90,9 @@ export class ThreadStateReader {
         break;
       }
       if (ofRun(snapshot, runId)) found.push(snapshot);
-      else if (found.length > 0) {
-        before = snapshot;
-        break;
-      }
+      else if (found.length > 0) break;
       if (seen >= THREAD_STATE_LIMITS.runScanMax) break;
     }
-    return { snapshots: found.reverse(), before, newestId: newestId ?? afterId, after };
+    return { snapshots: found.reverse(), newestId: newestId ?? afterId, after };
   }
 }
