@@ -31,6 +31,8 @@ export function parseCursor(id: string | undefined | null): StreamCursor | undef
   const match = CURSOR_PATTERN.exec(id.trim());
   if (match === null) return undefined;
   const cursor: StreamCursor = { seq: Number(match[1]), values: Number(match[2]), settled: Number(match[3]) };
+  // seq is an integer column; a larger one was never written by this server
+  if (cursor.seq > 2_147_483_647 || cursor.settled > cursor.values) return undefined;
   if (match[4] !== undefined) cursor.partial = { kind: match[4] as "v" | "i", parts: Number(match[5]) };
   return cursor;
 }
