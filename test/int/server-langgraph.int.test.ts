@@ -199,6 +199,34 @@ describe.each(BACKENDS)("LangGraph SDK Client against devmind serve on %s", (bac
     await expect(client.runs.wait(thread.thread_id, "agent", { command: { resume: { decisions: [{ type: "approve" }] } } })).rejects.toMatchObject({ status: 409 });
   });
 
+  it("a resume command may decide a subset of the calls: the run waits until every call has a decision", async () => {
+    const { client, server } = await start([
+      {
+        tool_calls: [
+          { id: "w1", name: "write_file", args: { path: "one.txt", content: "1" } },
+          { id: "w2", name: "write_file", args: { path: "two.txt", content: "2" } },
+        ],
+      },
+      { content: "one written, two refused" },
+    ]);
+    const thread = await client.threads.create();
+    await client.runs.wait(thread.thread_id, "agent", { input: { messages: ["write both"] } });
+    const partial = (await client.runs.wait(thread.thread_id, "agent", { command: { resume: { decisions: [{ type: "approve", tool_call_id: "w1" }] } } })) as Record<string, unknown>;
+    expect((partial["__interrupt__"] as unknown[]).length).toBe(1);
+    const [run] = await client.runs.list(thread.thread_id);
+    expect(run?.status).toBe("interrupted");
+    const streamed = (await collect(
+      client.runs.stream(thread.thread_id, "agent", { command: { resume: { decisions: [{ type: "reject", tool_call_id: "w2", message: "not two" }] } }, streamMode: ["values", "custom"] }),
+    )) as Part[];
+    const types = streamed.filter((p) => p.event === "custom").map((p) => (p.data as { type: string }).type);
+    expect(types[0]).toBe("approval.decided");
+    expect(types.pop()).toBe("run.succeeded");
+    const final = messagesOf(streamed.filter((p) => p.event === "values").pop()?.data);
+    expect(final.map((m) => m.type)).toEqual(["human", "ai", "tool", "tool", "ai"]);
+    expect(readFileSync(join(server.workspace, "one.txt"), "utf8")).toBe("1");
+    expect(existsSync(join(server.workspace, "two.txt"))).toBe(false);
+  });
+
   it("joinStream after a disconnect continues after Last-Event-ID: no duplicates, no gaps", async () => {
     const { client } = await start([
       { tool_calls: [{ id: "a1", name: "add", args: { a: 1, b: 2 } }], delay_ms: 150 },
