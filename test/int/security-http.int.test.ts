@@ -10,7 +10,7 @@ import { createRuntime } from "../../src/runtime/runtime.js";
 import { startServer } from "../../src/server/start-server.js";
 import { killCliChildren, runCli, spawnCli } from "../helpers/cli.js";
 import { BACKENDS, dropSchema, freshSchemaName, openBackend, TEST_DATABASE_URL } from "../helpers/databases.js";
-import { rawRequest, snapshotTables } from "../helpers/fuzz.js";
+import { rawRequest, Rng, snapshotTables } from "../helpers/fuzz.js";
 import { errorReply, OpenAiTestServer, textReply, toolCallReply } from "../helpers/openai-server.js";
 import { startServerStack, type ServerStack } from "../helpers/server-stack.js";
 
@@ -117,6 +117,19 @@ describe.each(BACKENDS)("HTTP security on %s", (backend) => {
         // a refused key is not echoed back
         expect(viaHeader.text + viaBearer.text).not.toContain(wrong);
       }
+    }
+    // generated wrong keys (seeded): printable junk up to 4 KB, near-misses of the real ones
+    const rng = new Rng(0x4b45_5953);
+    for (let i = 0; i < 60; i += 1) {
+      const wrong =
+        i % 3 === 0
+          ? `${ALICE.slice(0, rng.int(0, ALICE.length - 1))}${String.fromCharCode(rng.int(0x21, 0x7e))}`
+          : Array.from({ length: rng.int(1, 4096) }, () => String.fromCharCode(rng.int(0x21, 0x7e))).join("");
+      if (wrong === ALICE || wrong === BOB) continue;
+      const res = await rawRequest(stack.port, { method: "GET", path: "/health", headers: rng.bool() ? { "x-api-key": wrong } : { authorization: `Bearer ${wrong}` } });
+      expect(res.status, wrong.slice(0, 40)).toBe(403);
+      expect(JSON.parse(res.body)).toEqual({ error: "FORBIDDEN", message: expect.any(String) });
+      expect(res.body.includes(wrong)).toBe(false);
     }
     // nothing the refused requests asked for happened
     expect(await snapshotTables(stack.db)).toEqual(before);
