@@ -2,6 +2,7 @@ import type { StateSnapshot } from "@langchain/langgraph";
 import { PostgresCheckpointSaver } from "../checkpoint/postgres-saver.js";
 import type { Database } from "../db/types.js";
 import type { AgentGraph } from "../graph/build-agent-graph.js";
+import { AttachmentStore } from "./attachment-store.js";
 import { ThreadStateReader, type RunSnapshots } from "./thread-state.js";
 import { ThreadStore, type SearchThreadsOptions, type ThreadRecord } from "./thread-store.js";
 
@@ -14,7 +15,7 @@ export interface ThreadsApi {
   get(threadId: string): Promise<ThreadRecord>;
   patch(threadId: string, metadata: Record<string, unknown>): Promise<ThreadRecord>;
   search(options?: SearchThreadsOptions): Promise<ThreadRecord[]>;
-  /** Deletes the thread, its runs and its checkpoints; refused while a run of it is active. */
+  /** Deletes the thread, its runs, its checkpoints and its attachments; refused while a run of it is active. */
   delete(threadId: string): Promise<void>;
   /** Makes sure the thread has a row; `runs.create` calls it. */
   touch(threadId: string): Promise<void>;
@@ -37,6 +38,7 @@ export function createThreadsApi(db: Database, graph: () => Promise<AgentGraph>)
     async delete(threadId) {
       await store.delete(threadId);
       await new PostgresCheckpointSaver(db).deleteThread(threadId);
+      await new AttachmentStore(db).deleteForThread(threadId);
     },
     touch: (threadId) => store.touch(threadId),
     state: (threadId) => reader.state(threadId),

@@ -7,6 +7,7 @@ import { SERVER_CORS, SERVER_DEFAULTS } from "../constants.js";
 import type { Database } from "../db/types.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { requireApiKey, type AuthVariables } from "./auth.js";
+import { rejectForeignBrowserRequests } from "./web/browser-guard.js";
 import { errorBody, errorResponse } from "./http-errors.js";
 import { devmindRoutes } from "./routes/devmind-routes.js";
 import { langgraphRunRoutes } from "./routes/langgraph-runs.js";
@@ -87,6 +88,8 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
   );
   app.route("/", webRoutes());
 
+  // keyless (loopback) servers: other sites' pages and DNS-rebound hosts may not drive the API
+  app.use("*", rejectForeignBrowserRequests(deps.config.server.apiKeys));
   app.use("*", requireApiKey(deps.config.server.apiKeys));
   app.route("/", devmindRoutes(deps));
   app.route("/", langgraphThreadRoutes(deps));

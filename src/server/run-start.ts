@@ -76,15 +76,29 @@ export async function startRun(runtime: Runtime, threadId: string | null, body: 
   if (resume === undefined && !hasInput) throw httpError("REQUEST_INVALID", "input { messages: [...] } is required (or command.resume to continue an interrupted run)");
 
   let thread = threadId;
-  if (thread === null) thread = (await runtime.threads.create({ metadata: { graph_id: SERVER_DEFAULTS.graphId } })).thread_id;
-  else {
+  // a thread this request creates is removed again when the run is refused: a rejected request changes nothing
+  let createdHere = false;
+  if (thread === null) {
+    thread = (await runtime.threads.create({ metadata: { graph_id: SERVER_DEFAULTS.graphId } })).thread_id;
+    createdHere = true;
+  } else {
     try {
       await runtime.threads.get(thread);
     } catch (error) {
       if (!hasErrorCode(error, "THREAD_NOT_FOUND") || body.if_not_exists !== "create") throw error;
       await runtime.threads.create({ threadId: thread, metadata: { graph_id: SERVER_DEFAULTS.graphId }, ifExists: "do_nothing" });
+      createdHere = true;
     }
   }
+  try {
+    return await startOnThread(runtime, thread, body, principal, resume);
+  } catch (error) {
+    if (createdHere) await runtime.threads.delete(thread).catch(() => undefined);
+    throw error;
+  }
+}
+
+async function startOnThread(runtime: Runtime, thread: string, body: RunCreateBody, principal: string, resume: unknown): Promise<StartedRun> {
 
   if (resume !== undefined) {
     const [waiting] = await runtime.runs.list({ threadId: thread, status: "interrupted", limit: 1 });
@@ -106,7 +120,7 @@ export async function startRun(runtime: Runtime, threadId: string | null, body: 
   const run = await runtime.runs.create({
     threadId: thread,
     input: input as never,
-    multitask: body.multitask_strategy ?? "reject",
+    multitask: body.multitask_strategy === "enqueue" ? "enqueue" : "reject",
     ...(body.limits === undefined || body.limits === null ? {} : { limits: body.limits }),
   });
   return { run, waitForResume: false, startSeq: 0 };
