@@ -68,6 +68,24 @@ describe("devmind bad input: one line, a usage hint, exit 2, nothing touched", (
     expect(existsSync(join(ctx.dir, "data"))).toBe(false);
   }, 300_000);
 
+  it("exits 1 when the run ends in error: the model fails, or a run limit stops it (stop reason in the result line)", async () => {
+    const ctx = context();
+    const failing = ctx.script("fails.json", [{ error: "the provider is down" }]);
+    const failed = await runCli(["run", "hello", "--json"], { ...ctx.env, ...failing }, { cwd: ctx.dir, timeoutMs: 240_000 });
+    expect(failed.code).toBe(1);
+    const failedLines = ndjson(failed.stdout);
+    expect(failedLines.at(-1)).toMatchObject({ type: "result", status: "error", stop_reason: "model_failed", model_rounds: 0, tool_calls: 0 }); // a failed call is not a completed round
+    expect(failedLines.map((line) => line["type"])).toContain("model.failed");
+    const looping = ctx.script("loops.json", [
+      { tool_calls: [{ id: "a1", name: "add", args: { a: 1, b: 1 } }] },
+      { tool_calls: [{ id: "a2", name: "add", args: { a: 2, b: 1 } }] },
+      { content: "never reached" },
+    ]);
+    const limited = await runCli(["run", "count", "--json", "--max-model-rounds", "1"], { ...ctx.env, ...looping }, { cwd: ctx.dir, timeoutMs: 240_000 });
+    expect(limited.code).toBe(1);
+    expect(ndjson(limited.stdout).at(-1)).toMatchObject({ type: "result", status: "error", stop_reason: "max_model_rounds", model_rounds: 1, tool_calls: 1 });
+  }, 300_000);
+
   it("reads the task from stdin, refuses a second run on a thread whose run is waiting, cancels the waiting run", async () => {
     const ctx = context();
     const model = ctx.script("write.json", [{ tool_calls: [{ id: "w", name: "write_file", args: { path: "a.txt", content: "a" } }] }, { content: "ok" }]);
