@@ -1,6 +1,8 @@
 import type { Command } from "commander";
 import { CLI_DEFAULTS } from "../constants.js";
-import { checkRunId } from "../runtime/run-record.js";
+import { hasErrorCode } from "../errors.js";
+import { checkRunId, type RunRecord } from "../runtime/run-record.js";
+import type { Runtime } from "../runtime/runtime.js";
 import type { OutputOptions } from "./cli-options.js";
 import { EXIT } from "./exit-codes.js";
 import { openRuntime } from "./open-runtime.js";
@@ -24,7 +26,7 @@ export function registerCancelCommand(program: Command, setExitCode: (code: numb
       const opened = await openRuntime({});
       try {
         const { runtime } = opened;
-        let run = await runtime.runs.cancel(runId);
+        let run = await cancelOrRequested(runtime, runId);
         if (run.status === "running") {
           run = await waitForCancel(opened.db, runtime, runId, { maxAttempts: opened.config.worker.maxAttempts, waitMs: CLI_DEFAULTS.cancelWaitMs });
         }
@@ -37,4 +39,20 @@ export function registerCancelCommand(program: Command, setExitCode: (code: numb
         await opened.close();
       }
     });
+}
+
+/**
+ * Requests the cancel; a running run whose cancel was already requested (a second Ctrl-C forced
+ * its process out before it stopped) is returned as it is, so the caller still waits for it to
+ * end — as the reaper ends a dead worker's run — instead of refusing.
+ */
+async function cancelOrRequested(runtime: Runtime, runId: string): Promise<RunRecord> {
+  try {
+    return await runtime.runs.cancel(runId);
+  } catch (error) {
+    if (!hasErrorCode(error, "RUN_CONFLICT")) throw error;
+    const run = await runtime.runs.get(runId);
+    if (run.status !== "running") throw error;
+    return run;
+  }
 }
