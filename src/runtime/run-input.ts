@@ -24,7 +24,13 @@ function toMessage(message: unknown, index: number): BaseMessage {
       if (record.role === "system") return new SystemMessage(record.content);
     }
     if (typeof record.type === "string" && record.data !== null && typeof record.data === "object") {
-      const [converted] = mapStoredMessagesToChatMessages([record as StoredMessage]);
+      let converted: BaseMessage | undefined;
+      try {
+        [converted] = mapStoredMessagesToChatMessages([record as StoredMessage]);
+      } catch (error) {
+        // LangChain's conversion throws plain errors for unknown types or bad fields: still bad input
+        throw new DevmindError("RUN_INPUT_INVALID", `message ${index} is not a valid stored LangChain message: ${(error as Error).message}`, { details: { index } });
+      }
       if (converted !== undefined) return converted;
     }
   }
