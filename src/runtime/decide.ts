@@ -50,6 +50,9 @@ export function planDecisions(
     if (taken.has(request.tool_call_id)) throw fail(`call ${request.tool_call_id} is decided twice`, index);
     taken.add(request.tool_call_id);
     const type = raw["type"];
+    for (const field of ["message", "reason"] as const) {
+      if (raw[field] !== undefined && raw[field] !== null && typeof raw[field] !== "string") throw fail(`${field} must be a string`, index);
+    }
     const reason = typeof raw["message"] === "string" ? raw["message"] : typeof raw["reason"] === "string" ? raw["reason"] : audit.reason;
     const base = { toolCallId: request.tool_call_id, tool: request.name, principal: audit.principal, ...(reason === undefined ? {} : { reason }) };
     if (type === "approve") planned.push({ ...base, decision: "approve", args: request.args });

@@ -94,6 +94,9 @@ describe.each(BACKENDS)("runtime on %s", (backend) => {
     expect((await rejection(runtime.runs.decide(created.run_id, { decisions: [{ type: "approve", tool_call_id: "nope" }] }, { principal: "bob" }))).code).toBe("RUN_CONFLICT");
     const invalid = await rejection(runtime.runs.decide(created.run_id, { decisions: [{ type: "edit", tool_call_id: "w2", editedAction: { args: { path: 5 } } }] }, { principal: "bob" }));
     expect(invalid.code).toBe("RUN_INPUT_INVALID");
+    const badReason = await rejection(runtime.runs.decide(created.run_id, { decisions: [{ type: "reject", tool_call_id: "w2", message: 42 }] }, { principal: "bob" }));
+    expect(badReason.code).toBe("RUN_INPUT_INVALID");
+    expect(badReason.message).toContain("message must be a string");
     const ready = await runtime.runs.decide(created.run_id, { decisions: [{ type: "reject", tool_call_id: "w2", message: "no b" }] }, { principal: "bob" });
     expect(ready.status).toBe("pending");
 
