@@ -1,10 +1,10 @@
 import type { Command } from "commander";
 import { RunConflictError } from "../errors.js";
 import { checkRunId } from "../runtime/run-record.js";
-import { defaultPrincipal, isInteractive } from "./cli-options.js";
+import { defaultPrincipal } from "./cli-options.js";
 import { EXIT } from "./exit-codes.js";
 import { openRuntime } from "./open-runtime.js";
-import { driveRun, openRequests, printContinue, resultLine } from "./run-session.js";
+import { driveOptionsFrom, driveRun, openRequests, printContinue, resultLine } from "./run-session.js";
 import { foldArgs } from "./fold.js";
 import { CLI_DEFAULTS } from "../constants.js";
 
@@ -69,13 +69,7 @@ export async function decideAndContinue(kind: "approve" | "reject", runId: strin
       }
       return EXIT.success;
     }
-    return await driveRun(opened, runId, {
-      json: options.json === true,
-      verbose: options.verbose === true,
-      interactive: options.json !== true && isInteractive(),
-      principal,
-      intro: `continuing run ${runId} in process ${process.pid}`,
-    });
+    return await driveRun(opened, runId, driveOptionsFrom(options, principal, `continuing run ${runId} in process ${process.pid}`));
   } finally {
     await opened.close();
   }

@@ -1,10 +1,10 @@
 import type { Command } from "commander";
 import { RunConflictError } from "../errors.js";
 import { checkRunId, type RunStatus } from "../runtime/run-record.js";
-import { defaultPrincipal, isInteractive, type OutputOptions } from "./cli-options.js";
+import { defaultPrincipal, type OutputOptions } from "./cli-options.js";
 import { openRuntime } from "./open-runtime.js";
 import { takeOverRunning } from "./orphan-runs.js";
-import { driveRun } from "./run-session.js";
+import { driveOptionsFrom, driveRun } from "./run-session.js";
 
 const TERMINAL: readonly RunStatus[] = ["success", "error", "timeout", "cancelled"];
 
@@ -34,13 +34,7 @@ export function registerResumeCommand(program: Command, setExitCode: (code: numb
           onWait: (until) => process.stderr.write(`run ${runId} is still leased by its previous process until ${until}; waiting for the lease to lapse…\n`),
         });
         setExitCode(
-          await driveRun(opened, run.run_id, {
-            json: options.json === true,
-            verbose: options.verbose === true,
-            interactive: options.json !== true && isInteractive(),
-            principal: options.by ?? defaultPrincipal(),
-            intro: `resuming run ${run.run_id} (${run.status}) in process ${process.pid}`,
-          }),
+          await driveRun(opened, run.run_id, driveOptionsFrom(options, options.by ?? defaultPrincipal(), `resuming run ${run.run_id} (${run.status}) in process ${process.pid}`)),
         );
       } finally {
         await opened.close();

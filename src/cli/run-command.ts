@@ -1,10 +1,10 @@
 import type { Command } from "commander";
 import { CONFIG_BOUNDS } from "../constants.js";
 import type { RunLimits } from "../runtime/run-record.js";
-import { defaultPrincipal, integerOption, isInteractive, readStdin } from "./cli-options.js";
+import { defaultPrincipal, integerOption, readStdin } from "./cli-options.js";
 import { EXIT } from "./exit-codes.js";
 import { openRuntime, parseModelFlag } from "./open-runtime.js";
-import { driveRun, resultLine } from "./run-session.js";
+import { driveOptionsFrom, driveRun, resultLine } from "./run-session.js";
 
 interface RunOptions {
   thread?: string;
@@ -69,13 +69,7 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
         }
         const model = opened.config.model === null ? "none" : opened.config.model.provider === "openai" ? `openai:${opened.config.model.name}` : `scripted:${opened.config.model.path}`;
         setExitCode(
-          await driveRun(opened, run.run_id, {
-            json: options.json === true,
-            verbose: options.verbose === true,
-            interactive: options.json !== true && isInteractive(),
-            principal: options.by ?? defaultPrincipal(),
-            intro: `run ${run.run_id} · thread ${run.thread_id} · model ${model}`,
-          }),
+          await driveRun(opened, run.run_id, driveOptionsFrom(options, options.by ?? defaultPrincipal(), `run ${run.run_id} · thread ${run.thread_id} · model ${model}`)),
         );
       } finally {
         await opened.close();

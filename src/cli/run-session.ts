@@ -2,6 +2,7 @@ import type { ActionRequest } from "../graph/approvals.js";
 import { RunConflictError } from "../errors.js";
 import { DecisionStore } from "../runtime/decision-store.js";
 import type { RunRecord } from "../runtime/run-record.js";
+import { isInteractive, type OutputOptions } from "./cli-options.js";
 import { EventTail } from "./event-tail.js";
 import { exitForStatus } from "./exit-codes.js";
 import { foldArgs } from "./fold.js";
@@ -27,6 +28,11 @@ export interface DriveOptions {
 
 /** Exit code after a second Ctrl-C: the conventional 128 + SIGINT. */
 export const FORCED_EXIT = 130;
+
+/** DriveOptions from a command's `--json` / `--verbose` flags: approvals are asked only on a TTY without `--json`. */
+export function driveOptionsFrom(flags: OutputOptions, principal: string, intro: string): DriveOptions {
+  return { json: flags.json === true, verbose: flags.verbose === true, interactive: flags.json !== true && isInteractive(), principal, intro };
+}
 
 /**
  * Executes a run in this process and shows it: a live timeline (or NDJSON with `--json`), the

@@ -5,7 +5,7 @@ import { checkBindable, startServer } from "../server/start-server.js";
 import { integerOption } from "./cli-options.js";
 import { EXIT } from "./exit-codes.js";
 import { openRuntime } from "./open-runtime.js";
-import { FORCED_EXIT } from "./run-session.js";
+import { onStopSignals } from "./stop-signals.js";
 
 /**
  * Registers `devmind serve [--host H] [--port P] [--workers N]` (CONTRACT section 7): the HTTP API
@@ -29,17 +29,7 @@ export function registerServeCommand(program: Command, setExitCode: (code: numbe
       // before opening anything: a refused host should not migrate or lock the database first
       checkBindable(options.host ?? config.server.host, config);
       const opened = await openRuntime({ config, requireModel: workersWanted !== 0, recoverOrphans: workersWanted !== 0 });
-      let signals = 0;
-      let stopRequested: () => void = () => undefined;
-      const stopped = new Promise<void>((resolve) => (stopRequested = resolve));
-      const onSignal = (): void => {
-        signals += 1;
-        if (signals >= 2) process.exit(FORCED_EXIT);
-        process.stderr.write("serve: shutting down (streams end, runs stop at their next step and go back to the queue; again to quit at once)\n");
-        stopRequested();
-      };
-      process.on("SIGINT", onSignal);
-      process.on("SIGTERM", onSignal);
+      const signals = onStopSignals("serve: shutting down (streams end, runs stop at their next step and go back to the queue; again to quit at once)");
       try {
         const workers = workersWanted ?? opened.config.worker.concurrency;
         const server = await startServer({ runtime: opened.runtime, db: opened.db, config: opened.config, host: options.host, port: options.port, workers });
@@ -48,13 +38,12 @@ export function registerServeCommand(program: Command, setExitCode: (code: numbe
           `devmind serve: listening on ${server.url} (${workers} worker slot${workers === 1 ? "" : "s"}, schema ${opened.db.schema} at ${opened.db.location}, ` +
             `${keys === 0 ? "no API keys: loopback only" : `${keys} API key${keys === 1 ? "" : "s"}`}); Ctrl-C to stop\n`,
         );
-        await stopped;
+        await signals.stopped;
         await server.close();
         process.stdout.write("devmind serve: stopped\n");
         setExitCode(EXIT.success);
       } finally {
-        process.removeListener("SIGINT", onSignal);
-        process.removeListener("SIGTERM", onSignal);
+        signals.dispose();
         await opened.close();
       }
     });

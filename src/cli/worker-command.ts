@@ -3,7 +3,7 @@ import { CONFIG_BOUNDS } from "../constants.js";
 import { integerOption } from "./cli-options.js";
 import { EXIT } from "./exit-codes.js";
 import { openRuntime } from "./open-runtime.js";
-import { FORCED_EXIT } from "./run-session.js";
+import { onStopSignals } from "./stop-signals.js";
 import { startWorkerLog } from "./worker-log.js";
 
 /**
@@ -20,31 +20,20 @@ export function registerWorkerCommand(program: Command, setExitCode: (code: numb
     .option("--concurrency <n>", "runs at once (default DEVMIND_WORKER_CONCURRENCY)", integerOption("--concurrency", bounds.min, bounds.max))
     .action(async (options: { concurrency?: number }) => {
       const opened = await openRuntime({ requireModel: true, recoverOrphans: true });
-      let signals = 0;
-      let stopRequested: () => void = () => undefined;
-      const stopped = new Promise<void>((resolve) => (stopRequested = resolve));
-      const onSignal = (): void => {
-        signals += 1;
-        if (signals >= 2) process.exit(FORCED_EXIT);
-        process.stderr.write("worker: draining (runs stop at their next step and go back to the queue; again to quit at once)\n");
-        stopRequested();
-      };
-      process.on("SIGINT", onSignal);
-      process.on("SIGTERM", onSignal);
+      const signals = onStopSignals("worker: draining (runs stop at their next step and go back to the queue; again to quit at once)");
       try {
         const concurrency = options.concurrency ?? opened.config.worker.concurrency;
         const stopLog = await startWorkerLog(opened.db, opened.runtime, (line) => void process.stdout.write(`worker: ${line}\n`));
         const worker = opened.runtime.worker({ concurrency });
         await worker.start();
         process.stdout.write(`worker ready: ${concurrency} slot${concurrency === 1 ? "" : "s"} on ${opened.db.location} (schema ${opened.db.schema}); Ctrl-C to stop\n`);
-        await stopped;
+        await signals.stopped;
         await worker.stop();
         await stopLog();
         process.stdout.write("worker stopped\n");
         setExitCode(EXIT.success);
       } finally {
-        process.removeListener("SIGINT", onSignal);
-        process.removeListener("SIGTERM", onSignal);
+        signals.dispose();
         await opened.close();
       }
     });

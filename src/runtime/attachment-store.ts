@@ -4,6 +4,7 @@ import type { Database } from "../db/types.js";
 import { DevmindError } from "../errors.js";
 import type { AttachmentInfo, AttachmentSink, NewAttachment } from "../tools/attachment-sink.js";
 import { attachmentSql } from "./attachment-sql.js";
+import { isUuid } from "./run-record.js";
 
 export type { AttachmentInfo, AttachmentSink, NewAttachment } from "../tools/attachment-sink.js";
 
@@ -25,8 +26,6 @@ interface InfoRow {
   sha256: string;
   created_at: string;
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * Files runs sent to the user (`send_file`, `gen_image`), kept in the database's `attachments`
@@ -88,7 +87,7 @@ export class AttachmentStore implements AttachmentSink {
 
   /** The attachment and its bytes, or undefined for an unknown or malformed id (never a SQL error). */
   async get(id: string): Promise<StoredAttachment | undefined> {
-    if (typeof id !== "string" || !UUID.test(id)) return undefined;
+    if (!isUuid(id)) return undefined;
     const row = (await this.#db.query<InfoRow & { bytes: Uint8Array }>(this.#sql.get, [id])).rows[0];
     if (row === undefined) return undefined;
     return { info: toInfo(row), bytes: Buffer.from(row.bytes.buffer, row.bytes.byteOffset, row.bytes.byteLength) };
@@ -96,7 +95,7 @@ export class AttachmentStore implements AttachmentSink {
 
   /** The attachment's info without its bytes (for HEAD requests and listings), or undefined. */
   async info(id: string): Promise<AttachmentInfo | undefined> {
-    if (typeof id !== "string" || !UUID.test(id)) return undefined;
+    if (!isUuid(id)) return undefined;
     const row = (await this.#db.query<InfoRow>(this.#sql.info, [id])).rows[0];
     return row === undefined ? undefined : toInfo(row);
   }

@@ -3,7 +3,7 @@ import { statement } from "../db/statement.js";
 import type { Database, Queryable, Row } from "../db/types.js";
 import { DevmindError, RunConflictError, RunNotFoundError } from "../errors.js";
 import { argsDigest } from "./digest.js";
-import { checkRunId } from "./fence.js";
+import { checkRunId } from "./run-record.js";
 
 /** What a human decided about one tool call. */
 export type DecisionKind = "approve" | "edit" | "reject";

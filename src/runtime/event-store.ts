@@ -2,7 +2,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { Database, Queryable, Row } from "../db/types.js";
 import { DevmindError, RunNotFoundError } from "../errors.js";
 import { RUN_EVENTS_CHANNEL, eventSql, type EventSql } from "./event-sql.js";
-import { checkFence, checkRunId, leaseLost, type Fence } from "./fence.js";
+import { checkFence, leaseLost, type Fence } from "./fence.js";
+import { checkRunId } from "./run-record.js";
 import { redactedJson } from "./secret-redaction.js";
 
 /**

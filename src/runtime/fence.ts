@@ -1,5 +1,6 @@
 import { quoteIdentifier } from "../db/identifiers.js";
-import { DevmindError, LeaseLostError, RunNotFoundError } from "../errors.js";
+import { DevmindError, LeaseLostError } from "../errors.js";
+import { checkRunId } from "./run-record.js";
 
 /**
  * The fencing token of a run's lease: the worker that claimed `runId` at `epoch`. Every write a
@@ -51,15 +52,4 @@ export function checkFence(fence: Fence): Fence {
 /** The error a fenced write throws when its fence no longer holds. */
 export function leaseLost(fence: Fence): LeaseLostError {
   return new LeaseLostError(fence.runId, fence.epoch);
-}
-
-const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/**
- * Run ids are UUIDs; anything else cannot name a run, so it is reported as RunNotFoundError here
- * instead of as a cast error from the database.
- */
-export function checkRunId(runId: string): string {
-  if (typeof runId !== "string" || !UUID_PATTERN.test(runId)) throw new RunNotFoundError(String(runId));
-  return runId;
 }

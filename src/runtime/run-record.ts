@@ -152,6 +152,11 @@ export function isStopReason(value: unknown): value is StopReason {
 
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** True for a uuid string: run and attachment ids are uuids, so anything else names nothing (no query, no cast error). */
+export function isUuid(value: unknown): value is string {
+  return typeof value === "string" && UUID_PATTERN.test(value);
+}
+
 /** A RUN_INPUT_INVALID error (a user error: exit 2 / HTTP 400); `details.field` names the culprit. */
 export function runInputError(message: string, details: Record<string, unknown> = {}): DevmindError {
   return new DevmindError("RUN_INPUT_INVALID", message, { details });
@@ -162,7 +167,7 @@ export function runInputError(message: string, details: Record<string, unknown> 
  * so a malformed id is "not found" rather than a database cast error.
  */
 export function checkRunId(runId: string): string {
-  if (typeof runId !== "string" || !UUID_PATTERN.test(runId)) throw new RunNotFoundError(String(runId));
+  if (!isUuid(runId)) throw new RunNotFoundError(String(runId));
   return runId;
 }
 

@@ -2,7 +2,8 @@ import { quoteIdentifier } from "../db/identifiers.js";
 import { statement } from "../db/statement.js";
 import type { Database, Row } from "../db/types.js";
 import { DevmindError, RunConflictError } from "../errors.js";
-import { checkFence, checkRunId, fenceCte, leaseLost, type Fence } from "./fence.js";
+import { checkFence, fenceCte, leaseLost, type Fence } from "./fence.js";
+import { checkRunId } from "./run-record.js";
 
 /** What `begin` found for a tool call, i.e. what the caller must do now. */
 export type LedgerBegin =

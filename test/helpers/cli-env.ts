@@ -1,8 +1,10 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { afterEach } from "vitest";
 import { openDatabase } from "../../src/db/open-database.js";
 import type { ScriptedTurn } from "../../src/model/scripted-turns.js";
+import { killCliChildren } from "./cli.js";
 import { TEST_DATABASE_URL, dropSchema, freshSchemaName } from "./databases.js";
 
 /** A place for CLI tests: a temp dir (cwd, workspace, scripts) and the database env of a backend. */
@@ -67,4 +69,21 @@ export function runIdFrom(text: string): string {
   const match = /\brun ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b/.exec(text);
   if (match === null) throw new Error(`no run id in:\n${text}`);
   return match[1] as string;
+}
+
+/**
+ * For a test file: returns a factory of CLI contexts and registers an afterEach that kills the
+ * CLI children still running and cleans up every context the test made.
+ */
+export function cliContexts(): (backend?: "pglite" | "postgres") => CliContext {
+  const contexts: CliContext[] = [];
+  afterEach(async () => {
+    await killCliChildren();
+    await Promise.all(contexts.splice(0).map((ctx) => ctx.cleanup()));
+  });
+  return (backend = "pglite") => {
+    const ctx = cliContext(backend);
+    contexts.push(ctx);
+    return ctx;
+  };
 }

@@ -1,19 +1,10 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { killCliChildren, runCli, spawnCli } from "../helpers/cli.js";
-import { cliContext, ndjson, type CliContext } from "../helpers/cli-env.js";
+import { describe, expect, it } from "vitest";
+import { runCli, spawnCli } from "../helpers/cli.js";
+import { cliContexts, ndjson } from "../helpers/cli-env.js";
 
-const contexts: CliContext[] = [];
-function context(): CliContext {
-  const ctx = cliContext("pglite");
-  contexts.push(ctx);
-  return ctx;
-}
-afterEach(async () => {
-  await killCliChildren();
-  await Promise.all(contexts.splice(0).map((ctx) => ctx.cleanup()));
-});
+const context = cliContexts();
 
 /** Bad input is refused before the database is opened: the data directory is never created. */
 describe("devmind bad input: one line, a usage hint, exit 2, nothing touched", () => {

@@ -1,9 +1,8 @@
 import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ScriptedTurn } from "../../src/model/scripted-turns.js";
-import { killCliChildren } from "../helpers/cli.js";
-import { cliContext, runIdFrom, type CliContext } from "../helpers/cli-env.js";
+import { cliContexts, runIdFrom } from "../helpers/cli-env.js";
 import { spawnInPty } from "../helpers/pty.js";
 
 const WRITE_SCRIPT: ScriptedTurn[] = [
@@ -12,16 +11,7 @@ const WRITE_SCRIPT: ScriptedTurn[] = [
 ];
 const PROMPT = "[a]pprove  [e]dit  [r]eject  [l]ater";
 
-const contexts: CliContext[] = [];
-function context(): CliContext {
-  const ctx = cliContext("pglite");
-  contexts.push(ctx);
-  return ctx;
-}
-afterEach(async () => {
-  await killCliChildren();
-  await Promise.all(contexts.splice(0).map((ctx) => ctx.cleanup()));
-});
+const context = cliContexts();
 
 /** The terminal's text without escape sequences and carriage returns. */
 function screen(raw: string): string {

@@ -1,18 +1,9 @@
-import { afterEach, describe, expect, it } from "vitest";
-import { killCliChildren, runCli, spawnCli } from "../helpers/cli.js";
-import { cliContext, ndjson, type CliContext } from "../helpers/cli-env.js";
+import { describe, expect, it } from "vitest";
+import { runCli, spawnCli } from "../helpers/cli.js";
+import { cliContexts, ndjson } from "../helpers/cli-env.js";
 import { BACKENDS, itOn } from "../helpers/databases.js";
 
-const contexts: CliContext[] = [];
-function context(backend: "pglite" | "postgres"): CliContext {
-  const ctx = cliContext(backend);
-  contexts.push(ctx);
-  return ctx;
-}
-afterEach(async () => {
-  await killCliChildren();
-  await Promise.all(contexts.splice(0).map((ctx) => ctx.cleanup()));
-});
+const context = cliContexts();
 
 describe.each(BACKENDS)("devmind worker and the embedded-database rule on %s", (backend) => {
   itOn(backend, "pglite")("a second process on a data directory in use exits 2 and says to set DATABASE_URL", async () => {
