@@ -2,6 +2,7 @@
  * devmind — a durable agent runtime for TypeScript. The named exports below are the library API
  * (CONTRACT section 9); everything else is internal.
  */
+export { createLogger, silentLogger, type Logger, type LoggerOptions } from "./logger.js";
 export { loadConfig, type DevmindConfig, type RunLimitSettings } from "./config.js";
 export { DevmindError, ConfigError, DatabaseError, MigrationError, CheckpointError, hasErrorCode, type DevmindErrorCode, type ErrorKind } from "./errors.js";
 export { openDatabase, type OpenDatabaseOptions } from "./db/open-database.js";

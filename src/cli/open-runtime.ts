@@ -5,6 +5,7 @@ import { migrate } from "../db/migrate.js";
 import { openDatabase } from "../db/open-database.js";
 import type { Database } from "../db/types.js";
 import { ConfigError } from "../errors.js";
+import { createLogger, type Logger } from "../logger.js";
 import { createChatModel } from "../model/create-chat-model.js";
 import { ScriptedChatModel } from "../model/scripted-model.js";
 import { createRuntime, type Runtime } from "../runtime/runtime.js";
@@ -15,6 +16,8 @@ export interface OpenedRuntime {
   config: DevmindConfig;
   db: Database;
   runtime: Runtime;
+  /** JSON lines on stderr at LOG_LEVEL. */
+  logger: Logger;
   /** Closes the runtime (stopping its workers) and then the database; safe to call twice. */
   close(): Promise<void>;
 }
@@ -80,12 +83,13 @@ function modelIfUsable(config: DevmindConfig): BaseChatModel {
 export async function openRuntime(options: OpenRuntimeOptions = {}): Promise<OpenedRuntime> {
   const config = withModelSpec(options.config ?? loadConfig(), options.modelSpec);
   const model = options.model ?? (options.requireModel === true ? createChatModel(config) : modelIfUsable(config));
+  const logger = createLogger({ level: config.logLevel });
   const db = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, schema: config.dbSchema });
   let runtime: Runtime;
   try {
     await migrate(db);
     if (options.recoverOrphans === true) await recoverEmbeddedOrphans(db, config.worker.maxAttempts);
-    runtime = createRuntime({ db, config, ...(model === undefined ? {} : { model }) });
+    runtime = createRuntime({ db, config, logger, ...(model === undefined ? {} : { model }) });
   } catch (error) {
     await db.close();
     throw error;
@@ -101,5 +105,5 @@ export async function openRuntime(options: OpenRuntimeOptions = {}): Promise<Ope
     })();
     return closing;
   };
-  return { config, db, runtime, close };
+  return { config, db, runtime, logger, close };
 }

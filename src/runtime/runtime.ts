@@ -7,6 +7,7 @@ import { RUNS_CHANNEL, RUNTIME_DEFAULTS } from "../constants.js";
 import { notify } from "../db/channels.js";
 import type { Database } from "../db/types.js";
 import { RunConflictError } from "../errors.js";
+import { silentLogger, type Logger } from "../logger.js";
 import type { ActionRequest } from "../graph/approvals.js";
 import { buildAgentGraph, type AgentGraph } from "../graph/build-agent-graph.js";
 import { limitsFromConfig } from "../graph/limits.js";
@@ -36,6 +37,8 @@ export interface RuntimeOptions {
   tools?: readonly Tool[];
   /** Default: the built-in defaults (the runtime never reads the environment itself). */
   config?: DevmindConfig;
+  /** Structured log of runs and workers (claimed, finished, recovered, lease lost, database away). Default: silent. */
+  logger?: Logger;
 }
 
 /** A live event of a run, as `subscribe` delivers it (model.delta included). */
@@ -82,6 +85,7 @@ const TERMINAL: readonly RunStatus[] = ["success", "error", "timeout", "cancelle
 export function createRuntime(options: RuntimeOptions): Runtime {
   const config = options.config ?? loadConfig({});
   const db = options.db;
+  const logger = options.logger ?? silentLogger;
   const runs = new RunStore(db);
   const events = new EventStore(db);
   const decisions = new DecisionStore(db);
@@ -227,7 +231,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     runs: runsApi,
     threads,
     worker(workerOptions = {}) {
-      const worker = createWorker({ db, runs, maxAttempts: config.worker.maxAttempts, leaseMs: config.worker.leaseMs, concurrency: workerOptions.concurrency ?? config.worker.concurrency, executorDeps, owner: `${owner}:worker` });
+      const worker = createWorker({ db, runs, maxAttempts: config.worker.maxAttempts, leaseMs: config.worker.leaseMs, concurrency: workerOptions.concurrency ?? config.worker.concurrency, executorDeps, owner: `${owner}:worker`, logger: logger.child({ component: "worker" }) });
       workers.add(worker);
       return worker;
     },

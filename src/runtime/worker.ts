@@ -1,6 +1,7 @@
 import { RUNS_CHANNEL, RUNTIME_DEFAULTS } from "../constants.js";
 import { notify } from "../db/channels.js";
 import type { Database } from "../db/types.js";
+import type { Logger } from "../logger.js";
 import { executeClaimed, type ExecutorDeps } from "./executor.js";
 import type { RunStore } from "./run-store.js";
 
@@ -27,6 +28,7 @@ interface WorkerDeps {
   concurrency: number;
   executorDeps: (drainSignal?: AbortSignal) => ExecutorDeps;
   owner: string;
+  logger: Logger;
 }
 
 /**
@@ -73,7 +75,9 @@ export function createWorker(deps: WorkerDeps): Worker {
       }
       active += 1;
       try {
+        deps.logger.info({ event: "run.claimed", run_id: claimed.run.run_id, attempt: claimed.run.attempt, epoch: claimed.epoch, worker: owner }, "run claimed");
         const after = await executeClaimed(deps.executorDeps(drain.signal), claimed, owner);
+        deps.logger.info({ event: "run.executed", run_id: after.run_id, status: after.status, stop_reason: after.stop_reason, worker: owner }, `run ${after.status}`);
         // drained at a step boundary and released: wake idle workers of every process, so one
         // continues it now rather than at its next idle poll
         if (after.status === "pending") await notify(deps.db, RUNS_CHANNEL, after.run_id).catch(() => undefined);
@@ -95,7 +99,10 @@ export function createWorker(deps: WorkerDeps): Worker {
       let wait = period;
       try {
         const { requeued } = await deps.runs.requeueExpired({ maxAttempts: deps.maxAttempts });
-        if (requeued.length > 0) wakeAll();
+        if (requeued.length > 0) {
+          deps.logger.info({ event: "run.recovered", run_ids: requeued }, `re-queued ${requeued.length} run(s) whose lease expired`);
+          wakeAll();
+        }
         const next = await deps.runs.nextLeaseExpiry();
         if (next !== null) wait = Math.min(period, next + RUNTIME_DEFAULTS.reaperSlackMs);
       } catch {
