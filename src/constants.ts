@@ -177,6 +177,34 @@ export const RUNTIME_DEFAULTS = {
   reaperSlackMs: 10,
   /** ... and never more often than this. */
   reaperMinPauseMs: 50,
+  /** `runs.execute` waits this long at most for a database that went away mid-run, then throws. */
+  executeFaultWaitMs: 600_000,
+  /** `runtime.health()`: no answer within this is `down`. */
+  healthTimeoutMs: 5_000,
+  /** `runtime.health()`: an answer slower than this is `degraded`. */
+  healthSlowMs: 1_000,
+} as const;
+
+/**
+ * How devmind waits out a database fault (src/runtime/fault-recovery.ts): workers, the executor's
+ * event writes and server streams back off with jitter between `firstMs` and a cap, and never
+ * give up while their process runs, except where a bound is named.
+ */
+export const DATABASE_FAULT_DEFAULTS = {
+  /** First wait after a failure. */
+  backoffFirstMs: 100,
+  /** Longest wait while the database is unreachable (also capped at a third of the lease). */
+  backoffMaxMs: 5_000,
+  /** Longest wait while the database refuses writes (an operator must act; no need to hammer it). */
+  storageBackoffMaxMs: 30_000,
+  /** Storage failures in a row after which a worker stops claiming runs until a write probe succeeds. */
+  storageFailuresBeforePause: 2,
+  /** A run's event writes retry a database fault this long at most before the attempt gives up on them. */
+  eventRetryMaxMs: 120_000,
+  /** A fault this soon after the database came back belongs to the same outage (logged once). */
+  flapMs: 10_000,
+  /** After a worker saw the database away, its reaper leaves lapsed leases this long for their live owners to renew. */
+  reaperGraceLeases: 1,
 } as const;
 
 /** NOTIFY channel telling workers there may be a run to claim. */
@@ -260,6 +288,10 @@ export const SERVER_DEFAULTS = {
   anonymousPrincipal: "anonymous",
   /** `runs.wait` / `join` hold the request at most this long, then answer with the run as it is. */
   waitMaxMs: 3_600_000,
+  /** `Retry-After` (seconds) on a 503 while the database is away or refuses writes. */
+  retryAfterSeconds: 2,
+  /** A stream whose reads fail on a database fault keeps retrying them this long (heartbeats go on), then closes so the client reconnects. */
+  streamFaultMaxMs: 120_000,
 } as const;
 
 /** CORS of the HTTP API: any origin (auth is by header, never by cookie), the headers the SDK sends and reads. */

@@ -14,6 +14,7 @@ export type DevmindErrorCode =
   // database seam (src/db)
   | "DATABASE_URL_INVALID"
   | "DATABASE_UNREACHABLE"
+  | "DATABASE_WRITE_FAILED"
   | "DATABASE_LOCKED"
   | "SCHEMA_NAME_INVALID"
   | "DATA_DIR_INVALID"
@@ -58,6 +59,7 @@ const KIND_BY_CODE: Record<DevmindErrorCode, ErrorKind> = {
   CONFIG_INVALID: "user",
   DATABASE_URL_INVALID: "user",
   DATABASE_UNREACHABLE: "system",
+  DATABASE_WRITE_FAILED: "system",
   DATABASE_LOCKED: "user",
   SCHEMA_NAME_INVALID: "user",
   DATA_DIR_INVALID: "user",
@@ -126,7 +128,12 @@ export class ConfigError extends DevmindError {
   }
 }
 
-/** Opening, locking or querying the database failed in a way the user must fix or know about. */
+/**
+ * Opening, locking or querying the database failed in a way the user must fix or know about.
+ * DATABASE_UNREACHABLE (server away, connection lost, pool connect timeout) and
+ * DATABASE_WRITE_FAILED (disk full, read-only, permission revoked) are faults of the database,
+ * not of a run: see `databaseFaultOf` in src/db/database-faults.ts.
+ */
 export class DatabaseError extends DevmindError {}
 
 /** A migration file or the database's migration history is inconsistent with this code. */

@@ -14,6 +14,8 @@ export interface OpenDatabaseOptions {
   schema?: string | undefined;
   /** PostgreSQL pool size. */
   maxConnections?: number | undefined;
+  /** PostgreSQL: how long getting a connection may take before the query fails as DATABASE_UNREACHABLE (default 10 s). */
+  connectionTimeoutMs?: number | undefined;
 }
 
 /**
@@ -28,7 +30,7 @@ export interface OpenDatabaseOptions {
 export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<Database> {
   const schema = validateSchemaName(options.schema ?? CONFIG_DEFAULTS.dbSchema);
   if (options.url !== undefined && options.url !== "") {
-    return PgDatabase.open(options.url, schema, { max: options.maxConnections });
+    return PgDatabase.open(options.url, schema, { max: options.maxConnections, connectionTimeoutMs: options.connectionTimeoutMs });
   }
   return PgliteDatabase.open(options.dataDir ?? CONFIG_DEFAULTS.dataDir, schema);
 }

@@ -1,11 +1,9 @@
 import pg from "pg";
 import { PG_POOL_DEFAULTS } from "../constants.js";
 import { DatabaseError } from "../errors.js";
+import { toDatabaseFault } from "./database-faults.js";
 import { PgListener } from "./pg-listener.js";
 import type { Database, Queryable, QueryResult, Row, Statement } from "./types.js";
-
-/** Error codes of node / libpq that mean "the server cannot be reached or refused us". */
-const UNREACHABLE_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT", "ECONNRESET", "EHOSTUNREACH", "ENETUNREACH", "57P03", "28P01", "28000", "3D000"]);
 
 /**
  * Parses and checks a PostgreSQL URL, returning a printable form without the password.
@@ -34,18 +32,13 @@ export function checkDatabaseUrl(url: string): { printable: string } {
   return { printable: parsed.toString() };
 }
 
-/** Wraps a connection-level failure into DATABASE_UNREACHABLE; other errors pass through. */
+/**
+ * Wraps a database fault (connection lost or refused, restart, pool connect timeout, disk full,
+ * read-only, permission revoked) into DATABASE_UNREACHABLE / DATABASE_WRITE_FAILED; other errors
+ * pass through.
+ */
 export function mapPgError(error: unknown, printable: string): unknown {
-  const code = (error as { code?: unknown } | null)?.code;
-  const message = error instanceof Error ? error.message : String(error);
-  const timeout = /timeout exceeded when trying to connect|Connection terminated due to connection timeout/i.test(message);
-  if ((typeof code === "string" && UNREACHABLE_CODES.has(code)) || timeout) {
-    return new DatabaseError("DATABASE_UNREACHABLE", `cannot reach PostgreSQL at ${printable}: ${message}`, {
-      details: { location: printable, cause: typeof code === "string" ? code : "timeout" },
-      cause: error,
-    });
-  }
-  return error;
+  return toDatabaseFault(error, printable);
 }
 
 class PgQueryable implements Queryable {
@@ -94,12 +87,12 @@ export class PgDatabase extends PgQueryable implements Database {
   }
 
   /** Opens a pool for `url` and checks the server answers; throws DATABASE_UNREACHABLE if not. */
-  static async open(url: string, schema: string, options: { max?: number } = {}): Promise<PgDatabase> {
+  static async open(url: string, schema: string, options: { max?: number | undefined; connectionTimeoutMs?: number | undefined } = {}): Promise<PgDatabase> {
     const { printable } = checkDatabaseUrl(url);
     const pool = new pg.Pool({
       connectionString: url,
       max: options.max ?? PG_POOL_DEFAULTS.max,
-      connectionTimeoutMillis: PG_POOL_DEFAULTS.connectionTimeoutMillis,
+      connectionTimeoutMillis: options.connectionTimeoutMs ?? PG_POOL_DEFAULTS.connectionTimeoutMillis,
       idleTimeoutMillis: PG_POOL_DEFAULTS.idleTimeoutMillis,
       application_name: "devmind",
     });
@@ -116,27 +109,46 @@ export class PgDatabase extends PgQueryable implements Database {
   }
 
   async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    // While checked out, a client has no listener of the pool's: a connection that dies between
+    // BEGIN and COMMIT (a restart, pg_terminate_backend) would emit an unhandled 'error' and end
+    // the process. This one records it; the query in flight fails on its own, and the broken
+    // client is destroyed below instead of going back to the pool. It is attached inside the
+    // pool's callback, synchronously: a termination notice arriving in the same packet as the
+    // connection's readiness is emitted before any `await` would resume.
+    let broken: unknown = null;
+    const onError = (error: unknown): void => {
+      broken ??= error;
+    };
     let client: pg.PoolClient;
     try {
-      client = await this.pool.connect();
+      client = await new Promise<pg.PoolClient>((resolve, reject) => {
+        this.pool.connect((error, connected) => {
+          if (error !== undefined || connected === undefined) return reject(error ?? new Error("the pool returned no client"));
+          connected.on("error", onError);
+          resolve(connected);
+        });
+      });
     } catch (error) {
       throw mapPgError(error, this.location);
     }
-    let broken = false;
     try {
       await client.query("BEGIN");
       const result = await fn(new PgQueryable(client, this.location));
       await client.query("COMMIT");
       return result;
     } catch (error) {
-      try {
-        await client.query("ROLLBACK");
-      } catch {
-        broken = true;
+      if (broken === null) {
+        try {
+          await client.query("ROLLBACK");
+        } catch (rollbackError) {
+          broken = rollbackError;
+        }
       }
       throw mapPgError(error, this.location);
     } finally {
-      client.release(broken);
+      client.removeListener("error", onError);
+      // pg-pool re-adds its idle listener on release; a broken client is destroyed, not returned
+      client.release(broken === null ? undefined : broken instanceof Error ? broken : true);
     }
   }
 

@@ -4,22 +4,36 @@ import { PGlite, type Transaction } from "@electric-sql/pglite";
 import { MEMORY_DATA_DIR, PGLITE_LOCK_FILE, PGLITE_SUBDIR } from "../constants.js";
 import { DatabaseError } from "../errors.js";
 import { validateChannelName } from "./channels.js";
+import { toDatabaseFault } from "./database-faults.js";
 import { acquireLockFile, type HeldLock } from "./lock-file.js";
+import { ensureInitialisedDataDir, unopenableDataDirError } from "./pglite-data-dir.js";
 import type { Database, Queryable, QueryResult, Row, Statement } from "./types.js";
 
 type PgliteRunner = Pick<PGlite, "query" | "exec"> | Transaction;
 
 class PgliteQueryable implements Queryable {
-  constructor(protected readonly runner: PgliteRunner) {}
+  constructor(
+    protected readonly runner: PgliteRunner,
+    protected readonly where: string,
+  ) {}
 
   async query<R = Row>(sql: string | Statement, values: readonly unknown[] = []): Promise<QueryResult<R>> {
     const text = typeof sql === "string" ? sql : sql.text;
-    const result = await this.runner.query<R>(text, values as unknown[]);
-    return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length };
+    try {
+      const result = await this.runner.query<R>(text, values as unknown[]);
+      return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length };
+    } catch (error) {
+      // a full disk or a closed instance is a database fault here too, never a run's bug
+      throw toDatabaseFault(error, this.where);
+    }
   }
 
   async execScript(sql: string): Promise<void> {
-    await this.runner.exec(sql);
+    try {
+      await this.runner.exec(sql);
+    } catch (error) {
+      throw toDatabaseFault(error, this.where);
+    }
   }
 }
 
@@ -39,7 +53,7 @@ export class PgliteDatabase extends PgliteQueryable implements Database {
     readonly location: string,
     private readonly lock: HeldLock | null,
   ) {
-    super(pglite);
+    super(pglite, location);
   }
 
   /** Opens (creating if needed) the embedded database for `dataDir`. */
@@ -65,19 +79,22 @@ export class PgliteDatabase extends PgliteQueryable implements Database {
     const pgdata = join(root, PGLITE_SUBDIR);
     const lock = acquireLockFile(join(root, PGLITE_LOCK_FILE), `the embedded database in ${pgdata}`);
     try {
+      await ensureInitialisedDataDir(pgdata);
+    } catch (error) {
+      lock.release();
+      throw error;
+    }
+    try {
       const pglite = await PGlite.create(pgdata);
       return new PgliteDatabase(pglite, schema, pgdata, lock);
     } catch (error) {
       lock.release();
-      throw new DatabaseError("DATA_DIR_INVALID", `cannot open the embedded database in ${pgdata}: ${(error as Error).message}`, {
-        details: { path: pgdata },
-        cause: error,
-      });
+      throw unopenableDataDirError(pgdata, error);
     }
   }
 
   async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
-    return this.pglite.transaction((tx) => fn(new PgliteQueryable(tx)));
+    return this.pglite.transaction((tx) => fn(new PgliteQueryable(tx, this.location)));
   }
 
   async listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>> {

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Database, Queryable, Row } from "../db/types.js";
+import { retryDatabaseFaults } from "./backoff.js";
 import { DevmindError, RunNotFoundError } from "../errors.js";
 import { RUN_EVENTS_CHANNEL, eventSql, type EventSql } from "./event-sql.js";
 import { checkFence, leaseLost, type Fence } from "./fence.js";
@@ -44,12 +45,16 @@ export interface FollowEventsOptions {
   isDone?: () => Promise<boolean> | boolean;
   /** Fallback poll interval when no notification arrives (default EVENT_STORE_DEFAULTS.followPollMs). */
   pollMs?: number;
+  /** Reads failing on a database fault are retried this long before the fault is thrown (default EVENT_STORE_DEFAULTS.followFaultMaxMs). */
+  faultMaxMs?: number;
 }
 
 /** Defaults of the event store. */
 export const EVENT_STORE_DEFAULTS = {
   /** `follow` looks at the table at least this often even if no notification arrives. */
   followPollMs: 1_000,
+  /** `follow` waits out a database fault this long at most (then throws it). */
+  followFaultMaxMs: 120_000,
   /** `follow` reads at most this many events per query. */
   followBatch: 500,
   /** Tries of one append when concurrent appenders take the same seq. */
@@ -167,6 +172,7 @@ export class EventStore {
     checkRunId(runId);
     const { signal, isDone } = options;
     const pollMs = options.pollMs ?? EVENT_STORE_DEFAULTS.followPollMs;
+    const faultMaxMs = options.faultMaxMs ?? EVENT_STORE_DEFAULTS.followFaultMaxMs;
     if (!(pollMs > 0)) throw new DevmindError("RUN_INPUT_INVALID", `pollMs must be positive, got ${String(pollMs)}`);
     let cursor = options.after ?? 0;
     if (signal?.aborted) return;
@@ -184,11 +190,12 @@ export class EventStore {
     try {
       for (;;) {
         if (signal?.aborted) return;
-        // asked before reading: whatever was stored when the run was done is still drained below
-        const done = isDone === undefined ? false : await isDone();
+        // asked before reading: whatever was stored when the run was done is still drained below;
+        // a database that is away for a moment is waited out (bounded), the cursor kept
+        const done = isDone === undefined ? false : await retryDatabaseFaults(async () => isDone(), { maxMs: faultMaxMs, signal });
         pending = false;
         for (;;) {
-          const batch = await this.read(runId, { after: cursor, limit: EVENT_STORE_DEFAULTS.followBatch });
+          const batch = await retryDatabaseFaults(() => this.read(runId, { after: cursor, limit: EVENT_STORE_DEFAULTS.followBatch }), { maxMs: faultMaxMs, signal });
           for (const event of batch) {
             if (signal?.aborted) return;
             if (event.seq <= cursor) continue;

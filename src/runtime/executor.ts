@@ -1,6 +1,9 @@
 import { Command } from "@langchain/langgraph";
 import { fenceConfigurable } from "../checkpoint/fence-config.js";
+import { DATABASE_FAULT_DEFAULTS } from "../constants.js";
+import { databaseFaultOf } from "../db/database-faults.js";
 import { DevmindError, LeaseLostError } from "../errors.js";
+import { Backoff } from "./backoff.js";
 import type { ActionRequest } from "../graph/approvals.js";
 import type { AgentGraph } from "../graph/build-agent-graph.js";
 import type { AgentEvent } from "../graph/events.js";
@@ -84,16 +87,36 @@ export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, ow
   const started = Date.now();
   const cancel = new AbortController();
   const lost = new AbortController();
+  // a database fault anywhere stops this attempt at once; the worker continues the run later
+  const fault = new AbortController();
   let chain: Promise<unknown> = Promise.resolve();
   let lostLease = false;
+  const appendOnce = async (events: NewRunEvent[]): Promise<void> => {
+    // events are not dropped for a database that is away: they are retried in order (bounded),
+    // so the re-executed step's events follow them and none of an earlier step is lost
+    const backoff = new Backoff({ firstMs: DATABASE_FAULT_DEFAULTS.backoffFirstMs, maxMs: DATABASE_FAULT_DEFAULTS.backoffMaxMs });
+    const giveUpAt = Date.now() + DATABASE_FAULT_DEFAULTS.eventRetryMaxMs;
+    for (;;) {
+      if (lostLease) return;
+      try {
+        await deps.events.append(run.run_id, events, fence);
+        return;
+      } catch (error) {
+        if (databaseFaultOf(error) === null || Date.now() >= giveUpAt) throw error;
+        if (!fault.signal.aborted) fault.abort(error);
+        if (!(await backoff.wait(deps.drainSignal))) throw error;
+      }
+    }
+  };
   const append = (events: NewRunEvent[]): Promise<unknown> => {
     for (const event of events) if (event.type.startsWith("run.")) deps.live(run.run_id, { type: event.type, ...(event.data ?? {}) });
-    chain = chain.then(() => (lostLease ? undefined : deps.events.append(run.run_id, events, fence))).catch((error: unknown) => {
+    chain = chain.then(() => appendOnce(events)).catch((error: unknown) => {
       if (error instanceof LeaseLostError) {
         lostLease = true;
         lost.abort(error);
         return;
       }
+      if (databaseFaultOf(error) !== null && !fault.signal.aborted) fault.abort(error);
       throw error;
     });
     return chain;
@@ -164,7 +187,7 @@ export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, ow
       await graph.invoke(input as never, {
         configurable: { thread_id: run.thread_id, ...fenceConfigurable(fence) },
         context,
-        signal: lost.signal,
+        signal: AbortSignal.any([lost.signal, fault.signal]),
         recursionLimit: deps.recursionLimit,
       } as never);
     }
@@ -186,6 +209,10 @@ export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, ow
   } catch (error) {
     await chain.catch(() => undefined);
     if (lostLease || error instanceof LeaseLostError || lost.signal.aborted) return await deps.runs.get(run.run_id);
+    // the database failed this attempt, not the run: nothing is finished here (the database may
+    // be away); the caller waits for it and continues the run under the same lease
+    if (databaseFaultOf(error) !== null) throw error;
+    if (fault.signal.aborted) throw fault.signal.reason;
     if (error instanceof DevmindError && error.code === "RUN_DRAINED") {
       await deps.runs.release(run.run_id, epoch, { modelRounds: run.model_rounds, toolCalls: run.tool_calls, usage: run.usage, activeMsDelta: Date.now() - started });
       return await deps.runs.get(run.run_id);

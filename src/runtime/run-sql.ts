@@ -267,6 +267,17 @@ export function runSql(schema: string) {
     ),
 
     /**
+     * $1 prober, $2 payload: one small real write (a new row version), to learn whether the
+     * database stores data again after it refused to (disk full, read-only, permission revoked).
+     */
+    probeWrite: statement(
+      "health_probe_write",
+      `INSERT INTO ${s}.health_probes (prober, probed_at, payload) VALUES ($1::text, now(), $2::text)
+       ON CONFLICT (prober) DO UPDATE SET probed_at = excluded.probed_at, payload = excluded.payload
+       RETURNING prober`,
+    ),
+
+    /**
      * $1 run id. Pending or interrupted: cancelled now. Running without a request yet: the request
      * is recorded for its worker. Always one row: the run's columns (null when nothing changed)
      * and `current_status` / `current_cancel_requested` as read before (null status: no such run).

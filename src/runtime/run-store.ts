@@ -77,6 +77,9 @@ function isUniqueViolation(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === UNIQUE_VIOLATION;
 }
 
+/** What a write probe stores: about 2 kB, so a full disk refuses it as it refuses run writes. */
+const PROBE_PAYLOAD = "p".repeat(2_000);
+
 /**
  * The storage layer of runs: the run records and the queue workers claim from. Every method is
  * one SQL statement (`create` is one short transaction), with `$n` parameters only.
@@ -336,6 +339,14 @@ export class RunStore {
       else outcome.failed.push(row.run_id);
     }
     return outcome;
+  }
+
+  /**
+   * One small real write (see migration 0005): resolves when the database stores data, throws
+   * DATABASE_WRITE_FAILED / DATABASE_UNREACHABLE when it does not. `prober` names the caller.
+   */
+  async probeWrite(prober: string): Promise<void> {
+    await this.db.query(this.sql.probeWrite, [prober.slice(0, 200), PROBE_PAYLOAD]);
   }
 
   /**

@@ -20,12 +20,15 @@ import { AttachmentStore } from "./attachment-store.js";
 import { planDecisions } from "./decide.js";
 import { DecisionStore } from "./decision-store.js";
 import { EventStore, type RunEvent } from "./event-store.js";
-import { executeClaimed, type ExecutorDeps } from "./executor.js";
+import type { ExecutorDeps } from "./executor.js";
+import { DatabaseHealth, executeWithRecovery, type DatabaseHealthReport } from "./fault-recovery.js";
 import { LiveDeltaPublisher } from "./live-deltas.js";
 import type { RunInput, RunLimits, RunRecord, RunStatus } from "./run-record.js";
 import { RunStore } from "./run-store.js";
+import { retryDatabaseFaults } from "./backoff.js";
 import { createThreadsApi, type ThreadsApi } from "./threads-api.js";
 import { ToolLedger } from "./tool-ledger.js";
+import { checkHealth } from "./health.js";
 import { createWorker, type Worker, type WorkerOptions } from "./worker.js";
 
 /** Options of `createRuntime` (CONTRACT section 9). */
@@ -66,7 +69,20 @@ export interface Runtime {
   /** Threads (the HTTP API's /threads): records, state and history from the checkpoints. */
   threads: ThreadsApi;
   worker(options?: WorkerOptions): Worker;
+  /**
+   * The database as this process sees it, for `/health`: `down` when it does not answer within
+   * `timeoutMs`, `degraded` when it answers slowly (over `slowMs`), refuses a small real write,
+   * or a worker of this process is waiting out a fault; `ok` otherwise.
+   */
+  health(options?: { timeoutMs?: number; slowMs?: number }): Promise<RuntimeHealth>;
   close(): Promise<void>;
+}
+
+/** What `runtime.health()` reports. */
+export interface RuntimeHealth {
+  status: "ok" | "degraded" | "down";
+  database: { reachable: boolean; writable: boolean | null; latency_ms: number | null; error: { code: string; message: string } | null };
+  workers: DatabaseHealthReport[];
 }
 
 const WAITING: readonly RunStatus[] = ["interrupted", "success", "error", "timeout", "cancelled"];
@@ -150,6 +166,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   };
 
   const threads = createThreadsApi(db, async () => (await build()).graph);
+  // the database as runs executed in this process (`runs.execute`) saw it
+  const executionHealth = new DatabaseHealth(logger.child({ component: "runtime" }));
 
   const runsApi: RunsApi = {
     async create(request) {
@@ -161,7 +179,14 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     },
     async execute(runId) {
       const claimed = await runs.claim(runId, { owner, leaseMs: config.worker.leaseMs, from: ["pending", "interrupted"] });
-      return executeClaimed(executorDeps(), claimed, owner, "manual");
+      const after = await executeWithRecovery(executorDeps(), claimed, owner, {
+        trigger: "manual",
+        health: executionHealth,
+        leaseMs: config.worker.leaseMs,
+        maxWaitMs: RUNTIME_DEFAULTS.executeFaultWaitMs,
+      });
+      // null: the lease moved while the database was away; whoever holds it now continues the run
+      return after ?? runs.get(runId);
     },
     async decide(runId, body, audit) {
       const run = await runs.get(runId);
@@ -191,7 +216,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     async wait(runId, waitOptions = {}) {
       const deadline = Date.now() + (waitOptions.timeoutMs ?? config.limits.runTimeoutMs);
       for (;;) {
-        const run = await runs.get(runId);
+        // a database away for a moment does not end the wait (bounded by its deadline)
+        const run = await retryDatabaseFaults(() => runs.get(runId), { maxMs: Math.max(0, deadline - Date.now()), signal: waitOptions.signal });
         if (WAITING.includes(run.status) || Date.now() >= deadline || waitOptions.signal?.aborted === true) return run;
         await new Promise((resolve) => setTimeout(resolve, Math.min(RUNTIME_DEFAULTS.waitPollMs, Math.max(1, deadline - Date.now()))));
       }
@@ -235,6 +261,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       workers.add(worker);
       return worker;
     },
+    health: (healthOptions = {}) => checkHealth({ runs, workers: [...workers], execution: executionHealth, prober: `${owner}:health`, ...healthOptions }),
     async close() {
       await Promise.all([...workers].map((worker) => worker.stop()));
       workers.clear();

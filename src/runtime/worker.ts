@@ -1,8 +1,10 @@
-import { RUNS_CHANNEL, RUNTIME_DEFAULTS } from "../constants.js";
+import { DATABASE_FAULT_DEFAULTS, RUNS_CHANNEL, RUNTIME_DEFAULTS } from "../constants.js";
 import { notify } from "../db/channels.js";
+import { databaseFaultOf } from "../db/database-faults.js";
 import type { Database } from "../db/types.js";
 import type { Logger } from "../logger.js";
-import { executeClaimed, type ExecutorDeps } from "./executor.js";
+import type { ExecutorDeps } from "./executor.js";
+import { DatabaseHealth, executeWithRecovery, faultBackoff, type DatabaseHealthReport } from "./fault-recovery.js";
 import type { RunStore } from "./run-store.js";
 
 /** Options of `runtime.worker()`. */
@@ -18,6 +20,8 @@ export interface Worker {
   stop(): Promise<void>;
   /** Runs executing right now. */
   readonly active: number;
+  /** The database as this worker sees it (`/health`): ok, unreachable, or refusing writes. */
+  health(): DatabaseHealthReport;
 }
 
 interface WorkerDeps {
@@ -59,14 +63,46 @@ export function createWorker(deps: WorkerDeps): Worker {
       waiters.add(done);
     });
 
+  const health = new DatabaseHealth(deps.logger, () => wakeAll());
+  const unreachableBackoff = faultBackoff("unreachable", deps.leaseMs);
+  const storageBackoff = faultBackoff("storage", deps.leaseMs);
+
+  /** After a database fault outside a run: waits (jittered, bounded) unless stopping. */
+  const backOff = async (error: unknown): Promise<void> => {
+    const kind = databaseFaultOf(error);
+    if (kind === null) {
+      deps.logger.error({ event: "worker.error", error: error instanceof Error ? error.message : String(error) }, "worker query failed");
+      await pause(RUNTIME_DEFAULTS.idlePollMs);
+      return;
+    }
+    health.fault(kind, error);
+    // woken early when the database is back (another slot saw it first)
+    await pause((kind === "storage" ? storageBackoff : unreachableBackoff).next());
+  };
+
   const slot = async (index: number): Promise<void> => {
     const owner = `${deps.owner}:${index}`;
+    const prober = `${deps.owner}:probe`;
     while (!stopping) {
+      if (health.claimsPaused) {
+        // the database refused writes: claim nothing (a claimed run could only fail to save its
+        // steps) until one small real write succeeds
+        try {
+          await deps.runs.probeWrite(prober);
+          storageBackoff.reset();
+          health.stored();
+        } catch (error) {
+          await backOff(error);
+          continue;
+        }
+      }
       let claimed;
       try {
         claimed = await deps.runs.claimNext({ owner, leaseMs: deps.leaseMs });
-      } catch {
-        await pause(RUNTIME_DEFAULTS.idlePollMs);
+        unreachableBackoff.reset();
+        health.reachable();
+      } catch (error) {
+        await backOff(error);
         continue;
       }
       if (claimed === null) {
@@ -76,13 +112,18 @@ export function createWorker(deps: WorkerDeps): Worker {
       active += 1;
       try {
         deps.logger.info({ event: "run.claimed", run_id: claimed.run.run_id, attempt: claimed.run.attempt, epoch: claimed.epoch, worker: owner }, "run claimed");
-        const after = await executeClaimed(deps.executorDeps(drain.signal), claimed, owner);
-        deps.logger.info({ event: "run.executed", run_id: after.run_id, status: after.status, stop_reason: after.stop_reason, worker: owner }, `run ${after.status}`);
-        // drained at a step boundary and released: wake idle workers of every process, so one
-        // continues it now rather than at its next idle poll
-        if (after.status === "pending") await notify(deps.db, RUNS_CHANNEL, after.run_id).catch(() => undefined);
-      } catch {
-        // the run's own record says what happened; a broken database shows on the next claim
+        const after = await executeWithRecovery(deps.executorDeps(drain.signal), claimed, owner, { trigger: "worker", health, leaseMs: deps.leaseMs, stop: drain.signal });
+        if (after === null) {
+          deps.logger.info({ event: "run.left", run_id: claimed.run.run_id, worker: owner }, "run left to its lease (another worker continues it)");
+        } else {
+          deps.logger.info({ event: "run.executed", run_id: after.run_id, status: after.status, stop_reason: after.stop_reason, worker: owner }, `run ${after.status}`);
+          // drained at a step boundary and released: wake idle workers of every process, so one
+          // continues it now rather than at its next idle poll
+          if (after.status === "pending") await notify(deps.db, RUNS_CHANNEL, after.run_id).catch(() => undefined);
+        }
+      } catch (error) {
+        // the run's own record says what happened
+        deps.logger.error({ event: "run.error", run_id: claimed.run.run_id, error: error instanceof Error ? error.message : String(error) }, "run execution failed");
       } finally {
         active -= 1;
       }
@@ -92,21 +133,32 @@ export function createWorker(deps: WorkerDeps): Worker {
   // Looks every lease / 2, and also right when the earliest lease lapses if that is sooner: a
   // dead worker's run is re-queued at its lease's expiry, not up to half a lease later (with the
   // default 30 s lease that was up to 15 s more), so another worker continues it within about
-  // the lease. A lease that is renewed in time just means one pass that finds nothing.
+  // the lease. A lease that is renewed in time just means one pass that finds nothing. While the
+  // database was away every lease lapsed, though their workers live: for a lease after the last
+  // fault this worker saw, it re-queues nothing, so the owners renew their leases first and no
+  // attempt is spent on the outage (a dead worker's run waits that much longer).
   const reaper = async (): Promise<void> => {
     const period = Math.max(100, Math.floor(deps.leaseMs / 2));
+    const graceMs = DATABASE_FAULT_DEFAULTS.reaperGraceLeases * deps.leaseMs;
     while (!stopping) {
       let wait = period;
+      const sinceFault = Date.now() - health.lastFaultAt;
+      if (health.lastFaultAt > 0 && sinceFault < graceMs) {
+        await pause(Math.max(RUNTIME_DEFAULTS.reaperMinPauseMs, graceMs - sinceFault));
+        continue;
+      }
       try {
-        const { requeued } = await deps.runs.requeueExpired({ maxAttempts: deps.maxAttempts });
+        const { requeued, failed } = await deps.runs.requeueExpired({ maxAttempts: deps.maxAttempts });
         if (requeued.length > 0) {
           deps.logger.info({ event: "run.recovered", run_ids: requeued }, `re-queued ${requeued.length} run(s) whose lease expired`);
           wakeAll();
         }
+        if (failed.length > 0) deps.logger.warn({ event: "run.max_attempts", run_ids: failed }, `${failed.length} run(s) ended after DEVMIND_MAX_ATTEMPTS lapsed leases`);
         const next = await deps.runs.nextLeaseExpiry();
         if (next !== null) wait = Math.min(period, next + RUNTIME_DEFAULTS.reaperSlackMs);
-      } catch {
-        // try again next period
+      } catch (error) {
+        const kind = databaseFaultOf(error);
+        if (kind !== null) health.fault(kind, error);
       }
       await pause(Math.max(RUNTIME_DEFAULTS.reaperMinPauseMs, wait));
     }
@@ -116,6 +168,7 @@ export function createWorker(deps: WorkerDeps): Worker {
     get active() {
       return active;
     },
+    health: () => health.report(),
     async start() {
       if (loops.length > 0 || stopping) return;
       unlisten = await deps.db.listen(RUNS_CHANNEL, wakeAll);

@@ -4,6 +4,7 @@ import { SERVER_DEFAULTS } from "../constants.js";
 import type { Database } from "../db/types.js";
 import type { RunEvent } from "../runtime/event-store.js";
 import { RUN_EVENTS_CHANNEL } from "../runtime/event-sql.js";
+import { retryDatabaseFaults } from "../runtime/backoff.js";
 import { subscribeModelDeltas, type ModelDelta } from "../runtime/live-deltas.js";
 import type { RunRecord } from "../runtime/run-record.js";
 import type { Runtime } from "../runtime/runtime.js";
@@ -76,7 +77,8 @@ function roundsDone(snapshot: StateSnapshot | undefined): number {
 export async function* runStream(deps: { runtime: Runtime; db: Database }, runId: string, options: RunStreamOptions): AsyncGenerator<StreamPart, void, undefined> {
   const { runtime, db } = deps;
   const { modes, signal } = options;
-  const initial = await runtime.runs.get(runId);
+  const faultRetry = { maxMs: SERVER_DEFAULTS.streamFaultMaxMs, signal };
+  const initial = await retryDatabaseFaults(() => runtime.runs.get(runId), faultRetry);
   const threadId = initial.thread_id;
   const key = initial.run_id.toLowerCase();
   yield { event: "metadata", data: { run_id: initial.run_id, thread_id: threadId, attempt: initial.attempt } };
@@ -182,15 +184,21 @@ export async function* runStream(deps: { runtime: Runtime; db: Database }, runId
   }
 
   try {
-    await readSnapshots();
+    await retryDatabaseFaults(readSnapshots, faultRetry);
     for (;;) {
       if (signal.aborted) return;
       poked = false;
-      // the status first: whatever was written before it changed is read below
-      const run: RunRecord = await runtime.runs.get(key);
-      const events: RunEvent[] = [];
-      for await (const event of runtime.runs.events(key, { after: cursor.seq })) events.push(event);
-      await readSnapshots();
+      // a database away for a moment is waited out here while heartbeats keep the connection
+      // open; every read below can be repeated, and what was sent is in `cursor`, so the client
+      // gets neither a gap nor a duplicate
+      const { run, events } = await retryDatabaseFaults(async () => {
+        // the status first: whatever was written before it changed is read below
+        const current: RunRecord = await runtime.runs.get(key);
+        const read: RunEvent[] = [];
+        for await (const event of runtime.runs.events(key, { after: cursor.seq })) read.push(event);
+        await readSnapshots();
+        return { run: current, events: read };
+      }, faultRetry);
       if (events.some((event) => event.type === "run.resumed")) resumed = true;
 
       const done = roundsDone(snapshots[cursor.values - 1]);

@@ -1,13 +1,15 @@
 import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
 import { SERVER_DEFAULTS } from "../constants.js";
+import { isDatabaseFault } from "../db/database-faults.js";
 import { errorBody } from "./http-errors.js";
 import type { StreamPart } from "./run-stream.js";
 
 /**
  * Answers with a `text/event-stream` of `parts(signal)`: each part as `event:`/`data:` (JSON)/`id:`
  * lines, a `: heartbeat` comment every `heartbeatMs` (default SERVER_DEFAULTS.heartbeatMs), and — if producing parts
- * fails — a final `error` part `{error, message}`. `signal` aborts when the client goes away or
+ * fails — a final `error` part `{error, message}`, except for a database fault: then the stream
+ * just closes, so the client reconnects with `Last-Event-ID` and misses nothing. `signal` aborts when the client goes away or
  * `shutdown` fires (the server is closing: clients reconnect with Last-Event-ID elsewhere).
  * `onClientGone` is called only when the client disconnected before the parts ended (not at a
  * normal end, not at shutdown): LangGraph's `on_disconnect: "cancel"`.
@@ -41,7 +43,9 @@ export function sseResponse(
         await stream.writeSSE({ event: part.event, data: JSON.stringify(part.data), ...(part.id === undefined ? {} : { id: part.id }) });
       }
     } catch (error) {
-      if (!abort.signal.aborted && !stream.aborted) {
+      // a database that stayed away past the stream's patience: close without an `error` part,
+      // which the SDK would take for the run's end; it reconnects with Last-Event-ID instead
+      if (!abort.signal.aborted && !stream.aborted && !isDatabaseFault(error)) {
         const { body } = errorBody(error);
         await stream.writeSSE({ event: "error", data: JSON.stringify(body) }).catch(() => undefined);
       }

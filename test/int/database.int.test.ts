@@ -79,7 +79,7 @@ describe("embedded PGlite data directory", () => {
     const second = await track(openDatabase({ dataDir, schema: "persist" }));
     const rows = await second.query<{ thread_id: string }>("SELECT thread_id FROM persist.checkpoints");
     expect(rows.rows).toEqual([{ thread_id: "t" }]);
-  });
+  }, 120_000);
 
   it("refuses a second opener of the same directory with DATABASE_LOCKED naming the holder", async () => {
     const dataDir = tempDir();

@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { RUNTIME_DEFAULTS } from "../../constants.js";
+import { RUNTIME_DEFAULTS, SERVER_DEFAULTS } from "../../constants.js";
 import { AttachmentStore } from "../../runtime/attachment-store.js";
 import { isRunStatus } from "../../runtime/run-record.js";
 import { subscribeModelDeltas } from "../../runtime/live-deltas.js";
@@ -25,7 +25,10 @@ function contentDisposition(kind: "inline" | "attachment", name: string): string
 /**
  * devmind's own routes (CONTRACT section 8), used by the web page and scripts:
  *
- * - `GET /health` -> 200 `{ok: true, database: "ok"}` after a query, 503 `{error: "DATABASE_UNREACHABLE"}` otherwise.
+ * - `GET /health` -> `{ok, status: "ok" | "degraded" | "down", database: "ok" | "slow" |
+ *   "refusing_writes" | "unreachable", latency_ms, workers: [{state, since, last_error}]}` after one
+ *   small real write: 200 when ok or degraded (slow, refusing writes, a worker waiting out a
+ *   fault), 503 with `Retry-After` when down.
  * - `GET /runs?status=S&limit=N&before=RUN_ID` -> full run records, newest first (keyset page:
  *   `before` is the last run id of the previous page).
  * - `GET /runs/{id}` -> the full run record (CONTRACT section 3, with `input`, `limits`, `lease`)
@@ -51,12 +54,18 @@ export function devmindRoutes(deps: AppDeps): Hono<Env> {
   const attachments = new AttachmentStore(db);
 
   app.get("/health", async (c) => {
-    try {
-      await db.query("SELECT 1 AS ok");
-      return c.json({ ok: true, database: "ok" });
-    } catch {
-      return c.json({ error: "DATABASE_UNREACHABLE", message: "the database did not answer" }, 503);
-    }
+    const health = await runtime.health();
+    const database = !health.database.reachable
+      ? "unreachable"
+      : health.database.writable === false
+        ? "refusing_writes"
+        : (health.database.latency_ms ?? 0) > RUNTIME_DEFAULTS.healthSlowMs
+          ? "slow"
+          : "ok";
+    const body = { ok: health.status === "ok", status: health.status, database, latency_ms: health.database.latency_ms, workers: health.workers };
+    if (health.status !== "down") return c.json(body);
+    c.header("Retry-After", String(SERVER_DEFAULTS.retryAfterSeconds));
+    return c.json({ ...body, error: "DATABASE_UNREACHABLE", message: "the database did not answer" }, 503);
   });
 
   app.get("/runs", async (c) => {

@@ -1,0 +1,88 @@
+import { randomBytes } from "node:crypto";
+import { closeSync, existsSync, fsyncSync, openSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { PGlite } from "@electric-sql/pglite";
+import { DatabaseError } from "../errors.js";
+
+/** Suffix of the temporary directory a first initialisation runs in, before its rename into place. */
+const INIT_SUFFIX = ".init-";
+
+/**
+ * Files every PostgreSQL data directory has once `initdb` got past its bootstrap. Without them the
+ * directory never held a transaction: it is an interrupted first initialisation, safe to redo.
+ */
+const BOOTSTRAPPED_FILES = ["PG_VERSION", join("global", "pg_control"), "base"];
+
+/**
+ * Makes sure `pgdata` holds an initialised embedded database, atomically: a new one is created in
+ * a sibling temporary directory and renamed into place only once PGlite finished initialising
+ * it, so a process killed at any moment of its first start leaves either nothing or a complete
+ * directory. Leftover temporary directories (a killed first start) are removed — the caller holds
+ * the data directory's lock, so no live process is using them. A `pgdata` left by an older devmind
+ * whose first start was interrupted (no `global/pg_control`) never held data and is initialised
+ * again.
+ */
+export async function ensureInitialisedDataDir(pgdata: string): Promise<{ created: boolean }> {
+  removeInterruptedInits(pgdata);
+  if (existsSync(pgdata)) {
+    if (isBootstrapped(pgdata)) return { created: false };
+    rmSync(pgdata, { recursive: true, force: true });
+  }
+  const temporary = `${pgdata}${INIT_SUFFIX}${process.pid}-${randomBytes(4).toString("hex")}`;
+  try {
+    const pglite = await PGlite.create(temporary);
+    await pglite.close();
+    renameSync(temporary, pgdata);
+    fsyncDirectory(dirname(pgdata));
+  } catch (error) {
+    rmSync(temporary, { recursive: true, force: true });
+    throw new DatabaseError("DATA_DIR_INVALID", `cannot create the embedded database in ${pgdata}: ${(error as Error).message}`, {
+      details: { path: pgdata },
+      cause: error,
+    });
+  }
+  return { created: true };
+}
+
+/**
+ * The error for an embedded database directory that exists but cannot be opened: names the
+ * directory and says what to do, since devmind never deletes a directory that may hold data.
+ */
+export function unopenableDataDirError(pgdata: string, error: unknown): DatabaseError {
+  const reason = error instanceof Error ? error.message : String(error);
+  return new DatabaseError(
+    "DATA_DIR_INVALID",
+    `cannot open the embedded database in ${pgdata}: ${reason}. ` +
+      `If this directory holds runs you need, restore it from a backup (or copy it aside and report the problem); ` +
+      `if it does not, delete ${pgdata} (or point DEVMIND_DATA_DIR elsewhere) and devmind creates a new one.`,
+    { details: { path: pgdata, variable: "DEVMIND_DATA_DIR" }, cause: error },
+  );
+}
+
+function isBootstrapped(pgdata: string): boolean {
+  return BOOTSTRAPPED_FILES.every((file) => existsSync(join(pgdata, file)));
+}
+
+function removeInterruptedInits(pgdata: string): void {
+  const parent = dirname(pgdata);
+  const prefix = `${basename(pgdata)}${INIT_SUFFIX}`;
+  let entries: string[];
+  try {
+    entries = readdirSync(parent);
+  } catch {
+    return;
+  }
+  for (const entry of entries) if (entry.startsWith(prefix)) rmSync(join(parent, entry), { recursive: true, force: true });
+}
+
+function fsyncDirectory(path: string): void {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, "r");
+    fsyncSync(fd);
+  } catch {
+    // not every file system lets a directory be synced; the rename itself is atomic
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
