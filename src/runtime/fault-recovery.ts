@@ -56,6 +56,11 @@ export class DatabaseHealth {
     return this.lastFaultMs;
   }
 
+  /** When the state last became `ok` after a fault (epoch ms; 0: never faulted). */
+  get recoveredAt(): number {
+    return this.current === "ok" ? this.lastRecoveredMs : Number.POSITIVE_INFINITY;
+  }
+
   /** Records a fault of `kind`; logs when the state changes. */
   fault(kind: DatabaseFaultKind, error: unknown): void {
     this.lastFaultMs = Date.now();
@@ -97,6 +102,7 @@ export class DatabaseHealth {
     if (!wasFailing) return;
     const failingMs = Date.now() - this.sinceMs;
     this.enter("ok");
+    this.lastRecoveredMs = Date.now();
     this.logger.info({ event: "database.storage_ok", failing_ms: failingMs }, `the database stores data again after ${failingMs} ms: claiming runs`);
     this.onRecovered();
   }

@@ -169,6 +169,19 @@ export function runSql(schema: string) {
          FROM (SELECT 1) one LEFT JOIN claimed cl ON true LEFT JOIN cur ON true LEFT JOIN blocker b ON true`,
     ),
 
+    /**
+     * $1 owner: runs this owner claimed without learning it (the claim committed, its answer was
+     * lost with the connection) go back to the queue, and the attempt the claim counted is given
+     * back, since nothing of it ran. Only for an owner that holds no run at that moment.
+     */
+    releaseLostClaims: statement(
+      "runs_release_lost_claims",
+      `UPDATE ${runs} AS r
+          SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL, attempt = GREATEST(0, r.attempt - 1), updated_at = now()
+        WHERE r.lease_owner = $1::text AND r.status = 'running'
+       RETURNING r.run_id::text AS run_id, pg_notify('${RUNS_CHANNEL}', r.run_id::text)::text AS woken`,
+    ),
+
     /** $1 run id, $2 epoch, $3 lease ms: extends a held lease. */
     heartbeat: statement(
       "runs_heartbeat",

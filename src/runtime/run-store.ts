@@ -342,6 +342,16 @@ export class RunStore {
   }
 
   /**
+   * Gives back runs that `owner` claimed without learning it (a claim whose answer was lost when
+   * the connection died): back to pending, the claim's attempt not counted. Call it only for an
+   * owner holding no run. Returns their ids.
+   */
+  async releaseLostClaims(owner: string): Promise<string[]> {
+    const result = await this.db.query<{ run_id: string }>(this.sql.releaseLostClaims, [owner]);
+    return result.rows.map((row) => row.run_id);
+  }
+
+  /**
    * One small real write (see migration 0005): resolves when the database stores data, throws
    * DATABASE_WRITE_FAILED / DATABASE_UNREACHABLE when it does not. `prober` names the caller.
    */

@@ -83,6 +83,7 @@ export function createWorker(deps: WorkerDeps): Worker {
   const slot = async (index: number): Promise<void> => {
     const owner = `${deps.owner}:${index}`;
     const prober = `${deps.owner}:probe`;
+    let claimUncertain = false;
     while (!stopping) {
       if (health.claimsPaused) {
         // the database refused writes: claim nothing (a claimed run could only fail to save its
@@ -98,10 +99,17 @@ export function createWorker(deps: WorkerDeps): Worker {
       }
       let claimed;
       try {
+        if (claimUncertain) {
+          // the last claim failed on the connection: it may have committed all the same
+          const lost = await deps.runs.releaseLostClaims(owner);
+          if (lost.length > 0) deps.logger.info({ event: "run.claim_returned", run_ids: lost, worker: owner }, "returned runs claimed while the database was failing");
+          claimUncertain = false;
+        }
         claimed = await deps.runs.claimNext({ owner, leaseMs: deps.leaseMs });
         unreachableBackoff.reset();
         health.reachable();
       } catch (error) {
+        claimUncertain = true;
         await backOff(error);
         continue;
       }
@@ -134,17 +142,19 @@ export function createWorker(deps: WorkerDeps): Worker {
   // dead worker's run is re-queued at its lease's expiry, not up to half a lease later (with the
   // default 30 s lease that was up to 15 s more), so another worker continues it within about
   // the lease. A lease that is renewed in time just means one pass that finds nothing. While the
-  // database was away every lease lapsed, though their workers live: for a lease after the last
-  // fault this worker saw, it re-queues nothing, so the owners renew their leases first and no
-  // attempt is spent on the outage (a dead worker's run waits that much longer).
+  // database was away every lease lapsed, though their workers live: while this worker sees it
+  // away, and for a lease after it is back, it re-queues nothing, so the owners renew their
+  // leases first and no attempt is spent on the outage (a dead worker's run waits that much longer).
   const reaper = async (): Promise<void> => {
     const period = Math.max(100, Math.floor(deps.leaseMs / 2));
     const graceMs = DATABASE_FAULT_DEFAULTS.reaperGraceLeases * deps.leaseMs;
     while (!stopping) {
       let wait = period;
-      const sinceFault = Date.now() - health.lastFaultAt;
-      if (health.lastFaultAt > 0 && sinceFault < graceMs) {
-        await pause(Math.max(RUNTIME_DEFAULTS.reaperMinPauseMs, graceMs - sinceFault));
+      // while this worker sees the database away (or refusing writes) nothing is re-queued: the
+      // owners of lapsed leases are waiting too; once it is back, they get a lease to renew
+      const sinceRecovery = Date.now() - health.recoveredAt;
+      if (health.lastFaultAt > 0 && !(sinceRecovery >= graceMs)) {
+        await pause(Number.isFinite(sinceRecovery) ? Math.max(RUNTIME_DEFAULTS.reaperMinPauseMs, graceMs - sinceRecovery) : period);
         continue;
       }
       try {

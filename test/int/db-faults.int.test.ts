@@ -24,7 +24,7 @@ import { createRuntime, type Runtime } from "../../src/runtime/runtime.js";
 import { startServer } from "../../src/server/start-server.js";
 import { defineTool } from "../../src/tools/define-tool.js";
 import { describeOn, TEST_DATABASE_URL } from "../helpers/databases.js";
-import { createFaultDatabase, type FaultDatabase } from "../helpers/fault-database.js";
+import { createFaultDatabase, createSmallDisk, fillDisk, injectDiskFull, type FaultDatabase } from "../helpers/fault-database.js";
 import { startPgProxy } from "../helpers/pg-proxy.js";
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -113,11 +113,18 @@ interface Harness {
   createRuns(count: number): Promise<RunRecord[]>;
 }
 
-async function harness(options: { leaseMs: number; url?: (url: string) => string; connectionTimeoutMs?: number; fault?: FaultDatabase }): Promise<Harness> {
+async function harness(options: {
+  leaseMs: number;
+  url?: (url: string) => string;
+  connectionTimeoutMs?: number;
+  fault?: FaultDatabase | undefined;
+  wrap?: ((db: Database) => Database) | undefined;
+}): Promise<Harness> {
   const fault = options.fault ?? (await createFaultDatabase());
   if (options.fault === undefined) cleanups.push(() => fault.drop());
-  const db = await openDatabase({ url: options.url?.(fault.url) ?? fault.url, schema: "devmind", maxConnections: 6, connectionTimeoutMs: options.connectionTimeoutMs ?? 2_000 });
-  cleanups.push(() => db.close());
+  const opened = await openDatabase({ url: options.url?.(fault.url) ?? fault.url, schema: "devmind", maxConnections: 6, connectionTimeoutMs: options.connectionTimeoutMs ?? 2_000 });
+  cleanups.push(() => opened.close());
+  const db = options.wrap?.(opened) ?? opened;
   await migrate(db);
   const effects = sideEffectLog();
   const log = capturedLogger();
@@ -223,6 +230,8 @@ describeOn(TEST_DATABASE_URL === undefined ? "none" : "postgres", "postgres")("d
     const runs = await h.createRuns(6);
     const worker = h.runtime.worker({ concurrency: 3 });
     await worker.start();
+    const server = await startServer({ runtime: h.runtime, db: h.db, config: h.config, host: "127.0.0.1", port: 0, workers: 0 });
+    cleanups.push(() => server.close());
     await until(async () => h.effects.lines().length >= 2, 60_000, "side effects before the stall");
     proxy.stall();
     proxy.dropAll();
@@ -230,6 +239,14 @@ describeOn(TEST_DATABASE_URL === undefined ? "none" : "postgres", "postgres")("d
     await until(() => worker.health().state === "unreachable", 20_000, "the worker to see the database away");
     await sleep(5_000);
     expect((await h.runtime.health({ timeoutMs: 500 })).status).toBe("down");
+    const down = await fetch(`${server.url}/health`);
+    expect(down.status).toBe(503);
+    expect(down.headers.get("retry-after")).toBe("2");
+    expect(await down.json()).toMatchObject({ ok: false, status: "down", database: "unreachable", error: "DATABASE_UNREACHABLE" });
+    // a request that needs the database: 503 with Retry-After, never 500
+    const read = await fetch(`${server.url}/runs?limit=1`);
+    expect(read.status).toBe(503);
+    expect(read.headers.get("retry-after")).toBe("2");
     proxy.resume();
     await until(async () => (await Promise.all(runs.map((run) => h.runtime.runs.get(run.run_id)))).every((run) => run.status === "success"), 120_000, "every run to succeed");
     await worker.stop();
@@ -237,10 +254,10 @@ describeOn(TEST_DATABASE_URL === undefined ? "none" : "postgres", "postgres")("d
     // the database was away, not the workers: no attempt was spent on it
     expect(finals.map((run) => run.attempt)).toEqual(runs.map(() => 1));
     const events = h.log.lines().map((line) => line.event);
-    if (process.env["DEBUG_FAULTS"]) console.log(JSON.stringify(h.log.lines().filter((l) => String(l.event).startsWith("database"))));
     expect(events.filter((event) => event === "database.unreachable")).toHaveLength(1);
     expect(events.filter((event) => event === "database.reachable")).toHaveLength(1);
     expect(worker.health().state).toBe("ok");
+    expect(await (await fetch(`${server.url}/health`)).json()).toMatchObject({ ok: true, status: "ok", database: "ok" });
   }, 240_000);
 
   it("a database refusing writes mid-run: the worker stops claiming, /health is degraded, runs stay queued or paused and finish once writes succeed", async () => {
@@ -263,13 +280,63 @@ describeOn(TEST_DATABASE_URL === undefined ? "none" : "postgres", "postgres")("d
     await until(async () => (await Promise.all(runs.map((run) => h.runtime.runs.get(run.run_id)))).every((run) => run.status === "success"), 120_000, "every run to succeed");
     await worker.stop();
     const finals = await expectEffectivelyOnce(h, runs);
-    if (process.env["DEBUG_FAULTS"]) console.log(JSON.stringify(h.log.lines().filter((l) => !String(l.event).startsWith("run.claimed"))));
     expect(Math.max(...finals.map((run) => run.attempt))).toBe(1);
     const events = h.log.lines().map((line) => line.event);
     expect(events.filter((event) => event === "database.storage_failing")).toHaveLength(1);
     expect(events.filter((event) => event === "database.storage_ok")).toHaveLength(1);
     expect((await h.runtime.health()).status).toBe("ok");
   }, 240_000);
+
+  it("a full disk mid-run (a tablespace on a small tmpfs): nothing fails, the queue is not drained, every run finishes once space is freed", async () => {
+    const disk = await createSmallDisk(40);
+    let fault: FaultDatabase | undefined;
+    let injected: ReturnType<typeof injectDiskFull> | undefined;
+    if (disk !== null) {
+      cleanups.push(() => disk.remove());
+      fault = await createFaultDatabase({ tablespace: disk.tablespace });
+      const created = fault;
+      cleanups.push(() => created.drop());
+    } else {
+      console.warn("[db-faults] no tmpfs tablespace here (needs root and a local server): the full disk is injected at the database seam");
+    }
+    const h = await harness({
+      leaseMs: 3_000,
+      fault,
+      wrap:
+        disk === null
+          ? (db) => {
+              injected = injectDiskFull(db);
+              return injected.db;
+            }
+          : undefined,
+    });
+    const runs = await h.createRuns(8);
+    // the disk fills with every run queued: the worker claims runs, starts them, and their first
+    // writes fail
+    let free: () => Promise<void>;
+    if (disk !== null) {
+      free = await fillDisk(h.fault.url);
+    } else {
+      injected?.setFull(true);
+      free = async () => injected?.setFull(false);
+    }
+    const worker = h.runtime.worker({ concurrency: 2 });
+    await worker.start();
+    await until(() => worker.health().state === "storage_failing", 60_000, "the worker to stop claiming");
+    const health = await h.runtime.health();
+    expect(health.status).toBe("degraded");
+    expect(health.database.writable).toBe(false);
+    await sleep(7_000);
+    const during = await Promise.all(runs.map((run) => h.runtime.runs.get(run.run_id)));
+    expect(during.filter((run) => run.status === "error")).toEqual([]);
+    expect(during.filter((run) => run.status === "pending").length).toBeGreaterThan(0);
+    await free();
+    await until(async () => (await Promise.all(runs.map((run) => h.runtime.runs.get(run.run_id)))).every((run) => run.status === "success"), 120_000, "every run to succeed");
+    await worker.stop();
+    const finals = await expectEffectivelyOnce(h, runs);
+    expect(Math.max(...finals.map((run) => run.attempt))).toBe(1);
+    expect(h.log.lines().filter((line) => line.event === "database.storage_failing")).toHaveLength(1);
+  }, 300_000);
 
   it("the SDK's joinStream across backend kills reaches the end of the run, without an error part, gaps or duplicates", async () => {
     const h = await harness({ leaseMs: 10_000 });
