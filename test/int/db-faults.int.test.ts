@@ -355,10 +355,25 @@ describeOn(TEST_DATABASE_URL === undefined ? "none" : "postgres", "postgres")("d
         if ((await h.fault.killBackends()) > 0) killsDuring += 1;
       }
     })();
+    // devmind's own event stream, read at the same time as a raw SSE client would
+    const rawEvents = (async () => {
+      const response = await fetch(`${server.url}/runs/${run.run_id}/events`);
+      const text = await response.text();
+      return text
+        .split("\n")
+        .filter((line) => line.startsWith("event: "))
+        .map((line) => line.slice("event: ".length));
+    })();
     for await (const part of client.runs.joinStream(thread.thread_id, run.run_id, { streamMode: ["values", "updates", "custom"] } as never)) {
       parts.push(part as never);
     }
     await killer;
+    const eventTypes = await rawEvents;
+    expect(eventTypes).not.toContain("error");
+    expect(eventTypes.at(-1)).toBe("run.succeeded");
+    const stored: string[] = [];
+    for await (const event of h.runtime.runs.events(run.run_id)) stored.push(event.type);
+    expect(eventTypes.filter((type) => type !== "model.delta")).toEqual(stored);
     expect(killsDuring).toBeGreaterThan(0);
     expect(parts.map((part) => part.event)).not.toContain("error");
     const last = [...parts].reverse().find((part) => part.event === "values");
