@@ -207,6 +207,14 @@ export const DATABASE_FAULT_DEFAULTS = {
   reaperGraceLeases: 1,
 } as const;
 
+/** Graphs of a project (src/graphs). */
+export const GRAPHS_DEFAULTS = {
+  /** The LangGraph CLI's config file, looked for in the working directory. */
+  configFile: "langgraph.json",
+  /** Id of the built-in agent when no config file names graphs. */
+  builtinId: "agent",
+} as const;
+
 /** NOTIFY channel telling workers there may be a run to claim. */
 export const RUNS_CHANNEL = "devmind_runs";
 

@@ -26,6 +26,9 @@ export type DevmindErrorCode =
   // checkpointer (src/checkpoint)
   | "CHECKPOINT_CONFIG_INVALID"
   | "CHECKPOINT_CORRUPT"
+  // graphs (src/graphs)
+  | "GRAPH_INVALID"
+  | "GRAPH_LOAD_FAILED"
   // tools (src/tools)
   | "TOOL_DEFINITION_INVALID"
   | "TOOL_NAME_DUPLICATE"
@@ -69,6 +72,8 @@ const KIND_BY_CODE: Record<DevmindErrorCode, ErrorKind> = {
   MIGRATION_FAILED: "system",
   CHECKPOINT_CONFIG_INVALID: "user",
   CHECKPOINT_CORRUPT: "system",
+  GRAPH_INVALID: "user",
+  GRAPH_LOAD_FAILED: "user",
   TOOL_DEFINITION_INVALID: "user",
   TOOL_NAME_DUPLICATE: "user",
   RUN_CANCELLED: "user",
@@ -141,6 +146,17 @@ export class MigrationError extends DevmindError {}
 
 /** A checkpointer call got a config it cannot serve, or found stored data it cannot read. */
 export class CheckpointError extends DevmindError {}
+
+/**
+ * A graph cannot be used: an export that is not a graph, a graph compiled with a checkpointer of
+ * its own, a factory returning neither (`GRAPH_INVALID`); or a graph module that fails to load
+ * (`GRAPH_LOAD_FAILED`). `details` names the graph id and, when loaded from langgraph.json, the file.
+ */
+export class GraphDefinitionError extends DevmindError {
+  constructor(message: string, details: ErrorDetails = {}, code: "GRAPH_INVALID" | "GRAPH_LOAD_FAILED" = "GRAPH_INVALID", cause?: unknown) {
+    super(code, message, { details, cause });
+  }
+}
 
 /**
  * A tool definition or a tool list is unusable (bad name, schema that is not a zod object or has

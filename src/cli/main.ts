@@ -8,6 +8,7 @@ import { registerApproveCommand } from "./approve-command.js";
 import { registerCancelCommand } from "./cancel-command.js";
 import { registerDemoCommand } from "./demo-command.js";
 import { registerEventsCommand } from "./events-command.js";
+import { registerGraphsCommand } from "./graphs-command.js";
 import { EXIT, reportError } from "./exit-codes.js";
 import { registerMigrateCommand } from "./migrate-command.js";
 import { registerRejectCommand } from "./reject-command.js";
@@ -39,6 +40,7 @@ async function main(argv: string[]): Promise<number> {
   registerDemoCommand(program, setExitCode);
   registerMigrateCommand(program, setExitCode);
   registerServeCommand(program, setExitCode);
+  registerGraphsCommand(program, setExitCode);
   try {
     await program.parseAsync(argv);
   } catch (error) {

@@ -38,6 +38,9 @@ afterEach(async () => {
   }
 });
 
+/** Backend kills that must land while runs are running. */
+const KILLS_WHILE_RUNNING = 8;
+
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Polls `check` until it returns true (bounded); a check failing on the faulty database counts as false. */
@@ -207,14 +210,18 @@ describeOn(TEST_DATABASE_URL === undefined ? "none" : "postgres", "postgres")("d
       if (statuses.every((status) => status === "success" || status === "error")) break;
       if (Date.now() > deadline) throw new Error(`runs did not finish: ${statuses.join(",")}`);
       const running = statuses.filter((status) => status === "running").length;
-      const killed = await h.fault.killBackends();
-      kills += 1;
-      if (running > 0 && killed > 0) killedWhileRunning += 1;
-      await sleep(200 + Math.floor(Math.random() * 400));
+      // enough faults that hit running runs, then the rest finishes in peace (a storm that never
+      // ends leaves no step time to finish on a loaded machine)
+      if (killedWhileRunning < KILLS_WHILE_RUNNING) {
+        const killed = await h.fault.killBackends();
+        kills += 1;
+        if (running > 0 && killed > 0) killedWhileRunning += 1;
+      }
+      await sleep(300 + Math.floor(Math.random() * 500));
     }
     await worker.stop();
     // the faults really hit running runs
-    expect(killedWhileRunning).toBeGreaterThanOrEqual(3);
+    expect(killedWhileRunning).toBe(KILLS_WHILE_RUNNING);
     const finals = await expectEffectivelyOnce(h, runs);
     expect(finals.map((run) => run.attempt)).toEqual(runs.map(() => 1));
     expect(h.log.lines().filter((line) => line.event === "run.error")).toEqual([]);
@@ -267,7 +274,7 @@ describeOn(TEST_DATABASE_URL === undefined ? "none" : "postgres", "postgres")("d
     await worker.start();
     await until(async () => h.effects.lines().length >= 1, 60_000, "a side effect before the failure");
     await h.fault.setReadOnly(true);
-    await until(() => worker.health().state === "storage_failing", 30_000, "the worker to stop claiming");
+    await until(() => worker.health().state === "storage_failing", 90_000, "the worker to stop claiming");
     const health = await h.runtime.health();
     expect(health.status).toBe("degraded");
     expect(health.database).toMatchObject({ reachable: true, writable: false });

@@ -1,0 +1,87 @@
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
+import type { RunnableConfig } from "@langchain/core/runnables";
+import { GraphDefinitionError } from "../errors.js";
+
+/**
+ * A compiled LangGraph graph as devmind drives it: invoked and streamed with a thread's config,
+ * its state read back, its checkpointer set to devmind's.
+ */
+export interface CompiledGraphLike {
+  invoke(input: unknown, config?: RunnableConfig): Promise<unknown>;
+  stream(input: unknown, config?: RunnableConfig): Promise<AsyncIterable<unknown>>;
+  getState(config: RunnableConfig): Promise<unknown>;
+  getGraph(config?: RunnableConfig): unknown;
+  checkpointer?: unknown;
+}
+
+/** An uncompiled `StateGraph` (anything with `compile` and `addNode`). */
+export interface StateGraphLike {
+  compile(options?: { checkpointer?: BaseCheckpointSaver }): CompiledGraphLike;
+  addNode: (...args: never[]) => unknown;
+}
+
+/** What a graph entry may be, as `langgraph.json` allows: a graph, a promise of one, or a factory. */
+export type GraphEntry = CompiledGraphLike | StateGraphLike | PromiseLike<CompiledGraphLike | StateGraphLike> | GraphFactory;
+
+/** A factory `(config) => graph` (sync or async), called for each run with the run's config. */
+export type GraphFactory = (config: RunnableConfig) => CompiledGraphLike | StateGraphLike | PromiseLike<CompiledGraphLike | StateGraphLike>;
+
+/** The kind of a graph entry, or null when the value is not one. */
+export type GraphKind = "compiled" | "state_graph" | "promise" | "factory";
+
+/** Tells what kind of graph entry `value` is (null: not a graph). Checks shape, not class, so a second copy of LangGraph in node_modules works too. */
+export function graphKind(value: unknown): GraphKind | null {
+  if (typeof value === "function") return "factory";
+  if (value === null || typeof value !== "object") return null;
+  const candidate = value as Record<string, unknown>;
+  if (typeof candidate["then"] === "function") return "promise";
+  if (typeof candidate["invoke"] === "function" && typeof candidate["getState"] === "function" && typeof candidate["getGraph"] === "function") return "compiled";
+  if (typeof candidate["compile"] === "function" && typeof candidate["addNode"] === "function") return "state_graph";
+  return null;
+}
+
+/**
+ * Turns a graph entry into a compiled graph checkpointed by `checkpointer`: awaits a promise,
+ * calls a factory with `config`, compiles a StateGraph with the checkpointer, and attaches it to
+ * a compiled graph that has none. A graph compiled with a different checkpointer is refused —
+ * its runs would be checkpointed where devmind cannot see them.
+ */
+export async function resolveGraph(entry: unknown, options: { checkpointer: BaseCheckpointSaver; config?: RunnableConfig; id: string }): Promise<CompiledGraphLike> {
+  let value: unknown = entry;
+  for (let depth = 0; depth < 4; depth += 1) {
+    const kind = graphKind(value);
+    if (kind === "promise") {
+      value = await (value as PromiseLike<unknown>);
+      continue;
+    }
+    if (kind === "factory") {
+      if (depth > 0) throw new GraphDefinitionError(`graph ${options.id}: the factory returned another function, not a graph`, { graph: options.id });
+      value = await (value as GraphFactory)(options.config ?? {});
+      continue;
+    }
+    if (kind === "state_graph") return (value as StateGraphLike).compile({ checkpointer: options.checkpointer });
+    if (kind === "compiled") return attachCheckpointer(value as CompiledGraphLike, options.checkpointer, options.id);
+    throw new GraphDefinitionError(`graph ${options.id}: ${describeValue(value)} is not a LangGraph graph (expected a compiled graph, a StateGraph, a promise of one, or a factory (config) => graph)`, { graph: options.id });
+  }
+  throw new GraphDefinitionError(`graph ${options.id}: promises or factories nested too deep`, { graph: options.id });
+}
+
+function attachCheckpointer(graph: CompiledGraphLike, checkpointer: BaseCheckpointSaver, id: string): CompiledGraphLike {
+  const current = graph.checkpointer;
+  if (current === undefined || current === null || current === checkpointer) {
+    graph.checkpointer = checkpointer;
+    return graph;
+  }
+  const name = typeof current === "object" ? ((current as { constructor?: { name?: string } }).constructor?.name ?? "another checkpointer") : String(current);
+  throw new GraphDefinitionError(
+    `graph ${id} was compiled with its own checkpointer (${name}); devmind checkpoints every graph in its database: compile it without one (graph.compile()) or export the StateGraph`,
+    { graph: id, checkpointer: name },
+  );
+}
+
+function describeValue(value: unknown): string {
+  if (value === null) return "null";
+  if (value === undefined) return "undefined";
+  if (typeof value === "object") return `an object with keys ${Object.keys(value).slice(0, 5).join(", ") || "(none)"}`;
+  return `a ${typeof value}`;
+}

@@ -1,0 +1,75 @@
+import { existsSync } from "node:fs";
+import { extname } from "node:path";
+import { pathToFileURL } from "node:url";
+import { GraphDefinitionError } from "../errors.js";
+import { graphKind, type GraphEntry, type GraphKind } from "./graph-kinds.js";
+import type { GraphSpec } from "./langgraph-config.js";
+
+/** One graph of a config, loaded or not. */
+export type LoadedGraph =
+  | { id: string; source: string; file: string; kind: GraphKind; entry: GraphEntry; error?: undefined }
+  | { id: string; source: string; file: string; kind?: undefined; entry?: undefined; error: GraphDefinitionError };
+
+/** Extensions loaded through tsx (no build step), as the LangGraph CLI does. */
+const TYPESCRIPT = new Set([".ts", ".mts", ".cts", ".tsx"]);
+
+/**
+ * Imports a graph module: TypeScript through tsx's loader API (a runtime dependency, so a
+ * project's `.ts` graphs need no build), JavaScript with Node's own `import()`.
+ */
+export async function importGraphModule(file: string): Promise<Record<string, unknown>> {
+  const url = pathToFileURL(file).href;
+  if (TYPESCRIPT.has(extname(file).toLowerCase())) {
+    const { tsImport } = await import("tsx/esm/api");
+    return (await tsImport(url, import.meta.url)) as Record<string, unknown>;
+  }
+  return (await import(url)) as Record<string, unknown>;
+}
+
+/**
+ * Loads one graph of a config: imports its file and checks that the export is a graph entry (a
+ * compiled graph, a StateGraph, a promise — awaited here, so a failing promise is a load error —
+ * or a factory, called per run later). Never throws: a failure is returned as a
+ * GraphDefinitionError naming the graph id, the file and the cause.
+ */
+export async function loadGraph(spec: GraphSpec): Promise<LoadedGraph> {
+  const base = { id: spec.id, source: spec.source, file: spec.file };
+  const fail = (message: string, cause?: unknown): LoadedGraph => ({
+    ...base,
+    error: new GraphDefinitionError(`graph ${spec.id} (${spec.file}): ${message}`, { graph: spec.id, file: spec.file }, "GRAPH_LOAD_FAILED", cause),
+  });
+  if (!existsSync(spec.file)) return fail("no such file");
+  let module: Record<string, unknown>;
+  try {
+    module = await importGraphModule(spec.file);
+  } catch (error) {
+    return fail(`the module failed to load: ${firstLine(error)}`, error);
+  }
+  if (!(spec.exportName in module)) {
+    const exported = Object.keys(module).filter((name) => name !== "__esModule");
+    return fail(`no export named ${spec.exportName} (it exports ${exported.length === 0 ? "nothing" : exported.slice(0, 10).join(", ")})`);
+  }
+  let entry: unknown = module[spec.exportName];
+  if (graphKind(entry) === "promise") {
+    try {
+      entry = await (entry as PromiseLike<unknown>);
+    } catch (error) {
+      return fail(`the exported promise rejected: ${firstLine(error)}`, error);
+    }
+  }
+  const kind = graphKind(entry);
+  if (kind === null || kind === "promise") return fail(`the export ${spec.exportName} is not a graph (expected a compiled graph, a StateGraph, a promise of one, or a factory (config) => graph)`);
+  return { ...base, kind, entry: entry as GraphEntry };
+}
+
+/** Loads every graph of a config (in order), collecting failures instead of stopping at the first. */
+export async function loadGraphs(specs: readonly GraphSpec[]): Promise<LoadedGraph[]> {
+  const loaded: LoadedGraph[] = [];
+  for (const spec of specs) loaded.push(await loadGraph(spec));
+  return loaded;
+}
+
+function firstLine(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  return (text.split("\n")[0] ?? "").slice(0, 500);
+}

@@ -1,0 +1,208 @@
+/**
+ * Graphs from langgraph.json: reading the config, loading TypeScript and JavaScript graph modules
+ * of every kind, attaching devmind's checkpointer, refusing what is not a graph, and `devmind
+ * graphs` reporting each graph's load error with its id, file and cause (exit 2).
+ */
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { PostgresCheckpointSaver } from "../../src/checkpoint/postgres-saver.js";
+import type { Database } from "../../src/db/types.js";
+import { hasErrorCode } from "../../src/errors.js";
+import { resolveGraph } from "../../src/graphs/graph-kinds.js";
+import { applyGraphEnv, readLanggraphConfig } from "../../src/graphs/langgraph-config.js";
+import { loadGraph, loadGraphs } from "../../src/graphs/load-graphs.js";
+import { runCli } from "../helpers/cli.js";
+import { freshMigratedSchema, openBackend } from "../helpers/databases.js";
+
+const FIXTURES = fileURLToPath(new URL("../fixtures/graphs/", import.meta.url));
+const CONFIG = join(FIXTURES, "langgraph.json");
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A langgraph.json in a fresh temp dir, with `graphs` pointing into the fixtures. */
+function configFile(content: unknown): string {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), "devmind-lgjson-")));
+  dirs.push(dir);
+  const path = join(dir, "langgraph.json");
+  writeFileSync(path, typeof content === "string" ? content : JSON.stringify(content));
+  return path;
+}
+
+const errorOf = (fn: () => unknown): { code?: string; message: string } => {
+  try {
+    fn();
+  } catch (error) {
+    return error as { code?: string; message: string };
+  }
+  throw new Error("expected a throw");
+};
+
+describe("langgraph.json", () => {
+  it("reads graphs (file and export, `default` without one), env, and warns about keys it does not honour", () => {
+    const config = readLanggraphConfig(CONFIG);
+    expect(config.graphs.map((graph) => [graph.id, graph.file, graph.exportName])).toEqual([
+      ["compiled", join(FIXTURES, "graphs.ts"), "compiled"],
+      ["uncompiled", join(FIXTURES, "graphs.ts"), "uncompiled"],
+      ["promised", join(FIXTURES, "graphs.ts"), "promised"],
+      ["factory", join(FIXTURES, "graphs.ts"), "factory"],
+      ["asyncFactory", join(FIXTURES, "graphs.ts"), "asyncFactory"],
+      ["byDefault", join(FIXTURES, "graphs.ts"), "default"],
+      ["plain", join(FIXTURES, "plain.mjs"), "graph"],
+    ]);
+    expect(config.env).toEqual({ DEVMIND_FIXTURE_GRAPH_ENV: "from-langgraph-json" });
+    expect(config.warnings).toHaveLength(3);
+    expect(config.warnings.join("\n")).toMatch(/"node_version" ignored/);
+    expect(config.warnings.join("\n")).toMatch(/unknown key "someFutureKey" ignored/);
+  });
+
+  it.each([
+    ["not JSON", "{graphs:", /is not valid JSON/],
+    ["no graphs", {}, /graphs/],
+    ["empty graphs", { graphs: {} }, /name at least one graph/],
+    ["a spec without a file", { graphs: { a: ":graph" } }, /graphs\.a: expected "\.\/path\.ts:exportName"/],
+    ["a bad export name", { graphs: { a: "./g.ts:not-an-identifier" } }, /graphs\.a: expected/],
+    ["a bad graph id", { graphs: { "bad id!": "./g.ts:graph" } }, /invalid graph id/],
+    ["env naming a missing file", { graphs: { a: "./g.ts:graph" }, env: ".env.missing" }, /env: cannot read/],
+    ["env of the wrong type", { graphs: { a: "./g.ts:graph" }, env: 12 }, /env/],
+  ])("refuses %s with CONFIG_INVALID naming the file", (_name, content, message) => {
+    const path = configFile(content);
+    const error = errorOf(() => readLanggraphConfig(path));
+    expect(error.code).toBe("CONFIG_INVALID");
+    expect(error.message).toContain(path);
+    expect(error.message).toMatch(message);
+  });
+
+  it("reads env from a .env file next to the config; variables already set win", () => {
+    const path = configFile({ graphs: { a: "./g.ts:graph" }, env: ".env.graphs" });
+    writeFileSync(join(path, "..", ".env.graphs"), "GRAPH_KEY=from-file\nALREADY=from-file\n");
+    const config = readLanggraphConfig(path);
+    expect(config.env).toEqual({ GRAPH_KEY: "from-file", ALREADY: "from-file" });
+    const target: NodeJS.ProcessEnv = { ALREADY: "real" };
+    expect(applyGraphEnv(config.env, target)).toEqual(["GRAPH_KEY"]);
+    expect(target).toEqual({ ALREADY: "real", GRAPH_KEY: "from-file" });
+  });
+});
+
+describe("loading graph modules", () => {
+  it("loads TypeScript (through tsx) and JavaScript modules and tells each graph's kind", async () => {
+    const loaded = await loadGraphs(readLanggraphConfig(CONFIG).graphs);
+    expect(loaded.map((graph) => [graph.id, graph.kind ?? graph.error?.message])).toEqual([
+      ["compiled", "compiled"],
+      ["uncompiled", "state_graph"],
+      ["promised", "compiled"],
+      ["factory", "factory"],
+      ["asyncFactory", "factory"],
+      ["byDefault", "compiled"],
+      ["plain", "compiled"],
+    ]);
+  }, 120_000);
+
+  it.each([
+    ["a module that throws while loading", "./broken.ts:graph", /the module failed to load: boom while loading the graph module/],
+    ["a missing file", "./nowhere.ts:graph", /no such file/],
+    ["a missing export", "./graphs.ts:nope", /no export named nope \(it exports .*compiled/],
+    ["an export that is not a graph", "./graphs.ts:notAGraph", /the export notAGraph is not a graph/],
+    ["an exported promise that rejects", "./graphs.ts:rejected", /the exported promise rejected: the graph could not be built/],
+  ])("%s is a load error naming the graph id, the file and the cause", async (_name, source, message) => {
+    const [spec] = readLanggraphConfig(configFile({ graphs: { mine: source.replace("./", `${FIXTURES}`) } })).graphs;
+    const loaded = await loadGraph(spec as NonNullable<typeof spec>);
+    expect(loaded.error?.code).toBe("GRAPH_LOAD_FAILED");
+    expect(loaded.error?.message).toContain("graph mine");
+    expect(loaded.error?.message).toContain(resolve(FIXTURES, source.split(":")[0] as string));
+    expect(loaded.error?.message).toMatch(message);
+  }, 120_000);
+});
+
+describe("resolving graphs onto devmind's checkpointer", () => {
+  let owner: Database;
+  let db: Database;
+  let drop: () => Promise<void>;
+  beforeAll(async () => {
+    owner = await openBackend("pglite");
+    ({ db, drop } = await freshMigratedSchema(owner));
+  });
+  afterAll(async () => {
+    await drop();
+    await owner.close();
+  });
+
+  it("compiles, awaits and calls each kind with the run's config; every graph checkpoints in devmind's database", async () => {
+    const checkpointer = new PostgresCheckpointSaver(db);
+    const loaded = await loadGraphs(readLanggraphConfig(CONFIG).graphs);
+    const results: [string, number][] = [];
+    for (const graph of loaded) {
+      if (graph.error !== undefined) throw graph.error;
+      const config = { configurable: { thread_id: `thread-${graph.id}`, step: 40 } };
+      const compiled = await resolveGraph(graph.entry, { checkpointer, config, id: graph.id });
+      const output = (await compiled.invoke({ count: 100 }, config)) as { count: number };
+      const state = (await compiled.getState(config)) as { values: { count: number } };
+      expect(state.values.count).toBe(output.count);
+      results.push([graph.id, output.count]);
+    }
+    // the factory got the run's config (step 40); the others add their own step
+    expect(results).toEqual([
+      ["compiled", 101],
+      ["uncompiled", 102],
+      ["promised", 103],
+      ["factory", 140],
+      ["asyncFactory", 105],
+      ["byDefault", 107],
+      ["plain", 110],
+    ]);
+    const stored = await db.query<{ n: number }>(`SELECT count(DISTINCT thread_id)::int AS n FROM "${db.schema}".checkpoints`);
+    expect(stored.rows[0]?.n).toBe(7);
+  }, 120_000);
+
+  it("refuses a graph compiled with its own checkpointer, and a factory returning something that is not a graph", async () => {
+    const checkpointer = new PostgresCheckpointSaver(db);
+    const { ownCheckpointer } = (await import("../fixtures/graphs/graphs.js")) as { ownCheckpointer: unknown };
+    const refused = await resolveGraph(ownCheckpointer, { checkpointer, id: "mine" }).catch((error: unknown) => error);
+    expect(hasErrorCode(refused, "GRAPH_INVALID")).toBe(true);
+    expect((refused as Error).message).toMatch(/graph mine was compiled with its own checkpointer \(MemorySaver\)/);
+    const odd = await resolveGraph(() => ({ not: "a graph" }), { checkpointer, id: "odd" }).catch((error: unknown) => error);
+    expect(hasErrorCode(odd, "GRAPH_INVALID")).toBe(true);
+    expect((odd as Error).message).toMatch(/graph odd: an object with keys not is not a LangGraph graph/);
+  });
+});
+
+describe("devmind graphs", () => {
+  it("lists every graph of ./langgraph.json with its source and kind, warnings on stderr, exit 0", async () => {
+    const result = await runCli(["graphs", "--json"], {}, { cwd: FIXTURES, timeoutMs: 120_000 });
+    expect(result.code).toBe(0);
+    const lines = result.stdout.trim().split("\n").map((line) => JSON.parse(line) as { id: string; status: string; kind: string });
+    expect(lines.map((line) => [line.id, line.status, line.kind])).toEqual([
+      ["compiled", "loaded", "compiled"],
+      ["uncompiled", "loaded", "state_graph"],
+      ["promised", "loaded", "compiled"],
+      ["factory", "loaded", "factory"],
+      ["asyncFactory", "loaded", "factory"],
+      ["byDefault", "loaded", "compiled"],
+      ["plain", "loaded", "compiled"],
+    ]);
+    expect(result.stderr).toContain('unknown key "someFutureKey" ignored');
+  }, 180_000);
+
+  it("a graph that fails to load: exit 2, its line names the id, the file and the cause; the others still listed", async () => {
+    const path = configFile({ graphs: { good: `${FIXTURES}graphs.ts:compiled`, bad: `${FIXTURES}broken.ts:graph` } });
+    const result = await runCli(["graphs", "--config", path], {}, { timeoutMs: 120_000 });
+    expect(result.code).toBe(2);
+    expect(result.stdout).toMatch(/^good\s+.*loaded \(compiled\)$/m);
+    expect(result.stdout).toMatch(/^bad\s+.*error: graph bad \(.*broken\.ts\): the module failed to load: boom while loading the graph module$/m);
+  }, 180_000);
+
+  it("without langgraph.json: the built-in agent; --config naming a missing file: exit 2", async () => {
+    const empty = realpathSync(mkdtempSync(join(tmpdir(), "devmind-nolg-")));
+    dirs.push(empty);
+    const builtin = await runCli(["graphs"], {}, { cwd: empty, timeoutMs: 120_000 });
+    expect(builtin.code).toBe(0);
+    expect(builtin.stdout).toMatch(/^agent\s+built-in agent\s+loaded/m);
+    const missing = await runCli(["graphs", "--config", join(empty, "nope.json")], {}, { cwd: empty, timeoutMs: 120_000 });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("--config: no file");
+  }, 180_000);
+});
