@@ -9,7 +9,7 @@ import { ToolRegistry } from "../tools/registry.js";
 import type { EventSink } from "./events.js";
 import { createApprovalNode } from "./approval-node.js";
 import { createFinishNode } from "./finish-node.js";
-import { createGuardNode, GUARD_ROUTES, routeFromGuard } from "./guard.js";
+import { createGuardNode, GUARD_DESTINATIONS } from "./guard.js";
 import { resolveLimits, type AgentLimits } from "./limits.js";
 import type { CallableModel } from "./model-call.js";
 import { createModelNode } from "./model-node.js";
@@ -40,7 +40,8 @@ export interface BuildAgentGraphOptions {
  * Builds the devmind agent: `START -> begin -> guard`, and every step that can change what
  * happens next — `begin`, `model`, `tools`, `approval` — leads back to `guard`, the one node that
  * decides. The guard records its decision in the state (`decision`: where to and why, so the
- * checkpoint history shows every decision) and its conditional edge routes by it: to `model`, to
+ * checkpoint history shows every decision) and routes by it with a `Command` whose destinations
+ * are declared (so the drawn graph shows them): to `model`, to
  * `tools` (one `Send` per admitted call), to `approval` (an `interrupt()` for calls that need a
  * human; the wait does not count toward the deadline), or to `finish`, which ends the run with the
  * stop reason the guard recorded. A model round with tools is four steps: model, guard, tools,
@@ -80,14 +81,13 @@ export function buildAgentGraph(options: BuildAgentGraphOptions) {
 
   const graph = new StateGraph(AgentState)
     .addNode("begin", begin)
-    .addNode("guard", createGuardNode({ registry, limits, events: options.events }))
+    .addNode("guard", createGuardNode({ registry, limits, events: options.events }), { ends: [...GUARD_DESTINATIONS] })
     .addNode("model", createModelNode({ model, registry, systemPrompt: options.systemPrompt ?? DEFAULT_SYSTEM_PROMPT, toolSchemaTokens, limits, events: options.events }))
     .addNode("tools", createToolsNode({ registry, events: options.events }) as never)
     .addNode("approval", createApprovalNode({ registry, events: options.events }))
     .addNode("finish", createFinishNode({ events: options.events }))
     .addEdge(START, "begin")
     .addEdge("begin", "guard")
-    .addConditionalEdges("guard", routeFromGuard, { ...GUARD_ROUTES })
     .addEdge("model", "guard")
     // tools runs one task per call; the guard, a node of its own, runs once after all of them
     .addEdge("tools", "guard")

@@ -1,5 +1,5 @@
 import { ToolMessage } from "@langchain/core/messages";
-import { Send, type LangGraphRunnableConfig } from "@langchain/langgraph";
+import { Command, Send, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { failureResult, toolMessageContent, type ToolRegistry } from "../tools/registry.js";
 import type { ProposedToolCall, ToolErrorCode } from "../tools/types.js";
 import type { ApprovalCandidate } from "./approvals.js";
@@ -15,14 +15,8 @@ export interface ToolTask {
   call: ProposedToolCall;
 }
 
-/**
- * The guard's conditional edge as drawn: each label (what `routeFromGuard` returns) and the node
- * it leads to. Calls to run go to `tools` as `Send`s, drawn as the `tool calls` edge.
- */
-export const GUARD_ROUTES = { "model round": "model", "tool calls": "tools", "approval needed": "approval", "stop on answer, limit, failure or cancel": "finish" } as const;
-
-type GuardRoute = keyof typeof GUARD_ROUTES;
-const ROUTE_OF: Record<Exclude<GuardDecision["next"], "tools">, GuardRoute> = { model: "model round", approval: "approval needed", finish: "stop on answer, limit, failure or cancel" };
+/** Where the guard can send the run: the destinations its `Command` declares (drawn as its edges). */
+export const GUARD_DESTINATIONS = ["model", "tools", "approval", "finish"] as const;
 
 /** What the guard reads besides the state. */
 export interface GuardInputs {
@@ -139,12 +133,15 @@ export function guardInputs(registry: ToolRegistry, limits: AgentLimits, config:
  * The guard node: every step that can change what happens next (begin, model, tools, approval)
  * leads here, and only here is it decided where the run goes. It records the decision — where to
  * and why — in the state's `decision` (so each step's decision is in the checkpoint history),
- * writes the stop reason when the run stops, and answers refused calls. It never interrupts, so
- * re-running it (after a crash) decides again from the same state. `routeFromGuard` reads the
- * recorded decision.
+ * writes the stop reason when the run stops, answers refused calls, and routes with a `Command`
+ * to one of GUARD_DESTINATIONS: `model`, `approval`, `finish`, or one `Send` to `tools` per
+ * admitted call (each call its own task, saved on its own, never re-run). (A `Command` rather than
+ * a conditional edge: the edge function would be one more runnable, with a fresh read of the
+ * state, per guard step.) It never interrupts, so re-running it (after a crash) decides again
+ * from the same state.
  */
 export function createGuardNode(deps: { registry: ToolRegistry; limits: AgentLimits; events?: EventSink | undefined }) {
-  return function guard(state: AgentStateValue, config: LangGraphRunnableConfig): AgentStateUpdate {
+  return function guard(state: AgentStateValue, config: LangGraphRunnableConfig): Command {
     const { decision, refusals } = decide(state, viewRun(state.messages, state.run_start), guardInputs(deps.registry, deps.limits, config));
     const sinks = [deps.events, readRunContext(config).events];
     for (const { message, code } of refusals) {
@@ -153,18 +150,7 @@ export function createGuardNode(deps: { registry: ToolRegistry; limits: AgentLim
     const update: AgentStateUpdate = { decision };
     if (decision.next === "finish") Object.assign(update, { stop_reason: decision.stop_reason, error: decision.error });
     if (refusals.length > 0) update.messages = refusals.map((r) => r.message);
-    return update;
+    const goto = decision.next === "tools" ? decision.calls.map((call) => new Send("tools", { call } satisfies ToolTask)) : decision.next;
+    return new Command({ update, goto });
   };
-}
-
-/**
- * The guard's conditional edge: the recorded decision as a route of GUARD_ROUTES — to `model`,
- * `approval`, `finish` — or one `Send` to `tools` per admitted call (each call its own task, saved on its own,
- * never re-run). It runs once per guard step, after the guard's writes.
- */
-export function routeFromGuard(state: AgentStateValue): GuardRoute | Send[] {
-  const decision = state.decision;
-  if (decision === null) return ROUTE_OF.finish;
-  if (decision.next === "tools") return decision.calls.map((call) => new Send("tools", { call } satisfies ToolTask));
-  return ROUTE_OF[decision.next];
 }

@@ -405,21 +405,18 @@ describe("library entry points", () => {
 });
 
 describe("the guard node", () => {
-  it("is drawn as the hub: every step leads to it and its conditional edge leads to model, tools, approval and finish", async () => {
+  it("is drawn as the hub: every step leads to it and it leads to model, tools, approval and finish", async () => {
     const { graph } = await run([{ content: "hi" }]);
     const mermaid = graph.getGraph().drawMermaid();
     const edges = mermaid
       .split("\n")
       .map((line) => line.trim().replace(/;$/, ""))
-      .filter((line) => / --> | -\. /.test(line))
-      // a labelled conditional edge `guard -. &nbsp;tool calls&nbsp; .-> tools` as `guard -.-> tools`
-      .map((line) => line.replace(/ -\. .*? \.-> /, " -.-> "));
+      .filter((line) => / --> | -\.-> /.test(line));
     for (const node of ["begin", "guard", "model", "tools", "approval", "finish"]) expect(mermaid).toMatch(new RegExp(`\\b${node}\\(`));
     expect(mermaid).not.toContain("pause");
     for (const from of ["begin", "model", "tools", "approval"]) expect(edges).toContain(`${from} --> guard`);
     for (const to of ["model", "tools", "approval", "finish"]) expect(edges).toContain(`guard -.-> ${to}`);
     expect(edges).toContain("finish --> __end__");
-    expect(mermaid).toContain("guard -. &nbsp;tool calls&nbsp; .-> tools");
     // no step but the guard routes anywhere else
     expect(edges.filter((edge) => edge.includes("-.->") && !edge.startsWith("guard"))).toEqual([]);
   });
