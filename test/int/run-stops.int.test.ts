@@ -12,6 +12,8 @@ import { builtinTools } from "../../src/tools/builtin/index.js";
 import { defineTool } from "../../src/tools/define-tool.js";
 import { BACKENDS, freshMigratedSchema, openBackend } from "../helpers/databases.js";
 import { tempWorkspace } from "../helpers/agent.js";
+import { runCli } from "../helpers/cli.js";
+import { cliContexts, ndjson } from "../helpers/cli-env.js";
 
 // How runs end, as their records and events say: the stop reasons CONTRACT section 3 maps to a
 // status, the tool budget counted in executed calls, and approvals bound to the approved arguments.
@@ -159,5 +161,19 @@ describe.each(BACKENDS)("how runs stop on %s", (backend) => {
       expect(changed).toBeGreaterThan(0);
       await expectRefused(runtime, runId);
     });
+  });
+});
+
+describe("the deadline through the CLI", () => {
+  const context = cliContexts();
+
+  it("`devmind run` exits 1 when the run times out, with run.timeout then the result", async () => {
+    const ctx = context("pglite");
+    const model = ctx.script("late.json", [{ content: "too late", delay_ms: 5_000 }]);
+    const result = await runCli(["run", "answer slowly", "--json"], { ...ctx.env, ...model, DEVMIND_RUN_TIMEOUT_MS: "300" }, { cwd: ctx.dir });
+    expect(result.code).toBe(1);
+    const lines = ndjson(result.stdout);
+    expect(lines.map((line) => line["type"]).slice(-2)).toEqual(["run.timeout", "result"]);
+    expect(lines[lines.length - 1]).toMatchObject({ status: "timeout", stop_reason: "deadline" });
   });
 });
