@@ -13,9 +13,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 
-export const byName = new Map<string, number>();
-const USAGE = `usage: npm run bench -- commits [--rounds N]
-  --rounds N   repetitions of the pair of runs (default 3); medians are printed
+/** Write statements by statement name, over every measured run (printed with --by-statement). */
+const byName = new Map<string, number>();
+const USAGE = `usage: npm run bench -- commits [--rounds N] [--by-statement]
+  --rounds N       repetitions of the pair of runs (default 3); medians are printed
+  --by-statement   also print how many times each write statement ran, over all runs
 Counts the database commits a run makes per model + tool round, through the runtime (runs.execute).`;
 
 /** Model rounds of the short and the long run; the per-round figure is their difference over this gap. */
@@ -43,7 +45,8 @@ function counting(db: Database, counts: Counts): Database {
         return (sql: string | Statement, values?: readonly unknown[]) => {
           if (WRITES.test(text(sql))) {
             counts.writeStatements += 1;
-            if (process.env["COMMITS_BREAKDOWN"]) byName.set(typeof sql === "string" ? sql.slice(0, 40) : sql.name, (byName.get(typeof sql === "string" ? sql.slice(0, 40) : sql.name) ?? 0) + 1);
+            const name = typeof sql === "string" ? sql.slice(0, 40) : sql.name;
+            byName.set(name, (byName.get(name) ?? 0) + 1);
           }
           else counts.otherStatements += 1;
           return target.query(sql, values);
@@ -121,7 +124,7 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
  * same database) is shown beside them.
  */
 export async function runCommitsBench(args: readonly string[]): Promise<number> {
-  const parsed = parseBenchArgs(args, {}, USAGE);
+  const parsed = parseBenchArgs(args, { "by-statement": { type: "boolean" } }, USAGE);
   if ("exit" in parsed) return parsed.exit;
   const url = benchDatabaseUrl();
   if (url === undefined) {
@@ -143,7 +146,7 @@ export async function runCommitsBench(args: readonly string[]): Promise<number> 
     console.log(`per model + tool round (median of ${parsed.rounds}):`);
     console.log(`  write commits (write statements + transactions): ${(writes + transactions).toFixed(2)}  (statements ${writes.toFixed(2)}, transactions ${transactions.toFixed(2)})`);
     console.log(`  other statements (reads, notifications):          ${median(perRound.otherStatements).toFixed(2)}`);
-    if (process.env["COMMITS_BREAKDOWN"]) console.log(Object.fromEntries(byName));
+    if (parsed.values["by-statement"] === true) console.log(Object.fromEntries(byName));
     console.log(`  pg_stat_database xact_commit delta:              ${median(perRound.xactCommits).toFixed(2)}`);
     return 0;
   } finally {
