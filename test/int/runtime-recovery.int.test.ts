@@ -339,10 +339,20 @@ describe.each(BACKENDS)("runtime recovery on %s", (backend) => {
       10_000,
     );
 
+    // LangGraph saves the steps before the tools step while the tool runs: let A's saves land (they
+    // were issued while A held the lease), so B continues from the tools step
+    const checkpoints = async (): Promise<number> =>
+      (await db.query<{ n: number }>(`SELECT count(*)::integer AS n FROM "${db.schema}".checkpoints WHERE thread_id = $1`, [created.thread_id])).rows[0]?.n ?? -1;
+    for (let stable = 0, last = await checkpoints(); stable < 3; ) {
+      await sleep(150);
+      const now = await checkpoints();
+      stable = now === last ? stable + 1 : 0;
+      last = now;
+    }
+
     // the lease lapses by hand; the reaper's statement re-queues the run, B claims it (epoch 2)
     await db.query(`UPDATE "${db.schema}".runs SET lease_expires_at = now() - interval '1 second' WHERE run_id = $1`, [created.run_id]);
-    // the reaper skips a run row locked by a save A issued while it held the lease and that is still
-    // landing (LangGraph saves the steps before the tools step while the tool runs): ask until it is free
+    // the reaper skips a run row locked by a save still landing: ask until it is free
     const requeued = await until(
       "the reaper to re-queue A's run",
       async () => {
