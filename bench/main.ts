@@ -19,6 +19,10 @@ const BENCHES: Record<string, Bench> = {
     description: "a scripted 100-round conversation: our agent graph + saver vs a plain LangGraph agent + PostgresSaver",
     run: async (args) => (await import("./agent.js")).runAgentBench(args),
   },
+  commits: {
+    description: "database commits per model + tool round of a run executed by the runtime",
+    run: async (args) => (await import("./round-commits.js")).runCommitsBench(args),
+  },
   runs: {
     description: "runtime workers on PostgreSQL: runs and steps per second at concurrency 1/4/16, SIGKILL-to-next-step, worker memory with interrupted runs",
     run: async (args) => (await import("./runs.js")).runRunsBench(args),

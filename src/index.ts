@@ -24,7 +24,7 @@ export { buildAgentGraph, type BuildAgentGraphOptions, type AgentGraph } from ".
 export { DEFAULT_LIMITS, limitsFromConfig, resolveLimits, type AgentLimits } from "./graph/limits.js";
 export type { AgentEvent, EventSink } from "./graph/events.js";
 export type { AgentRunContext } from "./graph/run-context.js";
-export type { StopReason, Usage, RunError } from "./graph/state.js";
+export type { StopReason, Usage, RunError, GuardDecision } from "./graph/state.js";
 export type { ApprovalRequest, ActionRequest } from "./graph/approvals.js";
 export { DEFAULT_SYSTEM_PROMPT } from "./graph/system-prompt.js";
 export { createRuntime, type Runtime, type RunsApi, type RuntimeOptions, type LiveEvent } from "./runtime/runtime.js";

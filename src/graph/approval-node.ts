@@ -3,6 +3,7 @@ import { interrupt, isGraphInterrupt, type LangGraphRunnableConfig } from "@lang
 import { failureResult, toolMessageContent, type ToolRegistry } from "../tools/registry.js";
 import { applyDecisions, approvalRequest, type ApprovalCandidate, type Decision } from "./approvals.js";
 import { emit, type EventSink } from "./events.js";
+import { approvalCandidates } from "./guard.js";
 import { readRunContext } from "./run-context.js";
 import { viewRun } from "./run-view.js";
 import type { AgentStateUpdate, AgentStateValue } from "./state.js";
@@ -33,36 +34,35 @@ function askForApproval(candidates: ApprovalCandidate[], sinks: EventSink[]): Ma
 }
 
 /**
- * The approval gate: pauses the run with `interrupt()` for every call of the step that needs a
- * human (LangChain's human-in-the-loop shape), stays paused until each has a decision, then
- * records approved (possibly edited) arguments for the guard, answers rejected calls with
- * APPROVAL_REJECTED, and moves the deadline by the time the pause took (from `paused_at`, set by
- * the `pause` step before it, since nothing can be written before an interrupt).
+ * Asks a human about the calls the guard sent here (its decision's `requests`): pauses the run
+ * with `interrupt()` in LangChain's human-in-the-loop shape, stays paused until each call has a
+ * decision (the node re-runs from the top on resume, so everything before the interrupt is
+ * deterministic), then records approved (possibly edited) arguments for the guard, answers
+ * rejected calls with APPROVAL_REJECTED, and moves the deadline by the time the pause took (from
+ * the decision's `at`). The guard decides what happens next.
  */
 export function createApprovalNode(deps: ApprovalDeps) {
   return function approval(state: AgentStateValue, config: LangGraphRunnableConfig): AgentStateUpdate {
     const context = readRunContext(config);
     const sinks = [deps.events, context.events].filter((s): s is EventSink => s !== undefined);
-    const view = viewRun(state.messages, state.run_start);
-    const candidates: ApprovalCandidate[] = [];
-    for (const call of view.pending) {
-      if (state.approvals[call.id] !== undefined) continue;
-      const checked = deps.registry.check(call);
-      if (checked.kind === "ready" && checked.needsApproval) candidates.push({ call, description: checked.tool.description, risk: checked.risk });
-    }
+    const decision = state.decision;
+    // a thread paused before the guard recorded its requests (an older checkpoint) is asked about
+    // the calls that need approval, as the guard would list them
+    const candidates =
+      decision?.next === "approval" ? decision.requests : approvalCandidates(viewRun(state.messages, state.run_start).pending, state.approvals, deps.registry);
     if (candidates.length === 0) return {};
     const decisions = askForApproval(candidates, sinks);
     // the time a human took does not count toward the run's deadline
-    const pausedMs = state.paused_at === null ? 0 : Math.max(0, Date.now() - state.paused_at);
-    const timing: AgentStateUpdate = { paused_at: null, ...(state.deadline_at === null ? {} : { deadline_at: state.deadline_at + pausedMs }) };
+    const pausedMs = decision?.next === "approval" ? Math.max(0, Date.now() - decision.at) : 0;
+    const timing: AgentStateUpdate = state.deadline_at === null || pausedMs === 0 ? {} : { deadline_at: state.deadline_at + pausedMs };
     const approvals = { ...state.approvals };
     const rejected: ToolMessage[] = [];
     for (const { call } of candidates) {
-      const decision = decisions.get(call.id);
-      if (decision?.type === "approve") approvals[call.id] = { args: call.args };
-      else if (decision?.type === "edit") approvals[call.id] = { args: decision.args };
+      const decided = decisions.get(call.id);
+      if (decided?.type === "approve") approvals[call.id] = { args: call.args };
+      else if (decided?.type === "edit") approvals[call.id] = { args: decided.args };
       else {
-        const reason = decision?.type === "reject" && decision.message ? `rejected by a reviewer: ${decision.message}` : "rejected by a reviewer";
+        const reason = decided?.type === "reject" && decided.message ? `rejected by a reviewer: ${decided.message}` : "rejected by a reviewer";
         rejected.push(new ToolMessage({ content: toolMessageContent(failureResult(call.name, "APPROVAL_REJECTED", reason)), tool_call_id: call.id, name: call.name, status: "error" }));
         for (const sink of sinks) emit(sink, { type: "tool.call.finished", tool_call_id: call.id, tool: call.name, ok: false, error_code: "APPROVAL_REJECTED", duration_ms: 0, truncated: false });
       }

@@ -9,7 +9,7 @@ import { ToolRegistry } from "../tools/registry.js";
 import type { EventSink } from "./events.js";
 import { createApprovalNode } from "./approval-node.js";
 import { createFinishNode } from "./finish-node.js";
-import { createGuardRouter } from "./guard.js";
+import { createGuardNode, GUARD_DESTINATIONS } from "./guard.js";
 import { resolveLimits, type AgentLimits } from "./limits.js";
 import type { CallableModel } from "./model-call.js";
 import { createModelNode } from "./model-node.js";
@@ -37,14 +37,17 @@ export interface BuildAgentGraphOptions {
 }
 
 /**
- * Builds the devmind agent. `begin` starts a run; after it and after every other node the
- * `guard` — the one router, on every edge — sends the run to `model`, to `tools` (one `Send` per
- * call), to `pause` -> `approval` (an `interrupt()` for calls that need a human; the wait does not
- * count toward the deadline), or to `finish`, which
- * records the stop reason and ends. After `tools` comes `model`, which asks the guard first (so
- * the decision sees every call of the step answered). A model round is two steps. Input `{ messages }`; the output state also
- * carries `stop_reason`, `answer`, `model_rounds`, `tool_calls`, `usage` and `error`. Per-run
- * signals, sinks and limit overrides go in `context` (see AgentRunContext).
+ * Builds the devmind agent: `START -> begin -> guard`, and every step that can change what
+ * happens next — `begin`, `model`, `tools`, `approval` — leads back to `guard`, the one node that
+ * decides. The guard records its decision in the state (`decision`: where to and why, so the
+ * checkpoint history shows every decision) and routes by it with a `Command` whose destinations
+ * are declared (so the drawn graph shows them): to `model`, to
+ * `tools` (one `Send` per admitted call), to `approval` (an `interrupt()` for calls that need a
+ * human; the wait does not count toward the deadline), or to `finish`, which ends the run with the
+ * stop reason the guard recorded. A model round with tools is four steps: model, guard, tools,
+ * guard. Input `{ messages }`; the output state also carries `stop_reason`, `answer`,
+ * `model_rounds`, `tool_calls`, `usage`, `error` and `decision`. Per-run signals, sinks and limit
+ * overrides go in `context` (see AgentRunContext). `graph.getGraph().drawMermaid()` draws it.
  *
  * @example
  *   const graph = buildAgentGraph({ model, tools: new ToolRegistry(builtinTools(…), …), checkpointer });
@@ -73,27 +76,22 @@ export function buildAgentGraph(options: BuildAgentGraphOptions) {
   const begin = (_state: AgentStateValue, config: LangGraphRunnableConfig): AgentStateUpdate => {
     const context = readRunContext(config);
     const runTimeoutMs = context.limits?.runTimeoutMs ?? limits.runTimeoutMs;
-    return { stop_reason: null, answer: null, error: null, approvals: {}, paused_at: null, deadline_at: Date.now() + runTimeoutMs };
+    return { stop_reason: null, answer: null, error: null, approvals: {}, decision: null, deadline_at: Date.now() + runTimeoutMs };
   };
-  const guard = createGuardRouter(registry, limits);
-  const destinations: ("model" | "tools" | "pause" | "finish")[] = ["model", "tools", "pause", "finish"];
-  const pause = (): AgentStateUpdate => ({ paused_at: Date.now() });
 
   const graph = new StateGraph(AgentState)
     .addNode("begin", begin)
+    .addNode("guard", createGuardNode({ registry, limits, events: options.events }), { ends: [...GUARD_DESTINATIONS] })
     .addNode("model", createModelNode({ model, registry, systemPrompt: options.systemPrompt ?? DEFAULT_SYSTEM_PROMPT, toolSchemaTokens, limits, events: options.events }))
     .addNode("tools", createToolsNode({ registry, events: options.events }) as never)
-    .addNode("pause", pause)
     .addNode("approval", createApprovalNode({ registry, events: options.events }))
-    .addNode("finish", createFinishNode({ registry, limits, events: options.events }))
+    .addNode("finish", createFinishNode({ events: options.events }))
     .addEdge(START, "begin")
-    .addConditionalEdges("begin", guard, destinations)
-    .addConditionalEdges("model", guard, destinations)
-    // tools runs as one task per call; a router on its edge would run once per task, each seeing
-    // only its own call answered. The model node re-decides first, with the whole step applied.
-    .addEdge("tools", "model")
-    .addEdge("pause", "approval")
-    .addConditionalEdges("approval", guard, destinations)
+    .addEdge("begin", "guard")
+    .addEdge("model", "guard")
+    // tools runs one task per call; the guard, a node of its own, runs once after all of them
+    .addEdge("tools", "guard")
+    .addEdge("approval", "guard")
     .addEdge("finish", END);
   return graph.compile(options.checkpointer === undefined ? {} : { checkpointer: options.checkpointer });
 }

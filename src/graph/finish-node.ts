@@ -1,37 +1,29 @@
 import { ToolMessage } from "@langchain/core/messages";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import { failureResult, toolMessageContent, type ToolRegistry } from "../tools/registry.js";
+import { failureResult, toolMessageContent } from "../tools/registry.js";
 import { emit, type EventSink } from "./events.js";
-import { decide, guardInputs } from "./guard.js";
-import type { AgentLimits } from "./limits.js";
 import { readRunContext } from "./run-context.js";
 import { messageText, viewRun } from "./run-view.js";
 import type { AgentStateUpdate, AgentStateValue } from "./state.js";
 
-interface FinishDeps {
-  registry: ToolRegistry;
-  limits: AgentLimits;
-  events?: EventSink | undefined;
-}
-
 /**
- * Ends a run the guard decided to stop: records the stop reason, the answer (the last AI text of
- * the run, partial or not), the error and the run's counts, answers any call left unanswered (so
- * the thread stays valid for the next run) and moves `run_start` past this run. The guard's
- * conditions only ever become true with time, so re-deciding here gives the same reason.
+ * Ends a run the guard decided to stop, with the stop reason and error the guard recorded: keeps
+ * the answer (the last AI text of the run, partial or not) and the run's counts, answers every
+ * call left unanswered with TOOL_NOT_RUN (the run stopped before it started; the thread stays
+ * valid for the next run) and moves `run_start` past this run. It decides nothing.
  */
-export function createFinishNode(deps: FinishDeps) {
+export function createFinishNode(deps: { events?: EventSink | undefined }) {
   return function finish(state: AgentStateValue, config: LangGraphRunnableConfig): AgentStateUpdate {
     const context = readRunContext(config);
-    const sinks = [deps.events, context.events].filter((s): s is EventSink => s !== undefined);
+    const sinks = [deps.events, context.events];
     const view = viewRun(state.messages, state.run_start);
-    const decision = decide(state, view, guardInputs(deps.registry, deps.limits, config));
-    const { reason, error } =
-      decision.kind === "stop" ? decision : { reason: "internal_error" as const, error: { code: "INTERNAL_ERROR", message: `finish reached while the guard says ${decision.kind}` } };
+    // the guard always records why before routing here; a missing reason is a bug, said as such
+    const reason = state.stop_reason ?? "internal_error";
+    const error = { code: "INTERNAL_ERROR", message: "the run reached finish without a stop reason" };
     const closing = view.pending.map(
       (call) =>
         new ToolMessage({
-          content: toolMessageContent(failureResult(call.name, "PERMISSION_DENIED", `not run: the run stopped (${reason})`)),
+          content: toolMessageContent(failureResult(call.name, "TOOL_NOT_RUN", `not run: the run stopped (${reason}) before this call started`)),
           tool_call_id: call.id,
           name: call.name,
           status: "error",
@@ -40,12 +32,12 @@ export function createFinishNode(deps: FinishDeps) {
     const answerSource = [...view.messages].reverse().find((m) => m.getType() === "ai" && messageText(m).trim() !== "");
     for (const sink of sinks) emit(sink, { type: "graph.stopped", stop_reason: reason });
     const update: AgentStateUpdate = {
-      stop_reason: reason,
+      ...(state.stop_reason === null ? { stop_reason: reason, error } : {}),
       answer: answerSource === undefined ? null : messageText(answerSource),
-      error,
       run_start: state.messages.length + closing.length,
       model_rounds: view.modelRounds,
-      tool_calls: view.toolCalls + closing.length,
+      // executed calls only: the TOOL_NOT_RUN answers above are not calls that ran
+      tool_calls: view.toolCalls,
       usage: view.usage,
     };
     if (closing.length > 0) update.messages = closing;

@@ -1,10 +1,13 @@
-import { Send, type LangGraphRunnableConfig } from "@langchain/langgraph";
-import type { ToolRegistry } from "../tools/registry.js";
-import type { ProposedToolCall } from "../tools/types.js";
+import { ToolMessage } from "@langchain/core/messages";
+import { Command, Send, type LangGraphRunnableConfig } from "@langchain/langgraph";
+import { failureResult, toolMessageContent, type ToolRegistry } from "../tools/registry.js";
+import type { ProposedToolCall, ToolErrorCode } from "../tools/types.js";
+import type { ApprovalCandidate } from "./approvals.js";
+import { emit, type EventSink } from "./events.js";
 import type { AgentLimits } from "./limits.js";
 import { readRunContext } from "./run-context.js";
 import { viewRun, type RunView } from "./run-view.js";
-import type { AgentStateValue, RunError, StopReason } from "./state.js";
+import type { AgentStateUpdate, AgentStateValue, GuardDecision, RunError, StopReason } from "./state.js";
 import { firstStopBeforeModel } from "./stop-rules.js";
 
 /** Payload of one `Send` to the tools node. */
@@ -12,12 +15,8 @@ export interface ToolTask {
   call: ProposedToolCall;
 }
 
-/** What the guard decides after every step. */
-export type GuardDecision =
-  | { kind: "stop"; reason: StopReason; error: RunError | null }
-  | { kind: "model" }
-  | { kind: "approval" }
-  | { kind: "tools"; calls: ProposedToolCall[] };
+/** Where the guard can send the run: the destinations its `Command` declares (drawn as its edges). */
+export const GUARD_DESTINATIONS = ["model", "tools", "approval", "finish"] as const;
 
 /** What the guard reads besides the state. */
 export interface GuardInputs {
@@ -27,60 +26,131 @@ export interface GuardInputs {
   now: number;
 }
 
+/** The guard's decision and the refusals it writes with it. */
+export interface GuardOutcome {
+  decision: GuardDecision;
+  /** Calls the policy refuses (unknown tool, invalid arguments, denial), answered at once. */
+  refusals: Refusal[];
+}
+
+/** A refused call's answer and its code. */
+interface Refusal {
+  message: ToolMessage;
+  code: ToolErrorCode;
+}
+
+function stop(reason: StopReason, error: RunError | null, why: string): GuardDecision {
+  return { next: "finish", stop_reason: reason, error, why };
+}
+
+/** A refusal of `call` with `code`: the tool message that answers it. */
+function refusal(call: ProposedToolCall, code: ToolErrorCode, text: string): Refusal {
+  return { code, message: new ToolMessage({ content: toolMessageContent(failureResult(call.name, code, text)), tool_call_id: call.id, name: call.name, status: "error" }) };
+}
+
+/** The calls among `calls` that need a human and have no decision yet, with what the human is shown. */
+export function approvalCandidates(calls: readonly ProposedToolCall[], approvals: AgentStateValue["approvals"], registry: ToolRegistry): ApprovalCandidate[] {
+  const candidates: ApprovalCandidate[] = [];
+  for (const call of calls) {
+    if (approvals[call.id] !== undefined) continue;
+    const checked = registry.check(call);
+    if (checked.kind === "ready" && checked.needsApproval) candidates.push({ call, description: checked.tool.description, risk: checked.risk });
+  }
+  return candidates;
+}
+
+/** The decision when no call is pending: the answer ends the run, a stop rule ends it, or the model is next. */
+function withoutPendingCalls(state: AgentStateValue, view: RunView, inputs: GuardInputs): GuardDecision {
+  if (view.finalAnswer !== undefined) return stop("completed", null, "the model answered without tool calls");
+  const rule = firstStopBeforeModel(view, state, inputs.limits, inputs.now);
+  if (rule !== null) return stop(rule.reason, rule.error, rule.error?.message ?? rule.reason);
+  return { next: "model", why: `model round ${view.modelRounds + 1} of at most ${inputs.limits.maxModelRounds}` };
+}
+
 /**
- * The guard: a pure decision over the state, taken after every step. Stop rules first (a stop
- * recorded by a node, cancel, deadline, limits), then the calls of the last AI message: more than
- * the tool budget allows stops the run; a call that needs approval and has no decision yet goes
- * to the approval node; otherwise every call is sent to the tools node (with approved, possibly
- * edited, arguments). Without pending calls: an answer ends the run, else the model is next.
+ * The guard's one decision over the state, taken after every step. In order: a stop a node
+ * reported (the model's failures), cancel; without pending calls, the answer or a stop rule (see
+ * STOP_RULES_BEFORE_MODEL) or the model. With pending calls (those of the last AI message not yet
+ * answered): the deadline; calls the policy refuses (unknown tool, invalid arguments, denial) are
+ * answered at once; of the others, at most what remains of the tool budget is admitted in the
+ * model's order — none remaining stops the run with max_tool_calls; an admitted call that needs a
+ * human and has no decision sends the run to `approval`; otherwise every admitted call goes to
+ * `tools` (approved calls with their approved, possibly edited, arguments). Calls beyond the
+ * budget stay pending: the next decision stops the run, and `finish` answers them TOOL_NOT_RUN.
  */
-export function decide(state: AgentStateValue, view: RunView, inputs: GuardInputs): GuardDecision {
-  if (state.stop_reason !== null) return { kind: "stop", reason: state.stop_reason, error: state.error };
-  if (inputs.cancelled) return { kind: "stop", reason: "cancelled", error: { code: "CANCELLED", message: "the run was cancelled" } };
-  if (view.pending.length === 0) {
-    if (view.finalAnswer !== undefined) return { kind: "stop", reason: "completed", error: null };
-    const stop = firstStopBeforeModel(view, state, inputs.limits, inputs.now);
-    return stop === null ? { kind: "model" } : { kind: "stop", ...stop };
-  }
+export function decide(state: AgentStateValue, view: RunView, inputs: GuardInputs): GuardOutcome {
+  const none: Refusal[] = [];
+  if (state.stop_reason !== null) return { decision: stop(state.stop_reason, state.error, `the model step reported ${state.stop_reason}`), refusals: none };
+  if (inputs.cancelled) return { decision: stop("cancelled", { code: "CANCELLED", message: "the run was cancelled" }, "the run was cancelled"), refusals: none };
+  if (view.pending.length === 0) return { decision: withoutPendingCalls(state, view, inputs), refusals: none };
   if (state.deadline_at !== null && inputs.now >= state.deadline_at) {
-    return { kind: "stop", reason: "deadline", error: { code: "DEADLINE", message: `the run exceeded its ${inputs.limits.runTimeoutMs} ms deadline` } };
+    const message = `the run exceeded its ${inputs.limits.runTimeoutMs} ms deadline`;
+    return { decision: stop("deadline", { code: "DEADLINE", message }, message), refusals: none };
   }
-  const remaining = inputs.limits.maxToolCalls - view.toolCalls;
-  if (view.pending.length > remaining) {
-    const message = `the model asked for ${view.pending.length} tool calls but only ${Math.max(0, remaining)} of ${inputs.limits.maxToolCalls} remain`;
-    return { kind: "stop", reason: "max_tool_calls", error: { code: "MAX_TOOL_CALLS", message } };
-  }
-  const calls: ProposedToolCall[] = [];
+  const refusals: Refusal[] = [];
+  const runnable: ProposedToolCall[] = [];
   for (const call of view.pending) {
     const approved = state.approvals[call.id];
     if (approved !== undefined) {
-      calls.push({ ...call, args: approved.args });
+      runnable.push({ ...call, args: approved.args });
       continue;
     }
     const checked = inputs.registry.check(call);
-    if (checked.kind === "ready" && checked.needsApproval) return { kind: "approval" };
-    // anything else runs in the tools node, whose registry answers refusals with an envelope
-    calls.push(call);
+    if (checked.kind === "not_found") refusals.push(refusal(call, "TOOL_NOT_FOUND", checked.message));
+    else if (checked.kind === "invalid") refusals.push(refusal(call, "INVALID_ARGUMENTS", checked.message));
+    else if (checked.kind === "denied") refusals.push(refusal(call, "PERMISSION_DENIED", checked.reason));
+    else runnable.push(call);
   }
-  return { kind: "tools", calls };
+  const refused = refusals.length === 0 ? "" : `; ${refusals.length} refused by policy`;
+  if (runnable.length === 0) {
+    // every pending call is answered now: decide as the next step will see the run
+    const after = viewRun([...state.messages, ...refusals.map((r) => r.message)], state.run_start);
+    const next = withoutPendingCalls(state, after, inputs);
+    return { decision: { ...next, why: `${next.why}${refused}` }, refusals };
+  }
+  const remaining = inputs.limits.maxToolCalls - view.toolCalls;
+  if (remaining <= 0) {
+    const message = `the run reached its limit of ${inputs.limits.maxToolCalls} tool calls with ${runnable.length} more asked for`;
+    return { decision: stop("max_tool_calls", { code: "MAX_TOOL_CALLS", message }, `${message}${refused}`), refusals };
+  }
+  const admitted = runnable.slice(0, remaining);
+  const held = runnable.length - admitted.length;
+  const beyond = held === 0 ? "" : `; ${held} beyond the budget of ${inputs.limits.maxToolCalls} calls will not run`;
+  const requests = approvalCandidates(admitted, state.approvals, inputs.registry);
+  if (requests.length > 0) {
+    return { decision: { next: "approval", requests, at: inputs.now, why: `${requests.length} call(s) need a human decision${refused}${beyond}` }, refusals };
+  }
+  return { decision: { next: "tools", calls: admitted, why: `${admitted.length} call(s) sent to tools${refused}${beyond}` }, refusals };
 }
 
 /** Reads what the guard needs from a node's config. */
-export function guardInputs(registry: ToolRegistry, limits: AgentLimits, config: LangGraphRunnableConfig | undefined): GuardInputs & { limits: AgentLimits } {
+export function guardInputs(registry: ToolRegistry, limits: AgentLimits, config: LangGraphRunnableConfig | undefined): GuardInputs {
   const context = readRunContext(config);
   return { registry, limits: { ...limits, ...(context.limits ?? {}) }, cancelled: context.cancelSignal?.aborted === true, now: Date.now() };
 }
 
 /**
- * The router on every edge: the guard's decision as a destination — `model`, `pause` (which
- * notes the time and leads to `approval`), `finish`, or one `Send` to `tools` per call (each call
- * its own task, saved on its own).
+ * The guard node: every step that can change what happens next (begin, model, tools, approval)
+ * leads here, and only here is it decided where the run goes. It records the decision — where to
+ * and why — in the state's `decision` (so each step's decision is in the checkpoint history),
+ * writes the stop reason when the run stops, answers refused calls, and routes with a `Command`
+ * to one of GUARD_DESTINATIONS: `model`, `approval`, `finish`, or one `Send` to `tools` per
+ * admitted call (each call its own task, saved on its own, never re-run). (A `Command` rather than
+ * a conditional edge: the edge function would be one more runnable, with a fresh read of the
+ * state, per guard step.) It never interrupts, so re-running it (after a crash) decides again
+ * from the same state.
  */
-export function createGuardRouter(registry: ToolRegistry, limits: AgentLimits) {
-  return function guard(state: AgentStateValue, config: LangGraphRunnableConfig): string | Send[] {
-    const decision = decide(state, viewRun(state.messages, state.run_start), guardInputs(registry, limits, config));
-    if (decision.kind === "tools") return decision.calls.map((call) => new Send("tools", { call } satisfies ToolTask));
-    if (decision.kind === "approval") return "pause";
-    return decision.kind === "stop" ? "finish" : decision.kind;
+export function createGuardNode(deps: { registry: ToolRegistry; limits: AgentLimits; events?: EventSink | undefined }) {
+  return function guard(state: AgentStateValue, config: LangGraphRunnableConfig): Command {
+    const { decision, refusals } = decide(state, viewRun(state.messages, state.run_start), guardInputs(deps.registry, deps.limits, config));
+    const sinks = [deps.events, readRunContext(config).events];
+    for (const { message, code } of refusals) {
+      for (const sink of sinks) emit(sink, { type: "tool.call.finished", tool_call_id: message.tool_call_id, tool: message.name ?? "", ok: false, error_code: code, duration_ms: 0, truncated: false });
+    }
+    const update: AgentStateUpdate = { decision };
+    if (decision.next === "finish") Object.assign(update, { stop_reason: decision.stop_reason, error: decision.error });
+    if (refusals.length > 0) update.messages = refusals.map((r) => r.message);
+    const goto = decision.next === "tools" ? decision.calls.map((call) => new Send("tools", { call } satisfies ToolTask)) : decision.next;
+    return new Command({ update, goto });
   };
 }

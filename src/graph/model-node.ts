@@ -2,13 +2,11 @@ import { randomUUID } from "node:crypto";
 import { AIMessage, SystemMessage, ToolMessage, type BaseMessage, type InvalidToolCall } from "@langchain/core/messages";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { failureResult, toolMessageContent, type ToolRegistry } from "../tools/registry.js";
-import type { ToolErrorCode } from "../tools/types.js";
 import { TOOL_NAME_PATTERN } from "../constants.js";
 import { DrainError } from "../errors.js";
 import { fitToContext, estimateTokens } from "./context-budget.js";
 import { emit, type EventSink } from "./events.js";
 import type { AgentLimits } from "./limits.js";
-import { decide, guardInputs } from "./guard.js";
 import { callModel, ModelCallError, type CallableModel } from "./model-call.js";
 import { readRunContext } from "./run-context.js";
 import { viewRun } from "./run-view.js";
@@ -80,24 +78,17 @@ function invalidCallMessages(invalid: readonly (InvalidToolCall & { id: string }
 }
 
 /**
- * Answers at once the calls that must not run: unknown tool, arguments failing the schema, a
- * policy denial (always before any approval is asked).
+ * TOOL_NOT_FOUND answers for calls whose tool name no API would accept back (replaced in the
+ * stored message), quoting the name the model sent. Every other refusal is the guard's.
  */
-function refusals(message: AIMessage, skip: ReadonlySet<string>, renamed: ReadonlyMap<string, string>, registry: ToolRegistry, sinks: EventSink[]): ToolMessage[] {
+function unusableNameMessages(renamed: ReadonlyMap<string, string>, skip: ReadonlySet<string>, registry: ToolRegistry, sinks: EventSink[]): ToolMessage[] {
   const answers: ToolMessage[] = [];
-  for (const call of message.tool_calls ?? []) {
-    const id = call.id ?? "";
+  for (const [id, original] of renamed) {
     if (skip.has(id)) continue;
-    const original = renamed.get(id);
-    const checked = original === undefined ? registry.check({ id, name: call.name, args: call.args ?? {} }) : registry.check({ id, name: original, args: {} });
-    let code: ToolErrorCode | null = null;
-    let text = "";
-    if (checked.kind === "not_found") [code, text] = ["TOOL_NOT_FOUND", checked.message];
-    else if (checked.kind === "invalid") [code, text] = ["INVALID_ARGUMENTS", checked.message];
-    else if (checked.kind === "denied") [code, text] = ["PERMISSION_DENIED", checked.reason];
-    if (code === null) continue;
-    answers.push(new ToolMessage({ content: toolMessageContent(failureResult(call.name, code, text)), tool_call_id: id, name: call.name, status: "error" }));
-    for (const sink of sinks) emit(sink, { type: "tool.call.finished", tool_call_id: id, tool: call.name, ok: false, error_code: code, duration_ms: 0, truncated: false });
+    const checked = registry.check({ id, name: original, args: {} });
+    const text = checked.kind === "not_found" ? checked.message : `unknown tool ${JSON.stringify(original.slice(0, 100))}`;
+    answers.push(new ToolMessage({ content: toolMessageContent(failureResult(UNUSABLE_TOOL_NAME, "TOOL_NOT_FOUND", text)), tool_call_id: id, name: UNUSABLE_TOOL_NAME, status: "error" }));
+    for (const sink of sinks) emit(sink, { type: "tool.call.finished", tool_call_id: id, tool: UNUSABLE_TOOL_NAME, ok: false, error_code: "TOOL_NOT_FOUND", duration_ms: 0, truncated: false });
   }
   return answers;
 }
@@ -105,9 +96,10 @@ function refusals(message: AIMessage, skip: ReadonlySet<string>, renamed: Readon
 /**
  * One model round: the system prompt and the thread (older tool outputs elided to fit the context
  * budget), one streamed call bounded by the model timeout and the run deadline, retried on
- * transient errors. Calls that must not run (unparsable or schema-invalid arguments, unknown tool,
- * policy denial) are answered at once; a `length` finish stops the run as model_truncated,
- * keeping the partial answer.
+ * transient errors. Calls the reply cannot carry as they are (unparsable argument JSON, a tool
+ * name no API accepts) are answered at once; every other judgement of the calls is the guard's,
+ * which runs next. A failure, or a `length` finish (the partial answer is kept), is reported as
+ * the stop reason for the guard to act on.
  */
 export function createModelNode(deps: ModelDeps) {
   return async function model(state: AgentStateValue, config: LangGraphRunnableConfig): Promise<AgentStateUpdate> {
@@ -115,12 +107,7 @@ export function createModelNode(deps: ModelDeps) {
     if (context.drainSignal?.aborted === true) throw new DrainError();
     const limits = { ...deps.limits, ...(context.limits ?? {}) };
     const sinks = [deps.events, context.events].filter((s): s is EventSink => s !== undefined);
-    const view = viewRun(state.messages, state.run_start);
-    // after a tools step the model node is the first to see all its answers: the guard decides here
-    const decision = decide(state, view, guardInputs(deps.registry, deps.limits, config));
-    if (decision.kind === "stop") return { stop_reason: decision.reason, error: decision.error };
-    if (decision.kind !== "model") return {};
-    const round = view.modelRounds + 1;
+    const round = viewRun(state.messages, state.run_start).modelRounds + 1;
     const system = new SystemMessage(deps.systemPrompt);
     const fixed = estimateTokens(system) + deps.toolSchemaTokens;
     const prompt: BaseMessage[] = [system, ...fitToContext(state.messages, limits.contextTokens, fixed).messages];
@@ -171,6 +158,6 @@ export function createModelNode(deps: ModelDeps) {
       for (const sink of sinks) emit(sink, { type: "tool.call.finished", tool_call_id: answer.tool_call_id, tool: answer.name ?? "", ok: false, error_code: "INVALID_ARGUMENTS", duration_ms: 0, truncated: false });
     }
     const skip = new Set(invalid.map((call) => call.id));
-    return { messages: [message, ...invalidAnswers, ...refusals(message, skip, renamed, deps.registry, sinks)] };
+    return { messages: [message, ...invalidAnswers, ...unusableNameMessages(renamed, skip, deps.registry, sinks)] };
   };
 }

@@ -1,6 +1,6 @@
 import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { canonicalToolCallKey } from "../tools/registry.js";
-import type { ProposedToolCall } from "../tools/types.js";
+import { EXECUTED_CALL_CODES, type ProposedToolCall, type ToolErrorCode } from "../tools/types.js";
 import type { Usage } from "./state.js";
 
 /** What the current run has done so far, derived from its messages alone. */
@@ -8,7 +8,10 @@ export interface RunView {
   /** Messages of this run (from `run_start`). */
   messages: BaseMessage[];
   modelRounds: number;
-  /** Tool calls answered in this run (executed or refused). */
+  /**
+   * Tool calls of this run that were executed (the tool started: success, failure, timeout,
+   * cancel, unknown outcome). Refusals and calls the run never started are not counted.
+   */
   toolCalls: number;
   usage: Usage;
   /** Calls of the last AI message that have no ToolMessage yet. */
@@ -19,16 +22,35 @@ export interface RunView {
   failuresByCall: Map<string, number>;
 }
 
+/** What a tool message's envelope says, as far as the counts need it. */
+export type EnvelopeSummary = { ok: boolean; code: string | null };
+
+// the guard views the run after every step: each message's envelope is parsed once
+const envelopes = new WeakMap<ToolMessage, EnvelopeSummary | null>();
+
 /** Parses a tool message's envelope; undefined for content that is not one. */
-export function readEnvelope(message: ToolMessage): { ok: boolean; code: string | null } | undefined {
-  if (typeof message.content !== "string") return undefined;
-  try {
-    const parsed = JSON.parse(message.content) as { ok?: unknown; error?: { code?: unknown } | null };
-    if (typeof parsed.ok !== "boolean") return undefined;
-    return { ok: parsed.ok, code: typeof parsed.error?.code === "string" ? parsed.error.code : null };
-  } catch {
-    return undefined;
+export function readEnvelope(message: ToolMessage): EnvelopeSummary | undefined {
+  const known = envelopes.get(message);
+  if (known !== undefined) return known ?? undefined;
+  let summary: EnvelopeSummary | null = null;
+  if (typeof message.content === "string") {
+    try {
+      const parsed = JSON.parse(message.content) as { ok?: unknown; error?: { code?: unknown } | null };
+      if (typeof parsed.ok === "boolean") summary = { ok: parsed.ok, code: typeof parsed.error?.code === "string" ? parsed.error.code : null };
+    } catch {
+      summary = null;
+    }
   }
+  envelopes.set(message, summary);
+  return summary ?? undefined;
+}
+
+/**
+ * Whether a tool message answers a call that was executed. A message without an envelope (written
+ * by something other than devmind) counts as executed.
+ */
+export function wasExecuted(envelope: EnvelopeSummary | undefined): boolean {
+  return envelope === undefined || envelope.ok || EXECUTED_CALL_CODES.has(envelope.code as ToolErrorCode);
 }
 
 /** The text of a message's content (string, or the text parts of a content array). */
@@ -65,9 +87,9 @@ export function viewRun(all: readonly BaseMessage[], runStart: number): RunView 
         calls.set(id, { id, name: call.name ?? "", args: { __raw_arguments: call.args ?? "" } });
       }
     } else if (ToolMessage.isInstance(message)) {
-      toolCalls += 1;
       answered.add(message.tool_call_id);
       const envelope = readEnvelope(message);
+      if (wasExecuted(envelope)) toolCalls += 1;
       const call = calls.get(message.tool_call_id);
       if (envelope !== undefined && !envelope.ok && call !== undefined && envelope.code !== "APPROVAL_REJECTED") {
         const key = canonicalToolCallKey(call.name, call.args);

@@ -1,4 +1,6 @@
 import type { BaseMessage } from "@langchain/core/messages";
+import type { ProposedToolCall } from "../tools/types.js";
+import type { ApprovalCandidate } from "./approvals.js";
 import { Annotation, DeltaChannel, messagesDeltaReducer, type Messages } from "@langchain/langgraph";
 
 /** Why a run stopped (CONTRACT section 3). `max_attempts` and `internal_error` come from the runtime. */
@@ -28,6 +30,18 @@ export interface RunError {
   message: string;
 }
 
+/**
+ * What the guard decided after a step, and why (`why` is for people reading the history). The
+ * guard's conditional edge routes by `next`; `tools` carries the calls to send (approved ones
+ * with their approved arguments), `approval` the calls a human must decide and when the pause
+ * began (the wait is added to the deadline when it ends), `finish` the stop reason.
+ */
+export type GuardDecision =
+  | { next: "model"; why: string }
+  | { next: "tools"; calls: ProposedToolCall[]; why: string }
+  | { next: "approval"; requests: ApprovalCandidate[]; at: number; why: string }
+  | { next: "finish"; stop_reason: StopReason; error: RunError | null; why: string };
+
 /** Snapshot frequency of the messages delta channel: a full copy every this many updates. */
 export const MESSAGES_SNAPSHOT_FREQUENCY = 100;
 
@@ -39,7 +53,9 @@ const last = <T>(initial: () => T) => Annotation<T>({ reducer: (_current: T, nex
  * updates, so a long thread stores every message about once instead of the whole list per step.
  * Run-scoped fields are reset by `begin` at the start of each run; `run_start` is the index of
  * the run's first message, so counts are derived from the messages themselves and written only
- * once, by `finish` (every write of a channel is a new version in the checkpoint).
+ * once, by `finish` (every write of a channel is a new version in the checkpoint). Only the guard
+ * writes `decision` and `stop_reason` (the model step may report its own failure as a stop
+ * reason, which the guard's first rule honours).
  */
 export const AgentState = Annotation.Root({
   messages: () => new DeltaChannel<BaseMessage[], Messages>(messagesDeltaReducer, { snapshotFrequency: MESSAGES_SNAPSHOT_FREQUENCY }),
@@ -47,8 +63,8 @@ export const AgentState = Annotation.Root({
   /** The devmind run this state belongs to (the runtime passes it with the input); null outside runs. */
   run_id: last<string | null>(() => null),
   deadline_at: last<number | null>(() => null),
-  /** When the current approval pause began (the wait is added to the deadline when it ends). */
-  paused_at: last<number | null>(() => null),
+  /** The guard's latest decision: where the run went after the last step, and why. */
+  decision: last<GuardDecision | null>(() => null),
   stop_reason: last<StopReason | null>(() => null),
   answer: last<string | null>(() => null),
   error: last<RunError | null>(() => null),

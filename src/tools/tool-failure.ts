@@ -8,6 +8,8 @@ const CODES: ReadonlySet<string> = new Set<ToolErrorCode>([
   "PERMISSION_DENIED",
   "APPROVAL_REJECTED",
   "TOOL_OUTCOME_UNKNOWN",
+  "TOOL_NOT_RUN",
+  "TOOL_CANCELLED",
 ]);
 
 /**

@@ -11,7 +11,16 @@ export type ToolErrorCode =
   | "TOOL_FAILED"
   | "PERMISSION_DENIED"
   | "APPROVAL_REJECTED"
-  | "TOOL_OUTCOME_UNKNOWN";
+  | "TOOL_OUTCOME_UNKNOWN"
+  | "TOOL_NOT_RUN"
+  | "TOOL_CANCELLED";
+
+/**
+ * Codes of calls that were executed (the tool started): they count toward `tool_calls` and the
+ * DEVMIND_MAX_TOOL_CALLS budget. Every other code is a refusal (judged before running) or a call
+ * the run never started, which count for neither (CONTRACT section 4).
+ */
+export const EXECUTED_CALL_CODES: ReadonlySet<ToolErrorCode> = new Set<ToolErrorCode>(["TOOL_TIMEOUT", "TOOL_FAILED", "TOOL_OUTCOME_UNKNOWN", "TOOL_CANCELLED"]);
 
 /**
  * The envelope every tool outcome becomes; its JSON is the content of the ToolMessage the model

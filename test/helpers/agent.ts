@@ -97,6 +97,20 @@ export function testTools(probe: ToolProbe): Tool[] {
       },
     }),
     defineTool({
+      name: "cancel_me_write",
+      description: "like cancel_me, for a tool with side effects",
+      schema: z.object({}),
+      sideEffect: "local",
+      approval: false,
+      idempotent: false,
+      timeoutMs: 5_000,
+      async execute(_args, ctx) {
+        probe.cancel?.abort();
+        await new Promise<void>((resolve) => (ctx.signal.aborted ? resolve() : ctx.signal.addEventListener("abort", () => resolve())));
+        return { finished: true };
+      },
+    }),
+    defineTool({
       name: "cancel_me",
       description: "cancels the run while it runs, then waits for its signal",
       schema: z.object({}),

@@ -153,15 +153,37 @@ describe("agent graph with the scripted model", () => {
     pairing(out.messages);
   });
 
-  it("stops at max_tool_calls, also when one message asks for more than remain, answering every call", async () => {
+  it("stops at max_tool_calls: runs what the budget allows in the model's order, the rest TOOL_NOT_RUN", async () => {
     const { out, probe } = await run(
       [{ tool_calls: [{ name: "count", args: {} }, { name: "count", args: {} }] }, { tool_calls: [{ id: "p", name: "count", args: {} }, { id: "q", name: "count", args: {} }] }, { content: "never" }],
       { limits: { maxToolCalls: 3 } },
     );
     expect(out.stop_reason).toBe("max_tool_calls");
-    expect(probe.counter).toBe(2);
+    expect(probe.counter).toBe(3);
+    expect(out["tool_calls"]).toBe(3);
     const pairs = pairing(out.messages);
-    expect(pairs.filter((p) => p.id === "p" || p.id === "q").map((p) => p.envelope.error?.code)).toEqual(["PERMISSION_DENIED", "PERMISSION_DENIED"]);
+    expect(pairs.filter((p) => p.id === "p" || p.id === "q").map((p) => p.envelope.error?.code ?? "ok")).toEqual(["ok", "TOOL_NOT_RUN"]);
+  });
+
+  it("counts executed calls only: 20 asked with a budget of 5 run 5, the other 15 are TOOL_NOT_RUN, never PERMISSION_DENIED", async () => {
+    const calls = Array.from({ length: 20 }, (_, i) => ({ id: `n${i}`, name: "count", args: {} }));
+    const { out, probe, events } = await run([{ tool_calls: calls }, { content: "never" }], { limits: { maxToolCalls: 5 } });
+    expect(out.stop_reason).toBe("max_tool_calls");
+    expect(probe.counter).toBe(5);
+    expect(out["tool_calls"]).toBe(5);
+    const codes = pairing(out.messages).map((p) => p.envelope.error?.code ?? "ok");
+    expect(codes).toEqual([...Array(5).fill("ok"), ...Array(15).fill("TOOL_NOT_RUN")]);
+    expect(events.filter((e) => e.type === "tool.call.started")).toHaveLength(5);
+  });
+
+  it("does not count refusals as tool calls", async () => {
+    const { out } = await run([
+      { tool_calls: [{ id: "u", name: "no_such_tool", args: {} }, { id: "i", name: "add", args: { a: "x" } }, { id: "d", name: "write_file", args: { path: "/etc/passwd", content: "x" } }, { id: "a", name: "add", args: { a: 1, b: 2 } }] },
+      { content: "done" },
+    ]);
+    expect(out.stop_reason).toBe("completed");
+    expect(pairing(out.messages).map((p) => p.envelope.error?.code ?? "ok")).toEqual(["TOOL_NOT_FOUND", "INVALID_ARGUMENTS", "PERMISSION_DENIED", "ok"]);
+    expect(out["tool_calls"]).toBe(1);
   });
 
   it("stops at token_budget before the next model call", async () => {
@@ -201,7 +223,15 @@ describe("agent graph with the scripted model", () => {
     expect(out.stop_reason).toBe("cancelled");
     expect(model.calls).toHaveLength(1);
     const [pair] = pairing(out.messages);
-    expect(pair?.envelope.error?.code).toBe("TOOL_FAILED");
+    expect(pair?.envelope.error?.code).toBe("TOOL_CANCELLED");
+    expect(out["tool_calls"]).toBe(1);
+  });
+
+  it("cancels mid-tool with side effects: the outcome is unknown, not cancelled", async () => {
+    const { out } = await run([{ tool_calls: [{ id: "c", name: "cancel_me_write", args: {} }] }, { content: "never" }], { cancel: true });
+    expect(out.stop_reason).toBe("cancelled");
+    const [pair] = pairing(out.messages);
+    expect(pair?.envelope.error?.code).toBe("TOOL_OUTCOME_UNKNOWN");
   });
 
   it("elides old tool outputs to fit the context budget, keeping every pair", async () => {
@@ -326,6 +356,20 @@ describe("approvals in the graph", () => {
     expect(pairing(out.messages)[0]?.envelope.ok).toBe(true);
   });
 
+  it("answers TOOL_NOT_RUN for an approved call when the run is cancelled before it starts", async () => {
+    const first = await run([{ tool_calls: [{ id: "w", name: "write_file", args: { path: "never.txt", content: "x" } }] }, { content: "never" }]);
+    expect(first.out["__interrupt__"]).toBeDefined();
+    const cancelled = new AbortController();
+    cancelled.abort();
+    const config = { ...first.config, context: { ...first.config.context, cancelSignal: cancelled.signal } };
+    const out = (await first.graph.invoke(new Command({ resume: { decisions: [{ type: "approve" }] } }), config as never)) as typeof first.out;
+    expect(out.stop_reason).toBe("cancelled");
+    expect(pairing(out.messages).map((p) => p.envelope.error?.code)).toEqual(["TOOL_NOT_RUN"]);
+    expect(out["tool_calls"]).toBe(0);
+    const { existsSync } = await import("node:fs");
+    expect(existsSync(`${workspace.dir}/never.txt`)).toBe(false);
+  });
+
   it("starts each run on a thread with fresh counters and keeps the history", async () => {
     const threadId = `t-${Date.now()}`;
     const first = await run([{ tool_calls: [{ name: "add", args: { a: 1, b: 1 } }] }, { content: "two" }], { threadId });
@@ -357,5 +401,51 @@ describe("library entry points", () => {
     expect(out.stop_reason).toBe("completed");
     expect(pairing(out.messages)[0]?.envelope.data).toEqual({ sum: 42 });
     expect(model.calls[0]?.tools.sort()).toEqual(["add", "append_file", "get_current_time", "list_files", "read_demo_text", "read_file", "run_command", "write_file"]);
+  });
+});
+
+describe("the guard node", () => {
+  it("is drawn as the hub: every step leads to it and it leads to model, tools, approval and finish", async () => {
+    const { graph } = await run([{ content: "hi" }]);
+    const mermaid = graph.getGraph().drawMermaid();
+    const edges = mermaid
+      .split("\n")
+      .map((line) => line.trim().replace(/;$/, ""))
+      .filter((line) => / --> | -\.-> /.test(line));
+    for (const node of ["begin", "guard", "model", "tools", "approval", "finish"]) expect(mermaid).toMatch(new RegExp(`\\b${node}\\(`));
+    expect(mermaid).not.toContain("pause");
+    for (const from of ["begin", "model", "tools", "approval"]) expect(edges).toContain(`${from} --> guard`);
+    for (const to of ["model", "tools", "approval", "finish"]) expect(edges).toContain(`guard -.-> ${to}`);
+    expect(edges).toContain("finish --> __end__");
+    // no step but the guard routes anywhere else
+    expect(edges.filter((edge) => edge.includes("-.->") && !edge.startsWith("guard"))).toEqual([]);
+  });
+
+  it("records each decision, and why, in the checkpoint history: one guard step per step, also after parallel calls", async () => {
+    const { graph, config, out } = await run(
+      [{ tool_calls: [{ id: "a", name: "add", args: { a: 1, b: 2 } }, { id: "b", name: "add", args: { a: 3, b: 4 } }, { id: "x", name: "no_such_tool", args: {} }] }, { content: "3 and 7" }],
+      { limits: { maxToolCalls: 8 } },
+    );
+    expect(out.stop_reason).toBe("completed");
+    const history = [];
+    for await (const snapshot of graph.getStateHistory(config as never)) history.unshift(snapshot);
+    // the steps in order, from each checkpoint's next tasks: one guard step after the two parallel calls
+    const steps = history.map((snapshot) => snapshot.next.join("+"));
+    expect(steps).toEqual(["__start__", "begin", "guard", "model", "guard", "tools+tools", "guard", "model", "guard", "finish", ""]);
+    const decisions = history
+      .filter((_, i) => i > 0 && steps[i - 1] === "guard")
+      .map((snapshot) => (snapshot.values as { decision: { next: string; why: string; calls?: { id: string }[]; stop_reason?: string } }).decision);
+    expect(decisions.map((d) => d.next)).toEqual(["model", "tools", "model", "finish"]);
+    expect(decisions[1]?.calls?.map((c) => c.id)).toEqual(["a", "b"]);
+    expect(decisions[1]?.why).toMatch(/2 call\(s\) sent to tools; 1 refused/);
+    expect(decisions[3]).toMatchObject({ next: "finish", stop_reason: "completed", why: expect.stringContaining("answered") });
+    expect(out["decision"]).toEqual(decisions[3]);
+  });
+
+  it("records a stop decision with its reason and finish keeps it", async () => {
+    const { out, graph, config } = await run([{ tool_calls: [{ name: "add", args: { a: 1, b: 1 } }] }, { content: "never" }], { limits: { maxModelRounds: 1 } });
+    expect(out.stop_reason).toBe("max_model_rounds");
+    const state = await graph.getState(config as never);
+    expect((state.values as { decision: unknown }).decision).toMatchObject({ next: "finish", stop_reason: "max_model_rounds", why: expect.stringContaining("1 model rounds") });
   });
 });

@@ -339,9 +339,29 @@ describe.each(BACKENDS)("runtime recovery on %s", (backend) => {
       10_000,
     );
 
+    // LangGraph saves the steps before the tools step while the tool runs: let A's saves land (they
+    // were issued while A held the lease), so B continues from the tools step
+    const checkpoints = async (): Promise<number> =>
+      (await db.query<{ n: number }>(`SELECT count(*)::integer AS n FROM "${db.schema}".checkpoints WHERE thread_id = $1`, [created.thread_id])).rows[0]?.n ?? -1;
+    for (let stable = 0, last = await checkpoints(); stable < 3; ) {
+      await sleep(150);
+      const now = await checkpoints();
+      stable = now === last ? stable + 1 : 0;
+      last = now;
+    }
+
     // the lease lapses by hand; the reaper's statement re-queues the run, B claims it (epoch 2)
     await db.query(`UPDATE "${db.schema}".runs SET lease_expires_at = now() - interval '1 second' WHERE run_id = $1`, [created.run_id]);
-    expect(await new RunStore(db).requeueExpired({ maxAttempts: 3 })).toEqual({ requeued: [created.run_id], failed: [], cancelled: [] });
+    // the reaper skips a run row locked by a save still landing: ask until it is free
+    const requeued = await until(
+      "the reaper to re-queue A's run",
+      async () => {
+        const result = await new RunStore(db).requeueExpired({ maxAttempts: 3 });
+        return result.requeued.length + result.failed.length + result.cancelled.length > 0 ? result : undefined;
+      },
+      10_000,
+    );
+    expect(requeued).toEqual({ requeued: [created.run_id], failed: [], cancelled: [] });
     const executingB = b.runs.execute(created.run_id);
     // B answered the call (not idempotent, found started: outcome unknown) and is in its model call
     await until("B's model call", async () => (await eventsOf(db, created.run_id)).some((e) => e.type === "model.started" && e["round"] === 2), 20_000).catch(async (error: unknown) => {
