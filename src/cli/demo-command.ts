@@ -62,7 +62,7 @@ async function demo(): Promise<number> {
   const opened = await openRuntime({ config: demoConfig(dir) });
   let runId: string;
   try {
-    const run = await opened.runtime.runs.create({ input: { messages: [DEMO_TASK] } });
+    const run = await opened.runtime.runs.create({ input: { messages: [DEMO_TASK] }, executeHere: true });
     runId = run.run_id;
   } finally {
     await opened.close();

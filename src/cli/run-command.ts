@@ -55,7 +55,7 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
       const detach = options.detach === true;
       const opened = await openRuntime({ requireModel: !detach, recoverOrphans: true, ...(options.model === undefined ? {} : { modelSpec: options.model }) });
       try {
-        const run = await opened.runtime.runs.create({ input: { messages: [task] }, limits, ...(options.thread === undefined ? {} : { threadId: options.thread }) });
+        const run = await opened.runtime.runs.create({ input: { messages: [task] }, limits, executeHere: !detach, ...(options.thread === undefined ? {} : { threadId: options.thread }) });
         if (detach) {
           if (options.json === true) {
             for await (const event of opened.runtime.runs.events(run.run_id)) process.stdout.write(`${JSON.stringify(event)}\n`);

@@ -22,7 +22,7 @@ import { DecisionStore } from "./decision-store.js";
 import { EventStore, type RunEvent } from "./event-store.js";
 import { executeClaimed, type ExecutorDeps } from "./executor.js";
 import { LiveDeltaPublisher } from "./live-deltas.js";
-import type { RunInput, RunLimits, RunRecord, RunStatus } from "./run-record.js";
+import type { ClaimedRun, RunInput, RunLimits, RunRecord, RunStatus } from "./run-record.js";
 import { RunStore } from "./run-store.js";
 import { createThreadsApi, type ThreadsApi } from "./threads-api.js";
 import { ToolLedger } from "./tool-ledger.js";
@@ -46,7 +46,13 @@ export type LiveEvent = { type: string; [field: string]: unknown };
 
 /** `runtime.runs` (CONTRACT section 9). */
 export interface RunsApi {
-  create(options: { threadId?: string; input: RunInput; limits?: RunLimits; multitask?: "reject" | "enqueue" }): Promise<RunRecord>;
+  /**
+   * Queues a run. With `executeHere: true` the run is created already claimed by this runtime
+   * (status running, in the creating transaction), so a worker of another process sharing the
+   * database cannot take it: call `execute(run_id)` next to run it here. A run queued behind
+   * another run of its thread (multitask "enqueue") stays pending and unreserved.
+   */
+  create(options: { threadId?: string; input: RunInput; limits?: RunLimits; multitask?: "reject" | "enqueue"; executeHere?: boolean }): Promise<RunRecord>;
   execute(runId: string): Promise<RunRecord>;
   decide(runId: string, body: unknown, audit: { principal: string; reason?: string }): Promise<RunRecord>;
   get(runId: string): Promise<RunRecord>;
@@ -94,6 +100,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   // model.delta also goes to other processes (a server streaming a run a worker executes)
   const deltas = new LiveDeltaPublisher(db);
   const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  // runs created with executeHere: claimed at creation, waiting for execute() in this process
+  const reserved = new Map<string, ClaimedRun>();
   let built: Promise<{ graph: AgentGraph; registry: ToolRegistry }> | undefined;
 
   const build = (): Promise<{ graph: AgentGraph; registry: ToolRegistry }> => {
@@ -153,14 +161,20 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 
   const runsApi: RunsApi = {
     async create(request) {
-      const run = await runs.create(request);
+      const { executeHere, ...create } = request;
+      const { run, claimed } =
+        executeHere === true ? await runs.createClaimed({ ...create, claimFor: { owner, leaseMs: config.worker.leaseMs } }) : { run: await runs.create(create), claimed: null };
+      if (claimed !== null) reserved.set(run.run_id, claimed);
       await threads.touch(run.thread_id);
       await events.append(run.run_id, [{ type: "run.created", data: {} }]);
-      await notify(db, RUNS_CHANNEL, run.run_id);
+      if (claimed === null) await notify(db, RUNS_CHANNEL, run.run_id);
       return run;
     },
     async execute(runId) {
-      const claimed = await runs.claim(runId, { owner, leaseMs: config.worker.leaseMs, from: ["pending", "interrupted"] });
+      const key = runId.toLowerCase();
+      const reservation = reserved.get(key);
+      reserved.delete(key);
+      const claimed = reservation ?? (await runs.claim(runId, { owner, leaseMs: config.worker.leaseMs, from: ["pending", "interrupted"] }));
       return executeClaimed(executorDeps(), claimed, owner, "manual");
     },
     async decide(runId, body, audit) {
@@ -238,6 +252,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     async close() {
       await Promise.all([...workers].map((worker) => worker.stop()));
       workers.clear();
+      // reserved runs never executed go back to the queue instead of waiting for their lease to lapse
+      const unexecuted = [...reserved.values()];
+      reserved.clear();
+      await Promise.all(unexecuted.map(({ run, epoch }) => runs.release(run.run_id, epoch).catch(() => false)));
     },
   };
 }
