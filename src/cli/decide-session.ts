@@ -7,6 +7,7 @@ import { openRuntime } from "./open-runtime.js";
 import { driveOptionsFrom, driveRun, openRequests, printContinue, resultLine } from "./run-session.js";
 import { foldArgs } from "./fold.js";
 import { CLI_DEFAULTS } from "../constants.js";
+import { cliName } from "./cli-name.js";
 
 /** Flags of `devmind approve` / `devmind reject`. */
 export interface DecideOptions {
@@ -61,7 +62,7 @@ export async function decideAndContinue(kind: "approve" | "reject", runId: strin
         for await (const event of runtime.runs.events(runId)) process.stdout.write(`${JSON.stringify(event)}\n`);
         process.stdout.write(`${JSON.stringify(resultLine(after))}\n`);
       } else if (after.status === "pending") {
-        process.stdout.write(`run ${runId} is queued; a worker continues it (or \`devmind resume ${runId}\`)\n`);
+        process.stdout.write(`run ${runId} is queued; a worker continues it (or \`${cliName()} resume ${runId}\`)\n`);
       }
       if (after.status === "interrupted") {
         await printContinue(opened, after, options.json === true);

@@ -4,6 +4,9 @@
  * wires them, turns errors into exit codes (CONTRACT section 7) and exits.
  */
 import { Command, CommanderError } from "commander";
+import { configSecrets, loadConfig } from "../config.js";
+import { createRedactor, redactText } from "../secret-redaction.js";
+import { packageVersion } from "../version.js";
 import { registerApproveCommand } from "./approve-command.js";
 import { registerCancelCommand } from "./cancel-command.js";
 import { registerDemoCommand } from "./demo-command.js";
@@ -22,6 +25,7 @@ async function main(argv: string[]): Promise<number> {
   let exitCode: number = EXIT.success;
   const program = new Command("devmind")
     .description("durable agent runtime: LangGraph graphs checkpointed in PostgreSQL")
+    .version(packageVersion(), "-V, --version", "print the devmind version")
     .exitOverride()
     .showHelpAfterError("(add --help for usage)");
   const setExitCode = (code: number): void => {
@@ -45,12 +49,24 @@ async function main(argv: string[]): Promise<number> {
     if (error instanceof CommanderError) {
       return error.exitCode === 0 ? EXIT.success : EXIT.usage;
     }
-    return reportError(error);
+    return reportError(error, undefined, processRedactor());
   }
   return exitCode;
 }
 
+/**
+ * The redactor for errors this process prints: the configured secret values when the config
+ * loads (it may be the bad config being reported), else the secret patterns alone.
+ */
+function processRedactor(): (text: string) => string {
+  try {
+    return createRedactor(configSecrets(loadConfig())).text;
+  } catch {
+    return redactText;
+  }
+}
+
 main(process.argv).then(
   (code) => process.exit(code),
-  (error: unknown) => process.exit(reportError(error)),
+  (error: unknown) => process.exit(reportError(error, undefined, processRedactor())),
 );

@@ -5,6 +5,7 @@ import { defaultPrincipal, integerOption, readStdin } from "./cli-options.js";
 import { EXIT } from "./exit-codes.js";
 import { openRuntime, parseModelFlag } from "./open-runtime.js";
 import { driveOptionsFrom, driveRun, resultLine } from "./run-session.js";
+import { cliName } from "./cli-name.js";
 
 interface RunOptions {
   thread?: string;
@@ -62,7 +63,7 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
             process.stdout.write(`${JSON.stringify(resultLine(run))}\n`);
           } else {
             process.stdout.write(`${run.run_id}\n`);
-            process.stderr.write(`queued on thread ${run.thread_id}; a worker (\`devmind worker\` or \`devmind serve\`) will run it. Follow it: devmind events ${run.run_id} --follow\n`);
+            process.stderr.write(`queued on thread ${run.thread_id}; a worker (\`${cliName()} worker\` or \`${cliName()} serve\`) will run it. Follow it: ${cliName()} events ${run.run_id} --follow\n`);
           }
           setExitCode(EXIT.success);
           return;

@@ -20,6 +20,7 @@ import {
   type RunRecord,
   type RunStatus,
 } from "./run-record.js";
+import { createRedactor, type Redactor } from "../secret-redaction.js";
 import { runSql, type RunSql } from "./run-sql.js";
 import { statusForStopReason, type TerminalStatus } from "./status.js";
 
@@ -106,7 +107,11 @@ function isUniqueViolation(error: unknown): boolean {
 export class RunStore {
   private readonly sql: RunSql;
 
-  constructor(private readonly db: Database) {
+  /** `redactor`: applied to a finished run's answer and error message before they are stored. */
+  constructor(
+    private readonly db: Database,
+    private readonly redactor: Redactor = createRedactor(),
+  ) {
     this.sql = runSql(db.schema);
   }
 
@@ -331,7 +336,8 @@ export class RunStore {
     if (error !== null && (typeof error?.code !== "string" || typeof error.message !== "string")) {
       throw runInputError("error must be { code, message } or null", { field: "error" });
     }
-    const values = [id, epoch, status, stopReason, answer, error?.code ?? null, error?.message ?? null, ...countValues(checkRunCounts(outcome.counts))];
+    const redact = (text: string | null | undefined): string | null => (typeof text === "string" ? this.redactor.text(text) : null);
+    const values = [id, epoch, status, stopReason, redact(answer), error?.code ?? null, redact(error?.message), ...countValues(checkRunCounts(outcome.counts))];
     const result = await (options.tx ?? this.db).query(this.sql.finish, values);
     return result.rows.length > 0;
   }

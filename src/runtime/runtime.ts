@@ -2,12 +2,13 @@ import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { PostgresCheckpointSaver } from "../checkpoint/postgres-saver.js";
-import { loadConfig, type DevmindConfig } from "../config.js";
+import { configSecrets, loadConfig, type DevmindConfig } from "../config.js";
 import { RUNS_CHANNEL, RUNTIME_DEFAULTS } from "../constants.js";
 import { notify } from "../db/channels.js";
 import type { Database } from "../db/types.js";
 import { RunConflictError } from "../errors.js";
 import { silentLogger, type Logger } from "../logger.js";
+import { createRedactor, type Redactor } from "../secret-redaction.js";
 import type { ActionRequest } from "../graph/approvals.js";
 import { buildAgentGraph, type AgentGraph } from "../graph/build-agent-graph.js";
 import { limitsFromConfig } from "../graph/limits.js";
@@ -39,6 +40,8 @@ export interface RuntimeOptions {
   config?: DevmindConfig;
   /** Structured log of runs and workers (claimed, finished, recovered, lease lost, database away). Default: silent. */
   logger?: Logger;
+  /** Hides secrets in stored events and run errors. Default: `createRedactor(configSecrets(config))`. */
+  redactor?: Redactor;
 }
 
 /** A live event of a run, as `subscribe` delivers it (model.delta included). */
@@ -92,8 +95,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const config = options.config ?? loadConfig({});
   const db = options.db;
   const logger = options.logger ?? silentLogger;
-  const runs = new RunStore(db);
-  const events = new EventStore(db);
+  const redactor = options.redactor ?? createRedactor(configSecrets(config));
+  const runs = new RunStore(db, redactor);
+  const events = new EventStore(db, redactor);
   const decisions = new DecisionStore(db);
   const ledger = new ToolLedger(db);
   const listeners = new Map<string, Set<(event: LiveEvent) => void>>();
