@@ -11,6 +11,7 @@ import { registerApproveCommand } from "./approve-command.js";
 import { registerCancelCommand } from "./cancel-command.js";
 import { registerDemoCommand } from "./demo-command.js";
 import { registerEventsCommand } from "./events-command.js";
+import { exitQuietlyWhenOutputCloses } from "./closed-output.js";
 import { EXIT, reportError } from "./exit-codes.js";
 import { registerMigrateCommand } from "./migrate-command.js";
 import { registerRejectCommand } from "./reject-command.js";
@@ -66,6 +67,7 @@ function processRedactor(): (text: string) => string {
   }
 }
 
+exitQuietlyWhenOutputCloses();
 main(process.argv).then(
   (code) => process.exit(code),
   (error: unknown) => process.exit(reportError(error, undefined, processRedactor())),

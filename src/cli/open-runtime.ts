@@ -70,6 +70,16 @@ export function parseModelFlag(spec: string): ModelSpec {
 }
 
 /**
+ * Throws the ConfigError `createChatModel` gives (exit 2, naming what to set) unless a model is
+ * configured and buildable. Commands that may or may not execute a run (approve, resume) open
+ * the runtime without `requireModel`, check the run first, then call this once they know the run
+ * will execute here.
+ */
+export function requireModel(config: DevmindConfig): void {
+  createChatModel(config);
+}
+
+/**
  * Commands that read or decide never call the model, but the runtime builds its graph (to read
  * a run's pending approvals) with one. Without a configured model they get this stand-in, whose
  * only answer is an error saying what to set (or why the configured one cannot be built).
