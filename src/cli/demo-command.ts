@@ -63,7 +63,7 @@ async function demo(): Promise<number> {
   const opened = await openRuntime({ config: demoConfig(dir) });
   let runId: string;
   try {
-    const run = await opened.runtime.runs.create({ input: { messages: [DEMO_TASK] }, executeHere: true });
+    const run = await opened.runtime.runs.create({ input: { messages: [DEMO_TASK] } });
     runId = run.run_id;
   } finally {
     await opened.close();

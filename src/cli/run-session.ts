@@ -75,6 +75,7 @@ export async function driveRun(opened: OpenedRuntime, runId: string, options: Dr
   try {
     // a run still waiting for a decision is asked about (or explained), not claimed again
     const waiting = current.status === "interrupted" && (await openRequests(opened, runId)).length > 0;
+    opened.logger.debug({ event: "run.drive", run_id: runId, status: current.status, waiting, interactive: options.interactive }, waiting ? "run waits for a decision" : "executing the run in this process");
     const follow = { feed, cancelling: () => cancelling, note };
     let record = waiting ? current : await executeOrFollow(opened, runId, follow);
     while (record.status === "interrupted" && options.interactive && !cancelling) {
@@ -164,6 +165,7 @@ async function executeOrFollow(opened: OpenedRuntime, runId: string, options: Fo
     if (options.cancelling() && run.status === "cancelled") return run;
     if (run.status !== "running" && run.status !== "pending") throw error;
     options.note(`another process (${run.lease?.owner ?? "a worker"}) is running this run; following it`);
+    opened.logger.debug({ event: "run.follow", run_id: runId, owner: run.lease?.owner ?? null }, "following the run in another process");
     const feed = options.feed;
     const tail = feed === null ? null : new EventTail(runtime, runId, (event) => feed.push(event), seen);
     tail?.start();
