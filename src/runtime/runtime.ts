@@ -128,8 +128,11 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     return built;
   };
 
-  const live = (runId: string, event: LiveEvent): void => {
-    if (event.type === "model.delta") deltas.publish(runId, Number(event["round"] ?? 0), String(event["text"] ?? ""));
+  const live = (runId: string, raw: LiveEvent): void => {
+    // live events reach terminals and other processes before (or instead of) the store: redact them the same way
+    const event: LiveEvent =
+      raw.type === "model.delta" ? { ...raw, text: redactor.text(String(raw["text"] ?? "")) } : (JSON.parse(redactor.json(raw)) as LiveEvent);
+    if (event.type === "model.delta") deltas.publish(runId, Number(event["round"] ?? 0), String(event["text"]));
     for (const listener of listeners.get(runId) ?? []) {
       try {
         listener(event);

@@ -77,6 +77,20 @@ describe("logs and secrets of devmind serve / worker", () => {
     expect(ended.stdout).not.toContain(API_KEY);
   }, 300_000);
 
+  it("`devmind run` never prints a configured key the model server echoes: live timeline, --json events, error lines", async () => {
+    const ctx = context("pglite");
+    model.reset();
+    const echo = errorReply(401, `Incorrect API key provided: ${MODEL_KEY}. You can find your API key at https://platform.openai.com/account/api-keys.`);
+    model.enqueue(echo, echo);
+    const env = { ...ctx.env, OPENAI_API_KEY: MODEL_KEY, OPENAI_BASE_URL: model.baseUrl, DEVMIND_MODEL_MAX_RETRIES: "0", LOG_LEVEL: "debug" };
+    for (const args of [["run", "hello"], ["run", "hello", "--json"]]) {
+      const result = await runCli(args, env, { cwd: ctx.dir });
+      expect(result.code, result.stderr).toBe(1);
+      expect(result.stdout).toContain("Incorrect API key provided: [REDACTED]");
+      expect(result.stdout + result.stderr).not.toContain(MODEL_KEY);
+    }
+  }, 300_000);
+
   it("LOG_LEVEL=warn keeps a worker's info lines off stderr; at info they are there; stdout stays the human lines", async () => {
     const ctx = context("pglite");
     const script = ctx.script("hi.json", [{ content: "hi" }, { content: "hi again" }]);
