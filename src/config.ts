@@ -125,6 +125,24 @@ export function redactConfig(config: DevmindConfig): DevmindConfig {
   return copy;
 }
 
+/**
+ * The configured secret values — model and image API keys, the server's API keys, the database
+ * password (as written and URL-decoded) — for `createRedactor`, so they are hidden verbatim from
+ * events, run errors, logs and CLI errors even when no secret pattern matches their shape.
+ */
+export function configSecrets(config: DevmindConfig): string[] {
+  const secrets = [config.openai.apiKey, config.image?.apiKey, ...config.server.apiKeys.map((entry) => entry.key)];
+  if (config.databaseUrl !== undefined) {
+    try {
+      const password = new URL(config.databaseUrl).password;
+      if (password !== "") secrets.push(password, decodeURIComponent(password));
+    } catch {
+      // a URL that does not parse was refused by loadConfig
+    }
+  }
+  return [...new Set(secrets.filter((s): s is string => s !== undefined && s !== ""))];
+}
+
 /** One error for all problems; `details.variables` names the bad variables, `details.problems` has the lines. */
 function invalidConfig(problems: { variable: string; line: string }[]): ConfigError {
   const variables = [...new Set(problems.map((p) => p.variable))];

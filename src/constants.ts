@@ -278,6 +278,10 @@ export const CLI_DEFAULTS = {
   tailPollMs: 200,
   /** `devmind runs` lists this many runs unless `--limit` says otherwise. */
   runsListDefault: 20,
+  /** `--verbose` shows at most this many characters of a tool's result. */
+  verboseResultChars: 600,
+  /** A model or run error line shows at most this many characters (cut at a space, never inside a URL). */
+  errorLineChars: 2_000,
 } as const;
 
 /** Settings of the HTTP server (src/server). */

@@ -3,7 +3,8 @@
  * (CONTRACT section 9); everything else is internal.
  */
 export { createLogger, silentLogger, type Logger, type LoggerOptions } from "./logger.js";
-export { loadConfig, type DevmindConfig, type RunLimitSettings } from "./config.js";
+export { configSecrets, loadConfig, type DevmindConfig, type RunLimitSettings } from "./config.js";
+export { createRedactor, redactSecrets, type Redactor } from "./secret-redaction.js";
 export { DevmindError, ConfigError, DatabaseError, MigrationError, CheckpointError, hasErrorCode, type DevmindErrorCode, type ErrorKind } from "./errors.js";
 export { openDatabase, type OpenDatabaseOptions } from "./db/open-database.js";
 export { withSchema } from "./db/schema-view.js";

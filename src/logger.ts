@@ -1,6 +1,6 @@
 import { pino, type Logger as PinoLogger } from "pino";
 import type { LogLevel } from "./config-schema.js";
-import { redactText } from "./runtime/secret-redaction.js";
+import { redactText } from "./secret-redaction.js";
 
 /**
  * devmind's structured log: one JSON object per line on stderr (CONTRACT section 2), with the

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { CLI_DEFAULTS } from "../constants.js";
 import { hasErrorCode } from "../errors.js";
-import { checkRunId, type RunRecord } from "../runtime/run-record.js";
+import { checkRunId, type RunRecord, type RunStatus } from "../runtime/run-record.js";
 import type { Runtime } from "../runtime/runtime.js";
 import type { OutputOptions } from "./cli-options.js";
 import { EXIT } from "./exit-codes.js";
@@ -9,11 +9,13 @@ import { openRuntime } from "./open-runtime.js";
 import { waitForCancel } from "./orphan-runs.js";
 import { resultLine } from "./run-session.js";
 
+const FINISHED: readonly RunStatus[] = ["success", "error", "timeout", "cancelled"];
+
 /**
  * Registers `devmind cancel RUN_ID`: a queued or waiting run is cancelled at once; a running one
  * is asked to stop (its worker stops at the next check; a dead worker's run ends once its lease
- * lapses, at once on the embedded database; this command waits up to CLI_DEFAULTS.cancelWaitMs). Exit 0 when the run is cancelled or the cancel is under way; exit 2
- * for an unknown or finished run (nothing changed).
+ * lapses, at once on the embedded database; this command waits up to CLI_DEFAULTS.cancelWaitMs). Exit 0 when the run is cancelled, the cancel is under way, or
+ * the run had already finished (said so, nothing changed); exit 2 for an unknown run.
  */
 export function registerCancelCommand(program: Command, setExitCode: (code: number) => void): void {
   program
@@ -26,6 +28,14 @@ export function registerCancelCommand(program: Command, setExitCode: (code: numb
       const opened = await openRuntime({});
       try {
         const { runtime } = opened;
+        const before = await runtime.runs.get(runId);
+        if (FINISHED.includes(before.status)) {
+          // nothing to cancel is not a failure: the run is already where a cancel would take it
+          if (options.json === true) process.stdout.write(`${JSON.stringify(resultLine(before))}\n`);
+          else process.stdout.write(`run ${runId} already finished (${before.status}); nothing to cancel\n`);
+          setExitCode(EXIT.success);
+          return;
+        }
         let run = await cancelOrRequested(runtime, runId);
         if (run.status === "running") {
           run = await waitForCancel(opened.db, runtime, runId, { maxAttempts: opened.config.worker.maxAttempts, waitMs: CLI_DEFAULTS.cancelWaitMs });

@@ -3,10 +3,11 @@ import { RunConflictError } from "../errors.js";
 import { checkRunId } from "../runtime/run-record.js";
 import { defaultPrincipal } from "./cli-options.js";
 import { EXIT } from "./exit-codes.js";
-import { openRuntime } from "./open-runtime.js";
+import { openRuntime, requireModel } from "./open-runtime.js";
 import { driveOptionsFrom, driveRun, openRequests, printContinue, resultLine } from "./run-session.js";
 import { foldArgs } from "./fold.js";
 import { CLI_DEFAULTS } from "../constants.js";
+import { cliName } from "./cli-name.js";
 
 /** Flags of `devmind approve` / `devmind reject`. */
 export interface DecideOptions {
@@ -29,20 +30,22 @@ export async function decideAndContinue(kind: "approve" | "reject", runId: strin
   const editedArgs = options.args === undefined ? undefined : parseArgs(options.args, command);
   checkRunId(runId);
   const detach = options.detach === true;
-  const opened = await openRuntime({ requireModel: !detach, recoverOrphans: true });
+  // the run is checked first: a finished or unknown run is the answer, whatever the model config
+  const opened = await openRuntime({ recoverOrphans: true });
   try {
     const { runtime } = opened;
     const run = await runtime.runs.get(runId);
-    if (run.status !== "interrupted") throw new RunConflictError(`run ${runId} is not waiting for approval (status ${run.status})`, { status: run.status });
+    if (run.status !== "interrupted") throw new RunConflictError(`run ${runId} is not waiting for approval (status ${run.status})`, { runId, status: run.status });
     const open = await openRequests(opened, runId);
     const targets = options.call === undefined ? open : open.filter((request) => request.tool_call_id === options.call);
     if (options.call !== undefined && targets.length === 0) {
-      throw new RunConflictError(`no undecided call ${JSON.stringify(options.call)} on run ${runId}; waiting: ${open.map((r) => r.tool_call_id).join(", ") || "none"}`);
+      throw new RunConflictError(`no undecided call ${JSON.stringify(options.call)} on run ${runId}; waiting: ${open.map((r) => r.tool_call_id).join(", ") || "none"}`, { runId });
     }
-    if (targets.length === 0) throw new RunConflictError(`run ${runId} has no undecided call`);
+    if (targets.length === 0) throw new RunConflictError(`run ${runId} has no undecided call`, { runId });
     if (editedArgs !== undefined && targets.length !== 1) {
       command.error(`error: --args edits one call, but ${targets.length} are waiting; name it with --call (${targets.map((r) => r.tool_call_id).join(", ")})`, { exitCode: EXIT.usage });
     }
+    if (!detach) requireModel(opened.config);
     const principal = options.by ?? defaultPrincipal();
     const decisions = targets.map((request) =>
       kind === "reject"
@@ -61,7 +64,7 @@ export async function decideAndContinue(kind: "approve" | "reject", runId: strin
         for await (const event of runtime.runs.events(runId)) process.stdout.write(`${JSON.stringify(event)}\n`);
         process.stdout.write(`${JSON.stringify(resultLine(after))}\n`);
       } else if (after.status === "pending") {
-        process.stdout.write(`run ${runId} is queued; a worker continues it (or \`devmind resume ${runId}\`)\n`);
+        process.stdout.write(`run ${runId} is queued; a worker continues it (or \`${cliName()} resume ${runId}\`)\n`);
       }
       if (after.status === "interrupted") {
         await printContinue(opened, after, options.json === true);

@@ -11,6 +11,7 @@ import { EXIT } from "./exit-codes.js";
 import { openRuntime } from "./open-runtime.js";
 import { driveRun, openRequests, summary } from "./run-session.js";
 import { Timeline } from "./timeline.js";
+import { cliName } from "./cli-name.js";
 
 const SCRIPT_FILE = "scripted-model.json";
 const WORKSPACE_DIR = "workspace";
@@ -75,12 +76,12 @@ async function demo(): Promise<number> {
   if (first.code !== EXIT.awaitingApproval) return failed(`the first process exited with ${first.code ?? first.signal}, expected 3 (waiting for approval)`);
   out(`2. process ${first.pid} exited with code 3: the run waits for approval of write_file.`);
   out("   Nothing is running now; the run and its checkpoints are in the database.");
-  out(`3. a fresh process approves it as "${DEMO_PRINCIPAL}" (like \`devmind approve ${runId}\`) and continues from the checkpoint`);
+  out(`3. a fresh process approves it as "${DEMO_PRINCIPAL}" (like \`${cliName()} approve ${runId}\`) and continues from the checkpoint`);
   out();
   const second = await child(["--phase", "approve", "--dir", dir, "--run", runId]);
   out();
   if (second.code !== EXIT.success) return failed(`the second process exited with ${second.code ?? second.signal}, expected 0`);
-  out(`4. process ${second.pid} finished the run. The stored timeline (\`devmind show ${runId}\`):`);
+  out(`4. process ${second.pid} finished the run. The stored timeline (\`${cliName()} show ${runId}\`):`);
   const reopened = await openRuntime({ config: demoConfig(dir) });
   try {
     const timeline = new Timeline({ tty: false, verbose: false, write: (text) => void process.stdout.write(`   ${text}`) });

@@ -4,6 +4,8 @@ import type { OutputOptions } from "./cli-options.js";
 import { EXIT } from "./exit-codes.js";
 import { openRuntime } from "./open-runtime.js";
 import { Timeline } from "./timeline.js";
+import { TimelineFeed } from "./timeline-feed.js";
+import { CallDetails } from "./call-details.js";
 
 /**
  * Registers `devmind events RUN_ID [--follow] [--json]`: the run's stored events in seq order,
@@ -26,13 +28,15 @@ export function registerEventsCommand(program: Command, setExitCode: (code: numb
       process.on("SIGINT", onInterrupt);
       try {
         const { runtime } = opened;
-        await runtime.runs.get(runId);
+        const run = await runtime.runs.get(runId);
         const timeline = options.json === true ? null : new Timeline({ tty: false, verbose: options.verbose === true, write: (text) => void process.stdout.write(text) });
+        const feed = timeline === null ? null : new TimelineFeed(timeline, new CallDetails(runtime, run.thread_id, { once: options.follow !== true }), options.verbose === true);
         const events = runtime.runs.events(runId, { follow: options.follow === true, signal: stop.signal });
         for await (const event of events) {
-          if (timeline === null) process.stdout.write(`${JSON.stringify(event)}\n`);
-          else timeline.event(event);
+          if (feed === null) process.stdout.write(`${JSON.stringify(event)}\n`);
+          else feed.push(event);
         }
+        await feed?.flush();
         timeline?.stop();
         setExitCode(EXIT.success);
       } finally {

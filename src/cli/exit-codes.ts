@@ -1,5 +1,7 @@
 import { DevmindError } from "../errors.js";
 import type { RunStatus } from "../runtime/run-record.js";
+import { redactText } from "../secret-redaction.js";
+import { cliName } from "./cli-name.js";
 
 /** Exit codes of the `devmind` CLI (CONTRACT section 7). */
 export const EXIT = {
@@ -23,24 +25,27 @@ export function exitForStatus(status: RunStatus): number {
   return EXIT.success;
 }
 
-/** A hint printed under an error with this code, pointing at the command that helps. */
-const HINTS: Partial<Record<string, string>> = {
-  RUN_NOT_FOUND: "`devmind runs` lists recent runs",
-  RUN_CONFLICT: "`devmind show RUN_ID` shows where a run is",
-  DATABASE_LOCKED: "the embedded database serves one process; set DATABASE_URL=postgres://… to run several",
+/** A hint printed under an error with this code, pointing at the command that helps (the real run id when known). */
+const HINTS: Partial<Record<string, (details: Record<string, unknown>) => string>> = {
+  RUN_NOT_FOUND: () => "`devmind runs` lists recent runs",
+  RUN_CONFLICT: (details) => (typeof details["runId"] === "string" ? `\`${cliName()} show ${details["runId"]}\` shows where the run is` : "`devmind runs` lists recent runs and their status"),
+  DATABASE_LOCKED: () => "the embedded database serves one process; set DATABASE_URL=postgres://… to run several",
 };
 
 /**
  * Prints an error for a person (one line, the code in brackets) and returns the exit code:
  * 2 for user errors (bad config, locked data directory, bad input), 1 for everything else.
+ * Every line goes through `redact` (the process's redactor: configured secret values and secret
+ * patterns), so an error quoting a key or the database password never prints it.
  */
-export function reportError(error: unknown, write: (line: string) => void = (line) => process.stderr.write(line)): number {
+export function reportError(error: unknown, write: (line: string) => void = (line) => process.stderr.write(line), redact: (text: string) => string = redactText): number {
+  const out = (line: string): void => write(redact(line));
   if (error instanceof DevmindError) {
-    write(`devmind: ${error.message} [${error.code}]\n`);
+    out(`devmind: ${error.message} [${error.code}]\n`);
     const hint = HINTS[error.code];
-    if (hint !== undefined && error.kind === "user") write(`hint: ${hint}\n`);
+    if (hint !== undefined && error.kind === "user") out(`hint: ${hint(error.details)}\n`);
     return error.kind === "user" ? EXIT.usage : EXIT.runFailed;
   }
-  write(`devmind: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  out(`devmind: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   return EXIT.runFailed;
 }

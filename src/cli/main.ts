@@ -4,11 +4,15 @@
  * wires them, turns errors into exit codes (CONTRACT section 7) and exits.
  */
 import { Command, CommanderError } from "commander";
+import { configSecrets, loadConfig } from "../config.js";
+import { createRedactor, redactText } from "../secret-redaction.js";
+import { packageVersion } from "../version.js";
 import { registerApproveCommand } from "./approve-command.js";
 import { registerCancelCommand } from "./cancel-command.js";
 import { registerDemoCommand } from "./demo-command.js";
 import { registerEventsCommand } from "./events-command.js";
 import { registerGraphsCommand } from "./graphs-command.js";
+import { exitQuietlyWhenOutputCloses } from "./closed-output.js";
 import { EXIT, reportError } from "./exit-codes.js";
 import { registerMigrateCommand } from "./migrate-command.js";
 import { registerRejectCommand } from "./reject-command.js";
@@ -23,6 +27,7 @@ async function main(argv: string[]): Promise<number> {
   let exitCode: number = EXIT.success;
   const program = new Command("devmind")
     .description("durable agent runtime: LangGraph graphs checkpointed in PostgreSQL")
+    .version(packageVersion(), "-V, --version", "print the devmind version")
     .exitOverride()
     .showHelpAfterError("(add --help for usage)");
   const setExitCode = (code: number): void => {
@@ -47,12 +52,25 @@ async function main(argv: string[]): Promise<number> {
     if (error instanceof CommanderError) {
       return error.exitCode === 0 ? EXIT.success : EXIT.usage;
     }
-    return reportError(error);
+    return reportError(error, undefined, processRedactor());
   }
   return exitCode;
 }
 
+/**
+ * The redactor for errors this process prints: the configured secret values when the config
+ * loads (it may be the bad config being reported), else the secret patterns alone.
+ */
+function processRedactor(): (text: string) => string {
+  try {
+    return createRedactor(configSecrets(loadConfig())).text;
+  } catch {
+    return redactText;
+  }
+}
+
+exitQuietlyWhenOutputCloses();
 main(process.argv).then(
   (code) => process.exit(code),
-  (error: unknown) => process.exit(reportError(error)),
+  (error: unknown) => process.exit(reportError(error, undefined, processRedactor())),
 );

@@ -1,7 +1,10 @@
 import type { Command } from "commander";
-import { loadConfig } from "../config.js";
+import { configSecrets, loadConfig } from "../config.js";
 import { migrate, migrationStatus } from "../db/migrate.js";
 import { openDatabase } from "../db/open-database.js";
+import { createLogger } from "../logger.js";
+import { createRedactor } from "../secret-redaction.js";
+import { logMigrations } from "./open-runtime.js";
 
 /** Registers `devmind migrate [--status] [--json]` on the program. */
 export function registerMigrateCommand(program: Command, setExitCode: (code: number) => void): void {
@@ -12,6 +15,7 @@ export function registerMigrateCommand(program: Command, setExitCode: (code: num
     .option("--json", "print JSON instead of text")
     .action(async (options: { status?: boolean; json?: boolean }) => {
       const config = loadConfig();
+      const logger = createLogger({ level: config.logLevel, redact: createRedactor(configSecrets(config)).text });
       const db = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, schema: config.dbSchema });
       try {
         if (options.status === true) {
@@ -26,6 +30,7 @@ export function registerMigrateCommand(program: Command, setExitCode: (code: num
           return;
         }
         const result = await migrate(db);
+        logMigrations(logger, db, result);
         if (options.json === true) process.stdout.write(`${JSON.stringify({ ...result, location: db.location })}\n`);
         else {
           const what = result.applied.length === 0 ? "already up to date" : `applied ${result.applied.map((v) => String(v).padStart(4, "0")).join(", ")}`;

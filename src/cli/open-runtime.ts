@@ -1,7 +1,7 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import { describeModelRequirement, loadConfig, type DevmindConfig, type ModelSpec } from "../config.js";
+import { configSecrets, describeModelRequirement, loadConfig, type DevmindConfig, type ModelSpec } from "../config.js";
 import { ENV_SCHEMA } from "../config-schema.js";
-import { migrate } from "../db/migrate.js";
+import { migrate, type MigrateResult } from "../db/migrate.js";
 import { openDatabase } from "../db/open-database.js";
 import type { Database } from "../db/types.js";
 import { ConfigError } from "../errors.js";
@@ -9,6 +9,7 @@ import { createLogger, type Logger } from "../logger.js";
 import { createChatModel } from "../model/create-chat-model.js";
 import { ScriptedChatModel } from "../model/scripted-model.js";
 import { createRuntime, type Runtime } from "../runtime/runtime.js";
+import { createRedactor, type Redactor } from "../secret-redaction.js";
 import { recoverEmbeddedOrphans } from "./orphan-runs.js";
 
 /** What a command needs to work on runs: the config, the migrated database and the runtime. */
@@ -16,8 +17,10 @@ export interface OpenedRuntime {
   config: DevmindConfig;
   db: Database;
   runtime: Runtime;
-  /** JSON lines on stderr at LOG_LEVEL. */
+  /** JSON lines on stderr at LOG_LEVEL, through `redactor`. */
   logger: Logger;
+  /** Hides the configured secret values (and secret-looking text) in anything printed. */
+  redactor: Redactor;
   /** Closes the runtime (stopping its workers) and then the database; safe to call twice. */
   close(): Promise<void>;
 }
@@ -41,6 +44,11 @@ export interface OpenRuntimeOptions {
    * (see `recoverEmbeddedOrphans`). Commands that change runs set it; read-only ones do not.
    */
   recoverOrphans?: boolean;
+  /**
+   * A long-running service (`serve`, `worker`): migrations applied at start are logged at info.
+   * One-shot commands log them at debug, so a first `devmind run` keeps its stderr for the user.
+   */
+  service?: boolean;
 }
 
 /**
@@ -59,6 +67,16 @@ export function parseModelFlag(spec: string): ModelSpec {
     throw new ConfigError(`--model: ${expected}, got ${JSON.stringify(spec)}`, { variables: ["--model"] });
   }
   return parsed.data;
+}
+
+/**
+ * Throws the ConfigError `createChatModel` gives (exit 2, naming what to set) unless a model is
+ * configured and buildable. Commands that may or may not execute a run (approve, resume) open
+ * the runtime without `requireModel`, check the run first, then call this once they know the run
+ * will execute here.
+ */
+export function requireModel(config: DevmindConfig): void {
+  createChatModel(config);
 }
 
 /**
@@ -83,13 +101,15 @@ function modelIfUsable(config: DevmindConfig): BaseChatModel {
 export async function openRuntime(options: OpenRuntimeOptions = {}): Promise<OpenedRuntime> {
   const config = withModelSpec(options.config ?? loadConfig(), options.modelSpec);
   const model = options.model ?? (options.requireModel === true ? createChatModel(config) : modelIfUsable(config));
-  const logger = createLogger({ level: config.logLevel });
+  const redactor = createRedactor(configSecrets(config));
+  const logger = createLogger({ level: config.logLevel, redact: redactor.text });
   const db = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, schema: config.dbSchema });
   let runtime: Runtime;
   try {
-    await migrate(db);
+    logger.debug({ event: "database.opened", location: db.location, schema: db.schema }, "database opened");
+    logMigrations(logger, db, await migrate(db), options.service === true ? "info" : "debug");
     if (options.recoverOrphans === true) await recoverEmbeddedOrphans(db, config.worker.maxAttempts);
-    runtime = createRuntime({ db, config, logger, ...(model === undefined ? {} : { model }) });
+    runtime = createRuntime({ db, config, logger, redactor, ...(model === undefined ? {} : { model }) });
   } catch (error) {
     await db.close();
     throw error;
@@ -105,5 +125,11 @@ export async function openRuntime(options: OpenRuntimeOptions = {}): Promise<Ope
     })();
     return closing;
   };
-  return { config, db, runtime, logger, close };
+  return { config, db, runtime, logger, redactor, close };
+}
+
+/** One line per migration applied now, at `level` (none when the schema was up to date: a debug line). */
+export function logMigrations(logger: Logger, db: Database, result: MigrateResult, level: "info" | "debug" = "info"): void {
+  for (const version of result.applied) logger[level]({ event: "migration.applied", schema: db.schema, version }, `migration ${String(version).padStart(4, "0")} applied`);
+  if (result.applied.length === 0) logger.debug({ event: "migrations.current", schema: db.schema, version: result.current }, "schema up to date");
 }

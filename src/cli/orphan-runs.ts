@@ -6,6 +6,7 @@ import { RunStore, type RequeueResult } from "../runtime/run-store.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { CLI_DEFAULTS } from "../constants.js";
 import { orphanSql } from "./orphan-sql.js";
+import { cliName } from "./cli-name.js";
 
 /**
  * On the embedded database, every run marked `running` is an orphan: the data-directory lock
@@ -60,7 +61,7 @@ export async function takeOverRunning(
 function heldElsewhere(run: RunRecord): RunConflictError {
   const holder = run.lease === null ? "another process" : `${run.lease.owner} (lease until ${run.lease.expires_at})`;
   return new RunConflictError(
-    `run ${run.run_id} is running in ${holder}; follow it with \`devmind events ${run.run_id} --follow\`, or cancel it with \`devmind cancel ${run.run_id}\``,
+    `run ${run.run_id} is running in ${holder}; follow it with \`${cliName()} events ${run.run_id} --follow\`, or cancel it with \`${cliName()} cancel ${run.run_id}\``,
     { runId: run.run_id, status: run.status },
   );
 }

@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { emitKeypressEvents } from "node:readline";
 import { createInterface } from "node:readline/promises";
 import type { ActionRequest } from "../graph/approvals.js";
 import { oneLine } from "./timeline.js";
@@ -26,16 +27,18 @@ export interface PromptIo {
 /**
  * Asks about one call waiting for approval: approve, edit (the arguments open as JSON in
  * $VISUAL / $EDITOR, or are read from one line when neither is set), reject (with an optional
- * reason) or later. Repeats the question on an unknown answer or unusable edited JSON. Rejects
- * with an AbortError when `io.signal` aborts.
+ * reason) or later. On a terminal one keypress answers (a / e / r / l, no Enter); from a pipe a
+ * line is read. Repeats the question on an unknown answer or unusable edited JSON. Rejects with
+ * an AbortError when `io.signal` aborts. The timeline above already said the call needs
+ * approval, so the prompt names the call and shows its arguments in full, without saying it again.
  */
 export async function askApproval(request: ActionRequest, io: PromptIo): Promise<ApprovalAnswer> {
   const write = (text: string): void => void io.output.write(text);
-  write(`\n⏸ ${request.name} needs approval (risk ${request.risk})\n`);
+  write(`\n  ${request.name}  [call ${request.tool_call_id}]\n`);
   if (request.description) write(`  ${oneLine(request.description)}\n`);
   for (const [key, value] of Object.entries(request.args)) write(`  ${key}: ${preview(value)}\n`);
   for (;;) {
-    const answer = (await ask(io, "  [a]pprove  [e]dit  [r]eject  [l]ater › ")).trim().toLowerCase();
+    const answer = (await askKey(io, "  [a]pprove  [e]dit  [r]eject  [l]ater › ")).trim().toLowerCase();
     if (answer === "a" || answer === "approve" || answer === "y" || answer === "yes") return { type: "approve" };
     if (answer === "l" || answer === "later") return { type: "later" };
     if (answer === "r" || answer === "reject" || answer === "n" || answer === "no") {
@@ -48,6 +51,46 @@ export async function askApproval(request: ActionRequest, io: PromptIo): Promise
       continue;
     }
     write("  please answer a, e, r or l\n");
+  }
+}
+
+/**
+ * One keypress on a terminal (raw mode, restored after; Enter alone is ignored, Ctrl-C goes to
+ * `io.onInterrupt`), echoed with a newline; a line from anything else.
+ */
+async function askKey(io: PromptIo, question: string): Promise<string> {
+  const input = io.input as NodeJS.ReadStream;
+  if (input.isTTY !== true || typeof input.setRawMode !== "function") return ask(io, question);
+  io.output.write(question);
+  emitKeypressEvents(input);
+  const wasRaw = input.isRaw;
+  input.setRawMode(true);
+  input.resume();
+  try {
+    return await new Promise<string>((resolve, reject) => {
+      const cleanup = (): void => {
+        input.removeListener("keypress", onKey);
+        io.signal.removeEventListener("abort", onAbort);
+      };
+      const onAbort = (): void => {
+        cleanup();
+        io.output.write("\n");
+        reject(io.signal.reason instanceof Error ? io.signal.reason : new DOMException("the question was aborted", "AbortError"));
+      };
+      const onKey = (text: string | undefined, key: { name?: string; ctrl?: boolean } | undefined): void => {
+        if (key?.ctrl === true && key.name === "c") return void io.onInterrupt();
+        if (key?.name === "return" || key?.name === "enter" || text === undefined || text === "" || key?.ctrl === true) return;
+        cleanup();
+        io.output.write(`${text}\n`);
+        resolve(text);
+      };
+      if (io.signal.aborted) return onAbort();
+      input.on("keypress", onKey);
+      io.signal.addEventListener("abort", onAbort, { once: true });
+    });
+  } finally {
+    input.setRawMode(wasRaw);
+    input.pause();
   }
 }
 

@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { RunConflictError } from "../errors.js";
 import { checkRunId, type RunStatus } from "../runtime/run-record.js";
 import { defaultPrincipal, type OutputOptions } from "./cli-options.js";
-import { openRuntime } from "./open-runtime.js";
+import { openRuntime, requireModel } from "./open-runtime.js";
 import { takeOverRunning } from "./orphan-runs.js";
 import { driveOptionsFrom, driveRun } from "./run-session.js";
 
@@ -25,10 +25,11 @@ export function registerResumeCommand(program: Command, setExitCode: (code: numb
     .option("--by <name>", "who approves at the prompt (recorded with each decision)")
     .action(async (runId: string, options: OutputOptions & { by?: string }) => {
       checkRunId(runId);
-      const opened = await openRuntime({ requireModel: true, recoverOrphans: true });
+      const opened = await openRuntime({ recoverOrphans: true });
       try {
         const found = await opened.runtime.runs.get(runId);
-        if (TERMINAL.includes(found.status)) throw new RunConflictError(`run ${runId} already finished with status ${found.status}`, { status: found.status });
+        if (TERMINAL.includes(found.status)) throw new RunConflictError(`run ${runId} already finished with status ${found.status}`, { runId, status: found.status });
+        requireModel(opened.config);
         const run = await takeOverRunning(opened.db, opened.runtime, found, {
           maxAttempts: opened.config.worker.maxAttempts,
           onWait: (until) => process.stderr.write(`run ${runId} is still leased by its previous process until ${until}; waiting for the lease to lapse…\n`),

@@ -5,6 +5,7 @@ import { defaultPrincipal, integerOption, readStdin } from "./cli-options.js";
 import { EXIT } from "./exit-codes.js";
 import { openRuntime, parseModelFlag } from "./open-runtime.js";
 import { driveOptionsFrom, driveRun, resultLine } from "./run-session.js";
+import { cliName } from "./cli-name.js";
 
 interface RunOptions {
   thread?: string;
@@ -55,14 +56,14 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
       const detach = options.detach === true;
       const opened = await openRuntime({ requireModel: !detach, recoverOrphans: true, ...(options.model === undefined ? {} : { modelSpec: options.model }) });
       try {
-        const run = await opened.runtime.runs.create({ input: { messages: [task] }, limits, ...(options.thread === undefined ? {} : { threadId: options.thread }) });
+        const run = await opened.runtime.runs.create({ input: { messages: [task] }, limits, executeHere: !detach, ...(options.thread === undefined ? {} : { threadId: options.thread }) });
         if (detach) {
           if (options.json === true) {
             for await (const event of opened.runtime.runs.events(run.run_id)) process.stdout.write(`${JSON.stringify(event)}\n`);
             process.stdout.write(`${JSON.stringify(resultLine(run))}\n`);
           } else {
             process.stdout.write(`${run.run_id}\n`);
-            process.stderr.write(`queued on thread ${run.thread_id}; a worker (\`devmind worker\` or \`devmind serve\`) will run it. Follow it: devmind events ${run.run_id} --follow\n`);
+            process.stderr.write(`queued on thread ${run.thread_id}; a worker (\`${cliName()} worker\` or \`${cliName()} serve\`) will run it. Follow it: ${cliName()} events ${run.run_id} --follow\n`);
           }
           setExitCode(EXIT.success);
           return;

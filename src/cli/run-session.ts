@@ -9,7 +9,10 @@ import { foldArgs } from "./fold.js";
 import type { OpenedRuntime } from "./open-runtime.js";
 import { askApproval } from "./prompt.js";
 import { Timeline } from "./timeline.js";
+import { TimelineFeed } from "./timeline-feed.js";
+import { CallDetails } from "./call-details.js";
 import { CLI_DEFAULTS } from "../constants.js";
+import { cliName } from "./cli-name.js";
 
 /** How `driveRun` talks to the user. */
 export interface DriveOptions {
@@ -55,7 +58,7 @@ export async function driveRun(opened: OpenedRuntime, runId: string, options: Dr
     interrupts += 1;
     if (interrupts >= 2) {
       timeline?.stop();
-      process.stderr.write(`\ndevmind: forced exit; run ${runId} is left as it is (\`devmind resume ${runId}\` or \`devmind cancel ${runId}\`)\n`);
+      process.stderr.write(`\ndevmind: forced exit; run ${runId} is left as it is (\`${cliName()} resume ${runId}\` or \`${cliName()} cancel ${runId}\`)\n`);
       process.exit(FORCED_EXIT);
     }
     cancelling = true;
@@ -63,17 +66,20 @@ export async function driveRun(opened: OpenedRuntime, runId: string, options: Dr
     note("■ cancelling… (Ctrl-C again to quit at once)");
     runtime.runs.cancel(runId).catch(() => undefined);
   };
+  const current = await runtime.runs.get(runId);
+  const feed = timeline === null ? null : new TimelineFeed(timeline, new CallDetails(runtime, current.thread_id), options.verbose);
   process.on("SIGINT", onInterrupt);
   if (timeline !== null && options.intro !== undefined) timeline.line(options.intro);
-  const unsubscribe = timeline === null ? () => undefined : runtime.runs.subscribe(runId, (event) => timeline.event(event));
+  const unsubscribe = feed === null ? () => undefined : runtime.runs.subscribe(runId, (event) => feed.push(event));
   tail?.start();
   try {
     // a run still waiting for a decision is asked about (or explained), not claimed again
-    const current = await runtime.runs.get(runId);
     const waiting = current.status === "interrupted" && (await openRequests(opened, runId)).length > 0;
-    const follow = { timeline, cancelling: () => cancelling, note };
+    opened.logger.debug({ event: "run.drive", run_id: runId, status: current.status, waiting, interactive: options.interactive }, waiting ? "run waits for a decision" : "executing the run in this process");
+    const follow = { feed, cancelling: () => cancelling, note };
     let record = waiting ? current : await executeOrFollow(opened, runId, follow);
     while (record.status === "interrupted" && options.interactive && !cancelling) {
+      await feed?.flush();
       const decisions = await askAll(opened, runId, { ...options, signal: promptAbort.signal, onInterrupt }, timeline);
       if (decisions === null || cancelling) break;
       await runtime.runs.decide(runId, { decisions }, { principal: options.principal });
@@ -83,10 +89,11 @@ export async function driveRun(opened: OpenedRuntime, runId: string, options: Dr
     else record = await runtime.runs.get(runId);
     await tail?.stop();
     unsubscribe();
+    await feed?.flush();
     timeline?.stop();
     if (options.json) out(`${JSON.stringify(resultLine(record))}\n`);
     else out(`${summary(record)}\n`);
-    if (record.status === "interrupted" && options.explainWaiting !== false) await printContinue(opened, record, options.json);
+    if (record.status === "interrupted" && options.explainWaiting !== false) await printContinue(opened, record, options.json, timeline !== null);
     return exitForStatus(record.status);
   } finally {
     process.removeListener("SIGINT", onInterrupt);
@@ -123,18 +130,21 @@ export async function openRequests(opened: OpenedRuntime, runId: string): Promis
   return requests.filter((request) => !decided.has(request.tool_call_id));
 }
 
-/** Tells the user (stdout, or stderr under `--json`) exactly how to continue a waiting run. */
-export async function printContinue(opened: OpenedRuntime, run: RunRecord, json: boolean): Promise<void> {
+/**
+ * Tells the user (stdout, or stderr under `--json`) exactly how to continue a waiting run; the
+ * waiting calls are listed unless the timeline above just showed them (`listed`).
+ */
+export async function printContinue(opened: OpenedRuntime, run: RunRecord, json: boolean, listed = false): Promise<void> {
   const open = await openRequests(opened, run.run_id).catch(() => []);
-  const lines = [`run ${run.run_id} is waiting for approval:`];
-  for (const request of open) lines.push(`  ${request.name}(${foldArgs(request.args, CLI_DEFAULTS.foldedArgsChars)})  [call ${request.tool_call_id}]`);
-  lines.push("continue with one of:", `  devmind approve ${run.run_id}`, `  devmind reject ${run.run_id} --reason "why"`);
+  const lines = listed ? [] : [`run ${run.run_id} is waiting for approval:`];
+  if (!listed) for (const request of open) lines.push(`  ${request.name}(${foldArgs(request.args, CLI_DEFAULTS.foldedArgsChars)})  [call ${request.tool_call_id}]`);
+  lines.push("continue with one of:", `  ${cliName()} approve ${run.run_id}`, `  ${cliName()} reject ${run.run_id} --reason "why"`);
   if (open.length > 1) lines.push("  (add --call TOOL_CALL_ID to decide one call at a time)");
   (json ? process.stderr : process.stdout).write(`${lines.join("\n")}\n`);
 }
 
 interface FollowOptions {
-  timeline: Timeline | null;
+  feed: TimelineFeed | null;
   cancelling: () => boolean;
   note: (text: string) => void;
 }
@@ -155,8 +165,9 @@ async function executeOrFollow(opened: OpenedRuntime, runId: string, options: Fo
     if (options.cancelling() && run.status === "cancelled") return run;
     if (run.status !== "running" && run.status !== "pending") throw error;
     options.note(`another process (${run.lease?.owner ?? "a worker"}) is running this run; following it`);
-    const timeline = options.timeline;
-    const tail = timeline === null ? null : new EventTail(runtime, runId, (event) => timeline.event(event), seen);
+    opened.logger.debug({ event: "run.follow", run_id: runId, owner: run.lease?.owner ?? null }, "following the run in another process");
+    const feed = options.feed;
+    const tail = feed === null ? null : new EventTail(runtime, runId, (event) => feed.push(event), seen);
     tail?.start();
     try {
       return await runtime.runs.wait(runId);

@@ -28,11 +28,11 @@ export function registerServeCommand(program: Command, setExitCode: (code: numbe
       const config = loadConfig();
       // before opening anything: a refused host should not migrate or lock the database first
       checkBindable(options.host ?? config.server.host, config);
-      const opened = await openRuntime({ config, requireModel: workersWanted !== 0, recoverOrphans: workersWanted !== 0 });
+      const opened = await openRuntime({ config, requireModel: workersWanted !== 0, recoverOrphans: workersWanted !== 0, service: true });
       const signals = onStopSignals("serve: shutting down (streams end, runs stop at their next step and go back to the queue; again to quit at once)");
       try {
         const workers = workersWanted ?? opened.config.worker.concurrency;
-        const server = await startServer({ runtime: opened.runtime, db: opened.db, config: opened.config, host: options.host, port: options.port, workers });
+        const server = await startServer({ runtime: opened.runtime, db: opened.db, config: opened.config, host: options.host, port: options.port, workers, logger: opened.logger.child({ component: "server" }) });
         const keys = opened.config.server.apiKeys.length;
         process.stdout.write(
           `devmind serve: listening on ${server.url} (${workers} worker slot${workers === 1 ? "" : "s"}, schema ${opened.db.schema} at ${opened.db.location}, ` +

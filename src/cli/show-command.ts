@@ -5,6 +5,8 @@ import { EXIT } from "./exit-codes.js";
 import { openRuntime } from "./open-runtime.js";
 import { openRequests, summary } from "./run-session.js";
 import { Timeline } from "./timeline.js";
+import { TimelineFeed } from "./timeline-feed.js";
+import { CallDetails } from "./call-details.js";
 import { foldArgs } from "./fold.js";
 import { CLI_DEFAULTS } from "../constants.js";
 
@@ -38,7 +40,9 @@ export function registerShowCommand(program: Command, setExitCode: (code: number
         for (const request of pending) out(`waiting: ${request.name}(${foldArgs(request.args, CLI_DEFAULTS.foldedArgsChars)})  [call ${request.tool_call_id}]\n`);
         out("timeline:\n");
         const timeline = new Timeline({ tty: false, verbose: options.verbose === true, write: (text) => out(`  ${text}`) });
-        for await (const event of runtime.runs.events(runId)) timeline.event(event);
+        const feed = new TimelineFeed(timeline, new CallDetails(runtime, run.thread_id, { once: run.status !== "running" && run.status !== "pending" }), options.verbose === true);
+        for await (const event of runtime.runs.events(runId)) feed.push(event);
+        await feed.flush();
         timeline.stop();
         setExitCode(EXIT.success);
       } finally {

@@ -33,6 +33,10 @@ export class Timeline {
   private streaming = false;
   /** The last model text shown, so the final answer is not printed twice. */
   private shownText = "";
+  /** The last model error shown, so `run.failed` does not print the same message again. */
+  private modelError = "";
+  /** Approval requests shown since the last decision: then `run.interrupted` adds nothing. */
+  private requestsShown = 0;
 
   constructor(private readonly options: TimelineOptions) {}
 
@@ -75,7 +79,8 @@ export class Timeline {
         this.modelFinished(event);
         return;
       case "model.failed":
-        this.line(`✗ model failed [${String(event["code"])}] ${oneLine(String(event["message"] ?? ""))}${event["will_retry"] === true ? " (retrying)" : ""}`);
+        this.modelError = String(event["message"] ?? "");
+        this.line(`✗ model failed [${String(event["code"])}] ${oneLine(this.modelError, CLI_DEFAULTS.errorLineChars)}${event["will_retry"] === true ? " (retrying)" : ""}`);
         return;
       case "tool.call.started":
         this.calls.set(String(event["tool_call_id"]), { tool: String(event["tool"]), args: event["args"] });
@@ -89,7 +94,8 @@ export class Timeline {
         for (const request of asArray(event["requests"])) {
           const r = request as { name?: unknown; args?: unknown; tool_call_id?: unknown; risk?: unknown };
           this.calls.set(String(r.tool_call_id), { tool: String(r.name), args: r.args });
-          this.line(`⏸ ${String(r.name)}(${foldArgs(r.args, CLI_DEFAULTS.foldedArgsChars)}) needs approval (risk ${String(r.risk)})`);
+          this.line(`⏸ ${String(r.name)}(${foldArgs(r.args, CLI_DEFAULTS.foldedArgsChars)}) needs approval (risk ${String(r.risk)})  [call ${String(r.tool_call_id)}]`);
+          this.requestsShown += 1;
         }
         return;
       case "approval.decided":
@@ -97,7 +103,8 @@ export class Timeline {
         return;
       case "run.interrupted":
         this.setSpinner(null);
-        this.line("⏸ waiting for approval");
+        // the requests just shown already say the run waits; say it only when they were not
+        if (this.requestsShown === 0) this.line("⏸ waiting for approval");
         return;
       case "run.cancel_requested":
         this.line("■ cancel requested");
@@ -109,7 +116,10 @@ export class Timeline {
         return;
       case "run.failed":
         this.setSpinner(null);
-        this.line(`✗ failed: ${String(event["stop_reason"])}${event["code"] ? ` [${String(event["code"])}]` : ""}${event["message"] ? ` ${oneLine(String(event["message"]))}` : ""}`);
+        {
+          const message = typeof event["message"] === "string" && event["message"] !== this.modelError ? ` ${oneLine(event["message"], CLI_DEFAULTS.errorLineChars)}` : "";
+          this.line(`✗ failed: ${String(event["stop_reason"])}${event["code"] ? ` [${String(event["code"])}]` : ""}${message}`);
+        }
         return;
       case "run.timeout":
         this.setSpinner(null);
@@ -157,7 +167,8 @@ export class Timeline {
   private toolFinished(event: TimelineEvent): void {
     this.setSpinner(null);
     const id = String(event["tool_call_id"]);
-    const call = this.calls.get(id) ?? { tool: String(event["tool"]), args: undefined };
+    // a call that never started (refused, rejected, unparsable) has its arguments on the event, if the caller looked them up
+    const call = this.calls.get(id) ?? { tool: String(event["tool"]), args: event["args"] };
     const ok = event["ok"] === true;
     const status = ok ? "✓" : "✗";
     const code = ok ? "" : `  ${String(event["error_code"] ?? "failed")}`;
@@ -166,7 +177,15 @@ export class Timeline {
     if (this.options.verbose && call.args !== undefined) this.line(`    args ${JSON.stringify(call.args)}`);
   }
 
+  /** Prints a tool's result (what the model saw) under its call line, cut to CLI_DEFAULTS.verboseResultChars. */
+  result(tool: string, text: string): void {
+    const flat = text.replace(/\s+/g, " ").trim();
+    const max = CLI_DEFAULTS.verboseResultChars;
+    this.line(`    ${tool} result ${flat.length > max ? `${flat.slice(0, max - 1)}…` : flat}`);
+  }
+
   private decided(event: TimelineEvent): void {
+    this.requestsShown = 0;
     const call = this.calls.get(String(event["tool_call_id"]));
     const what = call?.tool ?? (typeof event["tool"] === "string" ? event["tool"] : String(event["tool_call_id"]));
     const by = event["by"] ? ` by ${String(event["by"])}` : "";
@@ -230,8 +249,10 @@ function asArray(value: unknown): unknown[] {
   return Array.isArray(value) ? value : [];
 }
 
-/** Text on one line, cut to 200 characters. */
-export function oneLine(text: string): string {
+/** Text on one line, cut to `max` characters at a space (never inside a word or a URL). */
+export function oneLine(text: string, max = 200): string {
   const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length > 200 ? `${flat.slice(0, 199)}…` : flat;
+  if (flat.length <= max) return flat;
+  const space = flat.lastIndexOf(" ", max - 1);
+  return `${flat.slice(0, space > max / 2 ? space : max - 1)}…`;
 }

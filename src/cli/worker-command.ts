@@ -19,7 +19,7 @@ export function registerWorkerCommand(program: Command, setExitCode: (code: numb
     .description("execute queued runs until stopped (Ctrl-C drains)")
     .option("--concurrency <n>", "runs at once (default DEVMIND_WORKER_CONCURRENCY)", integerOption("--concurrency", bounds.min, bounds.max))
     .action(async (options: { concurrency?: number }) => {
-      const opened = await openRuntime({ requireModel: true, recoverOrphans: true });
+      const opened = await openRuntime({ requireModel: true, recoverOrphans: true, service: true });
       const signals = onStopSignals("worker: draining (runs stop at their next step and go back to the queue; again to quit at once)");
       try {
         const concurrency = options.concurrency ?? opened.config.worker.concurrency;

@@ -8,7 +8,8 @@ import { AIMessage, AIMessageChunk, type BaseMessage } from "@langchain/core/mes
 import type { Runnable, RunnableConfig } from "@langchain/core/runnables";
 import { concat } from "@langchain/core/utils/stream";
 import { MODEL_RETRY_BACKOFF_MS } from "../constants.js";
-import { classifyModelError, redactSecrets } from "../model/model-errors.js";
+import { classifyModelError } from "../model/model-errors.js";
+import { redactSecrets } from "../secret-redaction.js";
 import { isTransientModelError, retryAfterHintMs } from "../model/retry-policy.js";
 
 /** A chat model as the graph uses it (after `bindTools`). */

@@ -12,6 +12,7 @@
  */
 import { MODEL_DEFAULTS } from "../constants.js";
 import { DevmindError } from "../errors.js";
+import { redactSecrets } from "../secret-redaction.js";
 
 /** The outcome codes of a failed model call. */
 export type ModelErrorCode = "MODEL_TIMEOUT" | "MODEL_FAILED" | "MODEL_CANCELLED";
@@ -46,7 +47,7 @@ const MAX_CAUSE_DEPTH = 8;
  * Classifies a failed model call: MODEL_TIMEOUT (a timeout anywhere in the cause chain, or the
  * call's signal fired with a TimeoutError), MODEL_CANCELLED (an abort that is not a timeout),
  * or MODEL_FAILED (everything else: HTTP errors, network errors, scripted errors, bugs).
- * The message is redacted (`redactSecrets`) and bounded.
+ * The message is redacted (`redactSecrets` of src/secret-redaction.ts) and bounded.
  *
  * @example
  * try { await model.stream(messages, { signal }); }
@@ -120,32 +121,4 @@ function safeJson(value: unknown): string {
   } catch {
     return String(value);
   }
-}
-
-const SECRET_PATTERNS: RegExp[] = [
-  // OpenAI-style keys: sk-..., sk-proj-..., and the like
-  /\bsk-[A-Za-z0-9_-]{6,}/g,
-  // an Authorization header value
-  /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{6,}/gi,
-  // "api_key": "...", apiKey=..., x-api-key: ...
-  /\b((?:x-)?api[_-]?key["']?\s*[:=]\s*["']?)[^\s"',;&}]+/gi,
-  // ?key=... in URLs
-  /([?&](?:api[_-]?)?key=)[^&\s"']+/gi,
-];
-
-/**
- * Removes anything that looks like an API key or bearer token from `text` (sk-…, `Bearer …`,
- * `api_key: …`, `?key=…`), plus each of `secrets` verbatim. Use it on every model error message
- * before it is logged, stored or sent.
- */
-export function redactSecrets(text: string, secrets: readonly string[] = []): string {
-  let out = text;
-  for (const secret of secrets) {
-    if (secret.length >= 4) out = out.split(secret).join("[redacted]");
-  }
-  out = out.replace(SECRET_PATTERNS[0] as RegExp, "[redacted]");
-  out = out.replace(SECRET_PATTERNS[1] as RegExp, (_match, scheme: string) => `${scheme} [redacted]`);
-  out = out.replace(SECRET_PATTERNS[2] as RegExp, (_match, prefix: string) => `${prefix}[redacted]`);
-  out = out.replace(SECRET_PATTERNS[3] as RegExp, (_match, prefix: string) => `${prefix}[redacted]`);
-  return out;
 }

@@ -5,7 +5,7 @@ import { DevmindError, RunNotFoundError } from "../errors.js";
 import { RUN_EVENTS_CHANNEL, eventSql, type EventSql } from "./event-sql.js";
 import { checkFence, leaseLost, type Fence } from "./fence.js";
 import { checkRunId } from "./run-record.js";
-import { redactedJson } from "./secret-redaction.js";
+import { createRedactor, type Redactor } from "../secret-redaction.js";
 
 /**
  * A stored run event (CONTRACT section 6): the envelope `{run_id, thread_id, seq, type, at}`
@@ -77,7 +77,9 @@ const ENVELOPE_KEYS = new Set(["run_id", "thread_id", "seq", "type", "at"]);
  * (`api_key`, `authorization`, `password`, `*_token`, …) becomes `[REDACTED]`, and secret-looking
  * text anywhere (`sk-…`, `Bearer …`, GitHub/Slack/AWS/Google keys, URL passwords) is replaced in
  * place. Refusing would turn a model echoing a key into a failed run and a hole in the audit
- * trail; redacting keeps the event and never stores the key. See `secret-redaction.ts`.
+ * trail; redacting keeps the event and never stores the key. With a redactor from
+ * `createRedactor(configSecrets(config))` the configured keys are hidden whatever their shape.
+ * See `src/secret-redaction.ts`.
  *
  * @example
  *   const events = new EventStore(db);
@@ -87,7 +89,11 @@ const ENVELOPE_KEYS = new Set(["run_id", "thread_id", "seq", "type", "at"]);
 export class EventStore {
   private readonly sql: EventSql;
 
-  constructor(private readonly db: Database) {
+  /** `redactor`: hides the configured secret values too (default: the patterns only). */
+  constructor(
+    private readonly db: Database,
+    private readonly redactor: Redactor = createRedactor(),
+  ) {
     this.sql = eventSql(db.schema);
   }
 
@@ -108,7 +114,7 @@ export class EventStore {
     }
     if (!Array.isArray(events)) throw new DevmindError("RUN_INPUT_INVALID", "events must be an array of {type, data?}");
     if (events.length === 0) return [];
-    const payload = serializeEvents(events);
+    const payload = serializeEvents(events, this.redactor);
     const runner = options.tx ?? this.db;
     for (let attempt = 1; ; attempt += 1) {
       try {
@@ -227,7 +233,7 @@ function waitForWake(ms: number, register: (resolve: () => void) => void): Promi
   });
 }
 
-function serializeEvents(events: readonly NewRunEvent[]): string {
+function serializeEvents(events: readonly NewRunEvent[], redactor: Redactor): string {
   const rows = events.map((event, index) => {
     const where = `event ${index}`;
     if (event === null || typeof event !== "object") throw new DevmindError("RUN_INPUT_INVALID", `${where} must be an object {type, data?}`);
@@ -244,7 +250,7 @@ function serializeEvents(events: readonly NewRunEvent[]): string {
     return { type, data: data ?? {} };
   });
   try {
-    return redactedJson(rows);
+    return redactor.json(rows);
   } catch (error) {
     throw new DevmindError("RUN_INPUT_INVALID", `events are not serialisable as JSON: ${(error as Error).message}`, { cause: error });
   }

@@ -20,6 +20,7 @@ import {
   type RunRecord,
   type RunStatus,
 } from "./run-record.js";
+import { createRedactor, type Redactor } from "../secret-redaction.js";
 import { runSql, type RunSql } from "./run-sql.js";
 import { statusForStopReason, type TerminalStatus } from "./status.js";
 
@@ -31,6 +32,12 @@ export interface CreateRunOptions {
   limits?: RunLimits | undefined;
   /** "reject" (default): a thread with a pending, running or interrupted run refuses another. "enqueue": queue behind it. */
   multitask?: "reject" | "enqueue" | undefined;
+  /**
+   * Claim the run for this lease in the creating transaction (status running, epoch 1, attempt
+   * 1), so no worker anywhere can take it before the creator executes it. When the thread has a
+   * run ahead of it (multitask "enqueue"), the run is created pending and not claimed.
+   */
+  claimFor?: LeaseOptions | undefined;
 }
 
 /** Filters and cursor of `list`. */
@@ -103,7 +110,11 @@ const PROBE_PAYLOAD = "p".repeat(2_000);
 export class RunStore {
   private readonly sql: RunSql;
 
-  constructor(private readonly db: Database) {
+  /** `redactor`: applied to a finished run's answer and error message before they are stored. */
+  constructor(
+    private readonly db: Database,
+    private readonly redactor: Redactor = createRedactor(),
+  ) {
     this.sql = runSql(db.schema);
   }
 
@@ -123,10 +134,15 @@ export class RunStore {
     }
     const runId = randomUUID();
     const lockKey = `${RUN_THREAD_LOCK_PREFIX}${this.db.schema}:${threadId}`;
+    const lease = options.claimFor === undefined ? undefined : checkLease(options.claimFor);
     const row = await this.db.transaction(async (tx) => {
       await tx.query(this.sql.lockThread, [lockKey]);
       const result = await tx.query(this.sql.create, [runId, threadId, input, limits, multitask === "enqueue"]);
-      return result.rows[0];
+      const inserted = result.rows[0];
+      if (lease === undefined || inserted === undefined || inserted["run_id"] === null) return inserted;
+      const taken = await tx.query(this.sql.claim, [runId, lease.owner, lease.leaseMs, true, false]);
+      const claimedRow = taken.rows[0];
+      return claimedRow !== undefined && claimedRow["run_id"] !== null ? claimedRow : inserted;
     });
     if (row === undefined || row["run_id"] === null) {
       const activeId = row?.["active_run_id"] as string | undefined;
@@ -138,6 +154,16 @@ export class RunStore {
       );
     }
     return runFromRow(row);
+  }
+
+  /**
+   * `create` with `claimFor`: the run and, when it could be claimed in the same transaction, its
+   * lease (`claimed`); null `claimed` means it was queued behind another run of its thread.
+   */
+  async createClaimed(options: CreateRunOptions & { claimFor: LeaseOptions }): Promise<{ run: RunRecord; claimed: ClaimedRun | null }> {
+    const run = await this.create(options);
+    if (run.status !== "running" || run.lease?.owner !== options.claimFor.owner) return { run, claimed: null };
+    return { run, claimed: { run, epoch: run.lease.epoch } };
   }
 
   /** The run with this id; RunNotFoundError for an unknown id or a string that is not a uuid. */
@@ -313,7 +339,8 @@ export class RunStore {
     if (error !== null && (typeof error?.code !== "string" || typeof error.message !== "string")) {
       throw runInputError("error must be { code, message } or null", { field: "error" });
     }
-    const values = [id, epoch, status, stopReason, answer, error?.code ?? null, error?.message ?? null, ...countValues(checkRunCounts(outcome.counts))];
+    const redact = (text: string | null | undefined): string | null => (typeof text === "string" ? this.redactor.text(text) : null);
+    const values = [id, epoch, status, stopReason, redact(answer), error?.code ?? null, redact(error?.message), ...countValues(checkRunCounts(outcome.counts))];
     const result = await (options.tx ?? this.db).query(this.sql.finish, values);
     return result.rows.length > 0;
   }

@@ -2,12 +2,13 @@ import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { PostgresCheckpointSaver } from "../checkpoint/postgres-saver.js";
-import { loadConfig, type DevmindConfig } from "../config.js";
+import { configSecrets, loadConfig, type DevmindConfig } from "../config.js";
 import { RUNS_CHANNEL, RUNTIME_DEFAULTS } from "../constants.js";
 import { notify } from "../db/channels.js";
 import type { Database } from "../db/types.js";
 import { RunConflictError } from "../errors.js";
 import { silentLogger, type Logger } from "../logger.js";
+import { createRedactor, type Redactor } from "../secret-redaction.js";
 import type { ActionRequest } from "../graph/approvals.js";
 import { buildAgentGraph, type AgentGraph } from "../graph/build-agent-graph.js";
 import { limitsFromConfig } from "../graph/limits.js";
@@ -23,7 +24,7 @@ import { EventStore, type RunEvent } from "./event-store.js";
 import type { ExecutorDeps } from "./executor.js";
 import { DatabaseHealth, executeWithRecovery, type DatabaseHealthReport } from "./fault-recovery.js";
 import { LiveDeltaPublisher } from "./live-deltas.js";
-import type { RunInput, RunLimits, RunRecord, RunStatus } from "./run-record.js";
+import type { ClaimedRun, RunInput, RunLimits, RunRecord, RunStatus } from "./run-record.js";
 import { RunStore } from "./run-store.js";
 import { retryDatabaseFaults } from "./backoff.js";
 import { createThreadsApi, type ThreadsApi } from "./threads-api.js";
@@ -42,6 +43,8 @@ export interface RuntimeOptions {
   config?: DevmindConfig;
   /** Structured log of runs and workers (claimed, finished, recovered, lease lost, database away). Default: silent. */
   logger?: Logger;
+  /** Hides secrets in stored events and run errors. Default: `createRedactor(configSecrets(config))`. */
+  redactor?: Redactor;
 }
 
 /** A live event of a run, as `subscribe` delivers it (model.delta included). */
@@ -49,7 +52,13 @@ export type LiveEvent = { type: string; [field: string]: unknown };
 
 /** `runtime.runs` (CONTRACT section 9). */
 export interface RunsApi {
-  create(options: { threadId?: string; input: RunInput; limits?: RunLimits; multitask?: "reject" | "enqueue" }): Promise<RunRecord>;
+  /**
+   * Queues a run. With `executeHere: true` the run is created already claimed by this runtime
+   * (status running, in the creating transaction), so a worker of another process sharing the
+   * database cannot take it: call `execute(run_id)` next to run it here. A run queued behind
+   * another run of its thread (multitask "enqueue") stays pending and unreserved.
+   */
+  create(options: { threadId?: string; input: RunInput; limits?: RunLimits; multitask?: "reject" | "enqueue"; executeHere?: boolean }): Promise<RunRecord>;
   execute(runId: string): Promise<RunRecord>;
   decide(runId: string, body: unknown, audit: { principal: string; reason?: string }): Promise<RunRecord>;
   get(runId: string): Promise<RunRecord>;
@@ -102,14 +111,17 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const config = options.config ?? loadConfig({});
   const db = options.db;
   const logger = options.logger ?? silentLogger;
-  const runs = new RunStore(db);
-  const events = new EventStore(db);
+  const redactor = options.redactor ?? createRedactor(configSecrets(config));
+  const runs = new RunStore(db, redactor);
+  const events = new EventStore(db, redactor);
   const decisions = new DecisionStore(db);
   const ledger = new ToolLedger(db);
   const listeners = new Map<string, Set<(event: LiveEvent) => void>>();
   // model.delta also goes to other processes (a server streaming a run a worker executes)
   const deltas = new LiveDeltaPublisher(db);
   const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  // runs created with executeHere: claimed at creation, waiting for execute() in this process
+  const reserved = new Map<string, ClaimedRun>();
   let built: Promise<{ graph: AgentGraph; registry: ToolRegistry }> | undefined;
 
   const build = (): Promise<{ graph: AgentGraph; registry: ToolRegistry }> => {
@@ -132,8 +144,11 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     return built;
   };
 
-  const live = (runId: string, event: LiveEvent): void => {
-    if (event.type === "model.delta") deltas.publish(runId, Number(event["round"] ?? 0), String(event["text"] ?? ""));
+  const live = (runId: string, raw: LiveEvent): void => {
+    // live events reach terminals and other processes before (or instead of) the store: redact them the same way
+    const event: LiveEvent =
+      raw.type === "model.delta" ? { ...raw, text: redactor.text(String(raw["text"] ?? "")) } : (JSON.parse(redactor.json(raw)) as LiveEvent);
+    if (event.type === "model.delta") deltas.publish(runId, Number(event["round"] ?? 0), String(event["text"]));
     for (const listener of listeners.get(runId) ?? []) {
       try {
         listener(event);
@@ -171,14 +186,20 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 
   const runsApi: RunsApi = {
     async create(request) {
-      const run = await runs.create(request);
+      const { executeHere, ...create } = request;
+      const { run, claimed } =
+        executeHere === true ? await runs.createClaimed({ ...create, claimFor: { owner, leaseMs: config.worker.leaseMs } }) : { run: await runs.create(create), claimed: null };
+      if (claimed !== null) reserved.set(run.run_id, claimed);
       await threads.touch(run.thread_id);
       await events.append(run.run_id, [{ type: "run.created", data: {} }]);
-      await notify(db, RUNS_CHANNEL, run.run_id);
+      if (claimed === null) await notify(db, RUNS_CHANNEL, run.run_id);
       return run;
     },
     async execute(runId) {
-      const claimed = await runs.claim(runId, { owner, leaseMs: config.worker.leaseMs, from: ["pending", "interrupted"] });
+      const key = runId.toLowerCase();
+      const reservation = reserved.get(key);
+      reserved.delete(key);
+      const claimed = reservation ?? (await runs.claim(runId, { owner, leaseMs: config.worker.leaseMs, from: ["pending", "interrupted"] }));
       const after = await executeWithRecovery(executorDeps(), claimed, owner, {
         trigger: "manual",
         health: executionHealth,
@@ -265,6 +286,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     async close() {
       await Promise.all([...workers].map((worker) => worker.stop()));
       workers.clear();
+      // reserved runs never executed go back to the queue instead of waiting for their lease to lapse
+      const unexecuted = [...reserved.values()];
+      reserved.clear();
+      await Promise.all(unexecuted.map(({ run, epoch }) => runs.release(run.run_id, epoch).catch(() => false)));
     },
   };
 }

@@ -124,7 +124,7 @@ export function createWorker(deps: WorkerDeps): Worker {
         if (after === null) {
           deps.logger.info({ event: "run.left", run_id: claimed.run.run_id, worker: owner }, "run left to its lease (another worker continues it)");
         } else {
-          deps.logger.info({ event: "run.executed", run_id: after.run_id, status: after.status, stop_reason: after.stop_reason, worker: owner }, `run ${after.status}`);
+          deps.logger.info({ event: "run.executed", run_id: after.run_id, status: after.status, stop_reason: after.stop_reason, ...(after.error === null ? {} : { error: after.error }), worker: owner }, `run ${after.status}`);
           // drained at a step boundary and released: wake idle workers of every process, so one
           // continues it now rather than at its next idle poll
           if (after.status === "pending") await notify(deps.db, RUNS_CHANNEL, after.run_id).catch(() => undefined);

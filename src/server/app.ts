@@ -13,6 +13,8 @@ import { devmindRoutes } from "./routes/devmind-routes.js";
 import { langgraphRunRoutes } from "./routes/langgraph-runs.js";
 import { langgraphThreadRoutes } from "./routes/langgraph-threads.js";
 import { webRoutes } from "./web/routes.js";
+import { silentLogger, type Logger } from "../logger.js";
+import { DevmindError } from "../errors.js";
 
 /** What the HTTP app serves from: the runtime (runs, threads), its database and the config. */
 export interface AppDeps {
@@ -21,8 +23,8 @@ export interface AppDeps {
   config: DevmindConfig;
   /** Aborted when the server shuts down: open streams end (clients reconnect with Last-Event-ID). */
   shutdown?: AbortSignal | undefined;
-  /** Where server errors are logged (one JSON line each); default stderr. */
-  log?: ((line: Record<string, unknown>) => void) | undefined;
+  /** Where failed requests (5xx, unexpected errors) are logged, with request id, method and path; default silent. */
+  logger?: Logger | undefined;
   /** SSE heartbeat interval; default SERVER_DEFAULTS.heartbeatMs (tests shorten it). */
   heartbeatMs?: number | undefined;
 }
@@ -43,12 +45,16 @@ const VERSION = "0.1.0";
  */
 export function createApp(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
   const app = new Hono<{ Variables: AuthVariables }>();
-  const log = deps.log ?? ((line) => process.stderr.write(`${JSON.stringify(line)}\n`));
+  const logger = deps.logger ?? silentLogger;
 
   app.onError((error, c) => {
-    const { status } = errorBody(error);
+    const { status, body } = errorBody(error);
     if (status >= 500) {
-      log({ level: "error", at: new Date().toISOString(), msg: "request failed", method: c.req.method, path: c.req.path, request_id: c.res.headers.get("x-request-id"), error: error instanceof Error ? error.message : String(error) });
+      // never the body or headers: they may carry keys; the logger redacts what the message quotes
+      logger.error(
+        { event: "request.failed", request_id: c.res.headers.get("x-request-id"), method: c.req.method, path: c.req.path.slice(0, 200), status, code: body.error, err: errorText(error) },
+        "request failed",
+      );
     }
     return errorResponse(c, error);
   });
@@ -95,4 +101,9 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
   app.route("/", langgraphThreadRoutes(deps));
   app.route("/", langgraphRunRoutes(deps));
   return app;
+}
+
+function errorText(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  return error instanceof DevmindError ? error.message : (error.stack ?? error.message);
 }

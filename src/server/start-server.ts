@@ -18,8 +18,8 @@ export interface StartServerOptions {
   port?: number | undefined;
   /** In-process worker slots; default config.worker.concurrency; 0 for none (runs execute elsewhere). */
   workers?: number | undefined;
-  /** Server error log (one JSON line per failed request); default stderr. */
-  log?: AppDeps["log"];
+  /** Log of failed requests (see AppDeps.logger); default silent. */
+  logger?: AppDeps["logger"];
   /** SSE heartbeat interval; default SERVER_DEFAULTS.heartbeatMs. */
   heartbeatMs?: number | undefined;
 }
@@ -67,7 +67,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const host = options.host ?? options.config.server.host;
   checkBindable(host, options.config);
   const shutdown = new AbortController();
-  const app = createApp({ runtime: options.runtime, db: options.db, config: options.config, shutdown: shutdown.signal, log: options.log, heartbeatMs: options.heartbeatMs });
+  const app = createApp({ runtime: options.runtime, db: options.db, config: options.config, shutdown: shutdown.signal, logger: options.logger, heartbeatMs: options.heartbeatMs });
   const wantedPort = options.port ?? options.config.server.port;
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, hostname: host, port: wantedPort }, () => resolve(s));

@@ -1,8 +1,10 @@
-import { existsSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { runCli, spawnCli } from "../helpers/cli.js";
+import { cliCommandLine, runCli, spawnCli } from "../helpers/cli.js";
 import { cliContexts, ndjson } from "../helpers/cli-env.js";
+import { BACKENDS } from "../helpers/databases.js";
 
 const context = cliContexts();
 
@@ -101,4 +103,44 @@ describe("devmind bad input: one line, a usage hint, exit 2, nothing touched", (
     expect(table.code).toBe(0);
     expect(table.stdout).toMatch(new RegExp(`^${String(result["run_id"])}  cancelled +cancelled +1r/0t +\\d{4}-\\d\\d-\\d\\dT[\\d:]{8}  write a.txt\n$`));
   }, 300_000);
+});
+
+describe.each(BACKENDS)("devmind output into a pipe closed early on %s", (backend) => {
+  it("`show ID | head -3`, `events ID --json | head -1` and output into a closed pipe end quietly: exit 0, no stack trace", async () => {
+    const ctx = context(backend);
+    const model = ctx.script("add.json", [{ tool_calls: [{ id: "c1", name: "add", args: { a: 2, b: 3 } }] }, { content: "five" }]);
+    const run = await runCli(["run", "add 2 and 3", "--json"], { ...ctx.env, ...model }, { cwd: ctx.dir });
+    expect(run.code).toBe(0);
+    const runId = String(ndjson(run.stdout).at(-1)?.["run_id"]);
+    for (const [args, reader] of [
+      [["show", runId], "head -3"],
+      [["events", runId, "--json"], "head -1"],
+      // a reader gone before the first write: every write fails with EPIPE
+      [["show", runId, "--verbose"], "true"],
+      [["events", runId, "--json"], "true"],
+    ] as const) {
+      const errFile = join(ctx.dir, "stderr.txt");
+      const piped = spawnSync("bash", ["-c", `${cliCommandLine([...args])} 2>${errFile} | ${reader}; exit "\${PIPESTATUS[0]}"`], {
+        cwd: ctx.dir,
+        env: { PATH: process.env["PATH"] ?? "", ...ctx.env },
+        encoding: "utf8",
+        timeout: 180_000,
+      });
+      const what = `${args.join(" ")} | ${reader}`;
+      expect(readFileSync(errFile, "utf8"), what).toBe("");
+      expect(piped.status, what).toBe(0);
+      if (reader !== "true") expect(piped.stdout.trim().split("\n").length, what).toBeGreaterThan(0);
+    }
+  }, 300_000);
+});
+
+describe("devmind --version", () => {
+  it("--version prints the package version", async () => {
+    const version = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
+    for (const flag of ["--version", "-V"]) {
+      const result = await runCli([flag], {});
+      expect(result.code, flag).toBe(0);
+      expect(result.stdout, flag).toBe(`${version}\n`);
+    }
+  }, 120_000);
 });

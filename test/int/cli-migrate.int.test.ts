@@ -21,11 +21,14 @@ describe("devmind migrate", () => {
     const cwd = tempDir();
     const env = { DEVMIND_DATA_DIR: join(cwd, "data") };
     const first = await runCli(["migrate", "--json"], env, { cwd });
-    expect(first.stderr).toBe("");
+    // stderr: one JSON log line per migration applied (LOG_LEVEL info), nothing else
+    const logged = first.stderr.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(logged.map((line) => [line["level"], line["event"], line["version"]])).toEqual(VERSIONS.map((v) => ["info", "migration.applied", v]));
     expect(first.code).toBe(0);
     expect(JSON.parse(first.stdout)).toMatchObject({ schema: "devmind", applied: VERSIONS, current: VERSIONS.length });
-    const second = await runCli(["migrate"], env, { cwd });
+    const second = await runCli(["migrate"], { ...env, LOG_LEVEL: "debug" }, { cwd });
     expect(second.code).toBe(0);
+    expect(second.stderr).toContain('"event":"migrations.current"');
     expect(second.stdout).toContain("already up to date");
     const status = await runCli(["migrate", "--status", "--json"], env, { cwd });
     expect(status.code).toBe(0);

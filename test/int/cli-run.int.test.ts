@@ -73,7 +73,7 @@ describe.each(BACKENDS)("devmind run / approve / reject / resume / cancel on %s"
     expect(first.stdout).toMatch(/✓ add\(a=2, b=3\)  \d+ ms\n    args \{"a":2,"b":3\}\n/);
     expect(first.stdout).toMatch(/· model round 1: tool_calls, 1 tool call\(s\)/);
     expect(first.stdout).toContain('⏸ write_file(path="note.txt", content="hello") needs approval');
-    expect(first.stdout).toContain(`devmind approve ${runId}\n`);
+    expect(first.stdout).toContain(`  npx devmind approve ${runId}\n`);
     expect(first.stdout).toContain(`devmind reject ${runId} --reason`);
     expect(existsSync(join(ctx.workspace, "note.txt"))).toBe(false);
 
@@ -136,20 +136,24 @@ describe.each(BACKENDS)("devmind run / approve / reject / resume / cancel on %s"
     expect(existsSync(join(ctx.workspace, "note.txt"))).toBe(false);
   }, 300_000);
 
-  it("refuses to decide a finished run or an unknown run: exit 2, one line and a hint, the database unchanged", async () => {
+  it("refuses to decide or resume a finished run (before asking for a model) or an unknown run: exit 2, one line and a hint with the real id; cancel says it finished (exit 0); the database unchanged", async () => {
     const ctx = context(backend);
     const model = ctx.script("answer.json", [{ content: "hi" }]);
     const run = await runCli(["run", "say hi", "--json"], { ...ctx.env, ...model }, { cwd: ctx.dir });
     expect(run.code).toBe(0);
     const runId = String(ndjson(run.stdout).at(-1)?.["run_id"]);
     const before = await snapshot(ctx, runId);
-    for (const args of [["approve", runId], ["reject", runId, "--reason", "no"], ["resume", runId], ["cancel", runId]]) {
-      const refused = await runCli(args, { ...ctx.env, ...model }, { cwd: ctx.dir });
+    // no model configured: the run is checked first, so the answer is about the run, not the model
+    for (const args of [["approve", runId], ["reject", runId, "--reason", "no"], ["resume", runId]]) {
+      const refused = await runCli(args, ctx.env, { cwd: ctx.dir });
       expect(refused.code, args.join(" ")).toBe(2);
       expect(refused.stderr.split("\n")[0]).toMatch(/^devmind: .*\[RUN_CONFLICT\]$/);
-      expect(refused.stderr).toContain("hint:");
+      expect(refused.stderr).toContain(`hint: \`npx devmind show ${runId}\` shows where the run is`);
       expect(refused.stdout).toBe("");
     }
+    const cancel = await runCli(["cancel", runId], ctx.env, { cwd: ctx.dir });
+    expect(cancel.code).toBe(0);
+    expect(cancel.stdout).toBe(`run ${runId} already finished (success); nothing to cancel\n`);
     const unknown = "00000000-0000-4000-8000-000000000000";
     for (const args of [["approve", unknown, "--detach"], ["events", unknown], ["show", "not-a-run-id"]]) {
       const refused = await runCli(args, { ...ctx.env, ...model }, { cwd: ctx.dir });

@@ -23,13 +23,17 @@ describe("devmind run on a terminal (pseudo-terminal)", () => {
     const ctx = context();
     const term = spawnInPty(["run", "write a note"], { ...ctx.env, ...ctx.script("w.json", WRITE_SCRIPT) }, { cwd: ctx.dir });
     await term.waitFor((out) => out.includes(PROMPT));
-    term.write("a\r");
+    // one keypress answers: no Enter
+    term.write("a");
     const result = await term.exited;
     const text = screen(result.stdout);
     expect(result.code).toBe(0);
     expect(text).toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] thinking \(model round 1\)/);
     expect(text).toContain("Writing the note.");
-    expect(text).toContain("⏸ write_file needs approval (risk medium)");
+    // the pause is said once: the timeline's line, then the prompt names the call without repeating it
+    expect(text).toContain('⏸ write_file(path="note.txt", content="hello") needs approval (risk medium)  [call c_write]');
+    expect(text.match(/needs approval/g)).toHaveLength(1);
+    expect(text).toContain("  write_file  [call c_write]");
     expect(text).toContain('  path: "note.txt"');
     expect(text).toContain("✓ approved write_file by cli:");
     expect(text).toMatch(/✓ write_file\(path="note.txt", content="hello"\)  \d+ ms/);
@@ -42,7 +46,7 @@ describe("devmind run on a terminal (pseudo-terminal)", () => {
     const ctx = context();
     const term = spawnInPty(["run", "write a note"], { ...ctx.env, ...ctx.script("w.json", WRITE_SCRIPT) }, { cwd: ctx.dir });
     await term.waitFor((out) => out.includes(PROMPT));
-    term.write("r\r");
+    term.write("r");
     await term.waitFor((out) => out.includes("reason (optional)"));
     term.write("too risky\r");
     const result = await term.exited;
@@ -60,7 +64,7 @@ describe("devmind run on a terminal (pseudo-terminal)", () => {
     chmodSync(editor, 0o755);
     const term = spawnInPty(["run", "write a note"], { ...ctx.env, ...ctx.script("w.json", WRITE_SCRIPT), EDITOR: editor }, { cwd: ctx.dir });
     await term.waitFor((out) => out.includes(PROMPT));
-    term.write("e\r");
+    term.write("e");
     const result = await term.exited;
     const text = screen(result.stdout);
     expect(result.code).toBe(0);
@@ -75,11 +79,11 @@ describe("devmind run on a terminal (pseudo-terminal)", () => {
     const model = ctx.script("w.json", WRITE_SCRIPT);
     const later = spawnInPty(["run", "write a note"], { ...ctx.env, ...model }, { cwd: ctx.dir });
     await later.waitFor((out) => out.includes(PROMPT));
-    later.write("l\r");
+    later.write("l");
     const waiting = await later.exited;
     const runId = runIdFrom(screen(waiting.stdout));
     expect(waiting.code).toBe(3);
-    expect(screen(waiting.stdout)).toContain(`devmind approve ${runId}\n`);
+    expect(screen(waiting.stdout)).toContain(`  npx devmind approve ${runId}\n`);
 
     const resumed = spawnInPty(["resume", runId], { ...ctx.env, ...model }, { cwd: ctx.dir });
     await resumed.waitFor((out) => out.includes(PROMPT));

@@ -54,4 +54,26 @@ describe.each(BACKENDS)("devmind worker and the embedded-database rule on %s", (
     const done = await runCli(["show", runId, "--json"], ctx.env, { cwd: ctx.dir });
     expect(JSON.parse(done.stdout)).toMatchObject({ status: "success", answer: "two", model_rounds: 2, tool_calls: 1, attempt: 1 });
   }, 300_000);
+
+  itOn(backend, "postgres")("`run --model X` next to a running worker is executed by the CLI's own process with X, never by the worker", async () => {
+    const ctx = context(backend);
+    const workerModel = ctx.script("worker.json", [{ content: "answered by the worker's model" }]);
+    const cliModel = ctx.script("cli.json", [{ tool_calls: [{ id: "c1", name: "add", args: { a: 2, b: 3 } }] }, { content: "answered by the CLI's model" }]);
+    const worker = spawnCli(["worker", "--concurrency", "2"], { ...ctx.env, ...workerModel }, { cwd: ctx.dir });
+    await worker.waitFor((out) => out.includes("worker ready: 2 slots"));
+    for (let i = 0; i < 3; i += 1) {
+      const cli = spawnCli(["run", "add 2 and 3", "--json", "--model", cliModel["DEVMIND_MODEL"] as string], ctx.env, { cwd: ctx.dir });
+      const ended = await cli.exited;
+      expect(ended.code, ended.stderr).toBe(0);
+      const lines = ndjson(ended.stdout);
+      const started = lines.filter((e) => e["type"] === "run.started");
+      expect(started).toHaveLength(1);
+      expect(String(started[0]?.["worker"]).split(":")[1]).toBe(String(cli.pid));
+      expect(String(started[0]?.["worker"])).not.toMatch(/:worker$/);
+      expect(lines.at(-1)).toMatchObject({ type: "result", status: "success", answer: "answered by the CLI's model", tool_calls: 1 });
+    }
+    expect(worker.stdout()).not.toContain("started (attempt");
+    worker.kill("SIGTERM");
+    expect((await worker.exited).code).toBe(0);
+  }, 300_000);
 });

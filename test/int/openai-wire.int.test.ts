@@ -19,7 +19,8 @@ import { describeModelRequirement, loadConfig, type DevmindConfig } from "../../
 import { ConfigError, ModelError } from "../../src/errors.js";
 import { callModel, ModelCallError, type CallableModel, type ModelAttemptFailure } from "../../src/graph/model-call.js";
 import { createChatModel } from "../../src/model/create-chat-model.js";
-import { classifyModelError, redactSecrets } from "../../src/model/model-errors.js";
+import { classifyModelError } from "../../src/model/model-errors.js";
+import { redactSecrets } from "../../src/secret-redaction.js";
 import { isTransientModelError, retryAfterHintMs } from "../../src/model/retry-policy.js";
 import { ScriptedChatModel } from "../../src/model/scripted-model.js";
 import { errorReply, OpenAiTestServer, slowReply, stalledReply, textReply, toolCallReply } from "../helpers/openai-server.js";
@@ -453,7 +454,7 @@ describe("classifyModelError and the retry policy", () => {
   it("redacts keys and tokens", () => {
     const text = redactSecrets(`sk-proj-abcdef123456 Bearer abc.def-ghi_123 {"api_key": "hunter22"} ?key=xyz123 my-local-secret`, ["my-local-secret"]);
     expect(text).not.toMatch(/abcdef123456|abc\.def-ghi_123|hunter22|xyz123|my-local-secret/);
-    expect(text).toContain("Bearer [redacted]");
+    expect(text).toContain("Bearer [REDACTED]");
   });
 
   it("reads a 429's retry-after hint", () => {

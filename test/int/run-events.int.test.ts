@@ -8,7 +8,7 @@ import { LeaseLostError } from "../../src/errors.js";
 import { EventStore, type RunEvent } from "../../src/runtime/event-store.js";
 import type { Fence } from "../../src/runtime/fence.js";
 import { RunStore } from "../../src/runtime/run-store.js";
-import { REDACTED } from "../../src/runtime/secret-redaction.js";
+import { REDACTED } from "../../src/secret-redaction.js";
 import { BACKENDS, freshMigratedSchema, itOn, openBackend } from "../helpers/databases.js";
 import { rejection } from "../helpers/assertions.js";
 
@@ -190,7 +190,7 @@ describe.each(BACKENDS)("EventStore on %s", (backend) => {
       },
     ]);
     expect(stored).toMatchObject({
-      args: { command: `curl -H 'Authorization: ${REDACTED}' https://x`, api_key: REDACTED, env: { OPENAI_API_KEY: REDACTED } },
+      args: { command: `curl -H 'Authorization: Bearer ${REDACTED}' https://x`, api_key: REDACTED, env: { OPENAI_API_KEY: REDACTED } },
       note: `the key is ${REDACTED}`,
       usage: { input_tokens: 5 },
     });

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { foldArgs } from "../../src/cli/fold.js";
 import { Timeline, type TimelineEvent } from "../../src/cli/timeline.js";
+import { TimelineFeed } from "../../src/cli/timeline-feed.js";
+import type { CallDetail } from "../../src/cli/call-details.js";
 
 function render(events: TimelineEvent[], options: { tty?: boolean; verbose?: boolean } = {}): string {
   let out = "";
@@ -44,8 +46,7 @@ describe("Timeline", () => {
       [
         "▶ started in process 4242  10:00:01",
         "✓ add(a=2, b=3)  2 ms",
-        '⏸ write_file(path="a.txt", content="hi") needs approval (risk medium)',
-        "⏸ waiting for approval",
+        '⏸ write_file(path="a.txt", content="hi") needs approval (risk medium)  [call c2]',
         "✗ rejected write_file by alice: not now",
         "↻ resumed (approval) in process 99",
         "✗ read_file()  TOOL_FAILED  1 ms  (output truncated)",
@@ -82,5 +83,76 @@ describe("Timeline", () => {
     expect(render([{ type: "run.failed", stop_reason: "max_model_rounds", code: "MAX_MODEL_ROUNDS", message: "limit\nreached" }])).toBe("✗ failed: max_model_rounds [MAX_MODEL_ROUNDS] limit reached\n");
     expect(render([{ type: "run.timeout" }])).toBe("✗ timed out (the run's deadline passed)\n");
     expect(render([{ type: "run.cancel_requested" }, { type: "run.cancelled" }])).toBe("■ cancel requested\n■ cancelled\n");
+  });
+
+  it("says the run waits once: the requests, or one line when none were shown", () => {
+    expect(render([{ type: "run.interrupted" }])).toBe("⏸ waiting for approval\n");
+    const out = render(stored.slice(6, 8));
+    expect(out.match(/⏸/g)).toHaveLength(1);
+  });
+
+  it("prints a model error once, whole: never cut inside a URL, not repeated by run.failed", () => {
+    const message = `401 Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys. ${"More text here. ".repeat(10)}See https://platform.openai.com/docs/guides/error-codes/api-errors for details.`;
+    const out = render([
+      { type: "model.failed", round: 1, code: "MODEL_FAILED", message },
+      { type: "run.failed", stop_reason: "model_failed", code: "MODEL_FAILED", message },
+    ]);
+    expect(out).toBe(`✗ model failed [MODEL_FAILED] ${message}\n✗ failed: model_failed [MODEL_FAILED]\n`);
+    const long = `see https://example.com/${"a".repeat(300)} and more words after it`;
+    const cut = render([{ type: "run.failed", stop_reason: "model_failed", code: "MODEL_FAILED", message: `${"word ".repeat(500)}${long}` }]);
+    expect(cut).not.toContain("https://");
+    expect(cut.trim().endsWith("word…")).toBe(true);
+  });
+});
+
+describe("TimelineFeed", () => {
+  function feed(details: Map<string, CallDetail>, verbose: boolean): { timeline: TimelineFeed; out: () => string; source: { refreshes: number } } {
+    let out = "";
+    const source = { refreshes: 0 };
+    const seen = new Map<string, CallDetail>();
+    const timeline = new Timeline({ tty: false, verbose, write: (text) => (out += text) });
+    const fed = new TimelineFeed(timeline, {
+      get: (id) => seen.get(id),
+      // the checkpoint is a step behind the events: each read reveals what was stored by then
+      refresh: async () => {
+        source.refreshes += 1;
+        for (const [id, detail] of details) seen.set(id, detail);
+      },
+    }, verbose);
+    return { timeline: fed, out: () => out, source };
+  }
+
+  it("shows the arguments of a refused call (no tool.call.started) and, with --verbose, each call's result", async () => {
+    const details = new Map<string, CallDetail>([
+      ["c1", { name: "run_command", args: { command: "rm -rf /" }, result: '{"ok":false,"error":{"code":"PERMISSION_DENIED"}}' }],
+      ["c2", { name: "add", args: { a: 1, b: 2 }, result: '{"ok":true,"data":3}' }],
+    ]);
+    const events: TimelineEvent[] = [
+      { type: "tool.call.finished", tool_call_id: "c1", tool: "run_command", ok: false, error_code: "PERMISSION_DENIED", duration_ms: 0, truncated: false },
+      { type: "tool.call.started", tool_call_id: "c2", tool: "add", args: { a: 1, b: 2 } },
+      { type: "tool.call.finished", tool_call_id: "c2", tool: "add", ok: true, error_code: null, duration_ms: 1, truncated: false },
+      { type: "run.succeeded", answer: "3" },
+    ];
+    const plain = feed(details, false);
+    for (const event of events) plain.timeline.push(event);
+    await plain.timeline.flush();
+    expect(plain.out()).toBe('✗ run_command(command="rm -rf /")  PERMISSION_DENIED  0 ms\n✓ add(a=1, b=2)  1 ms\n3\n✓ succeeded\n');
+
+    const verbose = feed(details, true);
+    for (const event of events) verbose.timeline.push(event);
+    await verbose.timeline.flush();
+    const lines = verbose.out().split("\n");
+    expect(lines[0]).toBe('✗ run_command(command="rm -rf /")  PERMISSION_DENIED  0 ms');
+    expect(lines[1]).toBe('    args {"command":"rm -rf /"}');
+    expect(lines[2]).toBe('    run_command result {"ok":false,"error":{"code":"PERMISSION_DENIED"}}');
+    expect(verbose.out()).toContain('✓ add(a=1, b=2)  1 ms\n    args {"a":1,"b":2}\n    add result {"ok":true,"data":3}\n');
+  });
+
+  it("without the thread's messages, still shows every line in order at flush", async () => {
+    const empty = feed(new Map(), false);
+    empty.timeline.push({ type: "tool.call.finished", tool_call_id: "x", tool: "write_file", ok: false, error_code: "PERMISSION_DENIED", duration_ms: 0, truncated: false });
+    empty.timeline.push({ type: "run.succeeded", answer: "ok" });
+    await empty.timeline.flush();
+    expect(empty.out()).toBe("✗ write_file()  PERMISSION_DENIED  0 ms\nok\n✓ succeeded\n");
   });
 });

@@ -4,6 +4,7 @@ import { attachmentSummary, type AttachmentSink } from "../attachment-sink.js";
 import { defineTool, type Tool } from "../define-tool.js";
 import { ToolFailure } from "../tool-failure.js";
 import { cutWithMarker } from "../tool-result.js";
+import { redactSecrets } from "../../secret-redaction.js";
 
 /** Where and how `gen_image` calls an OpenAI-compatible images API (the config's `image`). */
 export interface ImageSettings {
@@ -125,11 +126,9 @@ function serverMessage(text: string): string {
   return cutWithMarker(message.replace(/\s+/g, " ").trim(), IMAGE_DEFAULTS.errorMessageMaxChars);
 }
 
-/** Removes the key, and anything shaped like a bearer token, from text bound for the model. */
+/** Removes the key, and anything shaped like a secret, from text bound for the model. */
 function scrubKey(text: string, apiKey: string | undefined): string {
-  let out = apiKey !== undefined && apiKey.length >= 4 ? text.split(apiKey).join("[REDACTED]") : text;
-  out = out.replace(/\bBearer\s+[A-Za-z0-9._~+/=-]{8,}/gi, "Bearer [REDACTED]").replace(/\bsk-[A-Za-z0-9_-]{8,}/g, "[REDACTED]");
-  return out;
+  return redactSecrets(text, apiKey === undefined ? [] : [apiKey]);
 }
 
 function networkReason(error: unknown): string {

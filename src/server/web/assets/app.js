@@ -3,6 +3,7 @@
 
 import { ApiError, authHeaders, apiKey, errorOf, request, setApiKey, setUnauthorizedHandler } from "./api.js";
 import { append, byId, el, timeOf } from "./dom.js";
+import { runLabel } from "./run-label.js";
 import { RunView } from "./run-view.js";
 import { followEvents } from "./sse.js";
 
@@ -209,10 +210,7 @@ function markSelected(runId) {
  * @returns {string}
  */
 function taskOf(run) {
-  const first = run?.input?.messages?.[0];
-  const text =
-    typeof first === "string" ? first : typeof first?.content === "string" ? first.content : startedTasks.get(String(run.run_id)) ?? `run ${String(run.run_id).slice(0, 8)}`;
-  return text.length > 80 ? `${text.slice(0, 79)}…` : text;
+  return runLabel(run, startedTasks.get(String(run.run_id)));
 }
 
 /** @param {unknown} error @returns {string} */
