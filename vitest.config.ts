@@ -4,11 +4,23 @@ export default defineConfig({
   test: {
     // the official checkpoint conformance suite calls describe/it/expect as globals
     globals: true,
-    include: ["test/**/*.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // integration files each open their own databases; two cores here
     maxWorkers: 2,
     reporters: ["default"],
+    projects: [
+      { extends: true, test: { name: "unit", include: ["test/unit/**/*.test.ts"] } },
+      {
+        extends: true,
+        test: {
+          name: "int",
+          include: ["test/int/**/*.test.ts"],
+          // builds dist/ and the fixture programs, makes the migrated PGlite template; runs only
+          // when an integration file is selected, so `npm test -- test/unit` stays quick
+          globalSetup: ["test/setup/global-setup.ts"],
+        },
+      },
+    ],
   },
 });

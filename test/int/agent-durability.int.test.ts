@@ -7,7 +7,7 @@ import { openDatabase } from "../../src/db/open-database.js";
 import type { Database } from "../../src/db/types.js";
 import type { AgentCrashOptions } from "../fixtures/agent-crash.js";
 import { pairing, shape } from "../helpers/agent.js";
-import { killLiveChildren, spawnTsx } from "../helpers/child-process.js";
+import { killLiveChildren, spawnFixture } from "../helpers/child-process.js";
 import { BACKENDS, TEST_DATABASE_URL, dropSchema, freshSchemaName } from "../helpers/databases.js";
 
 const FIXTURE = "test/fixtures/agent-crash.ts";
@@ -39,7 +39,7 @@ describe.each(BACKENDS)("agent durability on %s", (backend) => {
       threadId: "crash-thread",
       workspace,
     };
-    const first = spawnTsx(FIXTURE, ["run", JSON.stringify(options)], 60_000);
+    const first = spawnFixture(FIXTURE, ["run", JSON.stringify(options)], 60_000);
     // the fast call's line is on disk and the slow call is in flight
     await until("the slow call to start", () => existsSync(join(workspace, "slow-started")), 45_000);
     await until("the fast call's line", () => existsSync(join(workspace, "log.txt")) && readFileSync(join(workspace, "log.txt"), "utf8").includes("fast"), 10_000);
@@ -50,7 +50,7 @@ describe.each(BACKENDS)("agent durability on %s", (backend) => {
     expect(killed.signal).toBe("SIGKILL");
 
     writeFileSync(join(workspace, "release"), "go");
-    const second = spawnTsx(FIXTURE, ["resume", JSON.stringify(options)], 60_000);
+    const second = spawnFixture(FIXTURE, ["resume", JSON.stringify(options)], 60_000);
     const done = await second.exited;
     expect(done.stderr).toBe("");
     expect(done.code).toBe(0);

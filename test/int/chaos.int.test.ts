@@ -17,7 +17,7 @@ import type { Database } from "../../src/db/types.js";
 import type { ScriptedTurn } from "../../src/model/scripted-turns.js";
 import { createRuntime, type Runtime } from "../../src/runtime/runtime.js";
 import { chaosTask, type ChaosWorkerOptions } from "../fixtures/chaos-worker.js";
-import { killLiveChildren, spawnTsx, waitForLine, type TsxChild } from "../helpers/child-process.js";
+import { killLiveChildren, spawnFixture, waitForLine, type FixtureChild } from "../helpers/child-process.js";
 import { dropSchema, freshSchemaName, openBackend, TEST_DATABASE_URL } from "../helpers/databases.js";
 
 const FIXTURE = "test/fixtures/chaos-worker.ts";
@@ -53,7 +53,7 @@ const SCRIPT: ScriptedTurn[] = [
 ];
 
 interface WorkerProcess {
-  child: TsxChild;
+  child: FixtureChild;
   startedAt: number;
   killedAt: number | null;
   /** Set before we kill it: any other exit is a failure. */
@@ -141,7 +141,7 @@ describe.runIf(TEST_DATABASE_URL !== undefined)("chaos: worker processes SIGKILL
 
   function startWorker(): WorkerProcess {
     const options: ChaosWorkerOptions = { url: TEST_DATABASE_URL as string, schema, workspace, script: SCRIPT, concurrency: CONCURRENCY, leaseMs: LEASE_MS, maxAttempts: MAX_ATTEMPTS };
-    const child = spawnTsx(FIXTURE, [JSON.stringify(options)], CHILD_BOUND_MS);
+    const child = spawnFixture(FIXTURE, [JSON.stringify(options)], CHILD_BOUND_MS);
     const worker: WorkerProcess = { child, startedAt: Date.now(), killedAt: null, expectedExit: false };
     void child.exited.then((exit) => {
       if (!worker.expectedExit) unexpectedExits.push(`worker ${child.pid} exited on its own (${exit.code ?? exit.signal}): ${exit.stderr.slice(-3_000)}`);

@@ -27,7 +27,7 @@ import { ToolLedger } from "../../src/runtime/tool-ledger.js";
 import { builtinTools } from "../../src/tools/builtin/index.js";
 import { markers, recoveryTools, type RuntimeWorkerOptions } from "../fixtures/runtime-worker.js";
 import { pairing, shape } from "../helpers/agent.js";
-import { killLiveChildren, spawnTsx, waitForLine, type TsxChild } from "../helpers/child-process.js";
+import { killLiveChildren, spawnFixture, waitForLine, type FixtureChild } from "../helpers/child-process.js";
 import { BACKENDS, TEST_DATABASE_URL, describeOn, dropSchema, freshSchemaName, openBackend } from "../helpers/databases.js";
 
 const FIXTURE = "test/fixtures/runtime-worker.ts";
@@ -132,13 +132,13 @@ function makeRuntime(db: Database, workspace: string, script: ScriptedTurn[], le
   return runtime;
 }
 
-function spawnChild(place: Place, options: Omit<RuntimeWorkerOptions, "schema" | "url" | "dataDir">): TsxChild {
+function spawnChild(place: Place, options: Omit<RuntimeWorkerOptions, "schema" | "url" | "dataDir">): FixtureChild {
   const full: RuntimeWorkerOptions = {
     ...(place.backend === "postgres" ? { url: TEST_DATABASE_URL } : { dataDir: place.dataDir }),
     schema: place.schema,
     ...options,
   };
-  return spawnTsx(FIXTURE, [JSON.stringify(full)], CHILD_LIMIT_MS);
+  return spawnFixture(FIXTURE, [JSON.stringify(full)], CHILD_LIMIT_MS);
 }
 
 async function eventsOf(db: Database, runId: string): Promise<RunEvent[]> {
