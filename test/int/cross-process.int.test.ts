@@ -14,6 +14,7 @@ import { DevmindError } from "../../src/errors.js";
 import type { InterruptGraphOptions, InterruptGraphOutput } from "../fixtures/interrupt-graph.js";
 import { killLiveChildren, spawnFixture, waitForLine, type ChildExit } from "../helpers/child-process.js";
 import { dropSchema, freshSchemaName, TEST_DATABASE_URL } from "../helpers/databases.js";
+import { seedDataDir } from "../helpers/pglite-template.js";
 
 // The durability promise across process boundaries: one process runs a graph to an interrupt()
 // and exits; a different process resumes it from the checkpointer alone.
@@ -71,7 +72,7 @@ interface Target {
 }
 
 function pgliteTarget(): Target {
-  const dataDir = tempDir();
+  const dataDir = seedDataDir(tempDir());
   const schema = freshSchemaName("xp");
   return {
     connection: { dataDir, schema },

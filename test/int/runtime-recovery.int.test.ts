@@ -29,6 +29,7 @@ import { markers, recoveryTools, type RuntimeWorkerOptions } from "../fixtures/r
 import { pairing, shape } from "../helpers/agent.js";
 import { killLiveChildren, spawnFixture, waitForLine, type FixtureChild } from "../helpers/child-process.js";
 import { BACKENDS, TEST_DATABASE_URL, describeOn, dropSchema, freshSchemaName, openBackend } from "../helpers/databases.js";
+import { seedDataDir } from "../helpers/pglite-template.js";
 
 const FIXTURE = "test/fixtures/runtime-worker.ts";
 /** Bound of every child process. */
@@ -80,7 +81,7 @@ interface Place {
 
 function placeFor(backend: "pglite" | "postgres", root: string): Place {
   const schema = freshSchemaName("rec");
-  return backend === "postgres" ? { backend, schema } : { backend, schema, dataDir: join(root, "data") };
+  return backend === "postgres" ? { backend, schema } : { backend, schema, dataDir: seedDataDir(join(root, "data")) };
 }
 
 /** PostgreSQL schemas whose drop is registered. */

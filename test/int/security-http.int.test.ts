@@ -13,6 +13,7 @@ import { BACKENDS, TEST_DATABASE_URL, dropSchema, freshSchemaName, itOnPrimary, 
 import { rawRequest, Rng, snapshotTables } from "../helpers/fuzz.js";
 import { errorReply, OpenAiTestServer, textReply, toolCallReply } from "../helpers/openai-server.js";
 import { startServerStack, type ServerStack } from "../helpers/server-stack.js";
+import { seedDataDir } from "../helpers/pglite-template.js";
 
 // Who may call the API, what never leaks, and who may decide what (CONTRACT sections 5 and 8).
 
@@ -308,6 +309,7 @@ describe.each(BACKENDS)("HTTP security on %s", (backend) => {
     await openai.start();
     const workspace = mkdtempSync(join(tmpdir(), "devmind-leak-"));
     const dataDir = join(workspace, ".devmind");
+    if (backend === "pglite") seedDataDir(dataDir);
     const schema = freshSchemaName("leak");
     try {
       openai.enqueue(

@@ -14,6 +14,7 @@ import { runCli } from "../helpers/cli.js";
 import { BACKENDS, TEST_DATABASE_URL, describeOn, freshMigratedSchema, itOnPrimary, openBackend } from "../helpers/databases.js";
 import { collect, TEST_KEYS } from "../helpers/server.js";
 import { spawnServe, type ServeProcess } from "../helpers/server-process.js";
+import { seedDataDir } from "../helpers/pglite-template.js";
 
 type Part = { event: string; data: unknown; id?: string };
 type Msg = { type: string; content: unknown; id?: string };
@@ -53,6 +54,7 @@ describe.each(BACKENDS)("devmind serve as a process on %s", (backend) => {
   it("serves the API, runs a scripted run on its worker, and exits 0 on SIGTERM", async () => {
     const dir = mkdtempSync(join(tmpdir(), "devmind-serve-"));
     dirs.push(dir);
+    if (backend === "pglite") seedDataDir(dir);
     const script = join(dir, "script.json");
     writeFileSync(script, JSON.stringify([{ content: "hello from serve" }]));
     const env = envFor(dir, { DEVMIND_MODEL: `scripted:${script}`, DEVMIND_API_KEYS: KEYS });
