@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import SlowFirstSequencer from "./test/setup/slow-first-sequencer.js";
 
 export default defineConfig({
   test: {
@@ -9,8 +10,11 @@ export default defineConfig({
     // integration files each open their own databases; two cores here
     maxWorkers: 2,
     reporters: ["default"],
+    sequence: { sequencer: SlowFirstSequencer },
     projects: [
-      { extends: true, test: { name: "unit", include: ["test/unit/**/*.test.ts"] } },
+      // unit tests do no I/O and keep no state between files: one module graph per worker instead
+      // of one per file (a third of the CPU)
+      { extends: true, test: { name: "unit", include: ["test/unit/**/*.test.ts"], isolate: false } },
       {
         extends: true,
         test: {
