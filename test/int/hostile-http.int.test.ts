@@ -485,7 +485,8 @@ describe.each(BACKENDS)("hostile HTTP input on %s", (backend) => {
 });
 
 async function waitTerminal(stack: ServerStack, runId: string): Promise<string> {
-  for (let i = 0; i < 200; i += 1) {
+  // bounded by time, not by a count of polls: a loaded machine makes each poll slow
+  for (const deadline = Date.now() + 90_000; Date.now() < deadline; ) {
     const run = await stack.runtime.runs.get(runId);
     if (["success", "error", "timeout", "cancelled"].includes(run.status)) return run.status;
     await new Promise((resolve) => setTimeout(resolve, 100));

@@ -43,7 +43,8 @@ describe.each(BACKENDS)("HTTP API on %s: auth, errors, devmind routes", (backend
     return { status: response.status, body: text === "" ? {} : (JSON.parse(text) as Json), headers: response.headers };
   };
   const waitForStatus = async (server: TestServer, runId: string, status: string): Promise<Json> => {
-    for (let i = 0; i < 300; i += 1) {
+    // bounded by time, not by a count of polls: a loaded machine makes each poll slow
+    for (const deadline = Date.now() + 90_000; Date.now() < deadline; ) {
       const run = await call(server, `/runs/${runId}`);
       if (run.body["status"] === status) return run.body;
       await new Promise((resolve) => setTimeout(resolve, 50));

@@ -23,9 +23,9 @@ function messagesOf(values: unknown): Msg[] {
   return ((values as { messages?: Msg[] } | null)?.messages ?? []) as Msg[];
 }
 
-/** Polls `check` until it returns a value, at most `tries` times. */
-async function eventually<T>(check: () => Promise<T | undefined>, tries = 200): Promise<T> {
-  for (let i = 0; i < tries; i += 1) {
+/** Polls `check` until it returns a value, for at most `timeoutMs` (time, not tries: polls slow down under load). */
+async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 90_000): Promise<T> {
+  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; ) {
     const value = await check();
     if (value !== undefined) return value;
     await new Promise((resolve) => setTimeout(resolve, 50));
