@@ -1,8 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { fileURLToPath } from "node:url";
-
-/** The repository root; children run from here so `--import tsx` resolves. */
-const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
+import { existsSync } from "node:fs";
+import { REPO_ROOT, builtFixture } from "../setup/build-outputs.js";
 
 /** How a child ended. `timedOut` means we killed it for running past its bound. */
 export interface ChildExit {
@@ -13,8 +11,8 @@ export interface ChildExit {
   timedOut: boolean;
 }
 
-/** A running TypeScript child process and its collected output. */
-export interface TsxChild {
+/** A running fixture program and its collected output. */
+export interface FixtureChild {
   readonly process: ChildProcess;
   readonly pid: number;
   /** Resolves once the process has exited and been reaped. */
@@ -23,14 +21,18 @@ export interface TsxChild {
   stderr(): string;
 }
 
-const live = new Set<TsxChild>();
+const live = new Set<FixtureChild>();
 
 /**
- * Runs `node --import tsx <script> ...args` from the repository root. The child is killed with
- * SIGKILL if it runs longer than `timeoutMs`, so no test waits on a child forever.
+ * Runs the fixture program `script` (`test/fixtures/NAME.ts`, relative to the repository root or
+ * absolute) as `node <its compiled .js> ...args` from the repository root; the global setup
+ * compiled it (test/setup/build-outputs.ts). The child is killed with SIGKILL if it runs longer
+ * than `timeoutMs`, so no test waits on a child forever.
  */
-export function spawnTsx(script: string, args: string[], timeoutMs: number): TsxChild {
-  const child = spawn(process.execPath, ["--import", "tsx", script, ...args], {
+export function spawnFixture(script: string, args: string[], timeoutMs: number): FixtureChild {
+  const program = builtFixture(script);
+  if (!existsSync(program)) throw new Error(`${program} is missing: fixtures are compiled by the integration tests' global setup`);
+  const child = spawn(process.execPath, [program, ...args], {
     cwd: REPO_ROOT,
     stdio: ["pipe", "pipe", "pipe"],
   });
@@ -53,13 +55,13 @@ export function spawnTsx(script: string, args: string[], timeoutMs: number): Tsx
       resolve({ code, signal, stdout, stderr, timedOut });
     });
   });
-  const handle: TsxChild = { process: child, pid: child.pid, exited, stdout: () => stdout, stderr: () => stderr };
+  const handle: FixtureChild = { process: child, pid: child.pid, exited, stdout: () => stdout, stderr: () => stderr };
   live.add(handle);
   return handle;
 }
 
 /** Waits until the child's stdout contains `line` as a whole line; rejects on exit or timeout. */
-export function waitForLine(child: TsxChild, line: string, timeoutMs: number): Promise<void> {
+export function waitForLine(child: FixtureChild, line: string, timeoutMs: number): Promise<void> {
   return new Promise((resolve, reject) => {
     const has = (): boolean => child.stdout().split("\n").includes(line);
     const finish = (error?: Error): void => {

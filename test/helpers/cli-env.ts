@@ -6,6 +6,7 @@ import { openDatabase } from "../../src/db/open-database.js";
 import type { ScriptedTurn } from "../../src/model/scripted-turns.js";
 import { killCliChildren } from "./cli.js";
 import { TEST_DATABASE_URL, dropSchema, freshSchemaName } from "./databases.js";
+import { seedDataDir } from "./pglite-template.js";
 
 /** A place for CLI tests: a temp dir (cwd, workspace, scripts) and the database env of a backend. */
 export interface CliContext {
@@ -20,11 +21,21 @@ export interface CliContext {
   cleanup(): Promise<void>;
 }
 
+/** How a CLI context's embedded database starts. */
+export interface CliContextOptions {
+  /**
+   * true (default): `<dir>/data` is a copy of the run's migrated template, so the CLI skips the
+   * initdb of a new folder; false: `<dir>/data` does not exist, for tests of that path or of
+   * commands that must never create it.
+   */
+  seeded?: boolean;
+}
+
 /**
  * A fresh CLI context: PGlite in `<dir>/data`, or a fresh schema on the test PostgreSQL server
  * (DATABASE_URL + DEVMIND_DB_SCHEMA). Nothing from the test process's environment leaks in.
  */
-export function cliContext(backend: "pglite" | "postgres"): CliContext {
+export function cliContext(backend: "pglite" | "postgres", options: CliContextOptions = {}): CliContext {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), "devmind-cli-")));
   const workspace = join(dir, "workspace");
   mkdirSync(workspace);
@@ -33,6 +44,7 @@ export function cliContext(backend: "pglite" | "postgres"): CliContext {
     backend === "postgres"
       ? { DATABASE_URL: TEST_DATABASE_URL as string, DEVMIND_DB_SCHEMA: schema, DEVMIND_WORKSPACE: workspace }
       : { DEVMIND_DATA_DIR: join(dir, "data"), DEVMIND_WORKSPACE: workspace };
+  if (backend === "pglite" && options.seeded !== false) seedDataDir(join(dir, "data"));
   return {
     dir,
     workspace,
@@ -75,14 +87,14 @@ export function runIdFrom(text: string): string {
  * For a test file: returns a factory of CLI contexts and registers an afterEach that kills the
  * CLI children still running and cleans up every context the test made.
  */
-export function cliContexts(): (backend?: "pglite" | "postgres") => CliContext {
+export function cliContexts(): (backend?: "pglite" | "postgres", options?: CliContextOptions) => CliContext {
   const contexts: CliContext[] = [];
   afterEach(async () => {
     await killCliChildren();
     await Promise.all(contexts.splice(0).map((ctx) => ctx.cleanup()));
   });
-  return (backend = "pglite") => {
-    const ctx = cliContext(backend);
+  return (backend = "pglite", options = {}) => {
+    const ctx = cliContext(backend, options);
     contexts.push(ctx);
     return ctx;
   };

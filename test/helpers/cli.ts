@@ -1,10 +1,5 @@
 import { spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
-
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const MAIN = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
-/** tsx's loader by absolute URL, so children may run in any working directory. */
-export const TSX_LOADER = import.meta.resolve("tsx");
+import { BUILT_CLI, REPO_ROOT as ROOT } from "../setup/build-outputs.js";
 
 /** Result of one CLI invocation. */
 export interface CliResult {
@@ -14,12 +9,12 @@ export interface CliResult {
 }
 
 /**
- * Runs the devmind CLI from source (node + tsx) with exactly `env` (plus PATH), in `cwd`,
- * killing it after `timeoutMs`.
+ * Runs the built devmind CLI (`node dist/src/cli/main.js`, built by the global setup) with
+ * exactly `env` (plus PATH), in `cwd`, killing it after `timeoutMs`.
  */
 export function runCli(args: string[], env: Record<string, string>, options: { cwd?: string; timeoutMs?: number } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", TSX_LOADER, MAIN, ...args], {
+    const child = spawn(process.execPath, [BUILT_CLI, ...args], {
       cwd: options.cwd ?? ROOT,
       env: { PATH: process.env["PATH"] ?? "", ...env },
       stdio: ["ignore", "pipe", "pipe"],
@@ -40,9 +35,9 @@ export function runCli(args: string[], env: Record<string, string>, options: { c
   });
 }
 
-/** The command line that runs the CLI from source, for wrappers such as `script -c` (quoted for sh). */
+/** The command line that runs the built CLI, for wrappers such as `script -c` (quoted for sh). */
 export function cliCommandLine(args: string[]): string {
-  return [process.execPath, "--import", TSX_LOADER, MAIN, ...args].map(shellQuote).join(" ");
+  return [process.execPath, BUILT_CLI, ...args].map(shellQuote).join(" ");
 }
 
 /** Quotes one word for `sh -c`. */
@@ -67,11 +62,11 @@ export interface CliChild {
 const running = new Set<CliChild>();
 
 /**
- * Starts the CLI from source like `runCli`, but returns at once so a test can watch its output,
+ * Starts the built CLI like `runCli`, but returns at once so a test can watch its output,
  * type into its stdin (a pipe), or signal it. Killed with SIGKILL after `timeoutMs`.
  */
 export function spawnCli(args: string[], env: Record<string, string>, options: { cwd?: string; timeoutMs?: number; command?: [string, string[]] } = {}): CliChild {
-  const [file, argv] = options.command ?? [process.execPath, ["--import", TSX_LOADER, MAIN, ...args]];
+  const [file, argv] = options.command ?? [process.execPath, [BUILT_CLI, ...args]];
   const child = spawn(file, argv, { cwd: options.cwd ?? ROOT, env: { PATH: process.env["PATH"] ?? "", ...env }, stdio: ["pipe", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";

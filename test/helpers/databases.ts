@@ -4,6 +4,7 @@ import { migrate } from "../../src/db/migrate.js";
 import { openDatabase } from "../../src/db/open-database.js";
 import { withSchema } from "../../src/db/schema-view.js";
 import type { Database } from "../../src/db/types.js";
+import { openTemplateCopy } from "./pglite-template.js";
 
 /** URL of the real PostgreSQL for integration tests, or undefined when none is configured. */
 export const TEST_DATABASE_URL = process.env["DEVMIND_TEST_DATABASE_URL"] || undefined;
@@ -24,13 +25,16 @@ export function freshSchemaName(prefix = "t"): string {
   return `${prefix}_${Date.now().toString(36)}_${randomBytes(4).toString("hex")}`;
 }
 
-/** Opens the shared connection for a backend (in-memory PGlite, or a small pool on the test server). */
+/**
+ * Opens the shared connection for a backend: a small pool on the test server, or an embedded
+ * database copied from the run's migrated template (test/helpers/pglite-template.ts).
+ */
 export async function openBackend(kind: "pglite" | "postgres", schema = freshSchemaName()): Promise<Database> {
   if (kind === "postgres") {
     if (TEST_DATABASE_URL === undefined) throw new Error("no DEVMIND_TEST_DATABASE_URL");
     return openDatabase({ url: TEST_DATABASE_URL, schema, maxConnections: 4 });
   }
-  return openDatabase({ dataDir: "memory://", schema });
+  return openTemplateCopy(schema);
 }
 
 /** A migrated fresh schema on `owner`'s connections, and a function that drops it. */
@@ -51,6 +55,22 @@ export async function dropSchema(owner: Database, schema: string): Promise<void>
  */
 export function itOn(backend: string, wanted: "postgres" | "pglite"): typeof it {
   return (backend === wanted ? it : () => undefined) as typeof it;
+}
+
+/**
+ * The engine the layers above the runtime seam (HTTP routes, the web page, CLI flows, tools in the
+ * graph) are tested on: PGlite, always available and the CLI's default. Engine-specific behaviour
+ * (saver, leases, LISTEN/NOTIFY, locks, migrations, recovery, run store) runs on every backend.
+ */
+export const PRIMARY_ENGINE = "pglite";
+
+/**
+ * `it` for a behaviour above the runtime seam: registered on PRIMARY_ENGINE only (not skipped
+ * elsewhere, see `itOn`). A file of such tests keeps at least one plain `it` inside its
+ * `describe.each(BACKENDS)`: that one is the smoke test on the other engine.
+ */
+export function itOnPrimary(backend: string): typeof it {
+  return itOn(backend, PRIMARY_ENGINE);
 }
 
 /** `describe` for a block that only makes sense on one backend (see `itOn`). */

@@ -1,9 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { fileURLToPath } from "node:url";
-import { TSX_LOADER } from "./cli.js";
-
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const MAIN = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
+import { BUILT_CLI, REPO_ROOT as ROOT } from "../setup/build-outputs.js";
 const LISTENING = /^devmind serve: listening on (http:\/\/\S+) /m;
 
 /** A `devmind serve` child process. */
@@ -17,12 +13,12 @@ export interface ServeProcess {
 }
 
 /**
- * Starts `devmind serve ARGS` from source with exactly `env` (plus PATH) and resolves once it
+ * Starts the built `devmind serve ARGS` with exactly `env` (plus PATH) and resolves once it
  * printed its URL; rejects if it exits first or does not listen within `timeoutMs` (then it is
  * killed). The caller stops it.
  */
 export function spawnServe(args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<ServeProcess> {
-  const child: ChildProcess = spawn(process.execPath, ["--import", TSX_LOADER, MAIN, "serve", ...args], {
+  const child: ChildProcess = spawn(process.execPath, [BUILT_CLI, "serve", ...args], {
     cwd: ROOT,
     env: { PATH: process.env["PATH"] ?? "", ...env },
     stdio: ["ignore", "pipe", "pipe"],

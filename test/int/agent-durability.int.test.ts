@@ -7,8 +7,9 @@ import { openDatabase } from "../../src/db/open-database.js";
 import type { Database } from "../../src/db/types.js";
 import type { AgentCrashOptions } from "../fixtures/agent-crash.js";
 import { pairing, shape } from "../helpers/agent.js";
-import { killLiveChildren, spawnTsx } from "../helpers/child-process.js";
+import { killLiveChildren, spawnFixture } from "../helpers/child-process.js";
 import { BACKENDS, TEST_DATABASE_URL, dropSchema, freshSchemaName } from "../helpers/databases.js";
+import { seedDataDir } from "../helpers/pglite-template.js";
 
 const FIXTURE = "test/fixtures/agent-crash.ts";
 const dirs: string[] = [];
@@ -34,23 +35,23 @@ describe.each(BACKENDS)("agent durability on %s", (backend) => {
     (await import("node:fs")).mkdirSync(workspace);
     const schema = freshSchemaName("crash");
     const options: AgentCrashOptions = {
-      ...(backend === "postgres" ? { url: TEST_DATABASE_URL } : { dataDir: join(root, "data") }),
+      ...(backend === "postgres" ? { url: TEST_DATABASE_URL } : { dataDir: seedDataDir(join(root, "data")) }),
       schema,
       threadId: "crash-thread",
       workspace,
     };
-    const first = spawnTsx(FIXTURE, ["run", JSON.stringify(options)], 60_000);
+    const first = spawnFixture(FIXTURE, ["run", JSON.stringify(options)], 60_000);
     // the fast call's line is on disk and the slow call is in flight
     await until("the slow call to start", () => existsSync(join(workspace, "slow-started")), 45_000);
     await until("the fast call's line", () => existsSync(join(workspace, "log.txt")) && readFileSync(join(workspace, "log.txt"), "utf8").includes("fast"), 10_000);
-    // give LangGraph time to save the fast task's writes (they are saved when the task ends)
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // LangGraph saves the fast task's writes when that task ends: the fixture marks when they are stored
+    await until("the fast call's writes to be saved", () => existsSync(join(workspace, "fast-saved")), 20_000);
     first.process.kill("SIGKILL");
     const killed = await first.exited;
     expect(killed.signal).toBe("SIGKILL");
 
     writeFileSync(join(workspace, "release"), "go");
-    const second = spawnTsx(FIXTURE, ["resume", JSON.stringify(options)], 60_000);
+    const second = spawnFixture(FIXTURE, ["resume", JSON.stringify(options)], 60_000);
     const done = await second.exited;
     expect(done.stderr).toBe("");
     expect(done.code).toBe(0);

@@ -197,7 +197,9 @@ describe("agent graph with the scripted model", () => {
   });
 
   it("stops at the deadline", async () => {
-    const { out, model } = await run([{ tool_calls: [{ name: "slow", args: { ms: 100 } }] }, { content: "never" }], { limits: { runTimeoutMs: 50 } });
+    // the first model call must start before the deadline and end after it: seconds either side,
+    // not milliseconds, so a loaded machine cannot reach the deadline before the first call
+    const { out, model } = await run([{ tool_calls: [{ name: "slow", args: { ms: 100 } }], delay_ms: 3_000 }, { content: "never" }], { limits: { runTimeoutMs: 2_000 } });
     expect(out.stop_reason).toBe("deadline");
     expect(model.calls).toHaveLength(1);
     pairing(out.messages);
@@ -347,10 +349,11 @@ describe("approvals in the graph", () => {
 
   it("does not count the time a human takes toward the deadline", async () => {
     const first = await run([{ tool_calls: [{ id: "w", name: "write_file", args: { path: "late.txt", content: "ok" } }] }, { content: "written" }], {
-      limits: { runTimeoutMs: 400 },
+      limits: { runTimeoutMs: 2_000 },
     });
     expect(first.out["__interrupt__"]).toBeDefined();
-    await new Promise((resolve) => setTimeout(resolve, 700));
+    // the human takes longer than the whole deadline (2 s leaves a loaded machine time to reach the interrupt)
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
     const out = (await first.graph.invoke(new Command({ resume: { decisions: [{ type: "approve" }] } }), first.config as never)) as typeof first.out;
     expect(out.stop_reason).toBe("completed");
     expect(pairing(out.messages)[0]?.envelope.ok).toBe(true);

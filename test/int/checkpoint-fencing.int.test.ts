@@ -7,6 +7,7 @@ import { PostgresCheckpointSaver } from "../../src/checkpoint/postgres-saver.js"
 import { openDatabase } from "../../src/db/open-database.js";
 import type { Database } from "../../src/db/types.js";
 import { BACKENDS, TEST_DATABASE_URL, freshMigratedSchema, openBackend } from "../helpers/databases.js";
+import { waitForBlockedStatement } from "../helpers/waits.js";
 
 async function runningRun(db: Database, epoch: number): Promise<string> {
   const runId = randomUUID();
@@ -104,7 +105,8 @@ describe.runIf(TEST_DATABASE_URL !== undefined)("fencing against a concurrent ta
           .put({ configurable: { thread_id: `race-${runId}`, ...fenceConfigurable({ runId, epoch: 1 }) } }, { ...emptyCheckpoint(), id: uuid6(-1) }, { source: "loop", step: 0, parents: {} }, {})
           .finally(() => (settled = true));
         write.catch(() => undefined);
-        await new Promise((resolve) => setTimeout(resolve, 300));
+        // the race happened: the fenced write is in flight, waiting on the run row the takeover holds
+        expect(await waitForBlockedStatement(owner, db.schema, 20_000)).toBeGreaterThan(0);
         expect(settled).toBe(false);
       });
       await expect(write).rejects.toMatchObject({ code: "LEASE_LOST" });

@@ -11,7 +11,7 @@ const context = cliContexts();
 /** Bad input is refused before the database is opened: the data directory is never created. */
 describe("devmind bad input: one line, a usage hint, exit 2, nothing touched", () => {
   it("refuses unknown commands and flags, missing tasks, bad flag values and bad --args", async () => {
-    const ctx = context();
+    const ctx = context("pglite", { seeded: false });
     const model = ctx.script("answer.json", [{ content: "hi" }]);
     const env = { ...ctx.env, ...model };
     const cases: [string[], RegExp][] = [
@@ -42,7 +42,7 @@ describe("devmind bad input: one line, a usage hint, exit 2, nothing touched", (
   }, 300_000);
 
   it("exits 2 naming what to set when no model is configured, the script file is unreadable, or a variable is invalid", async () => {
-    const ctx = context();
+    const ctx = context("pglite", { seeded: false });
     const none = await runCli(["run", "hello"], ctx.env, { cwd: ctx.dir });
     expect(none.code).toBe(2);
     expect(none.stderr).toContain("No model is configured");

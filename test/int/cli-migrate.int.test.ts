@@ -6,6 +6,7 @@ import { readMigrationFiles } from "../../src/db/migration-files.js";
 import { openDatabase } from "../../src/db/open-database.js";
 import { runCli } from "../helpers/cli.js";
 import { TEST_DATABASE_URL, dropSchema, freshSchemaName } from "../helpers/databases.js";
+import { seedDataDir } from "../helpers/pglite-template.js";
 
 const VERSIONS = readMigrationFiles().map((file) => file.version);
 const dirs: string[] = [];
@@ -33,7 +34,7 @@ describe("devmind migrate", () => {
     const status = await runCli(["migrate", "--status", "--json"], env, { cwd });
     expect(status.code).toBe(0);
     expect(JSON.parse(status.stdout).migrations.map((m: { state: string }) => m.state)).toEqual(VERSIONS.map(() => "applied"));
-  }, 60_000);
+  }, 180_000);
 
   it("exits 2 naming the variable for a bad schema name, touching nothing", async () => {
     const cwd = tempDir();
@@ -45,7 +46,7 @@ describe("devmind migrate", () => {
 
   it("exits 2 when another process holds the embedded database", async () => {
     const cwd = tempDir();
-    const dataDir = join(cwd, "data");
+    const dataDir = seedDataDir(join(cwd, "data"));
     const holder = await openDatabase({ dataDir });
     try {
       const result = await runCli(["migrate"], { DEVMIND_DATA_DIR: dataDir }, { cwd });
@@ -55,7 +56,7 @@ describe("devmind migrate", () => {
     } finally {
       await holder.close();
     }
-  }, 60_000);
+  }, 180_000);
 
   it("exits 2 for an invalid DATABASE_URL and 1 for an unreachable server, never printing the password", async () => {
     const invalid = await runCli(["migrate"], { DATABASE_URL: "mysql://u:hunter2@h/db" });

@@ -12,7 +12,7 @@ import { ToolRegistry } from "../../src/tools/registry.js";
 import type { ToolResult } from "../../src/tools/types.js";
 import { ensureWorkspace } from "../../src/tools/workspace.js";
 import { pairing, runAgent } from "../helpers/agent.js";
-import { BACKENDS, freshMigratedSchema, openBackend } from "../helpers/databases.js";
+import { BACKENDS, freshMigratedSchema, itOnPrimary, openBackend } from "../helpers/databases.js";
 
 interface CommandData {
   exit_code: number | null;
@@ -217,7 +217,7 @@ describe.each(BACKENDS)("run_command in the agent graph on %s", (backend) => {
     await owner.close();
   });
 
-  it("answers a deny-listed command with PERMISSION_DENIED, without an interrupt", async () => {
+  itOnPrimary(backend)("answers a deny-listed command with PERMISSION_DENIED, without an interrupt", async () => {
     await writeFile(join(ws, "keep.txt"), "keep");
     const { out, events } = await runAgent(db, ws, [{ tool_calls: [{ id: "d1", name: "run_command", args: { command: "rm -r  -f keep.txt" } }] }, { content: "I may not." }]);
     expect(out["__interrupt__"]).toBeUndefined();
@@ -246,7 +246,7 @@ describe.each(BACKENDS)("run_command in the agent graph on %s", (backend) => {
     expect(await readFile(join(ws, "hi.txt"), "utf8")).toBe("hi\n");
   });
 
-  it("refuses an approved call edited into a deny-listed command", async () => {
+  itOnPrimary(backend)("refuses an approved call edited into a deny-listed command", async () => {
     await writeFile(join(ws, "keep.txt"), "keep");
     const first = await runAgent(db, ws, [{ tool_calls: [{ id: "e1", name: "run_command", args: { command: "ls" } }] }, { content: "done" }]);
     expect(first.out["__interrupt__"]).toBeDefined();

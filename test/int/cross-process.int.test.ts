@@ -12,8 +12,9 @@ import { PGLITE_LOCK_FILE } from "../../src/constants.js";
 import { DevmindError } from "../../src/errors.js";
 // type-only: importing a value would run the fixture program inside this process
 import type { InterruptGraphOptions, InterruptGraphOutput } from "../fixtures/interrupt-graph.js";
-import { killLiveChildren, spawnTsx, waitForLine, type ChildExit } from "../helpers/child-process.js";
+import { killLiveChildren, spawnFixture, waitForLine, type ChildExit } from "../helpers/child-process.js";
 import { dropSchema, freshSchemaName, TEST_DATABASE_URL } from "../helpers/databases.js";
+import { seedDataDir } from "../helpers/pglite-template.js";
 
 // The durability promise across process boundaries: one process runs a graph to an interrupt()
 // and exits; a different process resumes it from the checkpointer alone.
@@ -47,7 +48,7 @@ async function openForTest(options: Parameters<typeof openDatabase>[0]): Promise
 
 /** Runs the fixture to completion and returns its one JSON line, failing with its stderr otherwise. */
 async function runChild(mode: "start" | "resume", options: InterruptGraphOptions): Promise<InterruptGraphOutput> {
-  const exit = await spawnTsx(FIXTURE, [mode, JSON.stringify(options)], CHILD_LIMIT_MS).exited;
+  const exit = await spawnFixture(FIXTURE, [mode, JSON.stringify(options)], CHILD_LIMIT_MS).exited;
   expect(exit.timedOut, `${mode} child ran past ${CHILD_LIMIT_MS} ms; stderr: ${exit.stderr}`).toBe(false);
   expect(exit.code, `${mode} child failed; stderr: ${exit.stderr}`).toBe(0);
   const lines = exit.stdout.split("\n").filter((line) => line.trim() !== "");
@@ -71,7 +72,7 @@ interface Target {
 }
 
 function pgliteTarget(): Target {
-  const dataDir = tempDir();
+  const dataDir = seedDataDir(tempDir());
   const schema = freshSchemaName("xp");
   return {
     connection: { dataDir, schema },
@@ -167,7 +168,7 @@ describe("the embedded data directory across processes", () => {
     "is refused to a second process while a live holder has it, and taken over once the holder is SIGKILLed",
     async () => {
       const { connection, lockFile } = pgliteTarget();
-      const holder = spawnTsx(FIXTURE, ["hold", JSON.stringify({ ...connection, threadId: "unused" })], CHILD_LIMIT_MS);
+      const holder = spawnFixture(FIXTURE, ["hold", JSON.stringify({ ...connection, threadId: "unused" })], CHILD_LIMIT_MS);
       await waitForLine(holder, "ready", READY_LIMIT_MS);
       expect(existsSync(lockFile!)).toBe(true);
 

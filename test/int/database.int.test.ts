@@ -8,6 +8,7 @@ import { withSchema } from "../../src/db/schema-view.js";
 import type { Database } from "../../src/db/types.js";
 import { BACKENDS, TEST_DATABASE_URL, dropSchema, freshSchemaName, openBackend } from "../helpers/databases.js";
 import { rejection } from "../helpers/assertions.js";
+import { seedDataDir } from "../helpers/pglite-template.js";
 
 
 const dirs: string[] = [];
@@ -82,7 +83,7 @@ describe("embedded PGlite data directory", () => {
   }, 120_000);
 
   it("refuses a second opener of the same directory with DATABASE_LOCKED naming the holder", async () => {
-    const dataDir = tempDir();
+    const dataDir = seedDataDir(tempDir());
     await track(openDatabase({ dataDir }));
     const error = await rejection(openDatabase({ dataDir }));
     expect(error.code).toBe("DATABASE_LOCKED");
@@ -91,7 +92,7 @@ describe("embedded PGlite data directory", () => {
   });
 
   it("takes over a lock left by a dead process or a torn write", async () => {
-    const dataDir = tempDir();
+    const dataDir = seedDataDir(tempDir());
     const lockFile = join(dataDir, "pgdata.lock");
     writeFileSync(lockFile, JSON.stringify({ pid: 2 ** 22 + 12345, host: (await import("node:os")).hostname(), token: "old", startedAt: "x" }));
     const db = await track(openDatabase({ dataDir }));

@@ -10,15 +10,11 @@ import { randomUUID } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterEach, expect, it } from "vitest";
-import { TSX_LOADER } from "../helpers/cli.js";
 import { describeOn, TEST_DATABASE_URL } from "../helpers/databases.js";
 import { createFaultDatabase } from "../helpers/fault-database.js";
 import { spawnServe } from "../helpers/server-process.js";
-
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const MAIN = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
+import { BUILT_CLI, REPO_ROOT } from "../setup/build-outputs.js";
 const RUNS = 16;
 /** Backend kills that must hit the database while runs are running. */
 const KILLS_WHILE_RUNNING = 8;
@@ -38,8 +34,8 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 
 /** `devmind worker` as a child process; stop() sends SIGTERM and resolves with its exit code. */
 function spawnWorker(env: Record<string, string>): { child: ChildProcess; stderr: () => string; stop: () => Promise<number | null> } {
-  const child = spawn(process.execPath, ["--import", TSX_LOADER, MAIN, "worker", "--concurrency", "2"], {
-    cwd: ROOT,
+  const child = spawn(process.execPath, [BUILT_CLI, "worker", "--concurrency", "2"], {
+    cwd: REPO_ROOT,
     env: { PATH: process.env["PATH"] ?? "", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -15,7 +15,7 @@ import { builtinTools, type ImageSettings } from "../../src/tools/builtin/index.
 import { ToolRegistry } from "../../src/tools/registry.js";
 import type { ToolResult } from "../../src/tools/types.js";
 import { ensureWorkspace } from "../../src/tools/workspace.js";
-import { BACKENDS, freshMigratedSchema, openBackend } from "../helpers/databases.js";
+import { BACKENDS, freshMigratedSchema, itOnPrimary, openBackend } from "../helpers/databases.js";
 import { OpenAiTestServer, TINY_PNG_B64, errorReply, imagesReply, slowReply } from "../helpers/openai-server.js";
 
 const KEY = "sk-image-test-key-0123456789abcdef";
@@ -96,7 +96,7 @@ describe.each(BACKENDS)("gen_image on %s", (backend) => {
     expect(server.requests.filter((r) => r.path === "/v1/chat/completions")).toHaveLength(0);
   });
 
-  it("asks for 1024x1024 by default, and leaves response_format out for gpt-image models", async () => {
+  itOnPrimary(backend)("asks for 1024x1024 by default, and leaves response_format out for gpt-image models", async () => {
     server.enqueueImages(imagesReply(), imagesReply([TINY_PNG_B64, TINY_PNG_B64]));
     expect((await generate({ prompt: "a cat" })).ok).toBe(true);
     const two = await generate({ prompt: "two cats", size: "auto" }, { registry: registryWith({ model: "gpt-image-1" }) });
@@ -111,7 +111,7 @@ describe.each(BACKENDS)("gen_image on %s", (backend) => {
     expect("revised_prompt" in (two.data as object)).toBe(false);
   });
 
-  it("maps a 400 to TOOL_FAILED with the server's message and never the key", async () => {
+  itOnPrimary(backend)("maps a 400 to TOOL_FAILED with the server's message and never the key", async () => {
     server.enqueueImages(errorReply(400, "Your request was rejected as a result of our safety system."), errorReply(400, `Invalid request (key ${KEY} / Bearer ${KEY})`));
     const before = await rowCount();
     expect(await generate({ prompt: "something" })).toEqual({
@@ -127,7 +127,7 @@ describe.each(BACKENDS)("gen_image on %s", (backend) => {
     expect(await rowCount()).toBe(before);
   });
 
-  it("maps 401, 429 and 500 to TOOL_FAILED with a clear message", async () => {
+  itOnPrimary(backend)("maps 401, 429 and 500 to TOOL_FAILED with a clear message", async () => {
     server.enqueueImages(errorReply(401, "Incorrect API key provided"), errorReply(429, "Rate limit reached"), errorReply(500, "upstream exploded"), { kind: "status", status: 502, body: "<html>bad gateway</html>" });
     const messages = [];
     for (let i = 0; i < 4; i += 1) messages.push((await generate({ prompt: `p${i}` })).error);
@@ -139,7 +139,7 @@ describe.each(BACKENDS)("gen_image on %s", (backend) => {
     ]);
   });
 
-  it("reports an answer without image data, and refuses sizes the API does not know before calling it", async () => {
+  itOnPrimary(backend)("reports an answer without image data, and refuses sizes the API does not know before calling it", async () => {
     server.enqueueImages({ kind: "images", data: [{ url: "https://example.invalid/x.png" }] });
     expect((await generate({ prompt: "p" })).error).toEqual({ code: "TOOL_FAILED", message: "the image API returned no image data (expected data[].b64_json)" });
     const invalid = await generate({ prompt: "p", size: "999x999" });
@@ -149,7 +149,7 @@ describe.each(BACKENDS)("gen_image on %s", (backend) => {
     expect(server.imageRequests).toHaveLength(1);
   });
 
-  it("times out a slow API with TOOL_TIMEOUT and stores nothing", async () => {
+  itOnPrimary(backend)("times out a slow API with TOOL_TIMEOUT and stores nothing", async () => {
     server.enqueueImages(slowReply(3_000, imagesReply()));
     const before = await rowCount();
     const result = await generate({ prompt: "slow" }, { registry: registryWith({ timeoutMs: 300 }) });
@@ -158,7 +158,7 @@ describe.each(BACKENDS)("gen_image on %s", (backend) => {
     expect(await rowCount()).toBe(before);
   });
 
-  it("stops at the run's cancel signal and stores nothing", async () => {
+  itOnPrimary(backend)("stops at the run's cancel signal and stores nothing", async () => {
     server.enqueueImages(slowReply(3_000, imagesReply()));
     const before = await rowCount();
     const cancel = new AbortController();
@@ -170,7 +170,7 @@ describe.each(BACKENDS)("gen_image on %s", (backend) => {
     expect(await rowCount()).toBe(before);
   });
 
-  it("is not registered unless an image model is configured", async () => {
+  itOnPrimary(backend)("is not registered unless an image model is configured", async () => {
     expect(builtinTools({ workspace: ws, attachments: store }).map((t) => t.name)).not.toContain("gen_image");
     expect(builtinTools({ workspace: ws, attachments: store, image: null }).map((t) => t.name)).not.toContain("gen_image");
     const tool = builtinTools({ workspace: ws, attachments: store, image: { model: "m" } }).find((t) => t.name === "gen_image");

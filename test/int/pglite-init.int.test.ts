@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { migrate } from "../../src/db/migrate.js";
 import { openDatabase } from "../../src/db/open-database.js";
 import { rejection } from "../helpers/assertions.js";
-import { killLiveChildren, spawnTsx } from "../helpers/child-process.js";
+import { killLiveChildren, spawnFixture } from "../helpers/child-process.js";
 
 const FIXTURE = "test/fixtures/open-embedded.ts";
 const dirs: string[] = [];
@@ -32,7 +32,7 @@ const initDirs = (root: string): string[] => readdirSync(root).filter((name) => 
 
 /** Starts a first initialisation in a child and SIGKILLs it once `moment(root)` holds (polled every few ms). */
 async function killWhen(root: string, moment: (root: string) => boolean, what: string): Promise<void> {
-  const child = spawnTsx(FIXTURE, [root], 180_000);
+  const child = spawnFixture(FIXTURE, [root], 180_000);
   const deadline = Date.now() + 170_000;
   for (;;) {
     if (moment(root)) break;

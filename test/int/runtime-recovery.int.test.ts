@@ -27,8 +27,9 @@ import { ToolLedger } from "../../src/runtime/tool-ledger.js";
 import { builtinTools } from "../../src/tools/builtin/index.js";
 import { markers, recoveryTools, type RuntimeWorkerOptions } from "../fixtures/runtime-worker.js";
 import { pairing, shape } from "../helpers/agent.js";
-import { killLiveChildren, spawnTsx, waitForLine, type TsxChild } from "../helpers/child-process.js";
+import { killLiveChildren, spawnFixture, waitForLine, type FixtureChild } from "../helpers/child-process.js";
 import { BACKENDS, TEST_DATABASE_URL, describeOn, dropSchema, freshSchemaName, openBackend } from "../helpers/databases.js";
+import { seedDataDir } from "../helpers/pglite-template.js";
 
 const FIXTURE = "test/fixtures/runtime-worker.ts";
 /** Bound of every child process. */
@@ -80,7 +81,7 @@ interface Place {
 
 function placeFor(backend: "pglite" | "postgres", root: string): Place {
   const schema = freshSchemaName("rec");
-  return backend === "postgres" ? { backend, schema } : { backend, schema, dataDir: join(root, "data") };
+  return backend === "postgres" ? { backend, schema } : { backend, schema, dataDir: seedDataDir(join(root, "data")) };
 }
 
 /** PostgreSQL schemas whose drop is registered. */
@@ -132,13 +133,13 @@ function makeRuntime(db: Database, workspace: string, script: ScriptedTurn[], le
   return runtime;
 }
 
-function spawnChild(place: Place, options: Omit<RuntimeWorkerOptions, "schema" | "url" | "dataDir">): TsxChild {
+function spawnChild(place: Place, options: Omit<RuntimeWorkerOptions, "schema" | "url" | "dataDir">): FixtureChild {
   const full: RuntimeWorkerOptions = {
     ...(place.backend === "postgres" ? { url: TEST_DATABASE_URL } : { dataDir: place.dataDir }),
     schema: place.schema,
     ...options,
   };
-  return spawnTsx(FIXTURE, [JSON.stringify(full)], CHILD_LIMIT_MS);
+  return spawnFixture(FIXTURE, [JSON.stringify(full)], CHILD_LIMIT_MS);
 }
 
 async function eventsOf(db: Database, runId: string): Promise<RunEvent[]> {

@@ -10,6 +10,7 @@ import type { RunEvent } from "../../src/runtime/event-store.js";
 import { RunStore } from "../../src/runtime/run-store.js";
 import { createRuntime, type Runtime } from "../../src/runtime/runtime.js";
 import { BACKENDS, freshMigratedSchema, openBackend } from "../helpers/databases.js";
+import { waitUntil } from "../helpers/waits.js";
 import { tempWorkspace } from "../helpers/agent.js";
 import { rejection } from "../helpers/assertions.js";
 
@@ -162,10 +163,10 @@ describe.each(BACKENDS)("runtime on %s", (backend) => {
   });
 
   it("cancels a running run through its signal", async () => {
-    const { runtime } = runtimeWith([{ content: "slow", delay_ms: 5_000 }]);
+    const { runtime, model } = runtimeWith([{ content: "slow", delay_ms: 5_000 }]);
     const run = await runtime.runs.create({ input: { messages: ["x"] } });
     const executing = runtime.runs.execute(run.run_id);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await waitUntil("the model call to be in flight", () => model.calls.length > 0, 20_000);
     await runtime.runs.cancel(run.run_id);
     const done = await executing;
     expect(done).toMatchObject({ status: "cancelled", stop_reason: "cancelled" });

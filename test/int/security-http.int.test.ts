@@ -9,10 +9,11 @@ import { argsDigest } from "../../src/runtime/digest.js";
 import { createRuntime } from "../../src/runtime/runtime.js";
 import { startServer } from "../../src/server/start-server.js";
 import { killCliChildren, runCli, spawnCli } from "../helpers/cli.js";
-import { BACKENDS, dropSchema, freshSchemaName, openBackend, TEST_DATABASE_URL } from "../helpers/databases.js";
+import { BACKENDS, TEST_DATABASE_URL, dropSchema, freshSchemaName, itOnPrimary, openBackend } from "../helpers/databases.js";
 import { rawRequest, Rng, snapshotTables } from "../helpers/fuzz.js";
 import { errorReply, OpenAiTestServer, textReply, toolCallReply } from "../helpers/openai-server.js";
 import { startServerStack, type ServerStack } from "../helpers/server-stack.js";
+import { seedDataDir } from "../helpers/pglite-template.js";
 
 // Who may call the API, what never leaks, and who may decide what (CONTRACT sections 5 and 8).
 
@@ -41,7 +42,8 @@ async function call(url: string, method: string, path: string, options: { key?: 
 }
 
 async function waitStatus(stack: ServerStack, runId: string, wanted: string[]): Promise<string> {
-  for (let i = 0; i < 300; i += 1) {
+  // bounded by time, not by a count of polls: a loaded machine makes each poll slow
+  for (const deadline = Date.now() + 90_000; Date.now() < deadline; ) {
     const run = await stack.runtime.runs.get(runId);
     if (wanted.includes(run.status)) return run.status;
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -149,7 +151,7 @@ describe.each(BACKENDS)("HTTP security on %s", (backend) => {
     expect(info.text + preflight.text + JSON.stringify([...preflight.headers])).not.toContain(ALICE);
   }, 120_000);
 
-  it("a server without keys (loopback only) cannot be driven or read from another site: foreign Origin or Host is 403 and changes nothing", async () => {
+  itOnPrimary(backend)("a server without keys (loopback only) cannot be driven or read from another site: foreign Origin or Host is 403 and changes nothing", async () => {
     stack = await startServerStack(owner, [{ tool_calls: [{ id: "call_w", name: "write_file", args: { path: "w.txt", content: "w" } }] }, { content: "ok" }]);
     const { port, url } = stack;
     const run = await stack.runtime.runs.create({ input: { messages: ["write w.txt"] } });
@@ -189,7 +191,7 @@ describe.each(BACKENDS)("HTTP security on %s", (backend) => {
     expect((await call(url, "GET", `/runs/${run.run_id}`)).status).toBe(200);
   }, 120_000);
 
-  it("refuses to listen on a non-loopback address without API keys (startServer and devmind serve)", async () => {
+  itOnPrimary(backend)("refuses to listen on a non-loopback address without API keys (startServer and devmind serve)", async () => {
     const workspace = mkdtempSync(join(tmpdir(), "devmind-sec-"));
     try {
       const db = await openDatabase({ dataDir: "memory://", schema: freshSchemaName() });
@@ -210,7 +212,7 @@ describe.each(BACKENDS)("HTTP security on %s", (backend) => {
     }
   }, 90_000);
 
-  it("scopes decisions to the run's own waiting calls and records the key's name as the decider", async () => {
+  itOnPrimary(backend)("scopes decisions to the run's own waiting calls and records the key's name as the decider", async () => {
     stack = await startServerStack(
       owner,
       [
@@ -303,11 +305,12 @@ describe.each(BACKENDS)("HTTP security on %s", (backend) => {
     expect(decidedEvents).toContain('"by":"bob"');
     expect(decidedEvents).not.toContain('"by":"alice"');
   }, 120_000);
-  it("never shows the API keys or the model keys in responses, events, stored rows or the server's logs", async () => {
+  itOnPrimary(backend)("never shows the API keys or the model keys in responses, events, stored rows or the server's logs", async () => {
     const openai = new OpenAiTestServer();
     await openai.start();
     const workspace = mkdtempSync(join(tmpdir(), "devmind-leak-"));
     const dataDir = join(workspace, ".devmind");
+    if (backend === "pglite") seedDataDir(dataDir);
     const schema = freshSchemaName("leak");
     try {
       openai.enqueue(
@@ -338,7 +341,7 @@ describe.each(BACKENDS)("HTTP security on %s", (backend) => {
         return res;
       };
       const waitRun = async (runId: string, wanted: string[]): Promise<Json> => {
-        for (let i = 0; i < 300; i += 1) {
+        for (const deadline = Date.now() + 90_000; Date.now() < deadline; ) {
           const res = await keep("GET", `/runs/${runId}`, { key: ALICE });
           if (wanted.includes(String(res.body["status"]))) return res.body;
           await new Promise((resolve) => setTimeout(resolve, 100));

@@ -11,9 +11,10 @@ import { createRuntime, type Runtime } from "../../src/runtime/runtime.js";
 import { startServer, type RunningServer } from "../../src/server/start-server.js";
 import { tempWorkspace } from "../helpers/agent.js";
 import { runCli } from "../helpers/cli.js";
-import { BACKENDS, describeOn, freshMigratedSchema, openBackend, TEST_DATABASE_URL } from "../helpers/databases.js";
+import { BACKENDS, TEST_DATABASE_URL, describeOn, freshMigratedSchema, itOnPrimary, openBackend } from "../helpers/databases.js";
 import { collect, TEST_KEYS } from "../helpers/server.js";
 import { spawnServe, type ServeProcess } from "../helpers/server-process.js";
+import { seedDataDir } from "../helpers/pglite-template.js";
 
 type Part = { event: string; data: unknown; id?: string };
 type Msg = { type: string; content: unknown; id?: string };
@@ -35,7 +36,7 @@ describe.each(BACKENDS)("devmind serve as a process on %s", (backend) => {
     ...extra,
   });
 
-  it("refuses to bind a non-loopback host without API keys (exit 2)", async () => {
+  itOnPrimary(backend)("refuses to bind a non-loopback host without API keys (exit 2)", async () => {
     const dir = mkdtempSync(join(tmpdir(), "devmind-serve-"));
     dirs.push(dir);
     const env = envFor(dir);
@@ -53,6 +54,7 @@ describe.each(BACKENDS)("devmind serve as a process on %s", (backend) => {
   it("serves the API, runs a scripted run on its worker, and exits 0 on SIGTERM", async () => {
     const dir = mkdtempSync(join(tmpdir(), "devmind-serve-"));
     dirs.push(dir);
+    if (backend === "pglite") seedDataDir(dir);
     const script = join(dir, "script.json");
     writeFileSync(script, JSON.stringify([{ content: "hello from serve" }]));
     const env = envFor(dir, { DEVMIND_MODEL: `scripted:${script}`, DEVMIND_API_KEYS: KEYS });

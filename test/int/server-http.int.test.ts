@@ -6,7 +6,7 @@ import type { ScriptedTurn } from "../../src/model/scripted-turns.js";
 import { AttachmentStore } from "../../src/runtime/attachment-store.js";
 import { createRuntime } from "../../src/runtime/runtime.js";
 import { startServer } from "../../src/server/start-server.js";
-import { BACKENDS, openBackend } from "../helpers/databases.js";
+import { BACKENDS, itOnPrimary, openBackend } from "../helpers/databases.js";
 import { startTestServer, TEST_KEYS, type TestServer } from "../helpers/server.js";
 import { readSse } from "../helpers/server-sse.js";
 
@@ -43,7 +43,8 @@ describe.each(BACKENDS)("HTTP API on %s: auth, errors, devmind routes", (backend
     return { status: response.status, body: text === "" ? {} : (JSON.parse(text) as Json), headers: response.headers };
   };
   const waitForStatus = async (server: TestServer, runId: string, status: string): Promise<Json> => {
-    for (let i = 0; i < 300; i += 1) {
+    // bounded by time, not by a count of polls: a loaded machine makes each poll slow
+    for (const deadline = Date.now() + 90_000; Date.now() < deadline; ) {
       const run = await call(server, `/runs/${runId}`);
       if (run.body["status"] === status) return run.body;
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -51,7 +52,7 @@ describe.each(BACKENDS)("HTTP API on %s: auth, errors, devmind routes", (backend
     throw new Error(`run ${runId} never reached ${status}`);
   };
 
-  it("GET /ok, /info and the page need no key; the API answers 401 without one, 403 with a wrong one", async () => {
+  itOnPrimary(backend)("GET /ok, /info and the page need no key; the API answers 401 without one, 403 with a wrong one", async () => {
     const server = await start(WRITE_SCRIPT, { workers: 0 });
     expect(await call(server, "/ok", { key: null })).toMatchObject({ status: 200, body: { ok: true } });
     const info = await call(server, "/info", { key: null });
@@ -67,7 +68,7 @@ describe.each(BACKENDS)("HTTP API on %s: auth, errors, devmind routes", (backend
     expect(missing.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
   });
 
-  it("CORS: a preflight allows the headers the SDK sends; responses expose Content-Location and Location", async () => {
+  itOnPrimary(backend)("CORS: a preflight allows the headers the SDK sends; responses expose Content-Location and Location", async () => {
     const server = await start([{ content: "hi" }]);
     const preflight = await fetch(`${server.url}/threads/abc/runs/stream`, {
       method: "OPTIONS",
@@ -86,7 +87,7 @@ describe.each(BACKENDS)("HTTP API on %s: auth, errors, devmind routes", (backend
     expect(exposed).toContain("location");
   });
 
-  it("bad input: 400 malformed JSON, 422 invalid bodies, 404 unknown ids, 413 oversized bodies; nothing is created", async () => {
+  itOnPrimary(backend)("bad input: 400 malformed JSON, 422 invalid bodies, 404 unknown ids, 413 oversized bodies; nothing is created", async () => {
     const server = await start([{ content: "hi" }], { workers: 0 });
     const thread = await call(server, "/threads", { method: "POST", json: {} });
     const tid = String(thread.body["thread_id"]);
@@ -144,7 +145,7 @@ describe.each(BACKENDS)("HTTP API on %s: auth, errors, devmind routes", (backend
     expect((await call(server, "/approvals")).body).toEqual({ approvals: [] });
   });
 
-  it("GET /runs/{id}/events: SSE of the run's events with seq ids, resumable with Last-Event-ID", async () => {
+  itOnPrimary(backend)("GET /runs/{id}/events: SSE of the run's events with seq ids, resumable with Last-Event-ID", async () => {
     const server = await start([{ tool_calls: [{ id: "c1", name: "add", args: { a: 2, b: 2 } }] }, { content: "four" }]);
     const thread = await call(server, "/threads", { method: "POST", json: {} });
     const created = await call(server, `/threads/${String(thread.body["thread_id"])}/runs`, { method: "POST", json: { assistant_id: "agent", input: { messages: ["2+2"] } } });
@@ -161,7 +162,7 @@ describe.each(BACKENDS)("HTTP API on %s: auth, errors, devmind routes", (backend
     expect(stored.map((e) => e.event)).toEqual(["model.finished", "run.succeeded"]);
   });
 
-  it("open streams send heartbeat comments while the run is quiet", async () => {
+  itOnPrimary(backend)("open streams send heartbeat comments while the run is quiet", async () => {
     const server = await start([{ content: "late", delay_ms: 700 }], { heartbeatMs: 100 });
     const thread = await call(server, "/threads", { method: "POST", json: {} });
     const response = await fetch(`${server.url}/threads/${String(thread.body["thread_id"])}/runs/stream`, {
@@ -175,7 +176,7 @@ describe.each(BACKENDS)("HTTP API on %s: auth, errors, devmind routes", (backend
     expect(text).toContain('"late"');
   });
 
-  it("GET /files/{id}: the bytes with their type, a safe disposition and nosniff; 404 for unknown ids", async () => {
+  itOnPrimary(backend)("GET /files/{id}: the bytes with their type, a safe disposition and nosniff; 404 for unknown ids", async () => {
     const server = await start([{ content: "x" }], { workers: 0 });
     const store = new AttachmentStore(server.db);
     const png = await store.put({ toolCallId: "t1", name: "chart one.png", mimeType: "image/png", bytes: new Uint8Array([137, 80, 78, 71, 1, 2, 3]) });
@@ -194,7 +195,7 @@ describe.each(BACKENDS)("HTTP API on %s: auth, errors, devmind routes", (backend
     expect(await call(server, "/files/..%2F..%2Fetc%2Fpasswd")).toMatchObject({ status: 404 });
   });
 
-  it("without keys: open on loopback with the anonymous principal; a non-loopback host is refused", async () => {
+  itOnPrimary(backend)("without keys: open on loopback with the anonymous principal; a non-loopback host is refused", async () => {
     const server = await start(WRITE_SCRIPT, { apiKeys: "" });
     const thread = await call(server, "/threads", { method: "POST", json: {}, key: null });
     const created = await call(server, `/threads/${String(thread.body["thread_id"])}/runs/wait`, { method: "POST", json: { assistant_id: "agent", input: { messages: ["write"] } }, key: null });

@@ -7,7 +7,7 @@ import type { Database } from "../../src/db/types.js";
 import type { ScriptedTurn } from "../../src/model/scripted-turns.js";
 import { startServer, type RunningServer } from "../../src/server/start-server.js";
 import { AGENT_ASSISTANT_ID } from "../../src/server/wire.js";
-import { BACKENDS, openBackend } from "../helpers/databases.js";
+import { BACKENDS, itOnPrimary, openBackend } from "../helpers/databases.js";
 import { collect, startTestServer, TEST_KEYS, type TestServer } from "../helpers/server.js";
 
 type Part = { event: string; data: unknown; id?: string };
@@ -23,9 +23,9 @@ function messagesOf(values: unknown): Msg[] {
   return ((values as { messages?: Msg[] } | null)?.messages ?? []) as Msg[];
 }
 
-/** Polls `check` until it returns a value, at most `tries` times. */
-async function eventually<T>(check: () => Promise<T | undefined>, tries = 200): Promise<T> {
-  for (let i = 0; i < tries; i += 1) {
+/** Polls `check` until it returns a value, for at most `timeoutMs` (time, not tries: polls slow down under load). */
+async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 90_000): Promise<T> {
+  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; ) {
     const value = await check();
     if (value !== undefined) return value;
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -51,7 +51,7 @@ describe.each(BACKENDS)("LangGraph SDK Client against devmind serve on %s", (bac
     await Promise.all(servers.splice(0).map((server) => server.close()));
   });
 
-  it("assistants: one, graph id agent, found by graph id and by its uuid", async () => {
+  itOnPrimary(backend)("assistants: one, graph id agent, found by graph id and by its uuid", async () => {
     const { client } = await start(WRITE_SCRIPT, { workers: 0 });
     const found = await client.assistants.search({ graphId: "agent" });
     expect(found.map((a) => [a.assistant_id, a.graph_id])).toEqual([[AGENT_ASSISTANT_ID, "agent"]]);
@@ -153,7 +153,7 @@ describe.each(BACKENDS)("LangGraph SDK Client against devmind serve on %s", (bac
     expect(listed[0]?.status).toBe("idle");
   });
 
-  it("the SDK's StreamOrchestrator (the state behind useStream's adapters): submit, interrupt, resume with a command", async () => {
+  itOnPrimary(backend)("the SDK's StreamOrchestrator (the state behind useStream's adapters): submit, interrupt, resume with a command", async () => {
     const { client, server } = await start(WRITE_SCRIPT);
     const errors: unknown[] = [];
     const orchestrator = new StreamOrchestrator({ assistantId: "agent", fetchStateHistory: true, onError: (error: unknown) => errors.push(error) } as never, {
@@ -185,7 +185,7 @@ describe.each(BACKENDS)("LangGraph SDK Client against devmind serve on %s", (bac
     }
   });
 
-  it("wait with a resume command returns the values after the run continued", async () => {
+  itOnPrimary(backend)("wait with a resume command returns the values after the run continued", async () => {
     const { client } = await start(WRITE_SCRIPT);
     const thread = await client.threads.create();
     const paused = (await client.runs.wait(thread.thread_id, "agent", { input: { messages: [{ type: "human", content: "write it" }] } })) as Record<string, unknown>;
@@ -199,7 +199,7 @@ describe.each(BACKENDS)("LangGraph SDK Client against devmind serve on %s", (bac
     await expect(client.runs.wait(thread.thread_id, "agent", { command: { resume: { decisions: [{ type: "approve" }] } } })).rejects.toMatchObject({ status: 409 });
   });
 
-  it("a resume command may decide a subset of the calls: the run waits until every call has a decision", async () => {
+  itOnPrimary(backend)("a resume command may decide a subset of the calls: the run waits until every call has a decision", async () => {
     const { client, server } = await start([
       {
         tool_calls: [
@@ -227,7 +227,7 @@ describe.each(BACKENDS)("LangGraph SDK Client against devmind serve on %s", (bac
     expect(existsSync(join(server.workspace, "two.txt"))).toBe(false);
   });
 
-  it("joinStream after a disconnect continues after Last-Event-ID: no duplicates, no gaps", async () => {
+  itOnPrimary(backend)("joinStream after a disconnect continues after Last-Event-ID: no duplicates, no gaps", async () => {
     const { client } = await start([
       { tool_calls: [{ id: "a1", name: "add", args: { a: 1, b: 2 } }], delay_ms: 150 },
       { tool_calls: [{ id: "a2", name: "add", args: { a: 3, b: 4 } }], delay_ms: 150 },
@@ -262,7 +262,7 @@ describe.each(BACKENDS)("LangGraph SDK Client against devmind serve on %s", (bac
     expect((await client.runs.get(thread.thread_id, run.run_id)).status).toBe("success");
   });
 
-  it("the SDK reconnects by itself when the server goes away mid-stream (Location + Last-Event-ID): nothing lost or repeated", async () => {
+  itOnPrimary(backend)("the SDK reconnects by itself when the server goes away mid-stream (Location + Last-Event-ID): nothing lost or repeated", async () => {
     const { server, client } = await start(
       [
         // slow enough that the run is still going when the client asks whether to reconnect
@@ -304,7 +304,7 @@ describe.each(BACKENDS)("LangGraph SDK Client against devmind serve on %s", (bac
     }
   });
 
-  it("onDisconnect cancel (useStream's default): a stream that ends at the interrupt leaves the run waiting; leaving mid-run cancels it", async () => {
+  itOnPrimary(backend)("onDisconnect cancel (useStream's default): a stream that ends at the interrupt leaves the run waiting; leaving mid-run cancels it", async () => {
     const { client } = await start([
       { tool_calls: [{ id: "call_write", name: "write_file", args: { path: "a.txt", content: "a" } }] },
       { content: "slow answer", delay_ms: 20_000 },
@@ -337,7 +337,7 @@ describe.each(BACKENDS)("LangGraph SDK Client against devmind serve on %s", (bac
     expect(final).toMatchObject({ status: "cancelled", stop_reason: "cancelled" });
   });
 
-  it("a failed run: the stream ends with an error part, wait answers the values with the stop reason", async () => {
+  itOnPrimary(backend)("a failed run: the stream ends with an error part, wait answers the values with the stop reason", async () => {
     const { client } = await start([{ error: "the provider is down" }]);
     const thread = await client.threads.create();
     const parts = (await collect(client.runs.stream(thread.thread_id, "agent", { input: { messages: ["hi"] }, streamMode: ["values"] }))) as Part[];
@@ -351,7 +351,7 @@ describe.each(BACKENDS)("LangGraph SDK Client against devmind serve on %s", (bac
     expect((await client.threads.get(thread.thread_id)).status).toBe("error");
   });
 
-  it("cancel stops a running run; join returns and the run is cancelled", async () => {
+  itOnPrimary(backend)("cancel stops a running run; join returns and the run is cancelled", async () => {
     const { client } = await start([{ content: "never said", delay_ms: 20_000 }]);
     const thread = await client.threads.create();
     const run = await client.runs.create(thread.thread_id, "agent", { input: { messages: [{ type: "human", content: "take your time" }] } });
@@ -365,7 +365,7 @@ describe.each(BACKENDS)("LangGraph SDK Client against devmind serve on %s", (bac
     await expect(client.runs.cancel(thread.thread_id, run.run_id)).rejects.toMatchObject({ status: 409 });
   });
 
-  it("multitask: reject answers 409 while a run is active, enqueue queues behind it", async () => {
+  itOnPrimary(backend)("multitask: reject answers 409 while a run is active, enqueue queues behind it", async () => {
     const { client } = await start([{ content: "first", delay_ms: 600 }, { content: "second" }]);
     const thread = await client.threads.create();
     const first = await client.runs.create(thread.thread_id, "agent", { input: { messages: [{ type: "human", content: "one" }] } });
@@ -388,7 +388,7 @@ describe.each(BACKENDS)("LangGraph SDK Client against devmind serve on %s", (bac
     ]);
   });
 
-  it("messages-tuple: token deltas, then the complete message with its id; a stateless run gets a new thread", async () => {
+  itOnPrimary(backend)("messages-tuple: token deltas, then the complete message with its id; a stateless run gets a new thread", async () => {
     const { client } = await start([{ content: "hello there, general kenobi", delay_ms: 400 }]);
     let created: { run_id: string; thread_id?: string } | undefined;
     const parts = (await collect(
@@ -417,7 +417,7 @@ describe.each(BACKENDS)("LangGraph SDK Client against devmind serve on %s", (bac
     expect(messagesOf(thread.values).map((m) => m.type)).toEqual(["human", "ai"]);
   });
 
-  it("threads: get, search by status, patch metadata, delete with its runs and checkpoints", async () => {
+  itOnPrimary(backend)("threads: get, search by status, patch metadata, delete with its runs and checkpoints", async () => {
     const { client } = await start([{ content: "ok" }]);
     const thread = await client.threads.create({ metadata: { team: "blue" } });
     await expect(client.threads.create({ threadId: thread.thread_id })).rejects.toMatchObject({ status: 409 });

@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "../../src/db/types.js";
 import { LeaseLostError, RunConflictError } from "../../src/errors.js";
@@ -9,6 +8,7 @@ import type { Fence } from "../../src/runtime/fence.js";
 import { ToolLedger } from "../../src/runtime/tool-ledger.js";
 import { BACKENDS, freshMigratedSchema, itOn, openBackend } from "../helpers/databases.js";
 import { rejection } from "../helpers/assertions.js";
+import { waitForBlockedStatement } from "../helpers/waits.js";
 
 /** Inserts a run row directly (columns per migration 0002): running with a lease at `epoch`, or another status. */
 async function insertRun(db: Database, options: { epoch?: number; status?: "running" | "interrupted" } = {}): Promise<{ runId: string; fence: Fence }> {
@@ -123,8 +123,8 @@ describe.each(BACKENDS)("ToolLedger on %s", (backend) => {
       await tx.query(`UPDATE "${db.schema}".runs SET lease_epoch = lease_epoch + 1, lease_owner = 'worker-new' WHERE run_id = $1`, [runId]);
       outcome = ledger.begin(fence, call).finally(() => (settled = true));
       outcome.catch(() => undefined);
-      await sleep(200);
-      // the takeover is not committed yet: the fenced statement waits on the run row's lock
+      // the race happened: the takeover is not committed yet and the fenced statement waits on the run row's lock
+      expect(await waitForBlockedStatement(owner, db.schema, 20_000)).toBeGreaterThan(0);
       expect(settled).toBe(false);
     });
     expect((await rejection(outcome)).code).toBe("LEASE_LOST");

@@ -9,7 +9,7 @@ import { createRuntime } from "../../src/runtime/runtime.js";
 import { startServer, type RunningServer } from "../../src/server/start-server.js";
 import { tempWorkspace } from "../helpers/agent.js";
 import { launchChromium, openProbedPage, saveScreenshot, type PageProbe } from "../helpers/browser.js";
-import { BACKENDS, freshMigratedSchema, openBackend } from "../helpers/databases.js";
+import { BACKENDS, freshMigratedSchema, itOnPrimary, openBackend } from "../helpers/databases.js";
 import { TINY_PNG_B64 } from "../helpers/openai-server.js";
 import { startServerStack, type ServerStack } from "../helpers/server-stack.js";
 
@@ -122,7 +122,7 @@ describe.each(BACKENDS)("web page on %s", (backend) => {
     expectQuiet(probe);
   }, TEST_MS);
 
-  it("renders hostile model text and tool arguments as text: no element, no script, no dialog", async () => {
+  itOnPrimary(backend)("renders hostile model text and tool arguments as text: no element, no script, no dialog", async () => {
     stack = await startServerStack(owner, [
       { tool_calls: [{ id: "call_read", name: "read_file", args: { path: HOSTILE } }], content: HOSTILE },
       { content: HOSTILE },
@@ -150,7 +150,7 @@ describe.each(BACKENDS)("web page on %s", (backend) => {
     expectQuiet(probe);
   }, TEST_MS);
 
-  it("asks for the API key when the server needs one, and uses it for the run and the decision", async () => {
+  itOnPrimary(backend)("asks for the API key when the server needs one, and uses it for the run and the decision", async () => {
     stack = await startServerStack(
       owner,
       [{ tool_calls: [{ id: "call_write", name: "write_file", args: { path: "a.txt", content: "A" } }] }, { content: "done" }],
@@ -186,7 +186,7 @@ describe.each(BACKENDS)("web page on %s", (backend) => {
     expect(probe.failedResponses).toContain("401 GET /runs");
     expectQuiet(probe, ["401 GET /runs"]);
   }, TEST_MS);
-  it("cancels a run waiting for approval from the page", async () => {
+  itOnPrimary(backend)("cancels a run waiting for approval from the page", async () => {
     stack = await startServerStack(owner, [{ tool_calls: [{ id: "call_w", name: "write_file", args: { path: "never.txt", content: "x" } }] }, { content: "unreachable" }]);
     const { page, probe } = await open(stack);
     await page.getByLabel("Task").fill("write never.txt");
@@ -202,7 +202,7 @@ describe.each(BACKENDS)("web page on %s", (backend) => {
     expectQuiet(probe);
   }, TEST_MS);
 
-  it("shows attachments: an image inline from /files/{id}, any other file as a download that never opens as a page", async () => {
+  itOnPrimary(backend)("shows attachments: an image inline from /files/{id}, any other file as a download that never opens as a page", async () => {
     stack = await startServerStack(owner, [
       {
         tool_calls: [
@@ -240,7 +240,7 @@ describe.each(BACKENDS)("web page on %s", (backend) => {
     expectQuiet(probe);
   }, TEST_MS);
 
-  it("keeps following a run across a server restart: reconnects, resumes after the last event, shows each event once", async () => {
+  itOnPrimary(backend)("keeps following a run across a server restart: reconnects, resumes after the last event, shows each event once", async () => {
     const { db, drop } = await freshMigratedSchema(owner);
     const workspace = tempWorkspace();
     const config = loadConfig({ DEVMIND_WORKSPACE: workspace.dir, DEVMIND_MODEL_MAX_RETRIES: "0" });

@@ -1,0 +1,97 @@
+/**
+ * Global setup of the integration tests, run once per `vitest run` before any worker starts:
+ *
+ * - the built CLI: `dist/` is rebuilt (`tsc -p tsconfig.build.json`, as `npm run build`) unless
+ *   it is current; child processes run `node dist/src/cli/main.js`;
+ * - the fixture programs: `src/` + `test/fixtures/` compiled into node_modules/.cache, run with
+ *   plain `node` (see build-outputs.ts);
+ * - one migrated PGlite template: an embedded database made once (initdb is the slow part, 5-20 s
+ *   on a loaded machine), migrated in the default schema, then copied for every embedded database
+ *   a test needs (test/helpers/pglite-template.ts), in process and for child processes.
+ *
+ * The three run concurrently. The template's folder is provided to tests as `pgliteTemplate` and
+ * removed in teardown together with every copy made under it.
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { TestProject } from "vitest/node";
+import { migrate } from "../../src/db/migrate.js";
+import { openDatabase } from "../../src/db/open-database.js";
+import { FIXTURE_BUILD_DIR, REPO_ROOT, buildIsCurrent } from "./build-outputs.js";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    /** The run's scratch folder: the template lives in `template/`, copies go next to it. */
+    testRunDir: string;
+  }
+}
+
+const TSC = join(REPO_ROOT, "node_modules", "typescript", "bin", "tsc");
+const BUILD_TIMEOUT_MS = 300_000;
+
+/** Runs `tsc -p project` from the repository root; rejects with its output if it fails. */
+function tsc(project: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [TSC, "-p", project], { cwd: REPO_ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    const timer = setTimeout(() => child.kill("SIGKILL"), BUILD_TIMEOUT_MS);
+    child.once("error", reject);
+    child.once("close", (code) => {
+      clearTimeout(timer);
+      if (code === 0) resolve();
+      else reject(new Error(`tsc -p ${project} failed (${code}):\n${output}`));
+    });
+  });
+}
+
+/**
+ * Builds `project` into `outDir` unless current. A type error still emits every file (tsc exits
+ * non-zero all the same): then the tests run on what was emitted, with a warning, since the
+ * typecheck (`npm run typecheck`, `.ci/run`) is where type errors fail; nothing emitted fails here.
+ */
+async function buildIfStale(project: string, outDir: string, dirs: string[]): Promise<void> {
+  const settings = ["tsconfig.json", project];
+  if (buildIsCurrent(outDir, dirs, settings)) return;
+  try {
+    await tsc(project);
+  } catch (error) {
+    if (!buildIsCurrent(outDir, dirs, settings)) throw error;
+    console.warn(`[devmind tests] ${(error as Error).message.split("\n").slice(0, 6).join("\n")}\n(the emitted files are used)`);
+  }
+}
+
+async function buildCli(): Promise<void> {
+  await buildIfStale("tsconfig.build.json", join(REPO_ROOT, "dist"), ["src"]);
+}
+
+async function buildFixtures(): Promise<void> {
+  await buildIfStale("test/setup/tsconfig.fixtures.json", FIXTURE_BUILD_DIR, ["src", "test/fixtures"]);
+  // node_modules/ is a package boundary: without this the compiled ES modules would load as CommonJS
+  writeFileSync(join(FIXTURE_BUILD_DIR, "package.json"), '{ "type": "module" }\n');
+}
+
+async function buildTemplate(runDir: string): Promise<void> {
+  const db = await openDatabase({ dataDir: join(runDir, "template") });
+  try {
+    await migrate(db);
+  } finally {
+    await db.close();
+  }
+}
+
+/** Builds what the integration tests need; returns the teardown. */
+export default async function setup(project: TestProject): Promise<() => void> {
+  const runDir = mkdtempSync(join(tmpdir(), "devmind-test-run-"));
+  try {
+    await Promise.all([buildCli(), buildFixtures(), buildTemplate(runDir)]);
+  } catch (error) {
+    rmSync(runDir, { recursive: true, force: true });
+    throw error;
+  }
+  project.provide("testRunDir", runDir);
+  return () => rmSync(runDir, { recursive: true, force: true });
+}

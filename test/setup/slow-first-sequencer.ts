@@ -1,0 +1,42 @@
+/**
+ * Orders test files so the long ones start first. With two workers, a long file that starts last
+ * runs alone at the end and the run takes as long as it plus everything before it; started first,
+ * it overlaps the short files. Vitest's own order (the durations of an earlier run, else file
+ * size) knows nothing on a fresh clone, where the quick-start test — a small file that runs
+ * `npm install` — would go last.
+ */
+import { BaseSequencer, type TestSpecification } from "vitest/node";
+
+/** Files known to take longest (child processes, lease expiries, chaos), longest first. */
+const SLOW_FILES = [
+  "test/int/quickstart.int.test.ts",
+  "test/int/cli-run.int.test.ts",
+  "test/int/cli-errors.int.test.ts",
+  "test/int/runtime-recovery.int.test.ts",
+  "test/int/cli-tty.int.test.ts",
+  "test/int/server-cross-process.int.test.ts",
+  "test/int/database.int.test.ts",
+  "test/int/cross-process.int.test.ts",
+  "test/int/chaos.int.test.ts",
+  "test/int/cli-worker.int.test.ts",
+  "test/int/security-http.int.test.ts",
+  "test/int/hostile-http.int.test.ts",
+  "test/int/agent-durability.int.test.ts",
+  "test/int/cli-migrate.int.test.ts",
+  "test/int/web-page.int.test.ts",
+];
+
+/** Vitest's order, with the known slow files moved to the front in SLOW_FILES order. */
+export default class SlowFirstSequencer extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const rank = (file: TestSpecification): number => {
+      const index = SLOW_FILES.findIndex((slow) => file.moduleId.endsWith(`/${slow}`));
+      return index === -1 ? SLOW_FILES.length : index;
+    };
+    return sorted
+      .map((file, position) => ({ file, position }))
+      .sort((a, b) => rank(a.file) - rank(b.file) || a.position - b.position)
+      .map(({ file }) => file);
+  }
+}
