@@ -201,6 +201,8 @@ export const DATABASE_FAULT_DEFAULTS = {
   storageFailuresBeforePause: 2,
   /** A run's event writes retry a database fault this long at most before the attempt gives up on them. */
   eventRetryMaxMs: 120_000,
+  /** `devmind worker` / `devmind serve` wait this long at most for a database that is away while they start. */
+  serviceStartMaxMs: 120_000,
   /** A fault this soon after the database came back belongs to the same outage (logged once). */
   flapMs: 10_000,
   /** After a worker saw the database away, its reaper leaves lapsed leases this long for their live owners to renew. */

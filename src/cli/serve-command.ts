@@ -5,6 +5,7 @@ import { checkBindable, startServer } from "../server/start-server.js";
 import { integerOption } from "./cli-options.js";
 import { EXIT } from "./exit-codes.js";
 import { openRuntime } from "./open-runtime.js";
+import { startService } from "./service-start.js";
 import { onStopSignals } from "./stop-signals.js";
 
 /**
@@ -28,11 +29,19 @@ export function registerServeCommand(program: Command, setExitCode: (code: numbe
       const config = loadConfig();
       // before opening anything: a refused host should not migrate or lock the database first
       checkBindable(options.host ?? config.server.host, config);
-      const opened = await openRuntime({ config, requireModel: workersWanted !== 0, recoverOrphans: workersWanted !== 0, service: true });
+      const { opened, server, workers } = await startService("serve", async () => {
+        const opened = await openRuntime({ config, requireModel: workersWanted !== 0, recoverOrphans: workersWanted !== 0, service: true });
+        try {
+          const workers = workersWanted ?? opened.config.worker.concurrency;
+          const server = await startServer({ runtime: opened.runtime, db: opened.db, config: opened.config, host: options.host, port: options.port, workers, logger: opened.logger.child({ component: "server" }) });
+          return { opened, server, workers };
+        } catch (error) {
+          await opened.close();
+          throw error;
+        }
+      });
       const signals = onStopSignals("serve: shutting down (streams end, runs stop at their next step and go back to the queue; again to quit at once)");
       try {
-        const workers = workersWanted ?? opened.config.worker.concurrency;
-        const server = await startServer({ runtime: opened.runtime, db: opened.db, config: opened.config, host: options.host, port: options.port, workers, logger: opened.logger.child({ component: "server" }) });
         const keys = opened.config.server.apiKeys.length;
         process.stdout.write(
           `devmind serve: listening on ${server.url} (${workers} worker slot${workers === 1 ? "" : "s"}, schema ${opened.db.schema} at ${opened.db.location}, ` +

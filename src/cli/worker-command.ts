@@ -3,6 +3,7 @@ import { CONFIG_BOUNDS } from "../constants.js";
 import { integerOption } from "./cli-options.js";
 import { EXIT } from "./exit-codes.js";
 import { openRuntime } from "./open-runtime.js";
+import { startService } from "./service-start.js";
 import { onStopSignals } from "./stop-signals.js";
 import { startWorkerLog } from "./worker-log.js";
 
@@ -19,13 +20,21 @@ export function registerWorkerCommand(program: Command, setExitCode: (code: numb
     .description("execute queued runs until stopped (Ctrl-C drains)")
     .option("--concurrency <n>", "runs at once (default DEVMIND_WORKER_CONCURRENCY)", integerOption("--concurrency", bounds.min, bounds.max))
     .action(async (options: { concurrency?: number }) => {
-      const opened = await openRuntime({ requireModel: true, recoverOrphans: true, service: true });
+      const { opened, stopLog, worker, concurrency } = await startService("worker", async () => {
+        const opened = await openRuntime({ requireModel: true, recoverOrphans: true, service: true });
+        try {
+          const concurrency = options.concurrency ?? opened.config.worker.concurrency;
+          const stopLog = await startWorkerLog(opened.db, opened.runtime, (line) => void process.stdout.write(`worker: ${line}\n`));
+          const worker = opened.runtime.worker({ concurrency });
+          await worker.start();
+          return { opened, stopLog, worker, concurrency };
+        } catch (error) {
+          await opened.close();
+          throw error;
+        }
+      });
       const signals = onStopSignals("worker: draining (runs stop at their next step and go back to the queue; again to quit at once)");
       try {
-        const concurrency = options.concurrency ?? opened.config.worker.concurrency;
-        const stopLog = await startWorkerLog(opened.db, opened.runtime, (line) => void process.stdout.write(`worker: ${line}\n`));
-        const worker = opened.runtime.worker({ concurrency });
-        await worker.start();
         process.stdout.write(`worker ready: ${concurrency} slot${concurrency === 1 ? "" : "s"} on ${opened.db.location} (schema ${opened.db.schema}); Ctrl-C to stop\n`);
         await signals.stopped;
         await worker.stop();

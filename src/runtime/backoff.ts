@@ -58,7 +58,10 @@ export class Backoff {
  * error is thrown at once. `signal` aborting stops the waiting (the fault is thrown). For reads
  * that can simply be repeated (a stream's next look at the table).
  */
-export async function retryDatabaseFaults<T>(fn: () => Promise<T>, options: { maxMs: number; signal?: AbortSignal | undefined }): Promise<T> {
+export async function retryDatabaseFaults<T>(
+  fn: () => Promise<T>,
+  options: { maxMs: number; signal?: AbortSignal | undefined; onFault?: ((error: unknown, attempt: number) => void) | undefined },
+): Promise<T> {
   const backoff = new Backoff({ firstMs: DATABASE_FAULT_DEFAULTS.backoffFirstMs, maxMs: DATABASE_FAULT_DEFAULTS.backoffMaxMs });
   const giveUpAt = Date.now() + options.maxMs;
   for (;;) {
@@ -66,6 +69,7 @@ export async function retryDatabaseFaults<T>(fn: () => Promise<T>, options: { ma
       return await fn();
     } catch (error) {
       if (databaseFaultOf(error) === null || Date.now() >= giveUpAt) throw error;
+      options.onFault?.(error, backoff.attempts + 1);
       if (!(await backoff.wait(options.signal))) throw error;
     }
   }

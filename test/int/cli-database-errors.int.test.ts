@@ -2,18 +2,23 @@
  * The CLI facing a DATABASE_URL that is not a PostgreSQL server: a clear DATABASE_UNREACHABLE
  * naming the address, no stack trace, and nothing else.
  */
-import { createServer, type Server } from "node:net";
+import { createServer, type Server, type Socket } from "node:net";
 import { afterEach, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
 
 const servers: Server[] = [];
+const sockets = new Set<Socket>();
 afterEach(async () => {
+  for (const socket of sockets) socket.destroy();
+  sockets.clear();
   for (const server of servers.splice(0)) await new Promise((resolve) => server.close(resolve));
 });
 
 /** A loopback port that answers like an HTTP server, whatever it is sent. */
 async function httpLikePort(): Promise<number> {
   const server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
     socket.on("error", () => undefined);
     socket.end("HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n");
   });

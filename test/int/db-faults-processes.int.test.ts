@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
 import { describeOn, TEST_DATABASE_URL } from "../helpers/databases.js";
 import { createFaultDatabase } from "../helpers/fault-database.js";
+import { startPgProxy } from "../helpers/pg-proxy.js";
 import { spawnServe } from "../helpers/server-process.js";
 import { BUILT_CLI, REPO_ROOT } from "../setup/build-outputs.js";
 const RUNS = 16;
@@ -33,18 +34,20 @@ afterEach(async () => {
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** `devmind worker` as a child process; stop() sends SIGTERM and resolves with its exit code. */
-function spawnWorker(env: Record<string, string>): { child: ChildProcess; stderr: () => string; stop: () => Promise<number | null> } {
+function spawnWorker(env: Record<string, string>): { child: ChildProcess; stdout: () => string; stderr: () => string; stop: () => Promise<number | null> } {
   const child = spawn(process.execPath, [BUILT_CLI, "worker", "--concurrency", "2"], {
     cwd: REPO_ROOT,
     env: { PATH: process.env["PATH"] ?? "", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
+  let stdout = "";
   let stderr = "";
-  child.stdout?.resume();
+  child.stdout?.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
   child.stderr?.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
   const exited = new Promise<number | null>((resolve) => child.once("close", (code) => resolve(code)));
   return {
     child,
+    stdout: () => stdout,
     stderr: () => stderr,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
@@ -146,7 +149,7 @@ describeOn(TEST_DATABASE_URL === undefined ? "none" : "postgres", "postgres")("d
 
     // both processes lived through it
     expect(serve.stdout()).not.toContain("Unhandled");
-    expect(worker.child.exitCode).toBeNull();
+    expect(worker.child.exitCode, `the worker exited: ${worker.stderr().slice(-3_000)}`).toBeNull();
     expect(killsWhileRunning).toBe(KILLS_WHILE_RUNNING);
     expect(kills).toBeGreaterThan(0);
 
@@ -172,6 +175,34 @@ describeOn(TEST_DATABASE_URL === undefined ? "none" : "postgres", "postgres")("d
     expect(worker.stderr()).not.toMatch(/Unhandled|uncaught/i);
     expect(serve.stderr()).not.toMatch(/Unhandled|uncaught/i);
   }, 420_000);
+
+  it("a worker started while the database is away waits for it (saying so once), then works the queue", async () => {
+    if (TEST_DATABASE_URL === undefined) return;
+    const fault = await createFaultDatabase();
+    cleanups.push(() => fault.drop());
+    const target = new URL(TEST_DATABASE_URL);
+    const proxy = await startPgProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    cleanups.push(() => proxy.close());
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), "devmind-faultstart-")));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const script = join(dir, "script.json");
+    writeFileSync(script, JSON.stringify([{ content: "done" }]));
+    proxy.stall();
+    const worker = spawnWorker({ DATABASE_URL: proxy.urlFor(fault.url), DEVMIND_MODEL: `scripted:${script}`, DEVMIND_WORKSPACE: dir });
+    cleanups.push(() => worker.stop());
+    const deadline = Date.now() + 60_000;
+    while (!worker.stderr().includes("unreachable while starting")) {
+      if (worker.child.exitCode !== null || Date.now() > deadline) throw new Error(`the worker did not wait: ${worker.stderr()}`);
+      await sleep(100);
+    }
+    proxy.resume();
+    while (!worker.stdout().includes("worker ready")) {
+      if (worker.child.exitCode !== null || Date.now() > deadline + 60_000) throw new Error(`the worker did not start: ${worker.stderr()}`);
+      await sleep(100);
+    }
+    expect(worker.stderr().split("unreachable while starting").length - 1).toBe(1);
+    expect(await worker.stop()).toBe(0);
+  }, 240_000);
 });
 
 /** The status of every run, read on a connection of its own (it may be terminated too: retried). */
