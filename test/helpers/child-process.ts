@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
-import { REPO_ROOT, builtFixture } from "../setup/build-outputs.js";
+import { CHILD_NODE_FLAGS, REPO_ROOT, builtFixture } from "../setup/build-outputs.js";
 
 /** How a child ended. `timedOut` means we killed it for running past its bound. */
 export interface ChildExit {
@@ -32,7 +32,7 @@ const live = new Set<FixtureChild>();
 export function spawnFixture(script: string, args: string[], timeoutMs: number): FixtureChild {
   const program = builtFixture(script);
   if (!existsSync(program)) throw new Error(`${program} is missing: fixtures are compiled by the integration tests' global setup`);
-  const child = spawn(process.execPath, [program, ...args], {
+  const child = spawn(process.execPath, [...CHILD_NODE_FLAGS, program, ...args], {
     cwd: REPO_ROOT,
     stdio: ["pipe", "pipe", "pipe"],
   });

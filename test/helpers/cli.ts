@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { BUILT_CLI, REPO_ROOT as ROOT } from "../setup/build-outputs.js";
+import { BUILT_CLI, CHILD_NODE_FLAGS, REPO_ROOT as ROOT } from "../setup/build-outputs.js";
 
 /** Result of one CLI invocation. */
 export interface CliResult {
@@ -14,7 +14,7 @@ export interface CliResult {
  */
 export function runCli(args: string[], env: Record<string, string>, options: { cwd?: string; timeoutMs?: number } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BUILT_CLI, ...args], {
+    const child = spawn(process.execPath, [...CHILD_NODE_FLAGS, BUILT_CLI, ...args], {
       cwd: options.cwd ?? ROOT,
       env: { PATH: process.env["PATH"] ?? "", ...env },
       stdio: ["ignore", "pipe", "pipe"],
@@ -37,7 +37,7 @@ export function runCli(args: string[], env: Record<string, string>, options: { c
 
 /** The command line that runs the built CLI, for wrappers such as `script -c` (quoted for sh). */
 export function cliCommandLine(args: string[]): string {
-  return [process.execPath, BUILT_CLI, ...args].map(shellQuote).join(" ");
+  return [process.execPath, ...CHILD_NODE_FLAGS, BUILT_CLI, ...args].map(shellQuote).join(" ");
 }
 
 /** Quotes one word for `sh -c`. */
@@ -66,7 +66,7 @@ const running = new Set<CliChild>();
  * type into its stdin (a pipe), or signal it. Killed with SIGKILL after `timeoutMs`.
  */
 export function spawnCli(args: string[], env: Record<string, string>, options: { cwd?: string; timeoutMs?: number; command?: [string, string[]] } = {}): CliChild {
-  const [file, argv] = options.command ?? [process.execPath, [BUILT_CLI, ...args]];
+  const [file, argv] = options.command ?? [process.execPath, [...CHILD_NODE_FLAGS, BUILT_CLI, ...args]];
   const child = spawn(file, argv, { cwd: options.cwd ?? ROOT, env: { PATH: process.env["PATH"] ?? "", ...env }, stdio: ["pipe", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { BUILT_CLI, REPO_ROOT as ROOT } from "../setup/build-outputs.js";
+import { BUILT_CLI, CHILD_NODE_FLAGS, REPO_ROOT as ROOT } from "../setup/build-outputs.js";
 const LISTENING = /^devmind serve: listening on (http:\/\/\S+) /m;
 
 /** A `devmind serve` child process. */
@@ -18,7 +18,7 @@ export interface ServeProcess {
  * killed). The caller stops it.
  */
 export function spawnServe(args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<ServeProcess> {
-  const child: ChildProcess = spawn(process.execPath, [BUILT_CLI, "serve", ...args], {
+  const child: ChildProcess = spawn(process.execPath, [...CHILD_NODE_FLAGS, BUILT_CLI, "serve", ...args], {
     cwd: ROOT,
     env: { PATH: process.env["PATH"] ?? "", ...env },
     stdio: ["ignore", "pipe", "pipe"],

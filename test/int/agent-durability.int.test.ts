@@ -44,8 +44,8 @@ describe.each(BACKENDS)("agent durability on %s", (backend) => {
     // the fast call's line is on disk and the slow call is in flight
     await until("the slow call to start", () => existsSync(join(workspace, "slow-started")), 45_000);
     await until("the fast call's line", () => existsSync(join(workspace, "log.txt")) && readFileSync(join(workspace, "log.txt"), "utf8").includes("fast"), 10_000);
-    // LangGraph saves the fast task's writes when that task ends: the fixture marks when they are stored
-    await until("the fast call's writes to be saved", () => existsSync(join(workspace, "fast-saved")), 20_000);
+    // give LangGraph time to save the fast task's writes (they are saved when the task ends)
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
     first.process.kill("SIGKILL");
     const killed = await first.exited;
     expect(killed.signal).toBe("SIGKILL");

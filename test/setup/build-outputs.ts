@@ -12,6 +12,14 @@ import { fileURLToPath } from "node:url";
 /** The repository root. */
 export const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
+/**
+ * Node flags for every child process a test starts. `--liftoff-only` keeps V8 from recompiling
+ * PGlite's WebAssembly with its optimizing tier in the background: a child lives seconds and runs
+ * few queries, and that recompilation was a third of its CPU (about 5 s -> 3 s per CLI start on
+ * an embedded database), on a machine with two cores shared by two test workers.
+ */
+export const CHILD_NODE_FLAGS: readonly string[] = ["--liftoff-only"];
+
 /** The built CLI, the file behind the package's `devmind` bin. */
 export const BUILT_CLI = join(REPO_ROOT, "dist", "src", "cli", "main.js");
 
