@@ -19,6 +19,7 @@ import type { Database } from "../../src/db/types.js";
 import { createLogger } from "../../src/logger.js";
 import { ScriptedChatModel } from "../../src/model/scripted-model.js";
 import type { ScriptedTurn } from "../../src/model/scripted-turns.js";
+import { retryDatabaseFaults } from "../../src/runtime/backoff.js";
 import type { RunRecord } from "../../src/runtime/run-record.js";
 import { createRuntime, type Runtime } from "../../src/runtime/runtime.js";
 import { startServer } from "../../src/server/start-server.js";
@@ -152,13 +153,16 @@ async function harness(options: {
 
 /** Every run success, each side effect at most once, and any missing one reported as unknown to the model. */
 async function expectEffectivelyOnce(h: Harness, runs: RunRecord[]): Promise<RunRecord[]> {
-  const finals = await Promise.all(runs.map((run) => h.runtime.runs.get(run.run_id)));
+  const finals = await retryDatabaseFaults(() => Promise.all(runs.map((run) => h.runtime.runs.get(run.run_id))), { maxMs: 30_000 });
   expect(finals.map((run) => [run.status, run.stop_reason])).toEqual(runs.map(() => ["success", "completed"]));
   const lines = h.effects.lines();
   expect(new Set(lines).size).toBe(lines.length);
   for (const run of runs) {
-    const events = [];
-    for await (const event of h.runtime.runs.events(run.run_id)) events.push(event);
+    const events = await retryDatabaseFaults(async () => {
+      const read = [];
+      for await (const event of h.runtime.runs.events(run.run_id)) read.push(event);
+      return read;
+    }, { maxMs: 30_000 });
     const finished = events.filter((event) => event.type === "tool.call.finished");
     for (const label of ["first", "second"]) {
       const done = lines.includes(`${run.run_id} ${label}`);
@@ -379,8 +383,12 @@ describeOn(TEST_DATABASE_URL === undefined ? "none" : "postgres", "postgres")("d
     const eventTypes = await rawEvents;
     expect(eventTypes).not.toContain("error");
     expect(eventTypes.at(-1)).toBe("run.succeeded");
-    const stored: string[] = [];
-    for await (const event of h.runtime.runs.events(run.run_id)) stored.push(event.type);
+    // the test's own read may meet a connection the last kill broke: a 503-class fault, retried
+    const stored = await retryDatabaseFaults(async () => {
+      const types: string[] = [];
+      for await (const event of h.runtime.runs.events(run.run_id)) types.push(event.type);
+      return types;
+    }, { maxMs: 30_000 });
     expect(eventTypes.filter((type) => type !== "model.delta")).toEqual(stored);
     expect(killsDuring).toBeGreaterThan(0);
     expect(parts.map((part) => part.event)).not.toContain("error");
@@ -391,7 +399,7 @@ describeOn(TEST_DATABASE_URL === undefined ? "none" : "postgres", "postgres")("d
     expect(new Set(ids).size).toBe(ids.length);
     const customSeqs = parts.filter((part) => part.event === "custom").map((part) => (part.data as { seq: number }).seq);
     expect(customSeqs).toEqual(customSeqs.map((_, index) => index + 1));
-    expect((await h.runtime.runs.get(run.run_id)).status).toBe("success");
+    expect((await retryDatabaseFaults(() => h.runtime.runs.get(run.run_id), { maxMs: 30_000 })).status).toBe("success");
     await worker.stop();
   }, 240_000);
 });
