@@ -272,6 +272,8 @@ export const CLI_DEFAULTS = {
   leasePollMs: 250,
   /** `cancel` of a run running in another process waits this long for it to stop. */
   cancelWaitMs: 15_000,
+  /** A second Ctrl-C sooner than this after the first is the same key press, not a forced exit. */
+  secondInterruptMinMs: 300,
   /** Spinner frame interval on a terminal. */
   spinnerMs: 80,
   /** A folded tool line shows at most this many characters of arguments. */

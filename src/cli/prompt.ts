@@ -61,11 +61,12 @@ export async function askApproval(request: ActionRequest, io: PromptIo): Promise
 async function askKey(io: PromptIo, question: string): Promise<string> {
   const input = io.input as NodeJS.ReadStream;
   if (input.isTTY !== true || typeof input.setRawMode !== "function") return ask(io, question);
-  io.output.write(question);
   emitKeypressEvents(input);
   const wasRaw = input.isRaw;
   input.setRawMode(true);
   input.resume();
+  // asked once raw mode is on: a key pressed as soon as the question shows is read as a key
+  io.output.write(question);
   try {
     return await new Promise<string>((resolve, reject) => {
       const cleanup = (): void => {

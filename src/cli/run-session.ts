@@ -54,8 +54,13 @@ export async function driveRun(opened: OpenedRuntime, runId: string, options: Dr
   const promptAbort = new AbortController();
   let cancelling = false;
   let interrupts = 0;
+  let firstInterruptAt = 0;
   const onInterrupt = (): void => {
+    // one press can reach us twice (the terminal's SIGINT and the raw key, when the prompt
+    // switches modes at that moment): a second Ctrl-C counts only once the first has been seen
+    if (interrupts === 1 && Date.now() - firstInterruptAt < CLI_DEFAULTS.secondInterruptMinMs) return;
     interrupts += 1;
+    if (interrupts === 1) firstInterruptAt = Date.now();
     if (interrupts >= 2) {
       timeline?.stop();
       process.stderr.write(`\ndevmind: forced exit; run ${runId} is left as it is (\`${cliName()} resume ${runId}\` or \`${cliName()} cancel ${runId}\`)\n`);

@@ -288,7 +288,10 @@ describe.each(BACKENDS)("runtime recovery on %s", (backend) => {
         // re-run by design: the side effect happened twice, the call's result is the re-run's
         expect(lines(file)).toEqual(["once", "once"]);
         expect(existsSync(markers.done(file, continuedBy))).toBe(true);
-        expect(started.map((e) => e["tool_call_id"])).toEqual([SIDE_EFFECT_CALL, SIDE_EFFECT_CALL]);
+        // the killed process's start event may not have been stored before the kill; the ledger's
+        // two attempts below prove both starts
+        expect(started.length).toBeGreaterThanOrEqual(1);
+        expect(new Set(started.map((e) => e["tool_call_id"]))).toEqual(new Set([SIDE_EFFECT_CALL]));
         expect(finished).toMatchObject([{ tool_call_id: SIDE_EFFECT_CALL, ok: true, error_code: null }]);
         expect(pair).toMatchObject({ id: SIDE_EFFECT_CALL, envelope: { ok: true, data: { appended: "once", pid: continuedBy } } });
         expect(await ledgerRows(db, created.run_id)).toEqual([{ tool_call_id: SIDE_EFFECT_CALL, status: "succeeded", attempts: 2, lease_epoch: 2 }]);
