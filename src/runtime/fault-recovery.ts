@@ -64,8 +64,7 @@ export class DatabaseHealth {
   /** Records a fault of `kind`; logs when the state changes. */
   fault(kind: DatabaseFaultKind, error: unknown): void {
     this.lastFaultMs = Date.now();
-    const code = (error as { code?: unknown } | null)?.code;
-    this.lastError = { code: typeof code === "string" ? code : "DATABASE_UNREACHABLE", message: error instanceof Error ? error.message : String(error) };
+    this.lastError = faultSummary(error);
     if (kind === "storage") {
       this.storageStreak += 1;
       if (this.storageStreak >= this.storageFailuresBeforePause && this.current !== "storage_failing") {
@@ -116,6 +115,12 @@ export class DatabaseHealth {
     this.current = state;
     this.sinceMs = Date.now();
   }
+}
+
+/** `{code, message}` of a database fault, for logs and `/health` (database errors carry no secrets). */
+export function faultSummary(error: unknown): { code: string; message: string } {
+  const code = (error as { code?: unknown } | null)?.code;
+  return { code: typeof code === "string" ? code : "DATABASE_UNREACHABLE", message: error instanceof Error ? error.message : String(error) };
 }
 
 /** A backoff for waiting out a fault of `kind` under a lease of `leaseMs`. */

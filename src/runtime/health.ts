@@ -1,6 +1,6 @@
 import { RUNTIME_DEFAULTS } from "../constants.js";
 import { databaseFaultOf } from "../db/database-faults.js";
-import type { DatabaseHealth, DatabaseHealthReport } from "./fault-recovery.js";
+import { faultSummary, type DatabaseHealth, type DatabaseHealthReport } from "./fault-recovery.js";
 import type { RunStore } from "./run-store.js";
 import type { RuntimeHealth } from "./runtime.js";
 import type { Worker } from "./worker.js";
@@ -32,11 +32,6 @@ function within<T>(promise: Promise<T>, ms: number): Promise<T> {
   });
 }
 
-function describe(error: unknown): { code: string; message: string } {
-  const code = (error as { code?: unknown } | null)?.code;
-  return { code: typeof code === "string" ? code : "DATABASE_UNREACHABLE", message: error instanceof Error ? error.message : String(error) };
-}
-
 /**
  * The runtime's health: one small real write to the database (a write probe, so a full disk or a
  * read-only server shows), timed, plus what this process's workers and executions report.
@@ -57,8 +52,8 @@ export async function checkHealth(inputs: HealthInputs): Promise<RuntimeHealth> 
   } catch (error) {
     const latency = Date.now() - started;
     if (databaseFaultOf(error) === "storage") {
-      return { status: "degraded", database: { reachable: true, writable: false, latency_ms: latency, error: describe(error) }, workers };
+      return { status: "degraded", database: { reachable: true, writable: false, latency_ms: latency, error: faultSummary(error) }, workers };
     }
-    return { status: "down", database: { reachable: false, writable: null, latency_ms: null, error: describe(error) }, workers };
+    return { status: "down", database: { reachable: false, writable: null, latency_ms: null, error: faultSummary(error) }, workers };
   }
 }

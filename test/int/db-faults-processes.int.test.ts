@@ -5,17 +5,16 @@
  * every run succeeds, no side effect happens twice, and the API answers only 2xx, 409 (a retried
  * create that had landed) or 503 with Retry-After — never 500.
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
+import { spawnCli, type CliChild } from "../helpers/cli.js";
 import { describeOn, TEST_DATABASE_URL } from "../helpers/databases.js";
 import { createFaultDatabase } from "../helpers/fault-database.js";
 import { startPgProxy } from "../helpers/pg-proxy.js";
 import { spawnServe } from "../helpers/server-process.js";
-import { BUILT_CLI, REPO_ROOT } from "../setup/build-outputs.js";
 const RUNS = 16;
 /** Backend kills made while runs are running (at most), and how many must have landed so (at least). */
 const KILLS_WHILE_RUNNING = 8;
@@ -34,32 +33,23 @@ afterEach(async () => {
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** `devmind worker` as a child process; stop() sends SIGTERM and resolves with its exit code. */
-function spawnWorker(env: Record<string, string>): { child: ChildProcess; stdout: () => string; stderr: () => string; stop: () => Promise<number | null> } {
-  const child = spawn(process.execPath, [BUILT_CLI, "worker", "--concurrency", "2"], {
-    cwd: REPO_ROOT,
-    env: { PATH: process.env["PATH"] ?? "", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout?.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-  const exited = new Promise<number | null>((resolve) => child.once("close", (code) => resolve(code)));
-  return {
-    child,
-    stdout: () => stdout,
-    stderr: () => stderr,
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+/** `devmind worker` as a child process (the CLI helper's child); stop() sends SIGTERM and resolves with its exit code. */
+function spawnWorker(env: Record<string, string>): CliChild & { running(): boolean; stop(): Promise<number | null> } {
+  const child = spawnCli(["worker", "--concurrency", "2"], env, { timeoutMs: 600_000 });
+  let ended = false;
+  void child.exited.then(() => (ended = true));
+  return Object.assign(child, {
+    running: () => !ended,
+    async stop(): Promise<number | null> {
+      if (!ended) child.kill("SIGTERM");
       const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
       try {
-        return await exited;
+        return (await child.exited).code;
       } finally {
         clearTimeout(timer);
       }
     },
-  };
+  });
 }
 
 describeOn(TEST_DATABASE_URL === undefined ? "none" : "postgres", "postgres")("database faults across processes (PostgreSQL)", () => {
@@ -150,7 +140,7 @@ describeOn(TEST_DATABASE_URL === undefined ? "none" : "postgres", "postgres")("d
 
     // both processes lived through it
     expect(serve.stdout()).not.toContain("Unhandled");
-    expect(worker.child.exitCode, `the worker exited: ${worker.stderr().slice(-3_000)}`).toBeNull();
+    expect(worker.running(), `the worker exited: ${worker.stderr().slice(-3_000)}`).toBe(true);
     expect(killsWhileRunning).toBeGreaterThanOrEqual(MIN_KILLS_WHILE_RUNNING);
     expect(kills).toBeGreaterThan(0);
 
@@ -193,12 +183,12 @@ describeOn(TEST_DATABASE_URL === undefined ? "none" : "postgres", "postgres")("d
     cleanups.push(() => worker.stop());
     const deadline = Date.now() + 60_000;
     while (!worker.stderr().includes("unreachable while starting")) {
-      if (worker.child.exitCode !== null || Date.now() > deadline) throw new Error(`the worker did not wait: ${worker.stderr()}`);
+      if (!worker.running() || Date.now() > deadline) throw new Error(`the worker did not wait: ${worker.stderr()}`);
       await sleep(100);
     }
     proxy.resume();
     while (!worker.stdout().includes("worker ready")) {
-      if (worker.child.exitCode !== null || Date.now() > deadline + 60_000) throw new Error(`the worker did not start: ${worker.stderr()}`);
+      if (!worker.running() || Date.now() > deadline + 60_000) throw new Error(`the worker did not start: ${worker.stderr()}`);
       await sleep(100);
     }
     expect(worker.stderr().split("unreachable while starting").length - 1).toBe(1);
