@@ -159,6 +159,12 @@ export const RUN_STORE_LIMITS = {
   claimRetries: 5,
   /** `requestCancel` re-reads this many times when the run changes under it. */
   cancelRetries: 3,
+  /** Bounds of a run's `config.recursion_limit` (LangGraph's supersteps per invocation). */
+  recursionLimit: { min: 1, max: 100_000 },
+  /** Longest tag of a run's `config.tags`. */
+  tagMaxChars: 200,
+  /** Longest graph (assistant) id. */
+  graphIdMaxChars: 200,
 } as const;
 
 /** Timing of the runtime and its workers. */
@@ -215,6 +221,11 @@ export const GRAPHS_DEFAULTS = {
   configFile: "langgraph.json",
   /** Id of the built-in agent when no config file names graphs. */
   builtinId: "agent",
+  /** LangGraph's own default recursion limit, for a run of a user graph that sets none. */
+  recursionLimit: 25,
+  /** Interrupted runs read by one `runtime.runs.interrupted()` call when no limit is given, and the most. */
+  interruptedListDefault: 100,
+  interruptedListMax: 1_000,
 } as const;
 
 /** NOTIFY channel telling workers there may be a run to claim. */

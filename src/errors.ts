@@ -29,6 +29,9 @@ export type DevmindErrorCode =
   // graphs (src/graphs)
   | "GRAPH_INVALID"
   | "GRAPH_LOAD_FAILED"
+  | "GRAPH_NOT_FOUND"
+  | "GRAPH_FAILED"
+  | "GRAPH_RECURSION_LIMIT"
   // tools (src/tools)
   | "TOOL_DEFINITION_INVALID"
   | "TOOL_NAME_DUPLICATE"
@@ -74,6 +77,9 @@ const KIND_BY_CODE: Record<DevmindErrorCode, ErrorKind> = {
   CHECKPOINT_CORRUPT: "system",
   GRAPH_INVALID: "user",
   GRAPH_LOAD_FAILED: "user",
+  GRAPH_NOT_FOUND: "user",
+  GRAPH_FAILED: "user",
+  GRAPH_RECURSION_LIMIT: "user",
   TOOL_DEFINITION_INVALID: "user",
   TOOL_NAME_DUPLICATE: "user",
   RUN_CANCELLED: "user",
@@ -155,6 +161,13 @@ export class CheckpointError extends DevmindError {}
 export class GraphDefinitionError extends DevmindError {
   constructor(message: string, details: ErrorDetails = {}, code: "GRAPH_INVALID" | "GRAPH_LOAD_FAILED" = "GRAPH_INVALID", cause?: unknown) {
     super(code, message, { details, cause });
+  }
+}
+
+/** A run names a graph (assistant) this runtime has not loaded; `details.graph` names it, `details.known` lists the loaded ones. */
+export class GraphNotFoundError extends DevmindError {
+  constructor(graphId: string, known: readonly string[]) {
+    super("GRAPH_NOT_FOUND", `no graph ${JSON.stringify(graphId)} is loaded here; known: ${known.join(", ") || "(none)"}`, { details: { graph: graphId, known: [...known] } });
   }
 }
 

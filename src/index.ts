@@ -41,3 +41,13 @@ export { startServer, type StartServerOptions, type RunningServer } from "./serv
 export type { ThreadsApi } from "./runtime/threads-api.js";
 export type { ThreadRecord, ThreadStatus } from "./runtime/thread-store.js";
 export { ThreadNotFoundError, HttpRequestError } from "./errors.js";
+export { GraphDefinitionError, GraphNotFoundError } from "./errors.js";
+export type { GraphEntry, GraphFactory, CompiledGraphLike, StateGraphLike } from "./graphs/graph-kinds.js";
+export { readLanggraphConfig, findLanggraphConfig, type LanggraphConfig, type GraphSpec } from "./graphs/langgraph-config.js";
+export { loadGraph, type LoadedGraph } from "./graphs/load-graphs.js";
+export { ledgeredTool, ledgeredToolNode, type LedgeredToolOptions } from "./graphs/ledgered-tools.js";
+export { runHandleOf, RUN_HANDLE_KEY, type RunHandle, type RunToolLedger, type GraphLedgerBegin } from "./graphs/run-handle.js";
+export type { RunInterrupt, RunGraphConfig } from "./runtime/run-record.js";
+export type { ResumeBody } from "./runtime/resume-plan.js";
+export type { ResumeRecord, ResumeCommand } from "./runtime/resume-store.js";
+export type { RunEventData, RunEventType, GraphRunEvent, RunLifecycleEvent, ResumeReason } from "./runtime/run-events.js";

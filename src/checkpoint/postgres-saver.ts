@@ -120,7 +120,9 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
       id,
       address.checkpointId ?? null,
       JSON.stringify(rest),
-      await encodeMetadata(this.serde, metadata),
+      // a checkpoint written under a run's lease names the run (LangGraph Platform's `run_id`): a
+      // later attempt tells its own checkpoints from the previous run's on the thread
+      await encodeMetadata(this.serde, fence === undefined ? metadata : { ...metadata, run_id: fence.runId }),
       ...valueParams(rows),
       ...(fence === undefined ? [] : [fence.runId, fence.epoch]),
     ];

@@ -31,10 +31,19 @@ export function registerRunsCommand(program: Command, setExitCode: (code: number
 
 /** `<run id>  <status>  <stop reason>  <rounds>r/<calls>t  <created>  <task>` */
 function runLine(run: RunRecord): string {
-  const first = run.input.messages[0];
-  const task = typeof first === "string" ? first : foldArgs(first, 40);
+  const task = runTask(run);
   const stop = run.stop_reason ?? "-";
   return [run.run_id, run.status.padEnd(11), stop.padEnd(16), `${run.model_rounds}r/${run.tool_calls}t`.padEnd(7), run.created_at.slice(0, 19), oneLine(task)].join("  ");
+}
+
+/** The agent's first message, or another graph's input folded: what the run was asked. */
+function runTask(run: RunRecord): string {
+  const messages = (run.input as { messages?: unknown } | null)?.messages;
+  if (run.graph_id === "agent" && Array.isArray(messages)) {
+    const first: unknown = messages[0];
+    return typeof first === "string" ? first : foldArgs(first, 40);
+  }
+  return `[${run.graph_id}] ${foldArgs(run.input, 40)}`;
 }
 
 function oneLine(text: string): string {

@@ -16,7 +16,8 @@ export type StopReason =
   | "model_truncated"
   | "max_attempts"
   | "cancelled"
-  | "internal_error";
+  | "internal_error"
+  | "recursion_limit";
 
 /** Token usage of a run, as reported by the model. */
 export interface Usage {

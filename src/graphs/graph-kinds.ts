@@ -1,5 +1,6 @@
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import type { RunnableConfig } from "@langchain/core/runnables";
+import { PostgresCheckpointSaver } from "../checkpoint/postgres-saver.js";
 import { GraphDefinitionError } from "../errors.js";
 
 /**
@@ -35,6 +36,7 @@ export function graphKind(value: unknown): GraphKind | null {
   if (value === null || typeof value !== "object") return null;
   const candidate = value as Record<string, unknown>;
   if (typeof candidate["then"] === "function") return "promise";
+  if (wrappedGraph(value) !== undefined) return "compiled";
   if (typeof candidate["invoke"] === "function" && typeof candidate["getState"] === "function" && typeof candidate["getGraph"] === "function") return "compiled";
   if (typeof candidate["compile"] === "function" && typeof candidate["addNode"] === "function") return "state_graph";
   return null;
@@ -60,17 +62,33 @@ export async function resolveGraph(entry: unknown, options: { checkpointer: Base
       continue;
     }
     if (kind === "state_graph") return (value as StateGraphLike).compile({ checkpointer: options.checkpointer });
-    if (kind === "compiled") return attachCheckpointer(value as CompiledGraphLike, options.checkpointer, options.id);
+    if (kind === "compiled") return attachCheckpointer(wrappedGraph(value) ?? (value as CompiledGraphLike), options.checkpointer, options.id);
     throw new GraphDefinitionError(`graph ${options.id}: ${describeValue(value)} is not a LangGraph graph (expected a compiled graph, a StateGraph, a promise of one, or a factory (config) => graph)`, { graph: options.id });
   }
   throw new GraphDefinitionError(`graph ${options.id}: promises or factories nested too deep`, { graph: options.id });
 }
 
+/**
+ * The compiled graph inside an agent object (LangChain's `createAgent` returns a `ReactAgent`
+ * whose `graph` is the compiled StateGraph; its own `getState` refuses to work), or undefined.
+ */
+function wrappedGraph(value: unknown): CompiledGraphLike | undefined {
+  const inner = (value as { graph?: unknown } | null)?.graph;
+  if (inner === null || typeof inner !== "object") return undefined;
+  const graph = inner as Record<string, unknown>;
+  return typeof graph["invoke"] === "function" && typeof graph["getState"] === "function" && typeof graph["getGraph"] === "function" ? (inner as CompiledGraphLike) : undefined;
+}
+
+/**
+ * The compiled graph checkpointed by `checkpointer`, without changing the caller's object (one
+ * compiled graph may serve several runtimes on several databases): a view whose own
+ * `checkpointer` is ours and whose nodes, channels and methods are the graph's.
+ */
 function attachCheckpointer(graph: CompiledGraphLike, checkpointer: BaseCheckpointSaver, id: string): CompiledGraphLike {
   const current = graph.checkpointer;
-  if (current === undefined || current === null || current === checkpointer) {
-    graph.checkpointer = checkpointer;
-    return graph;
+  if (current === checkpointer) return graph;
+  if (current === undefined || current === null || current === false || current instanceof PostgresCheckpointSaver) {
+    return Object.create(graph, { checkpointer: { value: checkpointer, writable: true, enumerable: true, configurable: true } }) as CompiledGraphLike;
   }
   const name = typeof current === "object" ? ((current as { constructor?: { name?: string } }).constructor?.name ?? "another checkpointer") : String(current);
   throw new GraphDefinitionError(

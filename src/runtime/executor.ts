@@ -13,12 +13,18 @@ import type { StopReason } from "../graph/state.js";
 import type { DecisionRecord, DecisionStore } from "./decision-store.js";
 import type { EventStore, NewRunEvent } from "./event-store.js";
 import type { Fence } from "./fence.js";
+import type { Queryable } from "../db/types.js";
 import { inputMessages } from "./run-input.js";
+import { checkpointIdOf } from "./thread-state.js";
 import { RunLedger } from "./run-ledger.js";
 import type { ClaimedRun, RunCounts, RunRecord } from "./run-record.js";
 import type { RunStore } from "./run-store.js";
 import { finalEventType, statusForStopReason } from "./status.js";
 import type { ToolLedger } from "./tool-ledger.js";
+import type { GraphRegistry } from "../graphs/graph-registry.js";
+import { executeGraphAttempt, type Attempt } from "./graph-attempt.js";
+import { interruptsOf } from "./graph-state.js";
+import type { ResumeStore } from "./resume-store.js";
 
 /** What executing a run needs; built once per runtime. */
 export interface ExecutorDeps {
@@ -26,8 +32,12 @@ export interface ExecutorDeps {
   events: EventStore;
   decisions: DecisionStore;
   ledger: ToolLedger;
-  graph: () => Promise<AgentGraph>;
+  resumes: ResumeStore;
+  /** The graphs this runtime runs; the built-in agent's runs take the agent's path. */
+  graphs: GraphRegistry;
   leaseMs: number;
+  /** A run's deadline when its limits set none (DEVMIND_RUN_TIMEOUT_MS). */
+  runTimeoutMs: number;
   /** How often a running run checks for a cancel request. */
   cancelPollMs: number;
   recursionLimit: number;
@@ -122,6 +132,7 @@ export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, ow
     return chain;
   };
   const sink = (event: AgentEvent): void => {
+    // a lost lease stops the stored events: another worker writes this run now
     deps.live(run.run_id, event);
     const stored = storedEvent(event);
     if (stored !== null) void append([stored]).catch(() => undefined);
@@ -146,8 +157,31 @@ export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, ow
   heartbeat.unref?.();
   cancelWatch.unref?.();
 
+  if (!deps.graphs.isBuiltinAgent(run.graph_id)) {
+    const attempt: Attempt = {
+      deps,
+      run,
+      epoch,
+      fence,
+      owner,
+      trigger,
+      started,
+      signals: { cancel: cancel.signal, lost: lost.signal, fault: fault.signal },
+      append,
+      settled: () => chain,
+      lostLease: () => lostLease,
+      finish: (stopReason, counts, error) => finishRun(deps, run, epoch, stopReason, null, counts, error),
+    };
+    try {
+      return await executeGraphAttempt(attempt);
+    } finally {
+      clearInterval(heartbeat);
+      clearInterval(cancelWatch);
+    }
+  }
+
   try {
-    const graph = await deps.graph();
+    const graph = (await deps.graphs.compiled(run.graph_id)) as unknown as AgentGraph;
     const thread = { configurable: { thread_id: run.thread_id } };
     const before = await graph.getState(thread);
     const ours = (before.values as { run_id?: unknown }).run_id === run.run_id;
@@ -160,7 +194,7 @@ export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, ow
       if (requests.length > 0) {
         const decided = new Map((await deps.decisions.list(run.run_id)).map((d) => [d.tool_call_id, d]));
         if (!requests.every((request) => decided.has(request.tool_call_id))) {
-          await deps.runs.interrupt(run.run_id, epoch, countsOf(before, Date.now() - started));
+          await deps.runs.interrupt(run.run_id, epoch, countsOf(before, Date.now() - started), { interrupts: interruptsOf(before), checkpointId: checkpointIdOf(before) });
           return await deps.runs.get(run.run_id);
         }
         input = new Command({ resume: { decisions: requests.map((request) => resumeDecision(decided.get(request.tool_call_id) as DecisionRecord)) } });
@@ -197,7 +231,9 @@ export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, ow
     const counts = countsOf(after, Date.now() - started);
     if (pendingRequests(after).length > 0) {
       // status and event commit together, and only while the lease is held
-      if (await deps.events.appendWith(run.run_id, [{ type: "run.interrupted", data: {} }], (tx) => deps.runs.interrupt(run.run_id, epoch, counts, { tx }))) {
+      const interrupts = interruptsOf(after);
+      const paused = (tx: Queryable) => deps.runs.interrupt(run.run_id, epoch, counts, { tx, interrupts, checkpointId: checkpointIdOf(after) });
+      if (await deps.events.appendWith(run.run_id, [{ type: "run.interrupted", data: {} }], paused)) {
         deps.live(run.run_id, { type: "run.interrupted" });
       }
       return await deps.runs.get(run.run_id);
@@ -227,7 +263,8 @@ export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, ow
   }
 }
 
-async function finishRun(
+/** Ends the run: its final status and event commit together, only while the lease is held. */
+export async function finishRun(
   deps: ExecutorDeps,
   run: RunRecord,
   epoch: number,

@@ -28,6 +28,27 @@ export interface RunInput {
   messages: RunInputMessage[];
 }
 
+/**
+ * An interrupt a paused run waits on, as the graph raised it: LangGraph's interrupt `id` (resume
+ * maps are keyed by it), the `value` passed to `interrupt(value)`, and the checkpoint namespace
+ * of the task that raised it (`[]` for the graph itself, `["node:task"]` inside a subgraph).
+ */
+export interface RunInterrupt {
+  id: string;
+  value: unknown;
+  ns: string[];
+}
+
+/**
+ * A run's config for its graph (CONTRACT section 10): `configurable` values the graph reads from
+ * `config.configurable`, LangGraph's `recursion_limit`, and `tags`. Stored as JSON.
+ */
+export interface RunGraphConfig {
+  configurable?: Record<string, unknown>;
+  recursion_limit?: number;
+  tags?: string[];
+}
+
 /** The per-run overrides of the agent limits (CONTRACT section 9); absent fields use the defaults. */
 export type RunLimits = Partial<AgentLimits>;
 
@@ -61,8 +82,17 @@ export interface RunRecord {
   updated_at: string;
   finished_at: string | null;
   error: RunError | null;
-  input: RunInput;
+  /** The graph the run executes (`agent`: the built-in agent) and the assistant it was started as. */
+  graph_id: string;
+  assistant_id: string;
+  /** What the run was asked: `{ messages }` for the agent, any JSON value for other graphs. */
+  input: unknown;
   limits: RunLimits;
+  config: RunGraphConfig;
+  /** The run's context for the graph (`config.context` / `runtime.context` in nodes); null when none. */
+  context: unknown;
+  /** While `interrupted`: what it waits on. Null otherwise. */
+  interrupts: RunInterrupt[] | null;
   /** Set while `status` is `running`, null otherwise. */
   lease: RunLease | null;
   /** A cancel was requested; a running run's worker stops at its next check. */
@@ -111,8 +141,13 @@ export function runFromRow(row: Row): RunRecord {
     updated_at: row["updated_at"] as string,
     finished_at: (row["finished_at"] as string | null) ?? null,
     error: errorCode === null || errorCode === undefined ? null : { code: errorCode, message: (row["error_message"] as string | null) ?? "" },
-    input: row["input"] as RunInput,
+    graph_id: (row["graph_id"] as string | undefined) ?? "agent",
+    assistant_id: (row["assistant_id"] as string | undefined) ?? "agent",
+    input: row["input"],
     limits: (row["limits"] as RunLimits | null) ?? {},
+    config: (row["config"] as RunGraphConfig | null) ?? {},
+    context: row["context"] ?? null,
+    interrupts: row["status"] === "interrupted" ? ((row["interrupts"] as RunInterrupt[] | null) ?? []) : null,
     lease:
       leaseOwner === null || leaseOwner === undefined
         ? null
@@ -143,6 +178,7 @@ const STOP_REASONS: Readonly<Record<StopReason, true>> = {
   max_attempts: true,
   cancelled: true,
   internal_error: true,
+  recursion_limit: true,
 };
 
 /** True when `value` is a stop reason of CONTRACT section 3. */
@@ -180,22 +216,30 @@ export function checkThreadId(threadId: string): string {
 }
 
 /**
- * Validates a run's input with the rules the runtime applies when it runs it (`inputMessages`),
- * and returns it as JSON, so it is serialised before any transaction begins. RUN_INPUT_INVALID
- * for anything else, including NUL characters (jsonb cannot hold them).
+ * Validates a run's input and returns it as JSON, so it is serialised before any transaction
+ * begins. The agent's input (`messages: true`) is checked with the rules the runtime applies when
+ * it runs it (`inputMessages`); another graph's input may be any JSON value (null: no input).
+ * RUN_INPUT_INVALID for anything else, including NUL characters (jsonb cannot hold them).
  */
-export function serializeRunInput(input: RunInput): string {
-  if (input === null || typeof input !== "object" || Array.isArray(input)) {
-    throw runInputError('run input must be { "messages": [...] } with at least one message', { field: "input" });
+export function serializeRunInput(input: unknown, options: { messages: boolean } = { messages: true }): string {
+  if (options.messages) {
+    if (input === null || typeof input !== "object" || Array.isArray(input)) {
+      throw runInputError('run input must be { "messages": [...] } with at least one message', { field: "input" });
+    }
+    inputMessages(input as RunInput);
   }
-  inputMessages(input);
+  return serializeJson(input === undefined ? null : input, "input");
+}
+
+/** `value` as JSON text (no NUL characters: jsonb cannot hold them); RUN_INPUT_INVALID naming `field` otherwise. */
+export function serializeJson(value: unknown, field: string): string {
   let json: string | undefined;
   try {
-    json = JSON.stringify(input);
+    json = JSON.stringify(value);
   } catch (error) {
-    throw runInputError(`run input is not serialisable as JSON: ${(error as Error).message}`, { field: "input" });
+    throw runInputError(`${field} is not serialisable as JSON: ${(error as Error).message}`, { field });
   }
-  if (json === undefined || json.includes("\\u0000")) throw runInputError("run input must be JSON without NUL characters", { field: "input" });
+  if (json === undefined || json.includes("\\u0000")) throw runInputError(`${field} must be JSON without NUL characters`, { field });
   return json;
 }
 

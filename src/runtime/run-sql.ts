@@ -16,7 +16,8 @@ function runColumns(a: string): string {
     ${iso(`${a}.created_at`)} AS created_at, ${iso(`${a}.updated_at`)} AS updated_at, ${iso(`${a}.finished_at`)} AS finished_at,
     ${a}.error_code, ${a}.error_message, ${a}.input, ${a}.limits,
     ${a}.lease_owner, ${a}.lease_epoch, ${iso(`${a}.lease_expires_at`)} AS lease_expires_at,
-    ${a}.cancel_requested_at IS NOT NULL AS cancel_requested, ${a}.active_ms`;
+    ${a}.cancel_requested_at IS NOT NULL AS cancel_requested, ${a}.active_ms,
+    ${a}.graph_id, ${a}.assistant_id, ${a}.config, ${a}.context, ${a}.interrupts`;
 }
 
 /** `now() + $n milliseconds`. */
@@ -65,7 +66,8 @@ export function runSql(schema: string) {
     lockThread: statement("runs_lock_thread", `SELECT pg_advisory_xact_lock(hashtext($1::text))::text AS locked`),
 
     /**
-     * $1 run id, $2 thread, $3 input json, $4 limits json, $5 enqueue. Inserts a pending run unless
+     * $1 run id, $2 thread, $3 input json, $4 limits json, $5 enqueue, $6 graph id, $7 assistant id,
+     * $8 config json, $9 context json (or null). Inserts a pending run unless
      * the thread has an active run and $5 is false. Always one row: the run's columns (null when
      * not inserted) and the thread's oldest active run (`active_run_id`, `active_status`), if any.
      * Run it after `lockThread` in the same transaction, so its snapshot sees every earlier create.
@@ -77,8 +79,8 @@ export function runSql(schema: string) {
           WHERE a.thread_id = $2::text AND a.status IN ('pending', 'running', 'interrupted')
           ORDER BY a.created_at, a.run_id LIMIT 1
        ), inserted AS (
-         INSERT INTO ${runs} AS r (run_id, thread_id, status, input, limits, created_at, updated_at)
-         SELECT $1::uuid, $2::text, 'pending', $3::jsonb, $4::jsonb, t.at, t.at
+         INSERT INTO ${runs} AS r (run_id, thread_id, status, input, limits, created_at, updated_at, graph_id, assistant_id, config, context)
+         SELECT $1::uuid, $2::text, 'pending', $3::jsonb, $4::jsonb, t.at, t.at, $6::text, $7::text, $8::jsonb, $9::jsonb
            FROM (SELECT clock_timestamp() AS at) t
           WHERE $5::boolean OR NOT EXISTS (SELECT 1 FROM active)
          RETURNING ${runColumns("r")}
@@ -89,6 +91,18 @@ export function runSql(schema: string) {
 
     /** $1 run id. */
     get: statement("runs_get", `SELECT ${runColumns("r")} FROM ${runs} r WHERE r.run_id = $1::uuid`),
+
+    /** $1 run id: the checkpoint an interrupted run's interrupts were read at (null: none stored). */
+    interruptCheckpoint: statement(
+      "runs_interrupt_checkpoint",
+      `SELECT r.interrupt_checkpoint FROM ${runs} r WHERE r.run_id = $1::uuid`,
+    ),
+
+    /** $1 limit: interrupted runs, most recently paused first (open approvals and interrupts in one query). */
+    listInterrupted: statement(
+      "runs_list_interrupted",
+      `SELECT ${runColumns("r")} FROM ${runs} r WHERE r.status = 'interrupted' ORDER BY r.updated_at DESC, r.run_id LIMIT $1::integer`,
+    ),
 
     /** $1 run id: whether a cancel was requested. */
     isCancelRequested: statement("runs_cancel_requested", `SELECT r.cancel_requested_at IS NOT NULL AS requested FROM ${runs} r WHERE r.run_id = $1::uuid`),
@@ -123,8 +137,9 @@ export function runSql(schema: string) {
     exists: statement("runs_exists", `SELECT 1 AS found FROM ${runs} r WHERE r.run_id = $1::uuid`),
 
     /**
-     * $1 owner, $2 lease ms. Claims the oldest pending run that may start (no active run on its
-     * thread, none queued ahead of it); skips rows other claimers hold. A concurrent claim on the
+     * $1 owner, $2 lease ms, $3 graph ids. Claims the oldest pending run of one of these graphs
+     * that may start (no active run on its thread, none queued ahead of it); skips rows other
+     * claimers hold. A concurrent claim on the
      * same thread can still make this fail with 23505 (the one-active-per-thread index).
      */
     claimNext: statement(
@@ -134,7 +149,7 @@ export function runSql(schema: string) {
               lease_expires_at = ${leaseUntil("$2")}, attempt = r.attempt + 1, updated_at = now()
         WHERE r.run_id = (
                 SELECT p.run_id FROM ${runs} p
-                 WHERE p.status = 'pending'
+                 WHERE p.status = 'pending' AND p.graph_id = ANY($3::text[])
                    AND NOT EXISTS (SELECT 1 FROM ${runs} o WHERE ${blockedBy("o", "p")})
                  ORDER BY p.created_at, p.run_id
                  LIMIT 1
@@ -202,12 +217,23 @@ export function runSql(schema: string) {
       `UPDATE ${runs} AS r SET status = 'pending', updated_at = now() WHERE r.run_id = $1::uuid AND r.status = 'interrupted' RETURNING r.run_id`,
     ),
 
-    /** $1 run id, $2 epoch, $3..$7 counts: waiting for approval, lease cleared. */
+    /**
+     * $1 run id, $2 epoch, $3..$7 counts, $8 interrupts json, $9 checkpoint id: waiting for a
+     * decision or a resume value, lease cleared; the resumes given so far are used up.
+     */
     interrupt: statement(
       "runs_interrupt",
-      `UPDATE ${runs} AS r
-          SET status = 'interrupted', lease_owner = NULL, lease_expires_at = NULL, updated_at = now(), ${countsSet(3)}
-        WHERE ${FENCE} RETURNING r.run_id`,
+      `WITH changed AS (
+         UPDATE ${runs} AS r
+            SET status = 'interrupted', lease_owner = NULL, lease_expires_at = NULL, updated_at = now(), ${countsSet(3)},
+                interrupts = $8::jsonb, interrupt_checkpoint = $9::text
+          WHERE ${FENCE} RETURNING r.run_id
+       ), used AS (
+         UPDATE ${s}.run_resumes AS u SET consumed_at = clock_timestamp()
+           FROM changed c WHERE u.run_id = c.run_id AND u.consumed_at IS NULL
+         RETURNING u.run_id
+       )
+       SELECT c.run_id, (SELECT count(*) FROM used)::integer AS used FROM changed c`,
     ),
 
     /**
@@ -216,10 +242,18 @@ export function runSql(schema: string) {
      */
     finish: statement(
       "runs_finish",
-      `UPDATE ${runs} AS r
-          SET status = $3::text, stop_reason = $4::text, answer = $5::text, error_code = $6::text, error_message = $7::text,
-              lease_owner = NULL, lease_expires_at = NULL, finished_at = now(), updated_at = now(), ${countsSet(8)}
-        WHERE ${FENCE} RETURNING r.run_id`,
+      `WITH changed AS (
+         UPDATE ${runs} AS r
+            SET status = $3::text, stop_reason = $4::text, answer = $5::text, error_code = $6::text, error_message = $7::text,
+                lease_owner = NULL, lease_expires_at = NULL, finished_at = now(), updated_at = now(), ${countsSet(8)},
+                interrupts = NULL, interrupt_checkpoint = NULL
+          WHERE ${FENCE} RETURNING r.run_id
+       ), used AS (
+         UPDATE ${s}.run_resumes AS u SET consumed_at = clock_timestamp()
+           FROM changed c WHERE u.run_id = c.run_id AND u.consumed_at IS NULL
+         RETURNING u.run_id
+       )
+       SELECT c.run_id, (SELECT count(*) FROM used)::integer AS used FROM changed c`,
     ),
 
     /**

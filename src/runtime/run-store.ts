@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { CONFIG_BOUNDS, RUN_STORE_LIMITS, RUN_THREAD_LOCK_PREFIX } from "../constants.js";
+import { CONFIG_BOUNDS, GRAPHS_DEFAULTS, RUN_STORE_LIMITS, RUN_THREAD_LOCK_PREFIX } from "../constants.js";
 import type { Database, Queryable, Row } from "../db/types.js";
 import { RunConflictError, RunNotFoundError } from "../errors.js";
 import type { RunError, StopReason } from "../graph/state.js";
@@ -9,18 +9,22 @@ import {
   checkRunLimits,
   checkThreadId,
   isRunStatus,
+  serializeJson,
   isStopReason,
   runFromRow,
   runInputError,
   serializeRunInput,
   type ClaimedRun,
   type RunCounts,
+  type RunGraphConfig,
   type RunInput,
+  type RunInterrupt,
   type RunLimits,
   type RunRecord,
   type RunStatus,
 } from "./run-record.js";
 import { createRedactor, type Redactor } from "../secret-redaction.js";
+import { checkRunGraphConfig } from "./run-config.js";
 import { runSql, type RunSql } from "./run-sql.js";
 import { statusForStopReason, type TerminalStatus } from "./status.js";
 
@@ -28,7 +32,15 @@ import { statusForStopReason, type TerminalStatus } from "./status.js";
 export interface CreateRunOptions {
   /** The conversation; a new uuid when absent. */
   threadId?: string | undefined;
-  input: RunInput;
+  /** The graph the run executes (default `agent`); its input must be `{ messages }` only for the agent. */
+  graphId?: string | undefined;
+  /** The assistant the run was started as (default: the graph id). */
+  assistantId?: string | undefined;
+  input: RunInput | unknown;
+  /** The run's config for its graph (checked with `checkRunGraphConfig`). */
+  config?: RunGraphConfig | undefined;
+  /** The run's context for its graph (any JSON value). */
+  context?: unknown;
   limits?: RunLimits | undefined;
   /** "reject" (default): a thread with a pending, running or interrupted run refuses another. "enqueue": queue behind it. */
   multitask?: "reject" | "enqueue" | undefined;
@@ -125,7 +137,11 @@ export class RunStore {
    * the run queues behind it. Bad input, limits or thread id throw RUN_INPUT_INVALID.
    */
   async create(options: CreateRunOptions): Promise<RunRecord> {
-    const input = serializeRunInput(options.input);
+    const graphId = checkGraphId(options.graphId ?? GRAPHS_DEFAULTS.builtinId, "graphId");
+    const assistantId = checkGraphId(options.assistantId ?? graphId, "assistantId");
+    const input = serializeRunInput(options.input, { messages: graphId === GRAPHS_DEFAULTS.builtinId });
+    const config = JSON.stringify(checkRunGraphConfig(options.config));
+    const context = options.context === undefined || options.context === null ? null : serializeJson(options.context, "context");
     const limits = JSON.stringify(checkRunLimits(options.limits));
     const threadId = options.threadId === undefined ? randomUUID() : checkThreadId(options.threadId);
     const multitask = options.multitask ?? "reject";
@@ -137,7 +153,7 @@ export class RunStore {
     const lease = options.claimFor === undefined ? undefined : checkLease(options.claimFor);
     const row = await this.db.transaction(async (tx) => {
       await tx.query(this.sql.lockThread, [lockKey]);
-      const result = await tx.query(this.sql.create, [runId, threadId, input, limits, multitask === "enqueue"]);
+      const result = await tx.query(this.sql.create, [runId, threadId, input, limits, multitask === "enqueue", graphId, assistantId, config, context]);
       const inserted = result.rows[0];
       if (lease === undefined || inserted === undefined || inserted["run_id"] === null) return inserted;
       const taken = await tx.query(this.sql.claim, [runId, lease.owner, lease.leaseMs, true, false]);
@@ -202,17 +218,18 @@ export class RunStore {
   }
 
   /**
-   * Claims the oldest pending run that may start — no running or interrupted run on its thread
-   * and no older pending run queued ahead of it — for `owner`: status running, epoch + 1, attempt
+   * Claims the oldest pending run of one of `graphIds` (default: the agent) that may start — no
+   * running or interrupted run on its thread and no older pending run queued ahead of it — for `owner`: status running, epoch + 1, attempt
    * + 1, lease until now + leaseMs. Returns null when nothing is claimable. Safe to call from any
    * number of workers at once (rows held by another claimer are skipped; losing a same-thread race
    * to the unique index just moves on to the next candidate).
    */
-  async claimNext(options: LeaseOptions): Promise<ClaimedRun | null> {
+  async claimNext(options: LeaseOptions & { graphIds?: readonly string[] }): Promise<ClaimedRun | null> {
     const { owner, leaseMs } = checkLease(options);
+    const graphIds = [...(options.graphIds ?? [GRAPHS_DEFAULTS.builtinId])];
     for (let attempt = 0; attempt < RUN_STORE_LIMITS.claimRetries; attempt += 1) {
       try {
-        const result = await this.db.query(this.sql.claimNext, [owner, leaseMs]);
+        const result = await this.db.query(this.sql.claimNext, [owner, leaseMs, graphIds]);
         const row = result.rows[0];
         return row === undefined ? null : claimed(row);
       } catch (error) {
@@ -312,11 +329,28 @@ export class RunStore {
    * cancellation here (a later `requestCancel` on the interrupted run cancels it at once).
    * With `tx`, runs in that transaction.
    */
-  async interrupt(runId: string, epoch: number, counts: RunCounts, options: { tx?: Queryable } = {}): Promise<boolean> {
+  async interrupt(runId: string, epoch: number, counts: RunCounts, options: { tx?: Queryable; interrupts?: RunInterrupt[]; checkpointId?: string | null } = {}): Promise<boolean> {
     const id = checkRunId(runId);
     checkEpoch(epoch);
-    const result = await (options.tx ?? this.db).query(this.sql.interrupt, [id, epoch, ...countValues(checkRunCounts(counts))]);
+    const interrupts = serializeJson(options.interrupts ?? [], "interrupts");
+    const values = [id, epoch, ...countValues(checkRunCounts(counts)), interrupts, options.checkpointId ?? null];
+    const result = await (options.tx ?? this.db).query(this.sql.interrupt, values);
     return result.rows.length > 0;
+  }
+
+  /** The checkpoint id an interrupted run's interrupts were read at (null: none recorded). */
+  async interruptCheckpoint(runId: string): Promise<string | null> {
+    const result = await this.db.query<{ interrupt_checkpoint: string | null }>(this.sql.interruptCheckpoint, [checkRunId(runId)]);
+    return result.rows[0]?.interrupt_checkpoint ?? null;
+  }
+
+  /** Interrupted runs, most recently paused first, with their interrupts: open approvals and interrupts in one query. */
+  async listInterrupted(limit: number = GRAPHS_DEFAULTS.interruptedListDefault): Promise<RunRecord[]> {
+    if (!Number.isInteger(limit) || limit < 1 || limit > GRAPHS_DEFAULTS.interruptedListMax) {
+      throw runInputError(`limit must be an integer from 1 to ${GRAPHS_DEFAULTS.interruptedListMax}, got ${String(limit)}`, { field: "limit" });
+    }
+    const result = await this.db.query(this.sql.listInterrupted, [limit]);
+    return result.rows.map(runFromRow);
   }
 
   /**
@@ -449,6 +483,14 @@ function checkLease(options: LeaseOptions): LeaseOptions {
     throw runInputError(`lease owner must be a non-empty string of at most ${RUN_STORE_LIMITS.ownerMaxChars} characters`, { field: "owner" });
   }
   return { owner, leaseMs: checkLeaseMs(options.leaseMs) };
+}
+
+/** A graph or assistant id: non-empty, bounded, no NUL; RUN_INPUT_INVALID naming `field` otherwise. */
+function checkGraphId(id: string, field: string): string {
+  if (typeof id !== "string" || id.length === 0 || id.length > RUN_STORE_LIMITS.graphIdMaxChars || id.includes("\0")) {
+    throw runInputError(`${field} must be a non-empty string of at most ${RUN_STORE_LIMITS.graphIdMaxChars} characters`, { field });
+  }
+  return id;
 }
 
 function checkEpoch(epoch: number): void {

@@ -31,6 +31,16 @@ import { createThreadsApi, type ThreadsApi } from "./threads-api.js";
 import { ToolLedger } from "./tool-ledger.js";
 import { checkHealth } from "./health.js";
 import { createWorker, type Worker, type WorkerOptions } from "./worker.js";
+import { GraphRegistry } from "../graphs/graph-registry.js";
+import type { CompiledGraphLike, GraphEntry } from "../graphs/graph-kinds.js";
+import { GRAPHS_DEFAULTS } from "../constants.js";
+import { DevmindError } from "../errors.js";
+import { isHitlRequest, planHitlResume } from "./hitl-decisions.js";
+import { planResume, type ResumeBody } from "./resume-plan.js";
+import { ResumeStore, type ResumeCommand, type ResumeRecord } from "./resume-store.js";
+import { argsDigest } from "./digest.js";
+import type { RunGraphConfig } from "./run-record.js";
+import type { StateReadableGraph } from "./thread-state.js";
 
 /** Options of `createRuntime` (CONTRACT section 9). */
 export interface RuntimeOptions {
@@ -45,6 +55,13 @@ export interface RuntimeOptions {
   logger?: Logger;
   /** Hides secrets in stored events and run errors. Default: `createRedactor(configSecrets(config))`. */
   redactor?: Redactor;
+  /**
+   * The graphs this runtime runs, by id (CONTRACT section 10): compiled graphs, StateGraphs,
+   * promises of either, or factories `(config) => graph`. The built-in agent is `agent` unless
+   * an entry replaces it or `agent: false` omits it. Workers of this runtime claim only runs of
+   * these graphs. Default: the agent alone.
+   */
+  graphs?: Readonly<Record<string, GraphEntry | false>>;
 }
 
 /** A live event of a run, as `subscribe` delivers it (model.delta included). */
@@ -58,7 +75,20 @@ export interface RunsApi {
    * database cannot take it: call `execute(run_id)` next to run it here. A run queued behind
    * another run of its thread (multitask "enqueue") stays pending and unreserved.
    */
-  create(options: { threadId?: string; input: RunInput; limits?: RunLimits; multitask?: "reject" | "enqueue"; executeHere?: boolean }): Promise<RunRecord>;
+  create(options: {
+    threadId?: string;
+    /** The graph to run (default `agent`); GRAPH_NOT_FOUND unless this runtime loaded it. */
+    assistantId?: string;
+    /** `{ messages }` for the agent; any JSON value for another graph. */
+    input: RunInput | unknown;
+    /** The graph's config: `configurable`, `recursion_limit`, `tags` (not for the agent: use `limits`). */
+    config?: RunGraphConfig;
+    /** The graph's context (`runtime.context` in nodes); not for the agent. */
+    context?: unknown;
+    limits?: RunLimits;
+    multitask?: "reject" | "enqueue";
+    executeHere?: boolean;
+  }): Promise<RunRecord>;
   execute(runId: string): Promise<RunRecord>;
   decide(runId: string, body: unknown, audit: { principal: string; reason?: string }): Promise<RunRecord>;
   get(runId: string): Promise<RunRecord>;
@@ -68,13 +98,27 @@ export interface RunsApi {
   events(runId: string, options?: { after?: number; follow?: boolean; signal?: AbortSignal }): AsyncIterable<RunEvent>;
   /** Live events of runs executing in this process, `model.delta` included; returns an unsubscribe. */
   subscribe(runId: string, listener: (event: LiveEvent) => void): () => void;
-  /** The approval requests a waiting run has open (with the decisions made so far). */
+  /** The approval requests a waiting run has open (read from the run as it paused; no graph is built). */
   pendingApprovals(runId: string): Promise<ActionRequest[]>;
+  /**
+   * Resumes an interrupted run of any graph with a value (`{ value }` when one interrupt waits,
+   * `{ values: { interruptId: value } }`, or `{ command: { resume, update, goto } }`), audited
+   * like a decision: who, when, why and the digest of the value. The run is queued again once
+   * every waiting interrupt has a value; execute it here or let a worker take it. A HITL-shaped
+   * interrupt's value is validated as decisions. The built-in agent is resumed with `decide`.
+   */
+  resume(runId: string, body: ResumeBody, audit: { principal: string; reason?: string }): Promise<RunRecord>;
+  /** Every resume of a run, oldest first (the audit trail). */
+  resumes(runId: string): Promise<ResumeRecord[]>;
+  /** Interrupted runs with their interrupts, most recently paused first, in one query. */
+  interrupted(options?: { limit?: number }): Promise<RunRecord[]>;
 }
 
 /** The runtime: runs on one database, executed in this process or by workers anywhere. */
 export interface Runtime {
   runs: RunsApi;
+  /** The graphs this runtime runs (ids in registration order; `agent` first when built in). */
+  graphs: { ids(): string[]; has(id: string): boolean };
   /** Threads (the HTTP API's /threads): records, state and history from the checkpoints. */
   threads: ThreadsApi;
   worker(options?: WorkerOptions): Worker;
@@ -116,6 +160,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const events = new EventStore(db, redactor);
   const decisions = new DecisionStore(db);
   const ledger = new ToolLedger(db);
+  const resumes = new ResumeStore(db);
+  const checkpointer = new PostgresCheckpointSaver(db);
   const listeners = new Map<string, Set<(event: LiveEvent) => void>>();
   // model.delta also goes to other processes (a server streaming a run a worker executes)
   const deltas = new LiveDeltaPublisher(db);
@@ -137,12 +183,14 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         autoApprove: config.autoApprove,
       });
       const model = options.model ?? createChatModel(config);
-      const graph = buildAgentGraph({ model, tools: registry, checkpointer: new PostgresCheckpointSaver(db), limits });
+      const graph = buildAgentGraph({ model, tools: registry, checkpointer, limits });
       return { graph, registry };
     })();
     built.catch(() => (built = undefined));
     return built;
   };
+
+  const graphs = new GraphRegistry(options.graphs, { checkpointer, agent: async () => (await build()).graph as unknown as CompiledGraphLike });
 
   const live = (runId: string, raw: LiveEvent): void => {
     // live events reach terminals and other processes before (or instead of) the store: redact them the same way
@@ -163,8 +211,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     events,
     decisions,
     ledger,
-    graph: async () => (await build()).graph,
+    resumes,
+    graphs,
     leaseMs: config.worker.leaseMs,
+    runTimeoutMs: config.limits.runTimeoutMs,
     cancelPollMs: RUNTIME_DEFAULTS.cancelPollMs,
     recursionLimit: RUNTIME_DEFAULTS.recursionLimit,
     live,
@@ -173,20 +223,52 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 
   const pendingApprovals = async (runId: string): Promise<ActionRequest[]> => {
     const run = await runs.get(runId);
-    if (run.status !== "interrupted" && run.status !== "pending") return [];
-    const { graph } = await build();
-    const state = await graph.getState({ configurable: { thread_id: run.thread_id } });
-    if ((state.values as { run_id?: unknown }).run_id !== runId) return [];
-    return state.tasks.flatMap((task) => task.interrupts.flatMap((item) => (item.value as { actionRequests?: ActionRequest[] } | undefined)?.actionRequests ?? []));
+    return (run.interrupts ?? []).flatMap((item) => (isHitlRequest(item.value) ? (item.value.actionRequests as ActionRequest[]) : []));
   };
 
-  const threads = createThreadsApi(db, async () => (await build()).graph);
+  /** The interrupts of an interrupted run that no open resume answers yet. */
+  const waitingInterrupts = async (run: RunRecord) => {
+    const answered = new Set((await resumes.open(run.run_id)).flatMap((resume) => resume.interrupt_ids));
+    return (run.interrupts ?? []).filter((item) => !answered.has(item.id));
+  };
+
+  /** Stores a planned resume and its `resume.given` event in one transaction; queues the run when nothing else waits. */
+  const recordResume = async (run: RunRecord, planned: { interruptIds: string[]; command: ResumeCommand }, waiting: number, audit: { principal: string; reason?: string }) => {
+    const complete = planned.interruptIds.length >= waiting || planned.command.update !== undefined || planned.command.goto !== undefined;
+    const given = { interrupt_ids: planned.interruptIds, by: audit.principal, reason: audit.reason ?? null, value_digest: argsDigest(planned.command) };
+    let queued = false;
+    const stored = await events.appendWith(run.run_id, [{ type: "resume.given", data: given }], async (tx) => {
+      const result = await resumes.record(run.run_id, { ...planned, principal: audit.principal, reason: audit.reason ?? null, complete }, { tx });
+      queued = result?.queued === true;
+      return result !== null;
+    });
+    if (!stored) throw new RunConflictError(`run ${run.run_id} is not waiting for a resume (its status changed)`, { runId: run.run_id });
+    if (queued) await notify(db, RUNS_CHANNEL, run.run_id);
+    return runs.get(run.run_id);
+  };
+
+  // a thread's checkpoints are read with the graph of its latest run (the agent for a thread without runs)
+  const threads = createThreadsApi(db, async (threadId) => {
+    const [latest] = await runs.list({ threadId, limit: 1 }).catch(() => []);
+    const graphId = latest !== undefined && graphs.has(latest.graph_id) ? latest.graph_id : GRAPHS_DEFAULTS.builtinId;
+    const config = latest === undefined ? {} : { configurable: { ...(latest.config.configurable ?? {}), thread_id: threadId } };
+    return (await graphs.compiled(graphs.has(graphId) ? graphId : (graphs.ids()[0] ?? graphId), config)) as unknown as StateReadableGraph;
+  });
   // the database as runs executed in this process (`runs.execute`) saw it
   const executionHealth = new DatabaseHealth(logger.child({ component: "runtime" }));
 
   const runsApi: RunsApi = {
     async create(request) {
-      const { executeHere, ...create } = request;
+      const { executeHere, assistantId, ...rest } = request;
+      const graphId = assistantId ?? GRAPHS_DEFAULTS.builtinId;
+      graphs.check(graphId);
+      if (graphs.isBuiltinAgent(graphId)) {
+        if (rest.context !== undefined && rest.context !== null) throw new DevmindError("RUN_INPUT_INVALID", "context is not supported for the built-in agent", { details: { field: "context" } });
+        if (rest.config !== undefined && Object.keys(rest.config).length > 0) {
+          throw new DevmindError("RUN_INPUT_INVALID", "config is not supported for the built-in agent: use limits", { details: { field: "config" } });
+        }
+      }
+      const create = { ...rest, graphId, assistantId: graphId };
       const { run, claimed } =
         executeHere === true ? await runs.createClaimed({ ...create, claimFor: { owner, leaseMs: config.worker.leaseMs } }) : { run: await runs.create(create), claimed: null };
       if (claimed !== null) reserved.set(run.run_id, claimed);
@@ -199,6 +281,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       const key = runId.toLowerCase();
       const reservation = reserved.get(key);
       reserved.delete(key);
+      if (reservation === undefined) graphs.check((await runs.get(runId)).graph_id);
       const claimed = reservation ?? (await runs.claim(runId, { owner, leaseMs: config.worker.leaseMs, from: ["pending", "interrupted"] }));
       const after = await executeWithRecovery(executorDeps(), claimed, owner, {
         trigger: "manual",
@@ -212,6 +295,14 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     async decide(runId, body, audit) {
       const run = await runs.get(runId);
       if (run.status !== "interrupted") throw new RunConflictError(`run ${runId} is not waiting for approval (status ${run.status})`, { status: run.status });
+      if (!graphs.isBuiltinAgent(run.graph_id)) {
+        // a user graph's HITL interrupt (LangChain's middleware shape): decisions are its resume value
+        const waiting = await waitingInterrupts(run);
+        const target = waiting.find((item) => isHitlRequest(item.value));
+        if (target === undefined) throw new RunConflictError(`run ${runId} has no approval waiting`);
+        const value = planHitlResume(body, target.value as Parameters<typeof planHitlResume>[1]);
+        return recordResume(run, { interruptIds: [target.id], command: { values: { [target.id]: value } } }, waiting.length, audit);
+      }
       const requests = await pendingApprovals(runId);
       if (requests.length === 0) throw new RunConflictError(`run ${runId} has no approval waiting`);
       const { registry } = await build();
@@ -271,14 +362,28 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       };
     },
     pendingApprovals,
+    async resume(runId, body, audit) {
+      const run = await runs.get(runId);
+      if (run.status !== "interrupted") throw new RunConflictError(`run ${runId} is not interrupted (status ${run.status}): there is nothing to resume`, { status: run.status });
+      if (graphs.isBuiltinAgent(run.graph_id)) {
+        const decisions = (body as { value?: unknown; command?: { resume?: unknown } })?.value ?? (body as { command?: { resume?: unknown } })?.command?.resume;
+        if (decisions === undefined) throw new DevmindError("RUN_INPUT_INVALID", 'the built-in agent is resumed with decisions: { "value": { "decisions": [...] } } or decide()');
+        return runsApi.decide(runId, decisions, audit);
+      }
+      const waiting = await waitingInterrupts(run);
+      return recordResume(run, planResume(body, waiting), waiting.length, audit);
+    },
+    resumes: (runId) => resumes.list(runId),
+    interrupted: (listOptions = {}) => runs.listInterrupted(listOptions.limit),
   };
 
   const workers = new Set<Worker>();
   return {
     runs: runsApi,
+    graphs: { ids: () => graphs.ids(), has: (id) => graphs.has(id) },
     threads,
     worker(workerOptions = {}) {
-      const worker = createWorker({ db, runs, maxAttempts: config.worker.maxAttempts, leaseMs: config.worker.leaseMs, concurrency: workerOptions.concurrency ?? config.worker.concurrency, executorDeps, owner: `${owner}:worker`, logger: logger.child({ component: "worker" }) });
+      const worker = createWorker({ db, runs, graphIds: graphs.ids(), maxAttempts: config.worker.maxAttempts, leaseMs: config.worker.leaseMs, concurrency: workerOptions.concurrency ?? config.worker.concurrency, executorDeps, owner: `${owner}:worker`, logger: logger.child({ component: "worker" }) });
       workers.add(worker);
       return worker;
     },

@@ -1,5 +1,4 @@
 import type { StateSnapshot } from "@langchain/langgraph";
-import type { AgentGraph } from "../graph/build-agent-graph.js";
 import { runInputError } from "./run-record.js";
 
 /** Bounds of reading a thread's checkpoints. */
@@ -27,9 +26,16 @@ export function checkpointIdOf(snapshot: StateSnapshot): string {
   return String(snapshot.config.configurable?.["checkpoint_id"] ?? "");
 }
 
-/** True when a snapshot belongs to run `runId` (the state names it) and is not the next run's input. */
+/** True when a snapshot belongs to run `runId` (the agent's state or a user graph's checkpoint metadata names it) and is not the next run's input. */
 function ofRun(snapshot: StateSnapshot, runId: string): boolean {
-  return (snapshot.values as { run_id?: unknown }).run_id === runId && snapshot.metadata?.source !== "input";
+  const named = (snapshot.values as { run_id?: unknown } | undefined)?.run_id === runId || (snapshot.metadata as { run_id?: unknown } | undefined)?.run_id === runId;
+  return named && snapshot.metadata?.source !== "input";
+}
+
+/** What reading a thread's state needs of a graph (the agent's or a user graph compiled with devmind's saver). */
+export interface StateReadableGraph {
+  getState(config: { configurable: Record<string, unknown> }): Promise<StateSnapshot>;
+  getStateHistory(config: { configurable: Record<string, unknown> }, options?: { limit?: number; before?: { configurable: Record<string, unknown> } }): AsyncIterable<StateSnapshot>;
 }
 
 /**
@@ -39,17 +45,18 @@ function ofRun(snapshot: StateSnapshot, runId: string): boolean {
  * step's task writes, interrupts from its tasks).
  */
 export class ThreadStateReader {
-  constructor(private readonly graph: () => Promise<AgentGraph>) {}
+  /** `graphFor(threadId)`: the graph whose checkpoints the thread holds (its runs' graph). */
+  constructor(private readonly graphFor: (threadId: string) => Promise<StateReadableGraph>) {}
 
   /** The thread's latest state (empty values and no tasks for a thread without checkpoints). */
   async state(threadId: string): Promise<StateSnapshot> {
-    const graph = await this.graph();
+    const graph = await this.graphFor(threadId);
     return graph.getState({ configurable: { thread_id: threadId } });
   }
 
   /** The state at one checkpoint of the thread. */
   async stateAt(threadId: string, checkpointId: string): Promise<StateSnapshot> {
-    const graph = await this.graph();
+    const graph = await this.graphFor(threadId);
     return graph.getState({ configurable: { thread_id: threadId, checkpoint_id: checkpointId } });
   }
 
@@ -59,7 +66,7 @@ export class ThreadStateReader {
     if (!Number.isInteger(limit) || limit < 1 || limit > THREAD_STATE_LIMITS.historyMax) {
       throw runInputError(`limit must be an integer from 1 to ${THREAD_STATE_LIMITS.historyMax}`, { field: "limit" });
     }
-    const graph = await this.graph();
+    const graph = await this.graphFor(threadId);
     const states: StateSnapshot[] = [];
     const before = options.before === undefined ? undefined : { configurable: { thread_id: threadId, checkpoint_id: options.before } };
     for await (const snapshot of graph.getStateHistory({ configurable: { thread_id: threadId } }, { limit, ...(before === undefined ? {} : { before }) })) {
@@ -77,7 +84,7 @@ export class ThreadStateReader {
    * can only come after it.
    */
   async runSnapshots(threadId: string, runId: string, afterId: string | undefined): Promise<RunSnapshots> {
-    const graph = await this.graph();
+    const graph = await this.graphFor(threadId);
     const found: StateSnapshot[] = [];
     let newestId: string | undefined;
     let after: StateSnapshot | undefined;

@@ -1,9 +1,8 @@
 import type { StateSnapshot } from "@langchain/langgraph";
 import { PostgresCheckpointSaver } from "../checkpoint/postgres-saver.js";
 import type { Database } from "../db/types.js";
-import type { AgentGraph } from "../graph/build-agent-graph.js";
 import { AttachmentStore } from "./attachment-store.js";
-import { ThreadStateReader, type RunSnapshots } from "./thread-state.js";
+import { ThreadStateReader, type RunSnapshots, type StateReadableGraph } from "./thread-state.js";
 import { ThreadStore, type SearchThreadsOptions, type ThreadRecord } from "./thread-store.js";
 
 /**
@@ -26,10 +25,10 @@ export interface ThreadsApi {
   runSnapshots(threadId: string, runId: string, afterId: string | undefined): Promise<RunSnapshots>;
 }
 
-/** Builds `runtime.threads` over the database and the runtime's (lazily built) agent graph. */
-export function createThreadsApi(db: Database, graph: () => Promise<AgentGraph>): ThreadsApi {
+/** Builds `runtime.threads` over the database; `graphFor(threadId)` gives the graph whose checkpoints a thread holds. */
+export function createThreadsApi(db: Database, graphFor: (threadId: string) => Promise<StateReadableGraph>): ThreadsApi {
   const store = new ThreadStore(db);
-  const reader = new ThreadStateReader(graph);
+  const reader = new ThreadStateReader(graphFor);
   return {
     create: (options) => store.create(options),
     get: (threadId) => store.get(threadId),

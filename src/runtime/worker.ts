@@ -27,6 +27,8 @@ export interface Worker {
 interface WorkerDeps {
   db: Database;
   runs: RunStore;
+  /** The graphs whose runs this worker claims (the runtime's loaded graphs). */
+  graphIds: readonly string[];
   maxAttempts: number;
   leaseMs: number;
   concurrency: number;
@@ -105,7 +107,7 @@ export function createWorker(deps: WorkerDeps): Worker {
           if (lost.length > 0) deps.logger.info({ event: "run.claim_returned", run_ids: lost, worker: owner }, "returned runs claimed while the database was failing");
           claimUncertain = false;
         }
-        claimed = await deps.runs.claimNext({ owner, leaseMs: deps.leaseMs });
+        claimed = await deps.runs.claimNext({ owner, leaseMs: deps.leaseMs, graphIds: deps.graphIds });
         unreachableBackoff.reset();
         health.reachable();
       } catch (error) {

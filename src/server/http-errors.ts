@@ -10,6 +10,7 @@ const STATUS_BY_CODE: Partial<Record<string, ContentfulStatusCode>> = {
   NOT_FOUND: 404,
   RUN_NOT_FOUND: 404,
   THREAD_NOT_FOUND: 404,
+  GRAPH_NOT_FOUND: 404,
   RUN_CONFLICT: 409,
   PAYLOAD_TOO_LARGE: 413,
   BAD_REQUEST: 400,

@@ -1,0 +1,80 @@
+import type { RunnableConfig } from "@langchain/core/runnables";
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
+import { GRAPHS_DEFAULTS } from "../constants.js";
+import { GraphDefinitionError, GraphNotFoundError } from "../errors.js";
+import { graphKind, resolveGraph, type CompiledGraphLike, type GraphEntry } from "./graph-kinds.js";
+
+/** The built-in agent, built on first use by the runtime (its model and tools come from the config). */
+export interface AgentGraphSource {
+  agent: () => Promise<CompiledGraphLike>;
+}
+
+/**
+ * The graphs a runtime runs, by id: user graphs (compiled, StateGraph, promise or factory, as
+ * `langgraph.json` allows) and the built-in agent under `agent` unless replaced or omitted.
+ * Every graph is checkpointed by the runtime's saver; one compiled with its own checkpointer is
+ * refused when first resolved. A factory is called for each run with the run's config; other
+ * entries are resolved once.
+ */
+export class GraphRegistry {
+  private readonly entries = new Map<string, GraphEntry>();
+  private readonly resolved = new Map<string, Promise<CompiledGraphLike>>();
+  private readonly builtin: boolean;
+
+  constructor(
+    graphs: Readonly<Record<string, GraphEntry | false | null | undefined>> | undefined,
+    private readonly options: { checkpointer: BaseCheckpointSaver; agent: AgentGraphSource["agent"] },
+  ) {
+    const given = graphs ?? {};
+    for (const [id, entry] of Object.entries(given)) {
+      if (entry === false || entry === null || entry === undefined) continue;
+      if (id.length === 0 || id.length > 200 || id.includes("\0")) throw new GraphDefinitionError(`graph id ${JSON.stringify(id)} is not usable: 1 to 200 characters, no NUL`, { graph: id });
+      if (graphKind(entry) === null) {
+        throw new GraphDefinitionError(`graph ${id}: not a LangGraph graph (expected a compiled graph, a StateGraph, a promise of one, or a factory (config) => graph)`, { graph: id });
+      }
+      this.entries.set(id, entry);
+    }
+    const agentId = GRAPHS_DEFAULTS.builtinId;
+    // the agent is there unless the caller replaced it (an entry named agent) or omitted it (agent: false)
+    this.builtin = !this.entries.has(agentId) && !(agentId in given && (given[agentId] === false || given[agentId] === null));
+  }
+
+  /** Every graph id, the agent's first when it is the built-in one. */
+  ids(): string[] {
+    return [...(this.builtin ? [GRAPHS_DEFAULTS.builtinId] : []), ...this.entries.keys()];
+  }
+
+  /** Whether `id` is a graph of this registry. */
+  has(id: string): boolean {
+    return (this.builtin && id === GRAPHS_DEFAULTS.builtinId) || this.entries.has(id);
+  }
+
+  /** True for the built-in agent (its runs use approvals and the agent's events and counters). */
+  isBuiltinAgent(id: string): boolean {
+    return this.builtin && id === GRAPHS_DEFAULTS.builtinId;
+  }
+
+  /** GraphNotFoundError unless `id` is a graph of this registry. */
+  check(id: string): void {
+    if (!this.has(id)) throw new GraphNotFoundError(id, this.ids());
+  }
+
+  /**
+   * The compiled graph `id`, checkpointed by the runtime's saver. A factory is called with
+   * `config` each time (the run's config); anything else is resolved once and cached (a failure
+   * is not cached, so a fixed module can be retried).
+   */
+  async compiled(id: string, config: RunnableConfig = {}): Promise<CompiledGraphLike> {
+    this.check(id);
+    if (this.isBuiltinAgent(id)) return this.options.agent();
+    const entry = this.entries.get(id) as GraphEntry;
+    if (graphKind(entry) === "factory") return resolveGraph(entry, { checkpointer: this.options.checkpointer, config, id });
+    let cached = this.resolved.get(id);
+    if (cached === undefined) {
+      cached = resolveGraph(entry, { checkpointer: this.options.checkpointer, id });
+      this.resolved.set(id, cached);
+      cached.catch(() => this.resolved.delete(id));
+    }
+    return cached;
+  }
+}

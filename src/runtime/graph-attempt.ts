@@ -1,0 +1,227 @@
+import type { RunnableConfig } from "@langchain/core/runnables";
+import { Command, type StateSnapshot } from "@langchain/langgraph";
+import { fenceConfigurable } from "../checkpoint/fence-config.js";
+import { GRAPHS_DEFAULTS } from "../constants.js";
+import { databaseFaultOf } from "../db/database-faults.js";
+import type { Queryable } from "../db/types.js";
+import { DevmindError, LeaseLostError } from "../errors.js";
+import type { CompiledGraphLike } from "../graphs/graph-kinds.js";
+import { RUN_HANDLE_KEY, type RunHandle } from "../graphs/run-handle.js";
+import type { StopReason } from "../graph/state.js";
+import type { NewRunEvent } from "./event-store.js";
+import type { ExecutorDeps } from "./executor.js";
+import type { Fence } from "./fence.js";
+import { GraphToolLedger } from "./graph-tool-ledger.js";
+import { interruptsOf } from "./graph-state.js";
+import type { ResumeRecord } from "./resume-store.js";
+import type { RunCounts, RunInterrupt, RunRecord } from "./run-record.js";
+import type { GraphRunEvent } from "./run-events.js";
+import { checkpointIdOf } from "./thread-state.js";
+
+/** One attempt at a claimed run of a user graph, as the executor set it up. */
+export interface Attempt {
+  deps: ExecutorDeps;
+  run: RunRecord;
+  epoch: number;
+  fence: Fence;
+  owner: string;
+  trigger: "worker" | "manual";
+  started: number;
+  signals: { cancel: AbortSignal; lost: AbortSignal; fault: AbortSignal };
+  /** Stores events in order (fenced; retried through a database fault). */
+  append: (events: NewRunEvent[]) => Promise<unknown>;
+  /** Resolves once every appended event is stored (or failed). */
+  settled: () => Promise<unknown>;
+  lostLease: () => boolean;
+  finish: (stopReason: StopReason, counts: RunCounts, error: { code: string; message: string } | null) => Promise<RunRecord>;
+}
+
+/** Why a run's signal was aborted by the executor (not by the graph). */
+class StopSignal extends Error {
+  constructor(readonly why: "deadline" | "drained") {
+    super(why);
+  }
+}
+
+function event(data: GraphRunEvent): NewRunEvent {
+  const { type, ...rest } = data;
+  return { type, data: rest };
+}
+
+/**
+ * The run's config as the graph sees it: the run's configurable and tags, plus its ids as
+ * configurable values (as LangGraph Platform sets them); LangGraph copies them into each
+ * checkpoint's metadata, which is how a later attempt knows the thread's last checkpoint is this run's.
+ */
+function runnableConfig(run: RunRecord): RunnableConfig {
+  const ids = { run_id: run.run_id, graph_id: run.graph_id, assistant_id: run.assistant_id };
+  return {
+    configurable: { ...(run.config.configurable ?? {}), ...ids, thread_id: run.thread_id },
+    ...(run.config.tags === undefined ? {} : { tags: run.config.tags }),
+    metadata: { run_id: run.run_id, graph_id: run.graph_id, assistant_id: run.assistant_id },
+    recursionLimit: run.config.recursion_limit ?? GRAPHS_DEFAULTS.recursionLimit,
+  };
+}
+
+/**
+ * The resume the run continues with: the open resumes' values for the interrupts still pending
+ * (latest value per interrupt id wins), and the last resume's update / goto. Null when there is
+ * nothing to resume with.
+ */
+function resumeCommand(pending: RunInterrupt[], open: ResumeRecord[]): Command | null {
+  const ids = new Set(pending.map((item) => item.id));
+  const values: Record<string, unknown> = {};
+  let update: unknown;
+  let goto: unknown;
+  for (const resume of open) {
+    for (const [id, value] of Object.entries(resume.command.values ?? {})) if (ids.has(id)) values[id] = value;
+    if (resume.command.update !== undefined) update = resume.command.update;
+    if (resume.command.goto !== undefined) goto = resume.command.goto;
+  }
+  if (Object.keys(values).length === 0 && update === undefined && goto === undefined) return null;
+  return new Command({ ...(Object.keys(values).length === 0 ? {} : { resume: values }), ...(update === undefined ? {} : { update: update as never }), ...(goto === undefined ? {} : { goto: goto as never }) });
+}
+
+const NO_COUNTS = { modelRounds: 0, toolCalls: 0, usage: { input_tokens: 0, output_tokens: 0 } };
+
+/**
+ * Runs a claimed run of a user graph until it ends, pauses at an interrupt, loses its lease, or
+ * the process drains. Starts the graph with the run's input, continues one whose process died
+ * (from its last checkpoint: LangGraph skips tasks whose writes are stored), or resumes an
+ * interrupted one with its stored resumes. Streams the graph's tasks and custom writes into
+ * stored events; a cancel, the run's deadline and LangGraph's recursion limit are stop reasons.
+ */
+export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> {
+  const { deps, run, epoch, fence, owner } = attempt;
+  const elapsed = (): number => Date.now() - attempt.started;
+  const counts = (): RunCounts => ({ ...NO_COUNTS, activeMsDelta: elapsed() });
+  const stop = new AbortController();
+  const budgetMs = (run.limits.runTimeoutMs ?? deps.runTimeoutMs) - run.active_ms;
+  const deadline = setTimeout(() => stop.abort(new StopSignal("deadline")), Math.max(0, budgetMs));
+  deadline.unref?.();
+  const inFlight = new Map<string, { node: string; at: number; ns: string[] }>();
+  const onDrain = (): void => {
+    // drained between steps: stop once the tasks of the current step have finished
+    if (inFlight.size === 0) stop.abort(new StopSignal("drained"));
+  };
+  deps.drainSignal?.addEventListener("abort", onDrain, { once: true });
+  try {
+    if (budgetMs <= 0) return await attempt.finish("deadline", counts(), null);
+    const config = runnableConfig(run);
+    const graph: CompiledGraphLike = await deps.graphs.compiled(run.graph_id, config);
+    const thread = { configurable: { thread_id: run.thread_id } };
+    const before = (await graph.getState(thread)) as StateSnapshot;
+    const ours = before.metadata?.["run_id" as never] === run.run_id;
+    let input: unknown;
+    if (!ours) {
+      input = run.input;
+      await attempt.append([event({ type: "run.started", attempt: run.attempt, worker: owner })]);
+    } else {
+      const pending = interruptsOf(before);
+      if (pending.length > 0) {
+        const command = resumeCommand(pending, await deps.resumes.open(run.run_id));
+        if (command === null) {
+          // nothing answers its interrupts yet (e.g. `execute` called too early): it waits again
+          await deps.runs.interrupt(run.run_id, epoch, counts(), { interrupts: pending, checkpointId: checkpointIdOf(before) });
+          return await deps.runs.get(run.run_id);
+        }
+        input = command;
+        await attempt.append([event({ type: "run.resumed", reason: "resume", attempt: run.attempt, worker: owner })]);
+      } else if (before.tasks.length > 0) {
+        input = null;
+        await attempt.append([event({ type: "run.resumed", reason: attempt.trigger === "manual" ? "manual" : "recovery", attempt: run.attempt, worker: owner })]);
+      } else {
+        // its last attempt ended the graph and died before the run was marked finished
+        return await attempt.finish("completed", counts(), null);
+      }
+    }
+    const handle: RunHandle = {
+      runId: run.run_id,
+      threadId: run.thread_id,
+      signal: AbortSignal.any([attempt.signals.cancel, attempt.signals.lost]),
+      ledger: new GraphToolLedger(deps.ledger, fence),
+    };
+    const stream = (await graph.stream(input, {
+      ...config,
+      configurable: { ...config.configurable, ...fenceConfigurable(fence), [RUN_HANDLE_KEY]: handle },
+      ...(run.context === null || run.context === undefined ? {} : { context: run.context }),
+      signal: AbortSignal.any([attempt.signals.cancel, attempt.signals.lost, attempt.signals.fault, stop.signal]),
+      streamMode: ["tasks", "custom"],
+      subgraphs: true,
+    } as RunnableConfig)) as AsyncIterable<[string[], string, unknown]>;
+    for await (const [ns, mode, payload] of stream) {
+      if (mode === "custom") {
+        void attempt.append([event({ type: "custom", ns, data: payload })]).catch(() => undefined);
+        continue;
+      }
+      if (mode !== "tasks") continue;
+      const task = payload as { id: string; name: string; triggers?: unknown; result?: unknown; error?: unknown; interrupts?: unknown[] };
+      if ("triggers" in task || !("result" in task)) {
+        inFlight.set(task.id, { node: task.name, at: Date.now(), ns });
+        void attempt.append([event({ type: "node.started", node: task.name, task_id: task.id, ns })]).catch(() => undefined);
+        continue;
+      }
+      const begun = inFlight.get(task.id);
+      inFlight.delete(task.id);
+      const error = task.error === null || task.error === undefined ? null : errorText(task.error);
+      void attempt
+        .append([
+          event({
+            type: "node.finished",
+            node: task.name,
+            task_id: task.id,
+            ns,
+            duration_ms: begun === undefined ? null : Date.now() - begun.at,
+            error,
+            interrupted: (task.interrupts ?? []).length > 0,
+          }),
+        ])
+        .catch(() => undefined);
+      if (deps.drainSignal?.aborted === true && inFlight.size === 0) stop.abort(new StopSignal("drained"));
+    }
+    await attempt.settled();
+    if (attempt.lostLease()) return await deps.runs.get(run.run_id);
+    const after = (await graph.getState(thread)) as StateSnapshot;
+    const interrupts = interruptsOf(after);
+    if (interrupts.length > 0) {
+      const paused = (tx: Queryable): Promise<boolean> =>
+        deps.runs.interrupt(run.run_id, epoch, counts(), { tx, interrupts, checkpointId: checkpointIdOf(after) });
+      if (await deps.events.appendWith(run.run_id, [event({ type: "run.interrupted", interrupts })], paused)) {
+        deps.live(run.run_id, { type: "run.interrupted", interrupts });
+      }
+      return await deps.runs.get(run.run_id);
+    }
+    return await attempt.finish("completed", counts(), null);
+  } catch (error) {
+    await attempt.settled().catch(() => undefined);
+    if (attempt.lostLease() || error instanceof LeaseLostError || attempt.signals.lost.aborted) return await deps.runs.get(run.run_id);
+    if (databaseFaultOf(error) !== null) throw error;
+    if (attempt.signals.fault.aborted) throw attempt.signals.fault.reason;
+    const why = stop.signal.aborted ? (stop.signal.reason as StopSignal).why : null;
+    if (why === "drained") {
+      await deps.runs.release(run.run_id, epoch, counts());
+      return await deps.runs.get(run.run_id);
+    }
+    if (attempt.signals.cancel.aborted) return await attempt.finish("cancelled", counts(), null);
+    if (why === "deadline") return await attempt.finish("deadline", counts(), { code: "RUN_DEADLINE", message: `the run exceeded its deadline of ${run.limits.runTimeoutMs ?? deps.runTimeoutMs} ms` });
+    if (isRecursionError(error)) {
+      const limit = run.config.recursion_limit ?? GRAPHS_DEFAULTS.recursionLimit;
+      return await attempt.finish("recursion_limit", counts(), { code: "GRAPH_RECURSION_LIMIT", message: `the graph took ${limit} steps without finishing (config.recursion_limit)` });
+    }
+    const code = error instanceof DevmindError ? error.code : "GRAPH_FAILED";
+    return await attempt.finish("internal_error", counts(), { code, message: errorText(error).slice(0, 2_000) });
+  } finally {
+    clearTimeout(deadline);
+    deps.drainSignal?.removeEventListener("abort", onDrain);
+  }
+}
+
+function isRecursionError(error: unknown): boolean {
+  return (error as { name?: unknown } | null)?.name === "GraphRecursionError" || (error as { lc_error_code?: unknown } | null)?.lc_error_code === "GRAPH_RECURSION_LIMIT";
+}
+
+function errorText(error: unknown): string {
+  if (error instanceof Error) return `${error.name === "Error" ? "" : `${error.name}: `}${error.message}`;
+  if (typeof error === "object" && error !== null && typeof (error as { message?: unknown }).message === "string") return (error as { message: string }).message;
+  return String(error);
+}

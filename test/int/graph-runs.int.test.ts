@@ -1,0 +1,220 @@
+import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { graph as reviewGraph } from "../../examples/approval-graph/graph.js";
+import { graph as researchGraph } from "../../examples/parallel-research/graph.js";
+import { loadConfig } from "../../src/config.js";
+import type { Database } from "../../src/db/types.js";
+import type { GraphEntry } from "../../src/graphs/graph-kinds.js";
+import type { RunEvent } from "../../src/runtime/event-store.js";
+import { createRuntime, type Runtime } from "../../src/runtime/runtime.js";
+import { rejection } from "../helpers/assertions.js";
+import { BACKENDS, freshMigratedSchema, openBackend } from "../helpers/databases.js";
+import { waitUntil } from "../helpers/waits.js";
+
+const Counter = Annotation.Root({ count: Annotation<number>({ reducer: (_, next) => next, default: () => 0 }) });
+
+/** A loop that never ends on its own: `bump` forever. */
+const endless = new StateGraph(Counter)
+  .addNode("bump", (state) => ({ count: state.count + 1 }))
+  .addEdge(START, "bump")
+  .addConditionalEdges("bump", () => "bump", ["bump"]);
+
+/** A node that waits until its signal aborts (a cancel or the run's deadline). */
+const slow = new StateGraph(Counter)
+  .addNode("wait", async (_state, config) => {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(resolve, 60_000);
+      config.signal?.addEventListener("abort", () => {
+        clearTimeout(timer);
+        reject(new Error("aborted"));
+      });
+    });
+    return { count: 1 };
+  })
+  .addEdge(START, "wait")
+  .addEdge("wait", END);
+
+/** A node that fails. */
+const failing = new StateGraph(Counter)
+  .addNode("explode", () => {
+    throw new Error("the search index is gone");
+  })
+  .addEdge(START, "explode")
+  .addEdge("explode", END);
+
+/** Reads its configurable and context, writes a custom event. */
+const echo = new StateGraph(Counter)
+  .addNode("echo", (state, config) => {
+    config.writer?.({ step: config.configurable?.["step"], who: (config as { context?: { who?: string } }).context?.who });
+    return { count: state.count + Number(config.configurable?.["step"] ?? 1) };
+  })
+  .addEdge(START, "echo")
+  .addEdge("echo", END);
+
+async function allEvents(runtime: Runtime, runId: string): Promise<RunEvent[]> {
+  const out: RunEvent[] = [];
+  for await (const event of runtime.runs.events(runId)) out.push(event);
+  return out;
+}
+
+describe.each(BACKENDS)("runs of user graphs on %s", (backend) => {
+  let owner: Database;
+  let db: Database;
+  let drop: () => Promise<void>;
+  const runtimes: Runtime[] = [];
+  beforeAll(async () => {
+    owner = await openBackend(backend);
+    ({ db, drop } = await freshMigratedSchema(owner));
+  });
+  afterAll(async () => {
+    await drop();
+    await owner.close();
+  });
+  afterEach(async () => {
+    for (const runtime of runtimes.splice(0)) await runtime.close();
+  });
+
+  function runtimeWith(graphs: Record<string, GraphEntry | false>, env: Record<string, string> = {}): Runtime {
+    const config = loadConfig({ DEVMIND_LEASE_MS: "3000", ...env });
+    const runtime = createRuntime({ db, config, graphs });
+    runtimes.push(runtime);
+    return runtime;
+  }
+
+  it("runs example (a) to its interrupt, stores the interrupt, resumes with an audited value and finishes", async () => {
+    const runtime = runtimeWith({ review: reviewGraph });
+    expect(runtime.graphs.ids()).toEqual(["agent", "review"]);
+    const created = await runtime.runs.create({ assistantId: "review", input: { topic: "durable runs" } });
+    expect(created).toMatchObject({ graph_id: "review", assistant_id: "review", status: "pending", input: { topic: "durable runs" }, interrupts: null });
+    const paused = await runtime.runs.execute(created.run_id);
+    expect(paused.status).toBe("interrupted");
+    expect(paused.interrupts).toHaveLength(1);
+    const [waiting] = paused.interrupts ?? [];
+    expect(waiting?.value).toEqual({ question: "Send this draft?", draft: "A short note about durable runs." });
+    expect(waiting?.id).toMatch(/^[0-9a-f]{32}$/);
+    expect((await runtime.runs.interrupted()).map((run) => run.run_id)).toContain(created.run_id);
+    expect(await runtime.runs.pendingApprovals(created.run_id)).toEqual([]);
+
+    const queued = await runtime.runs.resume(created.run_id, { value: { approved: true, note: "ok" } }, { principal: "alice", reason: "looks right" });
+    expect(queued.status).toBe("pending");
+    const [audit] = await runtime.runs.resumes(created.run_id);
+    expect(audit).toMatchObject({ principal: "alice", reason: "looks right", interrupt_ids: [waiting?.id], consumed_at: null });
+    expect(audit?.value_digest).toMatch(/^[0-9a-f]{64}$/);
+
+    const done = await runtime.runs.execute(created.run_id);
+    expect(done).toMatchObject({ status: "success", stop_reason: "completed", interrupts: null, error: null });
+    expect((await runtime.runs.resumes(created.run_id))[0]?.consumed_at).not.toBeNull();
+    const state = await runtime.threads.state(created.thread_id);
+    expect((state as { values: { outcome?: string } }).values.outcome).toBe("sent: A short note about durable runs. (ok)");
+
+    const events = await allEvents(runtime, created.run_id);
+    const types = events.map((event) => event.type);
+    expect(types.slice(0, 2)).toEqual(["run.created", "run.started"]);
+    expect(types).toContain("run.interrupted");
+    expect(types.indexOf("resume.given")).toBeGreaterThan(types.indexOf("run.interrupted"));
+    expect(types.at(-1)).toBe("run.succeeded");
+    const draftFinished = events.find((event) => event.type === "node.finished" && event["node"] === "write");
+    expect(draftFinished).toMatchObject({ ns: [], error: null, interrupted: false });
+    expect(typeof draftFinished?.["duration_ms"]).toBe("number");
+    expect(events.find((event) => event.type === "custom")).toMatchObject({ data: { progress: "drafting", topic: "durable runs" } });
+    const resumed = events.find((event) => event.type === "run.resumed");
+    expect(resumed).toMatchObject({ reason: "resume" });
+    // the node that interrupted is reported as such
+    expect(events.some((event) => event.type === "node.finished" && event["node"] === "review" && event["interrupted"] === true)).toBe(true);
+  });
+
+  it("runs example (b): Send branches into a subgraph, two interrupts resumed by id, partial resume waits", async () => {
+    const runtime = runtimeWith({ research: researchGraph });
+    const created = await runtime.runs.create({ assistantId: "research", input: { questions: ["ab", "abc", "abcde"] } });
+    const paused = await runtime.runs.execute(created.run_id);
+    expect({ status: paused.status, error: paused.error }).toEqual({ status: "interrupted", error: null });
+    const interrupts = paused.interrupts ?? [];
+    expect(interrupts.map((item) => item.value).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)))).toEqual([{ confirm: "abc -> unsure" }, { confirm: "abcde -> unsure" }]);
+    // one value for two interrupts is ambiguous: refused, nothing stored
+    const ambiguous = await rejection(runtime.runs.resume(created.run_id, { value: { keep: true } }, { principal: "bob" }));
+    expect(ambiguous).toMatchObject({ code: "RUN_INPUT_INVALID" });
+    expect(await runtime.runs.resumes(created.run_id)).toEqual([]);
+    // an unknown interrupt id is a conflict
+    expect(await rejection(runtime.runs.resume(created.run_id, { values: { "0123456789abcdef0123456789abcdef": 1 } }, { principal: "bob" }))).toMatchObject({ code: "RUN_CONFLICT" });
+    const [first, second] = interrupts;
+    const partial = await runtime.runs.resume(created.run_id, { values: { [first?.id as string]: { keep: true } } }, { principal: "bob" });
+    expect(partial.status).toBe("interrupted");
+    const full = await runtime.runs.resume(created.run_id, { command: { resume: { [second?.id as string]: { keep: false } } } }, { principal: "carol" });
+    expect(full.status).toBe("pending");
+    const done = await runtime.runs.execute(created.run_id);
+    expect(done.status).toBe("success");
+    const state = (await runtime.threads.state(created.thread_id)) as { values: { report: string } };
+    const kept = first?.value as { confirm: string };
+    expect(state.values.report).toBe(["ab -> sure", `${kept.confirm} (confirmed)`].sort().join("; "));
+    const events = await allEvents(runtime, created.run_id);
+    // the subgraph's own nodes are reported with their namespace
+    expect(events.some((event) => event.type === "node.started" && event["node"] === "lookup" && (event["ns"] as string[]).length === 1)).toBe(true);
+    expect(events.filter((event) => event.type === "custom").map((event) => (event["data"] as { looking_up: string }).looking_up).sort()).toEqual(["ab", "abc", "abcde"]);
+    expect(events.filter((event) => event.type === "resume.given").map((event) => event["by"])).toEqual(["bob", "carol"]);
+  });
+
+  it("passes the run's configurable and context to the graph and stores its custom writes", async () => {
+    const runtime = runtimeWith({ echo });
+    const created = await runtime.runs.create({ assistantId: "echo", input: { count: 1 }, config: { configurable: { step: 5 }, tags: ["t1"] }, context: { who: "dana" } });
+    expect(created).toMatchObject({ config: { configurable: { step: 5 }, tags: ["t1"] }, context: { who: "dana" } });
+    const done = await runtime.runs.execute(created.run_id);
+    expect(done.status).toBe("success");
+    expect(((await runtime.threads.state(created.thread_id)) as { values: { count: number } }).values.count).toBe(6);
+    const custom = (await allEvents(runtime, created.run_id)).filter((event) => event.type === "custom");
+    expect(custom.map((event) => event["data"])).toEqual([{ step: 5, who: "dana" }]);
+  });
+
+  it("stops at LangGraph's recursion limit, a failing node, a cancel and the run's deadline with their stop reasons", async () => {
+    const runtime = runtimeWith({ endless, failing, slow });
+    const looped = await runtime.runs.create({ assistantId: "endless", input: {}, config: { recursion_limit: 5 } });
+    expect(await runtime.runs.execute(looped.run_id)).toMatchObject({ status: "error", stop_reason: "recursion_limit", error: { code: "GRAPH_RECURSION_LIMIT" } });
+
+    const failed = await runtime.runs.create({ assistantId: "failing", input: {} });
+    const failure = await runtime.runs.execute(failed.run_id);
+    expect(failure).toMatchObject({ status: "error", stop_reason: "internal_error", error: { code: "GRAPH_FAILED" } });
+    expect(failure.error?.message).toContain("the search index is gone");
+    const failedEvents = await allEvents(runtime, failed.run_id);
+    expect(failedEvents.at(-1)).toMatchObject({ type: "run.failed", stop_reason: "internal_error", code: "GRAPH_FAILED" });
+
+    const waiting = await runtime.runs.create({ assistantId: "slow", input: {} });
+    const executing = runtime.runs.execute(waiting.run_id);
+    await waitUntil("the slow node to start", async () => (await allEvents(runtime, waiting.run_id)).some((event) => event.type === "node.started"), 20_000);
+    await runtime.runs.cancel(waiting.run_id);
+    expect(await executing).toMatchObject({ status: "cancelled", stop_reason: "cancelled" });
+
+    const timed = await runtime.runs.create({ assistantId: "slow", input: {}, limits: { runTimeoutMs: 1_500 } });
+    expect(await runtime.runs.execute(timed.run_id)).toMatchObject({ status: "timeout", stop_reason: "deadline", error: { code: "RUN_DEADLINE" } });
+  });
+
+  it("refuses unknown graphs, the agent's unsupported options and bad configs, storing nothing", async () => {
+    const runtime = runtimeWith({ echo });
+    const before = (await runtime.runs.list({ limit: 500 })).length;
+    expect(await rejection(runtime.runs.create({ assistantId: "nope", input: {} }))).toMatchObject({ code: "GRAPH_NOT_FOUND", details: { known: ["agent", "echo"] } });
+    expect(await rejection(runtime.runs.create({ input: { messages: ["hi"] }, context: { a: 1 } }))).toMatchObject({ code: "RUN_INPUT_INVALID", details: { field: "context" } });
+    expect(await rejection(runtime.runs.create({ input: { messages: ["hi"] }, config: { recursion_limit: 3 } }))).toMatchObject({ code: "RUN_INPUT_INVALID" });
+    for (const config of [{ unknown: 1 }, { configurable: { thread_id: "x" } }, { configurable: { __pregel_x: 1 } }, { recursion_limit: 0 }, { tags: [1] }]) {
+      expect(await rejection(runtime.runs.create({ assistantId: "echo", input: {}, config: config as never }))).toMatchObject({ code: "RUN_INPUT_INVALID" });
+    }
+    expect((await runtime.runs.list({ limit: 500 })).length).toBe(before);
+  });
+
+  it("two workers with different graph sets on one database never take each other's runs", async () => {
+    const alpha = runtimeWith({ agent: false, alpha: echo });
+    const beta = runtimeWith({ agent: false, beta: echo });
+    expect(alpha.graphs.ids()).toEqual(["alpha"]);
+    const alphaRuns = await Promise.all([1, 2, 3].map((n) => alpha.runs.create({ assistantId: "alpha", input: { count: n } })));
+    const betaRuns = await Promise.all([1, 2, 3].map((n) => beta.runs.create({ assistantId: "beta", input: { count: n } })));
+    // a runtime without a graph refuses to execute its runs
+    expect(await rejection(alpha.runs.execute(betaRuns[0]?.run_id as string))).toMatchObject({ code: "GRAPH_NOT_FOUND" });
+    const workers = [alpha.worker({ concurrency: 2 }), beta.worker({ concurrency: 2 })];
+    await Promise.all(workers.map((worker) => worker.start()));
+    for (const run of [...alphaRuns, ...betaRuns]) expect((await alpha.runs.wait(run.run_id, { timeoutMs: 60_000 })).status).toBe("success");
+    // the worker field names the process's runtime, then the worker slot
+    const startedBy = async (runtime: Runtime, runId: string) => String((await allEvents(runtime, runId)).find((event) => event.type === "run.started")?.["worker"]).replace(/:worker.*$/, "");
+    const alphaWorkers = new Set(await Promise.all(alphaRuns.map((run) => startedBy(alpha, run.run_id))));
+    const betaWorkers = new Set(await Promise.all(betaRuns.map((run) => startedBy(beta, run.run_id))));
+    expect(alphaWorkers.size).toBe(1);
+    expect(betaWorkers.size).toBe(1);
+    expect([...alphaWorkers][0]).not.toBe([...betaWorkers][0]);
+  });
+});
