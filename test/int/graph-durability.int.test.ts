@@ -1,0 +1,88 @@
+/**
+ * Durability of user graphs across processes: a worker SIGKILLed in the middle of a ledgered tool
+ * node, after both calls' side effects; the next worker re-runs the node from the last checkpoint
+ * and the ledger answers for the calls — the finished one from its stored result, the one in
+ * flight (not idempotent) as TOOL_OUTCOME_UNKNOWN — so no side effect happens twice. On
+ * PostgreSQL the two processes share the database; on PGlite they take the data directory in turn.
+ */
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { BaseMessage } from "@langchain/core/messages";
+import { afterEach, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config.js";
+import { migrate } from "../../src/db/migrate.js";
+import { openDatabase } from "../../src/db/open-database.js";
+import type { Database } from "../../src/db/types.js";
+import { createRuntime } from "../../src/runtime/runtime.js";
+import { crashy, type GraphWorkerOptions } from "../fixtures/graph-worker.js";
+import { killLiveChildren, spawnFixture, waitForLine } from "../helpers/child-process.js";
+import { BACKENDS, TEST_DATABASE_URL, dropSchema, freshSchemaName } from "../helpers/databases.js";
+import { seedDataDir } from "../helpers/pglite-template.js";
+import { waitUntil } from "../helpers/waits.js";
+
+const FIXTURE = "test/fixtures/graph-worker.ts";
+const LEASE_MS = 2_000;
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  await killLiveChildren();
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+describe.each(BACKENDS)("user graph durability on %s", (backend) => {
+  it("SIGKILL mid-tool: the node re-runs, the finished call is not repeated and the in-flight one is TOOL_OUTCOME_UNKNOWN", async () => {
+    const root = realpathSync(mkdtempSync(join(tmpdir(), "devmind-graph-crash-")));
+    cleanups.push(() => rmSync(root, { recursive: true, force: true }));
+    const schema = freshSchemaName("gd");
+    const place: GraphWorkerOptions = backend === "postgres" ? { url: TEST_DATABASE_URL, schema, leaseMs: LEASE_MS } : { dataDir: seedDataDir(join(root, "data")), schema, leaseMs: LEASE_MS };
+    const open = async (): Promise<Database> => {
+      const db = await openDatabase({ url: place.url, dataDir: place.dataDir, schema });
+      await migrate(db);
+      return db;
+    };
+    if (backend === "postgres") {
+      cleanups.push(async () => {
+        const owner = await openDatabase({ url: TEST_DATABASE_URL, schema, maxConnections: 1 });
+        await dropSchema(owner, schema).finally(() => owner.close());
+      });
+    }
+    const file = join(root, "notes.txt");
+
+    // the parent queues the run and lets go of the database (an embedded one admits one process)
+    let db = await open();
+    let runtime = createRuntime({ db, config: loadConfig({ DEVMIND_LEASE_MS: String(LEASE_MS) }), graphs: { agent: false, crashy } });
+    const created = await runtime.runs.create({ assistantId: "crashy", input: { file } });
+    await runtime.close();
+    await db.close();
+
+    const child = spawnFixture(FIXTURE, [JSON.stringify(place)], 60_000);
+    await waitForLine(child, "ready", 30_000);
+    await waitUntil("the hanging call to start", () => existsSync(`${file}.started`), 30_000);
+    child.process.kill("SIGKILL");
+    await child.exited;
+    expect(readFileSync(file, "utf8")).toBe("one\ntwo\n");
+
+    db = await open();
+    cleanups.push(() => db.close());
+    runtime = createRuntime({ db, config: loadConfig({ DEVMIND_LEASE_MS: String(LEASE_MS) }), graphs: { agent: false, crashy } });
+    cleanups.push(() => runtime.close());
+    const worker = runtime.worker({ concurrency: 1 });
+    await worker.start();
+    const done = await runtime.runs.wait(created.run_id, { timeoutMs: 60_000 });
+    expect(done).toMatchObject({ status: "success", stop_reason: "completed" });
+    expect(done.attempt).toBe(2);
+    // no side effect twice
+    expect(readFileSync(file, "utf8")).toBe("one\ntwo\n");
+    const state = (await runtime.threads.state(created.thread_id)) as { values: { messages: BaseMessage[] } };
+    const answers = state.values.messages.filter((message) => message.getType() === "tool") as (BaseMessage & { tool_call_id: string })[];
+    expect(answers.map((message) => message.tool_call_id).sort()).toEqual(["fast", "slow"]);
+    expect(String(answers.find((message) => message.tool_call_id === "fast")?.content)).toBe("appended one");
+    const slow = JSON.parse(String(answers.find((message) => message.tool_call_id === "slow")?.content)) as { ok: boolean; error: { code: string } };
+    expect(slow).toMatchObject({ ok: false, error: { code: "TOOL_OUTCOME_UNKNOWN" } });
+    const types: string[] = [];
+    for await (const event of runtime.runs.events(created.run_id)) types.push(event.type);
+    expect(types.filter((type) => type === "run.started")).toHaveLength(1);
+    expect(types).toContain("run.resumed");
+    expect(types.at(-1)).toBe("run.succeeded");
+  });
+});
