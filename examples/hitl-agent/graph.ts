@@ -6,7 +6,7 @@
  * or `scripted:turns.json` offline). Lines are appended to `$NOTES_FILE` (default ./notes.txt).
  */
 import { appendFile } from "node:fs/promises";
-import { createAgent, humanInTheLoopMiddleware, tool } from "langchain";
+import { createAgent, humanInTheLoopMiddleware, tool, type ReactAgent } from "langchain";
 import { z } from "zod";
 import { createChatModel, ledgeredTool, loadConfig } from "devmind";
 
@@ -33,7 +33,7 @@ const lookup = ledgeredTool(
 );
 
 /** A factory: the model is built from the environment when the graph is first used. */
-export const agent = () =>
+export const agent = (): ReactAgent =>
   createAgent({
     model: createChatModel(loadConfig(process.env)),
     tools: [appendLine, lookup],

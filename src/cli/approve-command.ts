@@ -12,6 +12,7 @@ export function registerApproveCommand(program: Command, setExitCode: (code: num
     .option("--reason <text>", "why (stored with the decision)")
     .option("--by <name>", "who decides (default cli:<login>)")
     .option("--detach", "only record the decision; a worker continues the run")
+    .option("--config <path>", "the LangGraph config file (default ./langgraph.json)")
     .option("--json", "print NDJSON: every run event, then a result line")
     .option("--verbose", "show full tool arguments, model usage, workers")
     .action(async (runId: string, options: DecideOptions, command: Command) => {

@@ -1,5 +1,7 @@
 import { InvalidArgumentError } from "commander";
+import { readFileSync } from "node:fs";
 import { userInfo } from "node:os";
+import { ConfigError } from "../errors.js";
 
 /**
  * A commander argument parser for an integer flag within [min, max]; anything else is a usage
@@ -39,4 +41,25 @@ export async function readStdin(): Promise<string> {
 export interface OutputOptions {
   json?: boolean;
   verbose?: boolean;
+}
+
+/**
+ * Parses a JSON option given inline or as `@file` (read from that file): a ConfigError naming the
+ * flag for unreadable files and malformed JSON (exit 2), with the parser's message.
+ */
+export function jsonOption(flag: string, text: string): unknown {
+  let source = text;
+  if (text.startsWith("@")) {
+    const path = text.slice(1);
+    try {
+      source = readFileSync(path, "utf8");
+    } catch (error) {
+      throw new ConfigError(`${flag}: cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { variables: [flag] });
+    }
+  }
+  try {
+    return JSON.parse(source) as unknown;
+  } catch (error) {
+    throw new ConfigError(`${flag}: not valid JSON (${(error as Error).message})`, { variables: [flag] });
+  }
 }

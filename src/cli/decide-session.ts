@@ -4,6 +4,8 @@ import { checkRunId } from "../runtime/run-record.js";
 import { defaultPrincipal } from "./cli-options.js";
 import { EXIT } from "./exit-codes.js";
 import { openRuntime, requireModel } from "./open-runtime.js";
+import { loadProjectGraphs } from "./project-graphs.js";
+import { GRAPHS_DEFAULTS } from "../constants.js";
 import { driveOptionsFrom, driveRun, openRequests, printContinue, resultLine } from "./run-session.js";
 import { foldArgs } from "./fold.js";
 import { CLI_DEFAULTS } from "../constants.js";
@@ -18,6 +20,8 @@ export interface DecideOptions {
   detach?: boolean;
   json?: boolean;
   verbose?: boolean;
+  /** `--config`: the LangGraph config file naming the project's graphs. */
+  config?: string;
 }
 
 /**
@@ -31,7 +35,8 @@ export async function decideAndContinue(kind: "approve" | "reject", runId: strin
   checkRunId(runId);
   const detach = options.detach === true;
   // the run is checked first: a finished or unknown run is the answer, whatever the model config
-  const opened = await openRuntime({ recoverOrphans: true });
+  const project = await loadProjectGraphs(options.config);
+  const opened = await openRuntime({ recoverOrphans: true, graphs: project.graphs });
   try {
     const { runtime } = opened;
     const run = await runtime.runs.get(runId);
@@ -45,7 +50,7 @@ export async function decideAndContinue(kind: "approve" | "reject", runId: strin
     if (editedArgs !== undefined && targets.length !== 1) {
       command.error(`error: --args edits one call, but ${targets.length} are waiting; name it with --call (${targets.map((r) => r.tool_call_id).join(", ")})`, { exitCode: EXIT.usage });
     }
-    if (!detach) requireModel(opened.config);
+    if (!detach && run.graph_id === GRAPHS_DEFAULTS.builtinId) requireModel(opened.config);
     const principal = options.by ?? defaultPrincipal();
     const decisions = targets.map((request) =>
       kind === "reject"

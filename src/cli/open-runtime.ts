@@ -11,6 +11,8 @@ import { ScriptedChatModel } from "../model/scripted-model.js";
 import { createRuntime, type Runtime } from "../runtime/runtime.js";
 import { createRedactor, type Redactor } from "../secret-redaction.js";
 import { recoverEmbeddedOrphans } from "./orphan-runs.js";
+import { GRAPHS_DEFAULTS } from "../constants.js";
+import type { GraphEntry } from "../graphs/graph-kinds.js";
 
 /** What a command needs to work on runs: the config, the migrated database and the runtime. */
 export interface OpenedRuntime {
@@ -49,6 +51,8 @@ export interface OpenRuntimeOptions {
    * One-shot commands log them at debug, so a first `devmind run` keeps its stderr for the user.
    */
   service?: boolean;
+  /** The project's graphs (`loadProjectGraphs`); default: the built-in agent alone. */
+  graphs?: Record<string, GraphEntry | false> | undefined;
 }
 
 /**
@@ -100,7 +104,9 @@ function modelIfUsable(config: DevmindConfig): BaseChatModel {
  */
 export async function openRuntime(options: OpenRuntimeOptions = {}): Promise<OpenedRuntime> {
   const config = withModelSpec(options.config ?? loadConfig(), options.modelSpec);
-  const model = options.model ?? (options.requireModel === true ? createChatModel(config) : modelIfUsable(config));
+  // the model is needed only when the built-in agent is one of the graphs
+  const agentIncluded = options.graphs === undefined || (options.graphs[GRAPHS_DEFAULTS.builtinId] !== false && options.graphs[GRAPHS_DEFAULTS.builtinId] === undefined);
+  const model = options.model ?? (options.requireModel === true && agentIncluded ? createChatModel(config) : modelIfUsable(config));
   const redactor = createRedactor(configSecrets(config));
   const logger = createLogger({ level: config.logLevel, redact: redactor.text });
   const db = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, schema: config.dbSchema });
@@ -109,7 +115,7 @@ export async function openRuntime(options: OpenRuntimeOptions = {}): Promise<Ope
     logger.debug({ event: "database.opened", location: db.location, schema: db.schema }, "database opened");
     logMigrations(logger, db, await migrate(db), options.service === true ? "info" : "debug");
     if (options.recoverOrphans === true) await recoverEmbeddedOrphans(db, config.worker.maxAttempts);
-    runtime = createRuntime({ db, config, logger, redactor, ...(model === undefined ? {} : { model }) });
+    runtime = createRuntime({ db, config, logger, redactor, ...(model === undefined ? {} : { model }), ...(options.graphs === undefined ? {} : { graphs: options.graphs }) });
   } catch (error) {
     await db.close();
     throw error;

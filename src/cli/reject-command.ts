@@ -14,6 +14,7 @@ export function registerRejectCommand(program: Command, setExitCode: (code: numb
     .option("--reason <text>", "why; the model is told")
     .option("--by <name>", "who decides (default cli:<login>)")
     .option("--detach", "only record the decision; a worker continues the run")
+    .option("--config <path>", "the LangGraph config file (default ./langgraph.json)")
     .option("--json", "print NDJSON: every run event, then a result line")
     .option("--verbose", "show full tool arguments, model usage, workers")
     .action(async (runId: string, options: DecideOptions, command: Command) => {

@@ -1,10 +1,13 @@
 import type { Command } from "commander";
-import { RunConflictError } from "../errors.js";
+import { ConfigError, RunConflictError } from "../errors.js";
 import { checkRunId, type RunStatus } from "../runtime/run-record.js";
-import { defaultPrincipal, type OutputOptions } from "./cli-options.js";
+import { defaultPrincipal, jsonOption, type OutputOptions } from "./cli-options.js";
+import { GRAPHS_DEFAULTS } from "../constants.js";
+import { exitForStatus } from "./exit-codes.js";
+import { loadProjectGraphs } from "./project-graphs.js";
 import { openRuntime, requireModel } from "./open-runtime.js";
 import { takeOverRunning } from "./orphan-runs.js";
-import { driveOptionsFrom, driveRun } from "./run-session.js";
+import { driveOptionsFrom, driveRun, resultLine } from "./run-session.js";
 
 const TERMINAL: readonly RunStatus[] = ["success", "error", "timeout", "cancelled"];
 
@@ -22,20 +25,38 @@ export function registerResumeCommand(program: Command, setExitCode: (code: numb
     .argument("<run_id>", "the run")
     .option("--json", "print NDJSON: every run event, then a result line")
     .option("--verbose", "show full tool arguments, model usage, workers")
-    .option("--by <name>", "who approves at the prompt (recorded with each decision)")
-    .action(async (runId: string, options: OutputOptions & { by?: string }) => {
+    .option("--by <name>", "who approves at the prompt, or gives --value (recorded with it)")
+    .option("--value <json>", "answer the run's interrupt with this JSON value (or @FILE); for a graph's interrupt() that is not an approval")
+    .option("--interrupt <id>", "with --value: answer this interrupt (when several wait)")
+    .option("--reason <text>", "why (stored with the --value)")
+    .option("--detach", "with --value: only record it; a worker continues the run")
+    .option("--config <path>", "the LangGraph config file (default ./langgraph.json)")
+    .action(async (runId: string, options: OutputOptions & { by?: string; value?: string; interrupt?: string; reason?: string; detach?: boolean; config?: string }) => {
       checkRunId(runId);
-      const opened = await openRuntime({ recoverOrphans: true });
+      if (options.interrupt !== undefined && options.value === undefined) throw new ConfigError("--interrupt needs --value", { variables: ["--interrupt"] });
+      const given = options.value === undefined ? undefined : jsonOption("--value", options.value);
+      const value = given === undefined ? undefined : options.interrupt === undefined ? { value: given } : { values: { [options.interrupt]: given } };
+      const project = await loadProjectGraphs(options.config);
+      const opened = await openRuntime({ recoverOrphans: true, graphs: project.graphs });
       try {
-        const found = await opened.runtime.runs.get(runId);
+        let found = await opened.runtime.runs.get(runId);
         if (TERMINAL.includes(found.status)) throw new RunConflictError(`run ${runId} already finished with status ${found.status}`, { runId, status: found.status });
-        requireModel(opened.config);
+        const principal = options.by ?? defaultPrincipal();
+        if (value !== undefined) {
+          found = await opened.runtime.runs.resume(runId, value, { principal, ...(options.reason === undefined ? {} : { reason: options.reason }) });
+          if (options.detach === true) {
+            process.stdout.write(`${options.json === true ? JSON.stringify(resultLine(found)) : `run ${runId}: ${found.status}`}\n`);
+            setExitCode(exitForStatus(found.status));
+            return;
+          }
+        }
+        if (found.graph_id === GRAPHS_DEFAULTS.builtinId) requireModel(opened.config);
         const run = await takeOverRunning(opened.db, opened.runtime, found, {
           maxAttempts: opened.config.worker.maxAttempts,
           onWait: (until) => process.stderr.write(`run ${runId} is still leased by its previous process until ${until}; waiting for the lease to lapse…\n`),
         });
         setExitCode(
-          await driveRun(opened, run.run_id, driveOptionsFrom(options, options.by ?? defaultPrincipal(), `resuming run ${run.run_id} (${run.status}) in process ${process.pid}`)),
+          await driveRun(opened, run.run_id, driveOptionsFrom(options, principal, `resuming run ${run.run_id} (${run.status}) in process ${process.pid}`)),
         );
       } finally {
         await opened.close();

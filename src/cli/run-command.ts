@@ -1,7 +1,10 @@
 import type { Command } from "commander";
 import { CONFIG_BOUNDS } from "../constants.js";
 import type { RunLimits } from "../runtime/run-record.js";
-import { defaultPrincipal, integerOption, readStdin } from "./cli-options.js";
+import { defaultPrincipal, integerOption, jsonOption, readStdin } from "./cli-options.js";
+import { GRAPHS_DEFAULTS } from "../constants.js";
+import type { GraphEntry } from "../graphs/graph-kinds.js";
+import { loadProjectGraphs } from "./project-graphs.js";
 import { EXIT } from "./exit-codes.js";
 import { openRuntime, parseModelFlag } from "./open-runtime.js";
 import { driveOptionsFrom, driveRun, resultLine } from "./run-session.js";
@@ -9,6 +12,9 @@ import { cliName } from "./cli-name.js";
 
 interface RunOptions {
   thread?: string;
+  graph?: string;
+  input?: string;
+  config?: string;
   model?: string;
   maxModelRounds?: number;
   maxToolCalls?: number;
@@ -29,8 +35,11 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
   const calls = CONFIG_BOUNDS.maxToolCalls;
   program
     .command("run")
-    .description("run a task with the agent in this process (or queue it with --detach)")
-    .argument("[task]", "what to do; read from stdin when omitted")
+    .description("run a task with the agent, or any graph with --graph/--input, in this process (or queue it with --detach)")
+    .argument("[task]", "what to do (the agent's shorthand); read from stdin when omitted")
+    .option("--graph <id>", "the graph (assistant) to run, from ./langgraph.json or --config (default: agent)")
+    .option("--input <json>", "the graph's input as JSON, or @FILE to read it from a file")
+    .option("--config <path>", "the LangGraph config file (default ./langgraph.json)")
     .option("--thread <id>", "continue this thread (conversation); default: a new one")
     .option("--model <spec>", "openai:NAME, scripted:PATH or a bare model name (overrides DEVMIND_MODEL)")
     .option("--max-model-rounds <n>", "model rounds for this run", integerOption("--max-model-rounds", rounds.min, rounds.max))
@@ -40,6 +49,15 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
     .option("--verbose", "show full tool arguments, model usage, workers")
     .option("--by <name>", "who approves at the prompt (recorded with each decision)")
     .action(async (taskArgument: string | undefined, options: RunOptions, command: Command) => {
+      const project = await loadProjectGraphs(options.config);
+      const graphId = options.graph ?? (project.graphs === undefined ? GRAPHS_DEFAULTS.builtinId : firstGraph(project.graphs));
+      if (graphId !== GRAPHS_DEFAULTS.builtinId || options.input !== undefined) {
+        if (taskArgument !== undefined) command.error("error: give either a TASK (the agent's shorthand) or --input, not both", { exitCode: EXIT.usage });
+        if (options.input === undefined) command.error(`error: missing --input: the graph ${graphId} takes a JSON input (--input '{...}' or --input @file.json)`, { exitCode: EXIT.usage });
+        const input = jsonOption("--input", options.input);
+        setExitCode(await runGraph(project.graphs, graphId, input, options));
+        return;
+      }
       const task = (taskArgument ?? (process.stdin.isTTY === true ? "" : await readStdin())).trim();
       if (options.model !== undefined) {
         try {
@@ -54,7 +72,7 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
         ...(options.maxToolCalls === undefined ? {} : { maxToolCalls: options.maxToolCalls }),
       };
       const detach = options.detach === true;
-      const opened = await openRuntime({ requireModel: !detach, recoverOrphans: true, ...(options.model === undefined ? {} : { modelSpec: options.model }) });
+      const opened = await openRuntime({ requireModel: !detach, recoverOrphans: true, graphs: project.graphs, ...(options.model === undefined ? {} : { modelSpec: options.model }) });
       try {
         const run = await opened.runtime.runs.create({ input: { messages: [task] }, limits, executeHere: !detach, ...(options.thread === undefined ? {} : { threadId: options.thread }) });
         if (detach) {
@@ -76,4 +94,26 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
         await opened.close();
       }
     });
+}
+
+/** The first graph a project's langgraph.json names (what `--graph` defaults to there). */
+function firstGraph(graphs: Record<string, GraphEntry | false>): string {
+  return Object.entries(graphs).find(([, entry]) => entry !== false)?.[0] ?? GRAPHS_DEFAULTS.builtinId;
+}
+
+/** `devmind run --graph ID --input JSON`: creates a run of that graph and executes it here (or queues it with `--detach`). */
+async function runGraph(graphs: Record<string, GraphEntry | false> | undefined, graphId: string, input: unknown, options: RunOptions): Promise<number> {
+  const detach = options.detach === true;
+  const opened = await openRuntime({ recoverOrphans: true, graphs, ...(options.model === undefined ? {} : { modelSpec: options.model }) });
+  try {
+    const run = await opened.runtime.runs.create({ assistantId: graphId, input, executeHere: !detach, ...(options.thread === undefined ? {} : { threadId: options.thread }) });
+    if (detach) {
+      process.stdout.write(`${options.json === true ? JSON.stringify(resultLine(run)) : run.run_id}\n`);
+      if (options.json !== true) process.stderr.write(`queued on thread ${run.thread_id}; a worker (\`${cliName()} worker\` or \`${cliName()} serve\`) will run it. Follow it: ${cliName()} events ${run.run_id} --follow\n`);
+      return EXIT.success;
+    }
+    return await driveRun(opened, run.run_id, driveOptionsFrom(options, options.by ?? defaultPrincipal(), `run ${run.run_id} · thread ${run.thread_id} · graph ${graphId}`));
+  } finally {
+    await opened.close();
+  }
 }

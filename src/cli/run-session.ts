@@ -141,6 +141,15 @@ export async function openRequests(opened: OpenedRuntime, runId: string): Promis
  */
 export async function printContinue(opened: OpenedRuntime, run: RunRecord, json: boolean, listed = false): Promise<void> {
   const open = await openRequests(opened, run.run_id).catch(() => []);
+  if (open.length === 0 && (run.interrupts ?? []).length > 0) {
+    // a graph's own interrupt(): answered with a value
+    const lines = [`run ${run.run_id} is waiting for a value:`];
+    for (const item of run.interrupts ?? []) lines.push(`  ${foldArgs(item.value, CLI_DEFAULTS.foldedArgsChars)}  [interrupt ${item.id}]`);
+    lines.push("continue with:", `  ${cliName()} resume ${run.run_id} --value '<json>'`);
+    if ((run.interrupts ?? []).length > 1) lines.push("  (several interrupts wait: answer each with --interrupt ID --value '<json>')");
+    (json ? process.stderr : process.stdout).write(`${lines.join("\n")}\n`);
+    return;
+  }
   const lines = listed ? [] : [`run ${run.run_id} is waiting for approval:`];
   if (!listed) for (const request of open) lines.push(`  ${request.name}(${foldArgs(request.args, CLI_DEFAULTS.foldedArgsChars)})  [call ${request.tool_call_id}]`);
   lines.push("continue with one of:", `  ${cliName()} approve ${run.run_id}`, `  ${cliName()} reject ${run.run_id} --reason "why"`);

@@ -5,6 +5,7 @@ import { checkBindable, startServer } from "../server/start-server.js";
 import { integerOption } from "./cli-options.js";
 import { EXIT } from "./exit-codes.js";
 import { openRuntime } from "./open-runtime.js";
+import { loadProjectGraphs } from "./project-graphs.js";
 import { startService } from "./service-start.js";
 import { onStopSignals } from "./stop-signals.js";
 
@@ -24,13 +25,16 @@ export function registerServeCommand(program: Command, setExitCode: (code: numbe
     .option("--host <host>", "interface to bind (default DEVMIND_HOST, 127.0.0.1)")
     .option("--port <port>", "port (default DEVMIND_PORT, 8787; 0 picks a free one)", integerOption("--port", 0, CONFIG_BOUNDS.port.max))
     .option("--workers <n>", "in-process worker slots (default DEVMIND_WORKER_CONCURRENCY; 0 for none)", integerOption("--workers", workerBounds.min, workerBounds.max))
-    .action(async (options: { host?: string; port?: number; workers?: number }) => {
+    .option("--config <path>", "the LangGraph config file naming the graphs to serve (default ./langgraph.json; none: the built-in agent)")
+    .action(async (options: { host?: string; port?: number; workers?: number; config?: string }) => {
       const workersWanted = options.workers;
+      // graphs load first (a broken one is exit 2 before anything opens); their env applies to the config
+      const project = await loadProjectGraphs(options.config);
       const config = loadConfig();
       // before opening anything: a refused host should not migrate or lock the database first
       checkBindable(options.host ?? config.server.host, config);
       const { opened, server, workers } = await startService("serve", async () => {
-        const opened = await openRuntime({ config, requireModel: workersWanted !== 0, recoverOrphans: workersWanted !== 0, service: true });
+        const opened = await openRuntime({ config, requireModel: workersWanted !== 0, recoverOrphans: workersWanted !== 0, service: true, graphs: project.graphs });
         try {
           const workers = workersWanted ?? opened.config.worker.concurrency;
           const server = await startServer({ runtime: opened.runtime, db: opened.db, config: opened.config, host: options.host, port: options.port, workers, logger: opened.logger.child({ component: "server" }) });

@@ -103,8 +103,31 @@ export class Timeline {
         return;
       case "run.interrupted":
         this.setSpinner(null);
-        // the requests just shown already say the run waits; say it only when they were not
-        if (this.requestsShown === 0) this.line("⏸ waiting for approval");
+        {
+          // a graph's own interrupt() values (not approval requests) are shown as they are
+          const values = Array.isArray(event["interrupts"]) ? (event["interrupts"] as { id?: unknown; value?: unknown }[]).filter((item) => (item.value as { actionRequests?: unknown } | null)?.actionRequests === undefined) : [];
+          for (const item of values) this.line(`⏸ waiting for a value: ${foldArgs(item.value, CLI_DEFAULTS.foldedArgsChars)}${verbose ? `  [interrupt ${String(item.id)}]` : ""}`);
+          // the requests just shown already say the run waits; say it only when they were not
+          if (values.length === 0 && this.requestsShown === 0) this.line("⏸ waiting for approval");
+        }
+        return;
+      case "node.started":
+        this.setSpinner(`running ${String(event["node"])}`);
+        return;
+      case "node.finished":
+        this.setSpinner(null);
+        {
+          const ns = Array.isArray(event["ns"]) && event["ns"].length > 0 ? ` in ${(event["ns"] as string[]).map((part) => part.split(":")[0]).join("/")}` : "";
+          const failed = typeof event["error"] === "string";
+          const mark = failed ? "✗" : event["interrupted"] === true ? "⏸" : "●";
+          this.line(`${mark} ${String(event["node"])}${ns}  ${String(event["duration_ms"] ?? "?")} ms${failed ? `  ${oneLine(String(event["error"]), CLI_DEFAULTS.errorLineChars)}` : ""}`);
+        }
+        return;
+      case "custom":
+        if (verbose) this.line(`· ${foldArgs(event["data"], CLI_DEFAULTS.foldedArgsChars)}`);
+        return;
+      case "resume.given":
+        this.line(`↪ resumed by ${String(event["by"])}${typeof event["reason"] === "string" ? `: ${oneLine(event["reason"], CLI_DEFAULTS.errorLineChars)}` : ""}`);
         return;
       case "run.cancel_requested":
         this.line("■ cancel requested");

@@ -5,6 +5,7 @@ import { EXIT } from "./exit-codes.js";
 import { openRuntime } from "./open-runtime.js";
 import { startService } from "./service-start.js";
 import { onStopSignals } from "./stop-signals.js";
+import { loadProjectGraphs } from "./project-graphs.js";
 import { startWorkerLog } from "./worker-log.js";
 
 /**
@@ -19,9 +20,12 @@ export function registerWorkerCommand(program: Command, setExitCode: (code: numb
     .command("worker")
     .description("execute queued runs until stopped (Ctrl-C drains)")
     .option("--concurrency <n>", "runs at once (default DEVMIND_WORKER_CONCURRENCY)", integerOption("--concurrency", bounds.min, bounds.max))
-    .action(async (options: { concurrency?: number }) => {
+    .option("--config <path>", "the LangGraph config file naming the graphs to run (default ./langgraph.json; none: the built-in agent)")
+    .action(async (options: { concurrency?: number; config?: string }) => {
+      // graphs load first (a broken one is exit 2 before anything opens); their env applies to the config
+      const project = await loadProjectGraphs(options.config);
       const { opened, stopLog, worker, concurrency } = await startService("worker", async () => {
-        const opened = await openRuntime({ requireModel: true, recoverOrphans: true, service: true });
+        const opened = await openRuntime({ requireModel: true, recoverOrphans: true, service: true, graphs: project.graphs });
         try {
           const concurrency = options.concurrency ?? opened.config.worker.concurrency;
           const stopLog = await startWorkerLog(opened.db, opened.runtime, (line) => void process.stdout.write(`worker: ${line}\n`));
@@ -35,7 +39,7 @@ export function registerWorkerCommand(program: Command, setExitCode: (code: numb
       });
       const signals = onStopSignals("worker: draining (runs stop at their next step and go back to the queue; again to quit at once)");
       try {
-        process.stdout.write(`worker ready: ${concurrency} slot${concurrency === 1 ? "" : "s"} on ${opened.db.location} (schema ${opened.db.schema}); Ctrl-C to stop\n`);
+        process.stdout.write(`worker ready: ${concurrency} slot${concurrency === 1 ? "" : "s"} on ${opened.db.location} (schema ${opened.db.schema}), graphs ${opened.runtime.graphs.ids().join(", ")}; Ctrl-C to stop\n`);
         await signals.stopped;
         await worker.stop();
         await stopLog();

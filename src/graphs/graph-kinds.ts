@@ -21,11 +21,19 @@ export interface StateGraphLike {
   addNode: (...args: never[]) => unknown;
 }
 
+/** An agent object holding its compiled graph, as LangChain's `createAgent` returns (`agent.graph`). */
+export interface AgentLike {
+  graph: CompiledGraphLike;
+}
+
+/** What a factory or a promise may give: a compiled graph, a StateGraph or an agent object. */
+export type GraphValue = CompiledGraphLike | StateGraphLike | AgentLike;
+
 /** What a graph entry may be, as `langgraph.json` allows: a graph, a promise of one, or a factory. */
-export type GraphEntry = CompiledGraphLike | StateGraphLike | PromiseLike<CompiledGraphLike | StateGraphLike> | GraphFactory;
+export type GraphEntry = GraphValue | PromiseLike<GraphValue> | GraphFactory;
 
 /** A factory `(config) => graph` (sync or async), called for each run with the run's config. */
-export type GraphFactory = (config: RunnableConfig) => CompiledGraphLike | StateGraphLike | PromiseLike<CompiledGraphLike | StateGraphLike>;
+export type GraphFactory = (config: RunnableConfig) => GraphValue | PromiseLike<GraphValue>;
 
 /** The kind of a graph entry, or null when the value is not one. */
 export type GraphKind = "compiled" | "state_graph" | "promise" | "factory";

@@ -48,6 +48,12 @@ function event(data: GraphRunEvent): NewRunEvent {
   return { type, data: rest };
 }
 
+/** Delivers a graph event to this process's live subscribers, then stores it (in order, not awaited by the graph). */
+function emit(attempt: Attempt, data: GraphRunEvent): void {
+  attempt.deps.live(attempt.run.run_id, data);
+  void attempt.append([event(data)]).catch(() => undefined);
+}
+
 /**
  * The run's config as the graph sees it: the run's configurable and tags, plus its ids as
  * configurable values (as LangGraph Platform sets them); LangGraph copies them into each
@@ -151,32 +157,28 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
     } as RunnableConfig)) as AsyncIterable<[string[], string, unknown]>;
     for await (const [ns, mode, payload] of stream) {
       if (mode === "custom") {
-        void attempt.append([event({ type: "custom", ns, data: payload })]).catch(() => undefined);
+        emit(attempt, { type: "custom", ns, data: payload });
         continue;
       }
       if (mode !== "tasks") continue;
       const task = payload as { id: string; name: string; triggers?: unknown; result?: unknown; error?: unknown; interrupts?: unknown[] };
       if ("triggers" in task || !("result" in task)) {
         inFlight.set(task.id, { node: task.name, at: Date.now(), ns });
-        void attempt.append([event({ type: "node.started", node: task.name, task_id: task.id, ns })]).catch(() => undefined);
+        emit(attempt, { type: "node.started", node: task.name, task_id: task.id, ns });
         continue;
       }
       const begun = inFlight.get(task.id);
       inFlight.delete(task.id);
       const error = task.error === null || task.error === undefined ? null : errorText(task.error);
-      void attempt
-        .append([
-          event({
-            type: "node.finished",
-            node: task.name,
-            task_id: task.id,
-            ns,
-            duration_ms: begun === undefined ? null : Date.now() - begun.at,
-            error,
-            interrupted: (task.interrupts ?? []).length > 0,
-          }),
-        ])
-        .catch(() => undefined);
+      emit(attempt, {
+        type: "node.finished",
+        node: task.name,
+        task_id: task.id,
+        ns,
+        duration_ms: begun === undefined ? null : Date.now() - begun.at,
+        error,
+        interrupted: (task.interrupts ?? []).length > 0,
+      });
       if (deps.drainSignal?.aborted === true && inFlight.size === 0) stop.abort(new StopSignal("drained"));
     }
     await attempt.settled();

@@ -1,0 +1,35 @@
+import { GRAPHS_DEFAULTS } from "../constants.js";
+import type { GraphEntry } from "../graphs/graph-kinds.js";
+import { applyGraphEnv, findLanggraphConfig, readLanggraphConfig } from "../graphs/langgraph-config.js";
+import { loadGraphs } from "../graphs/load-graphs.js";
+
+/** The graphs a command runs: those of the project's `langgraph.json`, or the built-in agent alone. */
+export interface ProjectGraphs {
+  /** For `createRuntime({ graphs })`; undefined: the built-in agent alone (no config file). */
+  graphs: Record<string, GraphEntry | false> | undefined;
+  /** The config file read, or null. */
+  path: string | null;
+}
+
+/**
+ * Reads `./langgraph.json` (or `--config PATH`), applies its `env` (before the caller loads
+ * devmind's own configuration, so the file may set DATABASE_URL and the like), and loads every
+ * graph it names. Warnings about keys devmind does not use go to stderr. A graph that fails to
+ * load throws its GraphDefinitionError (exit 2), naming the graph id, the file and the cause —
+ * a service never starts with a graph missing. The built-in agent is left out unless the file
+ * names a graph `agent`; without a file it is the one graph. `--config` naming a missing file is
+ * a ConfigError (exit 2).
+ */
+export async function loadProjectGraphs(explicitPath: string | undefined): Promise<ProjectGraphs> {
+  const path = findLanggraphConfig(explicitPath);
+  if (path === null) return { graphs: undefined, path: null };
+  const config = readLanggraphConfig(path);
+  for (const warning of config.warnings) process.stderr.write(`devmind: warning: ${warning}\n`);
+  applyGraphEnv(config.env);
+  const graphs: Record<string, GraphEntry | false> = { [GRAPHS_DEFAULTS.builtinId]: false };
+  for (const loaded of await loadGraphs(config.graphs)) {
+    if (loaded.error !== undefined) throw loaded.error;
+    graphs[loaded.id] = loaded.entry;
+  }
+  return { graphs, path };
+}

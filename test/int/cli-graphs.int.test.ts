@@ -1,0 +1,77 @@
+/**
+ * The CLI with a project's own graphs (CONTRACT section 10): `devmind run --graph ID --input
+ * JSON|@file` for any graph, a graph's interrupt answered with `devmind resume RUN_ID --value`, the
+ * same run shown and its events listed; bad input refused with exit 2 before anything is stored.
+ */
+import { writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { runCli } from "../helpers/cli.js";
+import { cliContexts, ndjson } from "../helpers/cli-env.js";
+import { BACKENDS } from "../helpers/databases.js";
+
+const EXAMPLES = resolve(fileURLToPath(new URL("../../examples/", import.meta.url)));
+const REVIEW_CONFIG = join(EXAMPLES, "approval-graph", "langgraph.json");
+const RESEARCH_CONFIG = join(EXAMPLES, "parallel-research", "langgraph.json");
+const context = cliContexts();
+
+describe.each(BACKENDS)("devmind CLI with user graphs on %s", (backend) => {
+  it("runs example (a) to its interrupt (exit 3), resumes it with --value in a new process, and shows it", async () => {
+    const ctx = context(backend);
+    const first = await runCli(["run", "--config", REVIEW_CONFIG, "--graph", "review", "--input", '{"topic":"durable runs"}', "--json"], ctx.env, { cwd: ctx.dir });
+    expect(first.code, first.stderr).toBe(3);
+    const lines = ndjson(first.stdout);
+    const result = lines.at(-1) as { type: string; run_id: string; status: string };
+    expect(result).toMatchObject({ type: "result", status: "interrupted" });
+    expect(lines.filter((line) => line["type"] === "node.finished").map((line) => line["node"])).toEqual(["write", "review"]);
+    expect(lines.find((line) => line["type"] === "run.interrupted")).toMatchObject({ interrupts: [{ value: { question: "Send this draft?", draft: "A short note about durable runs." } }] });
+    expect(first.stderr).toContain(`resume ${result.run_id} --value`);
+
+    const resumed = await runCli(["resume", result.run_id, "--config", REVIEW_CONFIG, "--value", '{"approved":true}', "--by", "alice", "--reason", "fine"], ctx.env, { cwd: ctx.dir });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toMatch(/● review\s+\d+ ms/);
+    expect(resumed.stdout).toContain("✓ succeeded");
+
+    const shown = await runCli(["events", result.run_id], ctx.env, { cwd: ctx.dir });
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toContain("↪ resumed by alice: fine");
+    const again = await runCli(["resume", result.run_id, "--config", REVIEW_CONFIG, "--value", "true"], ctx.env, { cwd: ctx.dir });
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain("already finished");
+  });
+});
+
+describe("devmind CLI with user graphs: refusals", () => {
+  it("refuses an unknown graph, malformed --input, a task with --input, and --value on a run waiting for a map", async () => {
+    const ctx = context("pglite");
+    const unknown = await runCli(["run", "--config", REVIEW_CONFIG, "--graph", "nope", "--input", "{}"], ctx.env, { cwd: ctx.dir });
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('no graph "nope" is loaded here; known: review');
+    const malformed = await runCli(["run", "--config", REVIEW_CONFIG, "--graph", "review", "--input", "{topic"], ctx.env, { cwd: ctx.dir });
+    expect(malformed.code).toBe(2);
+    expect(malformed.stderr).toContain("--input: not valid JSON");
+    const both = await runCli(["run", "write it", "--config", REVIEW_CONFIG, "--input", "{}"], ctx.env, { cwd: ctx.dir });
+    expect(both.code).toBe(2);
+    const missingFile = await runCli(["run", "--config", REVIEW_CONFIG, "--input", "@nowhere.json"], ctx.env, { cwd: ctx.dir });
+    expect(missingFile.code).toBe(2);
+    expect(missingFile.stderr).toContain("--input: cannot read nowhere.json");
+    const listed = await runCli(["runs", "--json"], ctx.env, { cwd: ctx.dir });
+    expect(ndjson(listed.stdout)).toEqual([]);
+
+    // two interrupts wait (example (b)): one --value without --interrupt is refused, each id is answered
+    writeFileSync(join(ctx.dir, "questions.json"), JSON.stringify({ questions: ["abc", "abcde"] }));
+    const started = await runCli(["run", "--config", RESEARCH_CONFIG, "--input", "@questions.json", "--json"], ctx.env, { cwd: ctx.dir });
+    expect(started.code, started.stderr).toBe(3);
+    const run = ndjson(started.stdout).find((line) => line["type"] === "run.interrupted") as { run_id: string; interrupts: { id: string }[] };
+    expect(run.interrupts).toHaveLength(2);
+    const ambiguous = await runCli(["resume", run.run_id, "--config", RESEARCH_CONFIG, "--value", '{"keep":true}'], ctx.env, { cwd: ctx.dir });
+    expect(ambiguous.code).toBe(2);
+    expect(ambiguous.stderr).toContain("2 interrupts are waiting");
+    const one = await runCli(["resume", run.run_id, "--config", RESEARCH_CONFIG, "--interrupt", run.interrupts[0]?.id as string, "--value", '{"keep":true}', "--detach"], ctx.env, { cwd: ctx.dir });
+    expect(one.code, one.stderr).toBe(3);
+    const two = await runCli(["resume", run.run_id, "--config", RESEARCH_CONFIG, "--interrupt", run.interrupts[1]?.id as string, "--value", '{"keep":false}'], ctx.env, { cwd: ctx.dir });
+    expect(two.code, two.stderr).toBe(0);
+    expect(two.stdout).toContain("✓ succeeded");
+  });
+});
