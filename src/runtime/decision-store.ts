@@ -2,11 +2,10 @@ import { quoteIdentifier } from "../db/identifiers.js";
 import { statement } from "../db/statement.js";
 import type { Database, Queryable, Row } from "../db/types.js";
 import { DevmindError, RunConflictError, RunNotFoundError } from "../errors.js";
+import type { DecisionType } from "../graph/decisions.js";
 import { argsDigest } from "./digest.js";
 import { checkRunId } from "./run-record.js";
 
-/** What a human decided about one tool call. */
-export type DecisionKind = "approve" | "edit" | "reject";
 
 /**
  * One decision to record. `args` are the arguments that will run: the proposed ones for
@@ -15,7 +14,7 @@ export type DecisionKind = "approve" | "edit" | "reject";
 export interface NewDecision {
   toolCallId: string;
   tool: string;
-  decision: DecisionKind;
+  decision: DecisionType;
   args?: object;
   principal: string;
   reason?: string;
@@ -26,7 +25,7 @@ export interface DecisionRecord {
   run_id: string;
   tool_call_id: string;
   tool: string;
-  decision: DecisionKind;
+  decision: DecisionType;
   args: object | null;
   /** sha256 of the canonical JSON of `args` for approve/edit (see `argsDigest`); null for reject. */
   args_digest: string | null;
@@ -173,7 +172,7 @@ function toRecord(row: Row): DecisionRecord {
     run_id: String(row["run_id"]),
     tool_call_id: String(row["tool_call_id"]),
     tool: String(row["tool"]),
-    decision: row["decision"] as DecisionKind,
+    decision: row["decision"] as DecisionType,
     args: (row["args"] ?? null) as object | null,
     args_digest: (row["args_digest"] ?? null) as string | null,
     principal: String(row["principal"]),
