@@ -105,12 +105,22 @@ export class DecisionStore {
       const code = (error as { code?: unknown } | null)?.code;
       if (code === "23503") throw new RunNotFoundError(runId);
       // inside a caller's transaction the statement error aborted it: no lookup possible there
+      // (the caller asks `conflictOf` once the transaction is over)
       if (code !== "23505" || options.tx !== undefined) throw error;
-      const existing = await this.db.query(this.sql.existing, [runId, rows.map((row) => row.tool_call_id)]);
-      const first = existing.rows.map(toRecord)[0];
-      if (first === undefined) throw error;
-      throw alreadyDecided(first);
+      throw (await this.conflictOf(runId, rows.map((row) => row.tool_call_id))) ?? error;
     }
+  }
+
+  /**
+   * The RunConflictError naming who decided first and when, for the first of `toolCallIds` that
+   * already has a decision; null when none has. For a `record` inside a transaction that failed
+   * on a unique violation (SQLSTATE 23505): ask after the transaction ended.
+   */
+  async conflictOf(runId: string, toolCallIds: readonly string[]): Promise<RunConflictError | null> {
+    checkRunId(runId);
+    const existing = await this.db.query(this.sql.existing, [runId, [...toolCallIds]]);
+    const first = existing.rows.map(toRecord)[0];
+    return first === undefined ? null : alreadyDecided(first);
   }
 
   /** Every decision of the run, oldest first (empty for a run without decisions or no such run). */

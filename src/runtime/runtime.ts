@@ -289,11 +289,15 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       const { registry } = await build();
       const already = await decisions.list(runId);
       const planned = planDecisions(body, requests, already, registry, audit);
-      const stored = await decisions.record(runId, planned);
-      await events.append(
-        runId,
-        stored.map((d) => ({ type: "approval.decided", data: { tool_call_id: d.tool_call_id, decision: d.decision, by: d.principal, reason: d.reason } })),
-      );
+      // the decisions and their approval.decided events commit together
+      const stored = await events
+        .writeWith(runId, async (tx) => {
+          const recorded = await decisions.record(runId, planned, { tx });
+          return { value: recorded, events: recorded.map((d) => ({ type: "approval.decided", data: { tool_call_id: d.tool_call_id, decision: d.decision, by: d.principal, reason: d.reason } })) };
+        })
+        .catch(async (error: unknown) => {
+          throw ((error as { code?: unknown } | null)?.code === "23505" ? await decisions.conflictOf(runId, planned.map((d) => d.toolCallId)) : null) ?? error;
+        });
       const decidedIds = new Set([...already, ...stored].map((d) => d.tool_call_id));
       if (requests.every((r) => decidedIds.has(r.tool_call_id)) && (await runs.readyToResume(runId))) await notify(db, RUNS_CHANNEL, runId);
       return runs.get(runId);

@@ -136,6 +136,38 @@ describe.each(BACKENDS)("Runtime API seam on %s", (backend) => {
     ]);
   });
 
+  it("decide: decisions and their approval.decided events commit together; racing deciders store one decision", async () => {
+    const runtime = runtimeOn(db, [{ tool_calls: [{ id: "w1", name: "write_file", args: { path: "race.txt", content: "x" } }] }, { content: "done" }]);
+    const second = runtimeOn(db);
+    const run = await runtime.runs.create({ input: { messages: ["write a file"] } });
+    expect((await runtime.runs.execute(run.run_id)).status).toBe("interrupted");
+    const allow = await refuseEvents("approval.decided");
+    try {
+      const failed = await runtime.runs.decide(run.run_id, { decisions: [{ type: "approve" }] }, { principal: "alice" }).then(
+        () => null,
+        (error: unknown) => error,
+      );
+      expect(failed).not.toBeNull();
+    } finally {
+      await allow();
+    }
+    expect(await runtime.runs.decisions(run.run_id)).toEqual([]);
+    expect((await runtime.runs.get(run.run_id)).status).toBe("interrupted");
+
+    const outcomes = await Promise.allSettled([
+      runtime.runs.decide(run.run_id, { decisions: [{ type: "approve", tool_call_id: "w1" }] }, { principal: "alice" }),
+      second.runs.decide(run.run_id, { decisions: [{ type: "reject", tool_call_id: "w1" }] }, { principal: "bob" }),
+    ]);
+    expect(outcomes.filter((outcome) => outcome.status === "fulfilled")).toHaveLength(1);
+    const refused = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === "rejected");
+    expect(refused?.reason).toMatchObject({ code: "RUN_CONFLICT" });
+    const decisions = await runtime.runs.decisions(run.run_id);
+    expect(decisions).toHaveLength(1);
+    const decided = (await eventsOf(runtime, run.run_id)).filter((event) => event.type === "approval.decided");
+    expect(decided.map((event) => [event["tool_call_id"], event["decision"], event["by"]])).toEqual([["w1", decisions[0]?.decision, decisions[0]?.principal]]);
+    await runtime.runs.cancel(run.run_id);
+  });
+
   it("live delivers another runtime's token deltas and stored-event signals; subscribeAll sees every run executed here", async () => {
     // on PostgreSQL the follower has its own connections: what reaches it went through the server
     const other = backend === "postgres" ? await openDatabase({ url: TEST_DATABASE_URL as string, schema: db.schema, maxConnections: 2 }) : db;
