@@ -167,6 +167,27 @@ export const RUN_STORE_LIMITS = {
   graphIdMaxChars: 200,
 } as const;
 
+/** Bounds of a decision body (CONTRACT section 5), as `parseDecisions` checks them. */
+export const DECISION_LIMITS = {
+  /** Most decisions in one body. */
+  maxDecisions: 1_000,
+  /** Longest audit `reason` of a whole body. */
+  reasonMaxChars: 2_000,
+} as const;
+
+/**
+ * Taking over a run left `running` (`runtime.runs.takeOver`) and waiting for a cancelled run to
+ * stop (`runtime.runs.waitStopped`) on PostgreSQL, where its lease holder may still be alive.
+ */
+export const TAKEOVER_DEFAULTS = {
+  /** `takeOver` waits for a running run's lease to lapse only if it lapses within this. */
+  maxLeaseWaitMs: 120_000,
+  /** ... plus this much, for the reaper and clock skew, before calling the run held elsewhere. */
+  leaseSlackMs: 2_000,
+  /** How often those waits look at the lease. */
+  leasePollMs: 250,
+} as const;
+
 /** Timing of the runtime and its workers. */
 export const RUNTIME_DEFAULTS = {
   /** How often a running run looks for a cancel request. */
@@ -275,12 +296,6 @@ export const IMAGE_DEFAULTS = {
 
 /** Timing and layout of the `devmind` CLI (src/cli). */
 export const CLI_DEFAULTS = {
-  /** `resume` on PostgreSQL waits for a running run's lease to lapse only if it lapses within this. */
-  maxLeaseWaitMs: 120_000,
-  /** ... plus this much, for the reaper and clock skew, before calling the run held elsewhere. */
-  leaseSlackMs: 2_000,
-  /** How often that wait looks at the lease. */
-  leasePollMs: 250,
   /** `cancel` of a run running in another process waits this long for it to stop. */
   cancelWaitMs: 15_000,
   /** A second Ctrl-C sooner than this after the first is the same key press, not a forced exit. */

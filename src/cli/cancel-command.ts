@@ -6,7 +6,6 @@ import type { Runtime } from "../runtime/runtime.js";
 import type { OutputOptions } from "./cli-options.js";
 import { EXIT } from "./exit-codes.js";
 import { openRuntime } from "./open-runtime.js";
-import { waitForCancel } from "./orphan-runs.js";
 import { resultLine } from "./run-session.js";
 
 const FINISHED: readonly RunStatus[] = ["success", "error", "timeout", "cancelled"];
@@ -38,7 +37,7 @@ export function registerCancelCommand(program: Command, setExitCode: (code: numb
         }
         let run = await cancelOrRequested(runtime, runId);
         if (run.status === "running") {
-          run = await waitForCancel(opened.db, runtime, runId, { maxAttempts: opened.config.worker.maxAttempts, waitMs: CLI_DEFAULTS.cancelWaitMs });
+          run = await runtime.runs.waitStopped(runId, { timeoutMs: CLI_DEFAULTS.cancelWaitMs });
         }
         if (options.json === true) process.stdout.write(`${JSON.stringify(resultLine(run))}\n`);
         else if (run.status === "cancelled") process.stdout.write(`run ${runId} cancelled\n`);

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { RunConflictError } from "../errors.js";
+import type { Decision } from "../graph/decisions.js";
 import { checkRunId } from "../runtime/run-record.js";
 import { defaultPrincipal } from "./cli-options.js";
 import { EXIT } from "./exit-codes.js";
@@ -52,7 +53,7 @@ export async function decideAndContinue(kind: "approve" | "reject", runId: strin
     }
     if (!detach && run.graph_id === GRAPHS_DEFAULTS.builtinId) requireModel(opened.config);
     const principal = options.by ?? defaultPrincipal();
-    const decisions = targets.map((request) =>
+    const decisions = targets.map((request): Decision =>
       kind === "reject"
         ? { type: "reject", tool_call_id: request.tool_call_id, ...(options.reason === undefined ? {} : { message: options.reason }) }
         : editedArgs !== undefined

@@ -5,6 +5,7 @@ import { join, resolve } from "node:path";
 import { Option, type Command } from "commander";
 import { loadConfig, type DevmindConfig } from "../config.js";
 import { MEMORY_DATA_DIR } from "../constants.js";
+import type { Decision } from "../graph/decisions.js";
 import { checkRunId } from "../runtime/run-record.js";
 import { DEMO_OUTPUT_FILE, DEMO_TASK, DEMO_TURNS } from "./demo-script.js";
 import { EXIT } from "./exit-codes.js";
@@ -125,7 +126,7 @@ async function demoPhase(phase: "execute" | "approve", dir: string, runId: strin
   try {
     if (phase === "approve") {
       const open = await openRequests(opened, runId);
-      const decisions = open.map((request) => ({ type: "approve", tool_call_id: request.tool_call_id }));
+      const decisions = open.map((request): Decision => ({ type: "approve", tool_call_id: request.tool_call_id }));
       await opened.runtime.runs.decide(runId, { decisions }, { principal: DEMO_PRINCIPAL, reason: "approved by the demo" });
       for (const request of open) process.stdout.write(`✓ approved ${request.name} by ${DEMO_PRINCIPAL}\n`);
     }

@@ -1,6 +1,5 @@
 import { CLI_DEFAULTS } from "../constants.js";
-import type { RunEvent } from "../runtime/event-store.js";
-import type { Runtime } from "../runtime/runtime.js";
+import type { RunEvent, Runtime } from "../runtime/runtime.js";
 
 /**
  * Prints a run's stored events in seq order, each exactly once, while the run executes in this

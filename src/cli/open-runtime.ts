@@ -10,14 +10,17 @@ import { createChatModel } from "../model/create-chat-model.js";
 import { ScriptedChatModel } from "../model/scripted-model.js";
 import { createRuntime, type Runtime } from "../runtime/runtime.js";
 import { createRedactor, type Redactor } from "../secret-redaction.js";
-import { recoverEmbeddedOrphans } from "./orphan-runs.js";
 import { GRAPHS_DEFAULTS } from "../constants.js";
 import type { GraphEntry } from "../graphs/graph-kinds.js";
 
-/** What a command needs to work on runs: the config, the migrated database and the runtime. */
+/**
+ * What a command needs to work on runs: the config, where the migrated database is, and the
+ * runtime — the only way commands reach runs (no store, SQL or channel of src/runtime).
+ */
 export interface OpenedRuntime {
   config: DevmindConfig;
-  db: Database;
+  /** Where the database is (a URL without its password, or the data directory) and its schema, for messages. */
+  database: { location: string; schema: string };
   runtime: Runtime;
   /** JSON lines on stderr at LOG_LEVEL, through `redactor`. */
   logger: Logger;
@@ -43,7 +46,7 @@ export interface OpenRuntimeOptions {
   modelSpec?: string;
   /**
    * On the embedded database, hand runs left `running` by a dead process to the reaper first
-   * (see `recoverEmbeddedOrphans`). Commands that change runs set it; read-only ones do not.
+   * (`runtime.runs.recoverOrphans`). Commands that change runs set it; read-only ones do not.
    */
   recoverOrphans?: boolean;
   /**
@@ -110,28 +113,30 @@ export async function openRuntime(options: OpenRuntimeOptions = {}): Promise<Ope
   const redactor = createRedactor(configSecrets(config));
   const logger = createLogger({ level: config.logLevel, redact: redactor.text });
   const db = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, schema: config.dbSchema });
-  let runtime: Runtime;
+  let runtime: Runtime | undefined;
   try {
     logger.debug({ event: "database.opened", location: db.location, schema: db.schema }, "database opened");
     logMigrations(logger, db, await migrate(db), options.service === true ? "info" : "debug");
-    if (options.recoverOrphans === true) await recoverEmbeddedOrphans(db, config.worker.maxAttempts);
     runtime = createRuntime({ db, config, logger, redactor, ...(model === undefined ? {} : { model }), ...(options.graphs === undefined ? {} : { graphs: options.graphs }) });
+    if (options.recoverOrphans === true) await runtime.runs.recoverOrphans();
   } catch (error) {
+    await runtime?.close().catch(() => undefined);
     await db.close();
     throw error;
   }
+  const opened = runtime;
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {
       try {
-        await runtime.close();
+        await opened.close();
       } finally {
         await db.close();
       }
     })();
     return closing;
   };
-  return { config, db, runtime, logger, redactor, close };
+  return { config, database: { location: db.location, schema: db.schema }, runtime: opened, logger, redactor, close };
 }
 
 /** One line per migration applied now, at `level` (none when the schema was up to date: a debug line). */

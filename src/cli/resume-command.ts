@@ -1,12 +1,12 @@
 import type { Command } from "commander";
-import { ConfigError, RunConflictError } from "../errors.js";
+import { ConfigError, hasErrorCode, RunConflictError, type DevmindError } from "../errors.js";
 import { checkRunId, type RunStatus } from "../runtime/run-record.js";
 import { defaultPrincipal, jsonOption, type OutputOptions } from "./cli-options.js";
 import { GRAPHS_DEFAULTS } from "../constants.js";
 import { exitForStatus } from "./exit-codes.js";
 import { loadProjectGraphs } from "./project-graphs.js";
 import { openRuntime, requireModel } from "./open-runtime.js";
-import { takeOverRunning } from "./orphan-runs.js";
+import { cliName } from "./cli-name.js";
 import { driveOptionsFrom, driveRun, resultLine } from "./run-session.js";
 
 const TERMINAL: readonly RunStatus[] = ["success", "error", "timeout", "cancelled"];
@@ -51,10 +51,11 @@ export function registerResumeCommand(program: Command, setExitCode: (code: numb
           }
         }
         if (found.graph_id === GRAPHS_DEFAULTS.builtinId) requireModel(opened.config);
-        const run = await takeOverRunning(opened.db, opened.runtime, found, {
-          maxAttempts: opened.config.worker.maxAttempts,
-          onWait: (until) => process.stderr.write(`run ${runId} is still leased by its previous process until ${until}; waiting for the lease to lapse…\n`),
-        });
+        const run = await opened.runtime.runs
+          .takeOver(runId, { onWait: (until) => process.stderr.write(`run ${runId} is still leased by its previous process until ${until}; waiting for the lease to lapse…\n`) })
+          .catch((error: unknown) => {
+            throw found.status === "running" && hasErrorCode(error, "RUN_CONFLICT") ? heldElsewhere(runId, error) : error;
+          });
         setExitCode(
           await driveRun(opened, run.run_id, driveOptionsFrom(options, principal, `resuming run ${run.run_id} (${run.status}) in process ${process.pid}`)),
         );
@@ -62,4 +63,15 @@ export function registerResumeCommand(program: Command, setExitCode: (code: numb
         await opened.close();
       }
     });
+}
+
+/** The runtime's "held by a live process" conflict, saying which commands follow or stop the run. */
+function heldElsewhere(runId: string, error: DevmindError): RunConflictError {
+  const owner = error.details["owner"];
+  const until = error.details["leaseExpiresAt"];
+  const holder = typeof owner === "string" ? `${owner} (lease until ${String(until)})` : "another process";
+  return new RunConflictError(
+    `run ${runId} is running in ${holder}; follow it with \`${cliName()} events ${runId} --follow\`, or cancel it with \`${cliName()} cancel ${runId}\``,
+    { runId, status: "running" },
+  );
 }

@@ -1,6 +1,6 @@
 import type { ActionRequest } from "../graph/approvals.js";
 import { RunConflictError } from "../errors.js";
-import { DecisionStore } from "../runtime/decision-store.js";
+import type { Decision } from "../graph/decisions.js";
 import type { RunRecord } from "../runtime/run-record.js";
 import { isInteractive, type OutputOptions } from "./cli-options.js";
 import { EventTail } from "./event-tail.js";
@@ -131,7 +131,7 @@ export function summary(run: RunRecord): string {
 /** The calls of a waiting run that nobody has decided yet. */
 export async function openRequests(opened: OpenedRuntime, runId: string): Promise<ActionRequest[]> {
   const requests = await opened.runtime.runs.pendingApprovals(runId);
-  const decided = new Set((await new DecisionStore(opened.db).list(runId)).map((d) => d.tool_call_id));
+  const decided = new Set((await opened.runtime.runs.decisions(runId)).map((d) => d.tool_call_id));
   return requests.filter((request) => !decided.has(request.tool_call_id));
 }
 
@@ -202,9 +202,9 @@ async function askAll(
   runId: string,
   io: DriveOptions & { signal: AbortSignal; onInterrupt: () => void },
   timeline: Timeline | null,
-): Promise<Record<string, unknown>[] | null> {
+): Promise<Decision[] | null> {
   timeline?.stop();
-  const decisions: Record<string, unknown>[] = [];
+  const decisions: Decision[] = [];
   for (const request of await openRequests(opened, runId)) {
     let answer;
     try {

@@ -37,7 +37,7 @@ export function registerServeCommand(program: Command, setExitCode: (code: numbe
         const opened = await openRuntime({ config, requireModel: workersWanted !== 0, recoverOrphans: workersWanted !== 0, service: true, graphs: project.graphs });
         try {
           const workers = workersWanted ?? opened.config.worker.concurrency;
-          const server = await startServer({ runtime: opened.runtime, db: opened.db, config: opened.config, host: options.host, port: options.port, workers, logger: opened.logger.child({ component: "server" }) });
+          const server = await startServer({ runtime: opened.runtime, config: opened.config, host: options.host, port: options.port, workers, logger: opened.logger.child({ component: "server" }) });
           return { opened, server, workers };
         } catch (error) {
           await opened.close();
@@ -48,7 +48,7 @@ export function registerServeCommand(program: Command, setExitCode: (code: numbe
       try {
         const keys = opened.config.server.apiKeys.length;
         process.stdout.write(
-          `devmind serve: listening on ${server.url} (${workers} worker slot${workers === 1 ? "" : "s"}, schema ${opened.db.schema} at ${opened.db.location}, ` +
+          `devmind serve: listening on ${server.url} (${workers} worker slot${workers === 1 ? "" : "s"}, schema ${opened.database.schema} at ${opened.database.location}, ` +
             `${keys === 0 ? "no API keys: loopback only" : `${keys} API key${keys === 1 ? "" : "s"}`}); Ctrl-C to stop\n`,
         );
         await signals.stopped;

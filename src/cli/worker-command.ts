@@ -28,7 +28,7 @@ export function registerWorkerCommand(program: Command, setExitCode: (code: numb
         const opened = await openRuntime({ requireModel: true, recoverOrphans: true, service: true, graphs: project.graphs });
         try {
           const concurrency = options.concurrency ?? opened.config.worker.concurrency;
-          const stopLog = await startWorkerLog(opened.db, opened.runtime, (line) => void process.stdout.write(`worker: ${line}\n`));
+          const stopLog = await startWorkerLog(opened.runtime, (line) => void process.stdout.write(`worker: ${line}\n`));
           const worker = opened.runtime.worker({ concurrency });
           await worker.start();
           return { opened, stopLog, worker, concurrency };
@@ -39,7 +39,7 @@ export function registerWorkerCommand(program: Command, setExitCode: (code: numb
       });
       const signals = onStopSignals("worker: draining (runs stop at their next step and go back to the queue; again to quit at once)");
       try {
-        process.stdout.write(`worker ready: ${concurrency} slot${concurrency === 1 ? "" : "s"} on ${opened.db.location} (schema ${opened.db.schema}), graphs ${opened.runtime.graphs.ids().join(", ")}; Ctrl-C to stop\n`);
+        process.stdout.write(`worker ready: ${concurrency} slot${concurrency === 1 ? "" : "s"} on ${opened.database.location} (schema ${opened.database.schema}), graphs ${opened.runtime.graphs.ids().join(", ")}; Ctrl-C to stop\n`);
         await signals.stopped;
         await worker.stop();
         await stopLog();

@@ -1,7 +1,7 @@
 import { ToolMessage } from "@langchain/core/messages";
 import { interrupt, isGraphInterrupt, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { failureResult, toolMessageContent, type ToolRegistry } from "../tools/registry.js";
-import { applyDecisions, approvalRequest, type ApprovalCandidate, type Decision } from "./approvals.js";
+import { applyDecisions, approvalRequest, type ApprovalCandidate, type DecisionOutcome } from "./approvals.js";
 import { emit, type EventSink } from "./events.js";
 import { approvalCandidates } from "./guard.js";
 import { readRunContext } from "./run-context.js";
@@ -13,8 +13,8 @@ interface ApprovalDeps {
   events?: EventSink | undefined;
 }
 
-function askForApproval(candidates: ApprovalCandidate[], sinks: EventSink[]): Map<string, Decision> {
-  const decided = new Map<string, Decision>();
+function askForApproval(candidates: ApprovalCandidate[], sinks: EventSink[]): Map<string, DecisionOutcome> {
+  const decided = new Map<string, DecisionOutcome>();
   // each pass returns the next resume value or pauses the run; the node re-runs from the top on
   // resume, so everything before the first interrupt is deterministic
   for (let pass = 0; pass <= candidates.length * 4 + 8; pass += 1) {

@@ -1,4 +1,5 @@
 import type { ProposedToolCall } from "../tools/types.js";
+import { parseDecision, type Decision } from "./decisions.js";
 
 /** One call waiting for a human, in LangChain's human-in-the-loop shape plus devmind's fields. */
 export interface ActionRequest {
@@ -15,8 +16,8 @@ export interface ApprovalRequest {
   reviewConfigs: { actionName: string; allowedDecisions: ("approve" | "edit" | "reject")[] }[];
 }
 
-/** One human decision, normalised. */
-export type Decision =
+/** What a decision (`Decision` of ./decisions.ts) means for the call it decides. */
+export type DecisionOutcome =
   | { type: "approve" }
   | { type: "edit"; args: Record<string, unknown> }
   | { type: "reject"; message: string | null };
@@ -37,24 +38,14 @@ export function approvalRequest(open: readonly ApprovalCandidate[]): ApprovalReq
   };
 }
 
-function asRecord(value: unknown): Record<string, unknown> | undefined {
-  return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
-}
-
-function normalise(raw: Record<string, unknown>, call: ProposedToolCall): Decision | undefined {
-  const type = raw["type"];
-  if (type === "approve") return { type: "approve" };
-  if (type === "reject") return { type: "reject", message: typeof raw["message"] === "string" ? raw["message"] : null };
-  if (type === "edit") {
-    const action = asRecord(raw["editedAction"]) ?? asRecord(raw["edited_action"]);
-    const args = asRecord(action?.["args"]);
-    if (action === undefined || args === undefined) return undefined;
-    if (action["name"] !== undefined && action["name"] !== call.name) {
-      return { type: "reject", message: `the edit changed the tool from ${call.name} to ${String(action["name"])}, which is not allowed` };
-    }
-    return { type: "edit", args };
+function outcome(decision: Decision, call: ProposedToolCall): DecisionOutcome {
+  if (decision.type === "approve") return { type: "approve" };
+  if (decision.type === "reject") return { type: "reject", message: decision.message ?? null };
+  const name = decision.editedAction.name;
+  if (name !== undefined && name !== call.name) {
+    return { type: "reject", message: `the edit changed the tool from ${call.name} to ${name}, which is not allowed` };
   }
-  return undefined;
+  return { type: "edit", args: decision.editedAction.args };
 }
 
 /**
@@ -62,18 +53,21 @@ function normalise(raw: Record<string, unknown>, call: ProposedToolCall): Decisi
  * decides that call; decisions without one are matched to the open calls in order. Malformed
  * entries and unknown ids are ignored, so the guard asks again for whatever is still open.
  */
-export function applyDecisions(resume: unknown, open: readonly ApprovalCandidate[], decided: Map<string, Decision>): void {
-  const list = asRecord(resume)?.["decisions"];
+export function applyDecisions(resume: unknown, open: readonly ApprovalCandidate[], decided: Map<string, DecisionOutcome>): void {
+  const list = (resume !== null && typeof resume === "object" ? (resume as { decisions?: unknown }).decisions : undefined) ?? [];
   if (!Array.isArray(list)) return;
   const byId = new Map(open.map((c) => [c.call.id, c]));
   const inOrder = [...open];
-  for (const entry of list) {
-    const raw = asRecord(entry);
-    if (raw === undefined) continue;
-    const id = raw["tool_call_id"];
-    const candidate = typeof id === "string" ? byId.get(id) : inOrder.find((c) => !decided.has(c.call.id));
+  for (const [index, entry] of list.entries()) {
+    let decision: Decision;
+    try {
+      decision = parseDecision(entry, index);
+    } catch {
+      continue;
+    }
+    const id = decision.tool_call_id;
+    const candidate = id !== undefined ? byId.get(id) : inOrder.find((c) => !decided.has(c.call.id));
     if (candidate === undefined || decided.has(candidate.call.id)) continue;
-    const decision = normalise(raw, candidate.call);
-    if (decision !== undefined) decided.set(candidate.call.id, decision);
+    decided.set(candidate.call.id, outcome(decision, candidate.call));
   }
 }

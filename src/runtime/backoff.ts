@@ -1,6 +1,9 @@
 import { DATABASE_FAULT_DEFAULTS } from "../constants.js";
 import { databaseFaultOf } from "../db/database-faults.js";
 
+/** Whether an error is a database fault (unreachable or refusing writes): a pure classifier, for code outside src/runtime. */
+export { isDatabaseFault } from "../db/database-faults.js";
+
 /** Settings of a `Backoff`. */
 export interface BackoffOptions {
   /** First delay. */

@@ -2,11 +2,10 @@ import { quoteIdentifier } from "../db/identifiers.js";
 import { statement } from "../db/statement.js";
 import type { Database, Queryable, Row } from "../db/types.js";
 import { DevmindError, RunConflictError, RunNotFoundError } from "../errors.js";
+import type { DecisionType } from "../graph/decisions.js";
 import { argsDigest } from "./digest.js";
 import { checkRunId } from "./run-record.js";
 
-/** What a human decided about one tool call. */
-export type DecisionKind = "approve" | "edit" | "reject";
 
 /**
  * One decision to record. `args` are the arguments that will run: the proposed ones for
@@ -15,7 +14,7 @@ export type DecisionKind = "approve" | "edit" | "reject";
 export interface NewDecision {
   toolCallId: string;
   tool: string;
-  decision: DecisionKind;
+  decision: DecisionType;
   args?: object;
   principal: string;
   reason?: string;
@@ -26,7 +25,7 @@ export interface DecisionRecord {
   run_id: string;
   tool_call_id: string;
   tool: string;
-  decision: DecisionKind;
+  decision: DecisionType;
   args: object | null;
   /** sha256 of the canonical JSON of `args` for approve/edit (see `argsDigest`); null for reject. */
   args_digest: string | null;
@@ -106,12 +105,22 @@ export class DecisionStore {
       const code = (error as { code?: unknown } | null)?.code;
       if (code === "23503") throw new RunNotFoundError(runId);
       // inside a caller's transaction the statement error aborted it: no lookup possible there
+      // (the caller asks `conflictOf` once the transaction is over)
       if (code !== "23505" || options.tx !== undefined) throw error;
-      const existing = await this.db.query(this.sql.existing, [runId, rows.map((row) => row.tool_call_id)]);
-      const first = existing.rows.map(toRecord)[0];
-      if (first === undefined) throw error;
-      throw alreadyDecided(first);
+      throw (await this.conflictOf(runId, rows.map((row) => row.tool_call_id))) ?? error;
     }
+  }
+
+  /**
+   * The RunConflictError naming who decided first and when, for the first of `toolCallIds` that
+   * already has a decision; null when none has. For a `record` inside a transaction that failed
+   * on a unique violation (SQLSTATE 23505): ask after the transaction ended.
+   */
+  async conflictOf(runId: string, toolCallIds: readonly string[]): Promise<RunConflictError | null> {
+    checkRunId(runId);
+    const existing = await this.db.query(this.sql.existing, [runId, [...toolCallIds]]);
+    const first = existing.rows.map(toRecord)[0];
+    return first === undefined ? null : alreadyDecided(first);
   }
 
   /** Every decision of the run, oldest first (empty for a run without decisions or no such run). */
@@ -173,7 +182,7 @@ function toRecord(row: Row): DecisionRecord {
     run_id: String(row["run_id"]),
     tool_call_id: String(row["tool_call_id"]),
     tool: String(row["tool"]),
-    decision: row["decision"] as DecisionKind,
+    decision: row["decision"] as DecisionType,
     args: (row["args"] ?? null) as object | null,
     args_digest: (row["args_digest"] ?? null) as string | null,
     principal: String(row["principal"]),

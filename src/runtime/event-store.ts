@@ -153,6 +153,28 @@ export class EventStore {
     }
   }
 
+  /**
+   * In one transaction: runs `write` (given the transaction), then appends the events it returns
+   * for run `runId` — so the write and its events commit together or not at all, and events that
+   * depend on what `write` found (e.g. the status a cancel left) are decided inside it. Returns
+   * `write`'s value. A seq collision with a concurrent appender retries the whole transaction
+   * (bounded), so `write` must be repeatable.
+   */
+  async writeWith<T>(runId: string, write: (tx: Queryable) => Promise<{ value: T; events: readonly NewRunEvent[] }>): Promise<T> {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await this.db.transaction(async (tx) => {
+          const { value, events } = await write(tx);
+          await this.append(runId, events, undefined, { tx });
+          return value;
+        });
+      } catch (error) {
+        if (!isSeqCollision(error) || attempt >= EVENT_STORE_DEFAULTS.appendAttempts) throw error;
+        await sleep(Math.random() * 5 * attempt);
+      }
+    }
+  }
+
   /** The run's stored events with seq > `after`, in seq order; RunNotFoundError for an unknown run. */
   async read(runId: string, options: ReadEventsOptions = {}): Promise<RunEvent[]> {
     checkRunId(runId);

@@ -135,8 +135,10 @@ export class RunStore {
    * creates on one thread see each other: with multitask "reject" (default) a thread that already
    * has a pending, running or interrupted run throws RunConflictError naming it; with "enqueue"
    * the run queues behind it. Bad input, limits or thread id throw RUN_INPUT_INVALID.
+   * `withRun` writes what belongs with the new run (its `run.created` event) in the same
+   * transaction: the run and those writes commit together or not at all.
    */
-  async create(options: CreateRunOptions): Promise<RunRecord> {
+  async create(options: CreateRunOptions, withRun?: (tx: Queryable, runId: string) => Promise<void>): Promise<RunRecord> {
     const graphId = checkGraphId(options.graphId ?? GRAPHS_DEFAULTS.builtinId, "graphId");
     const assistantId = checkGraphId(options.assistantId ?? graphId, "assistantId");
     const input = serializeRunInput(options.input, { messages: graphId === GRAPHS_DEFAULTS.builtinId });
@@ -155,7 +157,9 @@ export class RunStore {
       await tx.query(this.sql.lockThread, [lockKey]);
       const result = await tx.query(this.sql.create, [runId, threadId, input, limits, multitask === "enqueue", graphId, assistantId, config, context]);
       const inserted = result.rows[0];
-      if (lease === undefined || inserted === undefined || inserted["run_id"] === null) return inserted;
+      if (inserted === undefined || inserted["run_id"] === null) return inserted;
+      await withRun?.(tx, runId);
+      if (lease === undefined) return inserted;
       const taken = await tx.query(this.sql.claim, [runId, lease.owner, lease.leaseMs, true, false]);
       const claimedRow = taken.rows[0];
       return claimedRow !== undefined && claimedRow["run_id"] !== null ? claimedRow : inserted;
@@ -176,8 +180,11 @@ export class RunStore {
    * `create` with `claimFor`: the run and, when it could be claimed in the same transaction, its
    * lease (`claimed`); null `claimed` means it was queued behind another run of its thread.
    */
-  async createClaimed(options: CreateRunOptions & { claimFor: LeaseOptions }): Promise<{ run: RunRecord; claimed: ClaimedRun | null }> {
-    const run = await this.create(options);
+  async createClaimed(
+    options: CreateRunOptions & { claimFor: LeaseOptions },
+    withRun?: (tx: Queryable, runId: string) => Promise<void>,
+  ): Promise<{ run: RunRecord; claimed: ClaimedRun | null }> {
+    const run = await this.create(options, withRun);
     if (run.status !== "running" || run.lease?.owner !== options.claimFor.owner) return { run, claimed: null };
     return { run, claimed: { run, epoch: run.lease.epoch } };
   }
@@ -435,11 +442,13 @@ export class RunStore {
    * Cancels a run: a pending or interrupted run is cancelled at once (stop reason cancelled); a
    * running run gets `cancel_requested` and its worker stops at the next check. Returns the run
    * as it is now. RunConflictError when a cancel is already under way or the run finished.
+   * Inside a caller's transaction (`tx`) the change commits with the caller's other writes.
    */
-  async requestCancel(runId: string): Promise<RunRecord> {
+  async requestCancel(runId: string, options: { tx?: Queryable } = {}): Promise<RunRecord> {
     const id = checkRunId(runId);
+    const runner = options.tx ?? this.db;
     for (let attempt = 0; attempt < RUN_STORE_LIMITS.cancelRetries; attempt += 1) {
-      const result = await this.db.query(this.sql.requestCancel, [id]);
+      const result = await runner.query(this.sql.requestCancel, [id]);
       const row = result.rows[0];
       if (row !== undefined && row["run_id"] !== null) return runFromRow(row);
       const status = row?.["current_status"] as RunStatus | null | undefined;

@@ -5,7 +5,7 @@ import { PostgresCheckpointSaver } from "../checkpoint/postgres-saver.js";
 import { configSecrets, loadConfig, type DevmindConfig } from "../config.js";
 import { RUNS_CHANNEL, RUNTIME_DEFAULTS } from "../constants.js";
 import { notify } from "../db/channels.js";
-import type { Database } from "../db/types.js";
+import type { Database, Queryable } from "../db/types.js";
 import { RunConflictError } from "../errors.js";
 import { silentLogger, type Logger } from "../logger.js";
 import { createRedactor, type Redactor } from "../secret-redaction.js";
@@ -17,15 +17,17 @@ import { builtinTools } from "../tools/builtin/index.js";
 import type { Tool } from "../tools/define-tool.js";
 import { ToolRegistry } from "../tools/registry.js";
 import { ensureWorkspace } from "../tools/workspace.js";
-import { AttachmentStore } from "./attachment-store.js";
+import { AttachmentStore, type StoredAttachment } from "./attachment-store.js";
 import { planDecisions } from "./decide.js";
-import { DecisionStore } from "./decision-store.js";
+import { DecisionStore, type DecisionRecord } from "./decision-store.js";
 import { EventStore, type RunEvent } from "./event-store.js";
 import type { ExecutorDeps } from "./executor.js";
 import { DatabaseHealth, executeWithRecovery, type DatabaseHealthReport } from "./fault-recovery.js";
 import { LiveDeltaPublisher } from "./live-deltas.js";
+import { listenRun, type LiveSignal, type LiveSignalOptions } from "./live-follow.js";
+import { recoverEmbeddedOrphans, takeOverRunning, waitStopped, type OrphanDeps } from "./orphan-runs.js";
 import type { ClaimedRun, RunInput, RunLimits, RunRecord, RunStatus } from "./run-record.js";
-import { RunStore } from "./run-store.js";
+import { RunStore, type RequeueResult } from "./run-store.js";
 import { retryDatabaseFaults } from "./backoff.js";
 import { createThreadsApi, type ThreadsApi } from "./threads-api.js";
 import { ToolLedger } from "./tool-ledger.js";
@@ -41,6 +43,15 @@ import { ResumeStore, type ResumeCommand, type ResumeRecord } from "./resume-sto
 import { argsDigest } from "./digest.js";
 import type { RunGraphConfig } from "./run-record.js";
 import type { StateReadableGraph } from "./thread-state.js";
+
+// types of what the Runtime API returns, so its users (the CLI, the server) import them from here
+export type { StoredAttachment } from "./attachment-store.js";
+export type { DecisionRecord } from "./decision-store.js";
+export type { RunEvent } from "./event-store.js";
+export type { LiveSignal, LiveSignalOptions, ModelDelta } from "./live-follow.js";
+export type { RequeueResult } from "./run-store.js";
+export type { ThreadRecord } from "./thread-store.js";
+export type { Worker, WorkerOptions } from "./worker.js";
 
 /** Options of `createRuntime` (CONTRACT section 9). */
 export interface RuntimeOptions {
@@ -98,6 +109,47 @@ export interface RunsApi {
   events(runId: string, options?: { after?: number; follow?: boolean; signal?: AbortSignal }): AsyncIterable<RunEvent>;
   /** Live events of runs executing in this process, `model.delta` included; returns an unsubscribe. */
   subscribe(runId: string, listener: (event: LiveEvent) => void): () => void;
+  /**
+   * Live events of every run executing in this process (`runs.execute` and this runtime's
+   * workers), `model.delta` included, with the run's id; returns an unsubscribe. For logs of what
+   * a process does (`devmind worker`); one run's events are `subscribe`'s.
+   */
+  subscribeAll(listener: (runId: string, event: LiveEvent) => void): () => void;
+  /**
+   * Live signals of run `runId` from every process sharing the database (PGlite: this process):
+   * its `model.delta` token deltas and `events.stored` when its events were stored (read them
+   * with `events(runId, { after })`). Resolves once listening; await the returned function to
+   * stop. Best effort (a notification connection that broke missed what was sent meanwhile):
+   * keep a bounded poll as fallback. `options` narrows it to `events` or `deltas`.
+   *
+   * @example
+   *   const stop = await runtime.runs.live(runId, (signal) => { if (signal.type === "model.delta") write(signal.text); });
+   */
+  live(runId: string, listener: (signal: LiveSignal) => void, options?: LiveSignalOptions): Promise<() => Promise<void>>;
+  /** Every decision recorded on the run (CONTRACT section 5: who, when, why, args digest), oldest first. */
+  decisions(runId: string): Promise<DecisionRecord[]>;
+  /**
+   * Makes a run left `running` by a process that died resumable here, then returns it (`pending`,
+   * or ended by the reaper: cancelled when a cancel was requested, error after max_attempts).
+   * Embedded database: at once (its lock proves nobody else runs it). PostgreSQL: after its lease
+   * lapses, waiting at most TAKEOVER_DEFAULTS.maxLeaseWaitMs (`onWait` is told the lease's expiry
+   * when it waits); a lease that keeps being renewed is a live holder: RunConflictError (details
+   * `owner`, `leaseExpiresAt`). A run in any other status is returned unchanged.
+   */
+  takeOver(runId: string, options?: { onWait?: (leaseExpiresAt: string) => void }): Promise<RunRecord>;
+  /**
+   * Embedded database only (a no-op on PostgreSQL, where their holders may be alive): hands every
+   * run left `running` by a dead process to the reaper at once — back to pending, or ended as
+   * `takeOver` says. Returns the run ids per outcome.
+   */
+  recoverOrphans(): Promise<RequeueResult>;
+  /**
+   * After `cancel` of a running run: waits at most `timeoutMs` until it stops — its worker stops
+   * it at the next check; a dead worker's run is ended (cancelled) as the reaper would once its
+   * lease lapsed, at once on the embedded database. Returns the run as it then is (`running` when
+   * the time ran out).
+   */
+  waitStopped(runId: string, options: { timeoutMs: number }): Promise<RunRecord>;
   /** The approval requests a waiting run has open (read from the run as it paused; no graph is built). */
   pendingApprovals(runId: string): Promise<ActionRequest[]>;
   /**
@@ -121,6 +173,8 @@ export interface Runtime {
   graphs: { ids(): string[]; has(id: string): boolean };
   /** Threads (the HTTP API's /threads): records, state and history from the checkpoints. */
   threads: ThreadsApi;
+  /** Files runs sent to the user (`send_file`, `gen_image`), served by `GET /files/{id}`. */
+  files: FilesApi;
   worker(options?: WorkerOptions): Worker;
   /**
    * The database as this process sees it, for `/health`: `down` when it does not answer within
@@ -129,6 +183,12 @@ export interface Runtime {
    */
   health(options?: { timeoutMs?: number; slowMs?: number }): Promise<RuntimeHealth>;
   close(): Promise<void>;
+}
+
+/** `runtime.files`: attachments stored by runs' tools. */
+export interface FilesApi {
+  /** The attachment with its bytes, or undefined for an unknown or malformed id. */
+  get(id: string): Promise<StoredAttachment | undefined>;
 }
 
 /** What `runtime.health()` reports. */
@@ -163,6 +223,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const resumes = new ResumeStore(db);
   const checkpointer = new PostgresCheckpointSaver(db);
   const listeners = new Map<string, Set<(event: LiveEvent) => void>>();
+  const everyRun = new Set<(runId: string, event: LiveEvent) => void>();
+  const orphans: OrphanDeps = { db, runs, maxAttempts: config.worker.maxAttempts };
   // model.delta also goes to other processes (a server streaming a run a worker executes)
   const deltas = new LiveDeltaPublisher(db);
   const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
@@ -200,6 +262,13 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     for (const listener of listeners.get(runId) ?? []) {
       try {
         listener(event);
+      } catch {
+        // a listener's failure is its own
+      }
+    }
+    for (const listener of everyRun) {
+      try {
+        listener(runId, event);
       } catch {
         // a listener's failure is its own
       }
@@ -269,11 +338,14 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         }
       }
       const create = { ...rest, graphId, assistantId: graphId };
+      // the run and its run.created event commit together
+      const created = async (tx: Queryable, runId: string): Promise<void> => void (await events.append(runId, [{ type: "run.created", data: {} }], undefined, { tx }));
       const { run, claimed } =
-        executeHere === true ? await runs.createClaimed({ ...create, claimFor: { owner, leaseMs: config.worker.leaseMs } }) : { run: await runs.create(create), claimed: null };
+        executeHere === true
+          ? await runs.createClaimed({ ...create, claimFor: { owner, leaseMs: config.worker.leaseMs } }, created)
+          : { run: await runs.create(create, created), claimed: null };
       if (claimed !== null) reserved.set(run.run_id, claimed);
       await threads.touch(run.thread_id);
-      await events.append(run.run_id, [{ type: "run.created", data: {} }]);
       if (claimed === null) await notify(db, RUNS_CHANNEL, run.run_id);
       return run;
     },
@@ -308,23 +380,27 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       const { registry } = await build();
       const already = await decisions.list(runId);
       const planned = planDecisions(body, requests, already, registry, audit);
-      const stored = await decisions.record(runId, planned);
-      await events.append(
-        runId,
-        stored.map((d) => ({ type: "approval.decided", data: { tool_call_id: d.tool_call_id, decision: d.decision, by: d.principal, reason: d.reason } })),
-      );
+      // the decisions and their approval.decided events commit together
+      const stored = await events
+        .writeWith(runId, async (tx) => {
+          const recorded = await decisions.record(runId, planned, { tx });
+          return { value: recorded, events: recorded.map((d) => ({ type: "approval.decided", data: { tool_call_id: d.tool_call_id, decision: d.decision, by: d.principal, reason: d.reason } })) };
+        })
+        .catch(async (error: unknown) => {
+          throw ((error as { code?: unknown } | null)?.code === "23505" ? await decisions.conflictOf(runId, planned.map((d) => d.toolCallId)) : null) ?? error;
+        });
       const decidedIds = new Set([...already, ...stored].map((d) => d.tool_call_id));
       if (requests.every((r) => decidedIds.has(r.tool_call_id)) && (await runs.readyToResume(runId))) await notify(db, RUNS_CHANNEL, runId);
       return runs.get(runId);
     },
     get: (runId) => runs.get(runId),
     list: (filter = {}) => runs.list(filter),
-    async cancel(runId) {
-      const run = await runs.requestCancel(runId);
-      await events.append(runId, [{ type: "run.cancel_requested", data: {} }]);
-      if (run.status === "cancelled") await events.append(runId, [{ type: "run.cancelled", data: {} }]);
-      return run;
-    },
+    cancel: (runId) =>
+      // the status change and its events commit together: never a cancelled run without run.cancelled
+      events.writeWith(runId, async (tx) => {
+        const run = await runs.requestCancel(runId, { tx });
+        return { value: run, events: [{ type: "run.cancel_requested", data: {} }, ...(run.status === "cancelled" ? [{ type: "run.cancelled", data: {} }] : [])] };
+      }),
     async wait(runId, waitOptions = {}) {
       const deadline = Date.now() + (waitOptions.timeoutMs ?? config.limits.runTimeoutMs);
       for (;;) {
@@ -361,6 +437,15 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         if (set.size === 0) listeners.delete(runId);
       };
     },
+    subscribeAll(listener) {
+      everyRun.add(listener);
+      return () => void everyRun.delete(listener);
+    },
+    live: (runId, listener, liveOptions) => listenRun(db, runId, listener, liveOptions),
+    decisions: (runId) => decisions.list(runId),
+    takeOver: async (runId, takeOverOptions = {}) => takeOverRunning(orphans, await runs.get(runId), takeOverOptions),
+    recoverOrphans: () => recoverEmbeddedOrphans(orphans),
+    waitStopped: (runId, waitOptions) => waitStopped(orphans, runId, waitOptions),
     pendingApprovals,
     async resume(runId, body, audit) {
       const run = await runs.get(runId);
@@ -376,12 +461,14 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     resumes: (runId) => resumes.list(runId),
     interrupted: (listOptions = {}) => runs.listInterrupted(listOptions.limit),
   };
+  const attachments = new AttachmentStore(db);
 
   const workers = new Set<Worker>();
   return {
     runs: runsApi,
     graphs: { ids: () => graphs.ids(), has: (id) => graphs.has(id) },
     threads,
+    files: { get: (id) => attachments.get(id) },
     worker(workerOptions = {}) {
       const worker = createWorker({ db, runs, graphIds: graphs.ids(), maxAttempts: config.worker.maxAttempts, leaseMs: config.worker.leaseMs, concurrency: workerOptions.concurrency ?? config.worker.concurrency, executorDeps, owner: `${owner}:worker`, logger: logger.child({ component: "worker" }) });
       workers.add(worker);

@@ -4,7 +4,6 @@ import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import type { DevmindConfig } from "../config.js";
 import { SERVER_CORS, SERVER_DEFAULTS } from "../constants.js";
-import type { Database } from "../db/types.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { requireApiKey, type AuthVariables } from "./auth.js";
 import { rejectForeignBrowserRequests } from "./web/browser-guard.js";
@@ -16,10 +15,12 @@ import { webRoutes } from "./web/routes.js";
 import { silentLogger, type Logger } from "../logger.js";
 import { DevmindError } from "../errors.js";
 
-/** What the HTTP app serves from: the runtime (runs, threads), its database and the config. */
+/**
+ * What the HTTP app serves from: the runtime (runs, threads, files, health) and the config. The
+ * server reaches the database only through the runtime.
+ */
 export interface AppDeps {
   runtime: Runtime;
-  db: Database;
   config: DevmindConfig;
   /** Aborted when the server shuts down: open streams end (clients reconnect with Last-Event-ID). */
   shutdown?: AbortSignal | undefined;

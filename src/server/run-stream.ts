@@ -1,13 +1,9 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import type { StateSnapshot } from "@langchain/langgraph";
 import { SERVER_DEFAULTS } from "../constants.js";
-import type { Database } from "../db/types.js";
-import type { RunEvent } from "../runtime/event-store.js";
-import { RUN_EVENTS_CHANNEL } from "../runtime/event-sql.js";
 import { retryDatabaseFaults } from "../runtime/backoff.js";
-import { subscribeModelDeltas, type ModelDelta } from "../runtime/live-deltas.js";
 import type { RunRecord } from "../runtime/run-record.js";
-import type { Runtime } from "../runtime/runtime.js";
+import type { ModelDelta, RunEvent, Runtime } from "../runtime/runtime.js";
 import { checkpointIdOf } from "../runtime/thread-state.js";
 import { formatCursor, STREAM_START, type StreamCursor } from "./stream-cursor.js";
 import { interruptsOf, toWire } from "./wire.js";
@@ -74,8 +70,7 @@ function roundsDone(snapshot: StateSnapshot | undefined): number {
  * end of a failed or timed-out run. Ends when the run is interrupted or terminal and everything
  * up to then was sent, or when `signal` aborts.
  */
-export async function* runStream(deps: { runtime: Runtime; db: Database }, runId: string, options: RunStreamOptions): AsyncGenerator<StreamPart, void, undefined> {
-  const { runtime, db } = deps;
+export async function* runStream(runtime: Runtime, runId: string, options: RunStreamOptions): AsyncGenerator<StreamPart, void, undefined> {
   const { modes, signal } = options;
   const faultRetry = { maxMs: SERVER_DEFAULTS.streamFaultMaxMs, signal };
   const initial = await retryDatabaseFaults(() => runtime.runs.get(runId), faultRetry);
@@ -91,13 +86,17 @@ export async function* runStream(deps: { runtime: Runtime; db: Database }, runId
     wake?.();
   };
   const deltas: ModelDelta[] = [];
-  const unlistenEvents = await db.listen(RUN_EVENTS_CHANNEL, (payload) => payload === key && poke()).catch(() => null);
-  const unlistenDeltas = modes.has("messages")
-    ? await subscribeModelDeltas(db, key, (delta) => {
-        deltas.push(delta);
+  // stored events and (for messages) token deltas from whichever process executes the run
+  const unlisten = await runtime.runs
+    .live(
+      key,
+      (signal) => {
+        if (signal.type === "model.delta") deltas.push(signal);
         poke();
-      }).catch(() => null)
-    : null;
+      },
+      { deltas: modes.has("messages") },
+    )
+    .catch(() => null);
   signal.addEventListener("abort", poke, { once: true });
 
   const snapshots: StateSnapshot[] = [];
@@ -250,7 +249,6 @@ export async function* runStream(deps: { runtime: Runtime; db: Database }, runId
     }
   } finally {
     signal.removeEventListener("abort", poke);
-    await unlistenEvents?.().catch(() => undefined);
-    await unlistenDeltas?.().catch(() => undefined);
+    await unlisten?.().catch(() => undefined);
   }
 }

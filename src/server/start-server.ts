@@ -1,16 +1,14 @@
 import { serve } from "@hono/node-server";
 import type { AddressInfo } from "node:net";
 import type { DevmindConfig } from "../config.js";
-import type { Database } from "../db/types.js";
 import { ConfigError } from "../errors.js";
 import type { Runtime } from "../runtime/runtime.js";
-import type { Worker } from "../runtime/worker.js";
+import type { Worker } from "../runtime/runtime.js";
 import { createApp, type AppDeps } from "./app.js";
 
 /** Options of `startServer`. */
 export interface StartServerOptions {
   runtime: Runtime;
-  db: Database;
   config: DevmindConfig;
   /** Default config.server.host (DEVMIND_HOST). A non-loopback host requires API keys. */
   host?: string | undefined;
@@ -58,8 +56,8 @@ export function checkBindable(host: string, config: DevmindConfig): void {
  * configured: an open server on a network would let anyone run tools and approve them.
  *
  * @example
- *   const { config, db, runtime, close } = await openRuntime();
- *   const server = await startServer({ runtime, db, config, port: 0, workers: 2 });
+ *   const { config, runtime, close } = await openRuntime();
+ *   const server = await startServer({ runtime, config, port: 0, workers: 2 });
  *   // new Client({ apiUrl: server.url, apiKey })
  *   await server.close(); await close();
  */
@@ -67,7 +65,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const host = options.host ?? options.config.server.host;
   checkBindable(host, options.config);
   const shutdown = new AbortController();
-  const app = createApp({ runtime: options.runtime, db: options.db, config: options.config, shutdown: shutdown.signal, logger: options.logger, heartbeatMs: options.heartbeatMs });
+  const app = createApp({ runtime: options.runtime, config: options.config, shutdown: shutdown.signal, logger: options.logger, heartbeatMs: options.heartbeatMs });
   const wantedPort = options.port ?? options.config.server.port;
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, hostname: host, port: wantedPort }, () => resolve(s));

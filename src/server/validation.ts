@@ -82,14 +82,6 @@ export const AssistantSearchBody = z
   })
   .passthrough();
 
-/** `POST /runs/{id}/decisions`: CONTRACT section 5's body plus an optional audit `reason`. */
-export const DecisionsBody = z
-  .object({
-    decisions: z.array(z.record(z.string(), z.unknown())).min(1).max(1_000),
-    reason: z.string().max(2_000).optional(),
-  })
-  .passthrough();
-
 /**
  * Reads the JSON body and validates it: no body counts as `{}`; malformed JSON is 400
  * BAD_REQUEST; a body the schema refuses is 422 REQUEST_INVALID naming the first problems.
@@ -105,6 +97,14 @@ export async function readBody<S extends z.ZodType>(c: Context, schema: S): Prom
     }
   }
   return validate(schema, raw);
+}
+
+/**
+ * Reads the JSON body without a schema (for bodies with their own parser, e.g. decisions'
+ * `parseDecisions`): no body counts as `{}`; malformed JSON is 400 BAD_REQUEST.
+ */
+export async function readJson(c: Context): Promise<unknown> {
+  return readBody(c, z.unknown());
 }
 
 /** Validates a value (e.g. query parameters) against a schema; 422 REQUEST_INVALID otherwise. */

@@ -1,7 +1,7 @@
 import type { StateSnapshot } from "@langchain/langgraph";
 import { SERVER_DEFAULTS } from "../constants.js";
 import type { RunRecord } from "../runtime/run-record.js";
-import type { ThreadRecord } from "../runtime/thread-store.js";
+import type { ThreadRecord } from "../runtime/runtime.js";
 
 /**
  * The one assistant's id: LangGraph's default assistant id for graph `agent` (uuid5 of the graph

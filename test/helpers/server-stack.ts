@@ -32,7 +32,7 @@ export async function startServerStack(owner: Database, turns: ScriptedTurn[], o
   const runtime = createRuntime({ db, model, config });
   let server: RunningServer;
   try {
-    server = await startServer({ runtime, db, config, host: "127.0.0.1", port: 0, workers: options.workers ?? 1 });
+    server = await startServer({ runtime, config, host: "127.0.0.1", port: 0, workers: options.workers ?? 1 });
   } catch (error) {
     await runtime.close();
     await drop();

@@ -40,7 +40,7 @@ export async function startTestServer(
   const config = loadConfig({ DEVMIND_WORKSPACE: ws.dir, DEVMIND_MODEL_MAX_RETRIES: "0", DEVMIND_LEASE_MS: "5000", ...(apiKeys === "" ? {} : { DEVMIND_API_KEYS: apiKeys }), ...options.env });
   const model = new ScriptedChatModel(turns);
   const runtime = createRuntime({ db, model, config });
-  const server = await startServer({ runtime, db, config, host: "127.0.0.1", port: 0, workers: options.workers ?? 2, ...(options.heartbeatMs === undefined ? {} : { heartbeatMs: options.heartbeatMs }) });
+  const server = await startServer({ runtime, config, host: "127.0.0.1", port: 0, workers: options.workers ?? 2, ...(options.heartbeatMs === undefined ? {} : { heartbeatMs: options.heartbeatMs }) });
   let closing: Promise<void> | undefined;
   return {
     url: server.url,

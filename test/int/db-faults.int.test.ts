@@ -242,7 +242,7 @@ describeOn(TEST_DATABASE_URL === undefined ? "none" : "postgres", "postgres")("d
     const runs = await h.createRuns(6);
     const worker = h.runtime.worker({ concurrency: 3 });
     await worker.start();
-    const server = await startServer({ runtime: h.runtime, db: h.db, config: h.config, host: "127.0.0.1", port: 0, workers: 0 });
+    const server = await startServer({ runtime: h.runtime, config: h.config, host: "127.0.0.1", port: 0, workers: 0 });
     cleanups.push(() => server.close());
     await until(async () => h.effects.lines().length >= 2, 60_000, "side effects before the stall");
     proxy.stall();
@@ -354,7 +354,7 @@ describeOn(TEST_DATABASE_URL === undefined ? "none" : "postgres", "postgres")("d
     const h = await harness({ leaseMs: 10_000 });
     const worker = h.runtime.worker({ concurrency: 1 });
     await worker.start();
-    const server = await startServer({ runtime: h.runtime, db: h.db, config: h.config, host: "127.0.0.1", port: 0, workers: 0, heartbeatMs: 200 });
+    const server = await startServer({ runtime: h.runtime, config: h.config, host: "127.0.0.1", port: 0, workers: 0, heartbeatMs: 200 });
     cleanups.push(() => server.close());
     const client = new Client({ apiUrl: server.url });
     const thread = await client.threads.create();

@@ -198,7 +198,7 @@ describe.each(BACKENDS)("HTTP security on %s", (backend) => {
       const config = loadConfig({ DEVMIND_WORKSPACE: workspace });
       const runtime = createRuntime({ db, config });
       for (const host of ["0.0.0.0", "::", "192.168.1.10", "example.com"]) {
-        await expect(startServer({ runtime, db, config, host, port: 0, workers: 0 })).rejects.toMatchObject({ code: "CONFIG_INVALID" });
+        await expect(startServer({ runtime, config, host, port: 0, workers: 0 })).rejects.toMatchObject({ code: "CONFIG_INVALID" });
       }
       await runtime.close();
       await db.close();

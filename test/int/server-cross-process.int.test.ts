@@ -103,7 +103,7 @@ describe.each(BACKENDS)("devmind serve as a process on %s", (backend) => {
         // this process serves without workers; the child executes every run
         const config = loadConfig({ DEVMIND_WORKSPACE: ws.dir, DEVMIND_API_KEYS: KEYS });
         runtime = createRuntime({ db, config, model: new ScriptedChatModel(SCRIPT) });
-        local = await startServer({ runtime, db, config, host: "127.0.0.1", port: 0, workers: 0 });
+        local = await startServer({ runtime, config, host: "127.0.0.1", port: 0, workers: 0 });
         child = await spawnServe(["--port", "0", "--workers", "1"], {
           DATABASE_URL: TEST_DATABASE_URL as string,
           DEVMIND_DB_SCHEMA: db.schema,

@@ -208,10 +208,10 @@ describe.each(BACKENDS)("HTTP API on %s: auth, errors, devmind routes", (backend
 
     const config = loadConfig({ DEVMIND_WORKSPACE: server.workspace });
     const runtime = createRuntime({ db: server.db, config });
-    const refused = await startServer({ runtime, db: server.db, config, host: "0.0.0.0", port: 0, workers: 0 }).catch((error: unknown) => error);
+    const refused = await startServer({ runtime, config, host: "0.0.0.0", port: 0, workers: 0 }).catch((error: unknown) => error);
     expect(hasErrorCode(refused, "CONFIG_INVALID")).toBe(true);
     expect(String((refused as Error).message)).toContain("DEVMIND_API_KEYS");
-    const taken = await startServer({ runtime, db: server.db, config, host: "127.0.0.1", port: server.server.port, workers: 0 }).catch((error: unknown) => error);
+    const taken = await startServer({ runtime, config, host: "127.0.0.1", port: server.server.port, workers: 0 }).catch((error: unknown) => error);
     expect(hasErrorCode(taken, "CONFIG_INVALID")).toBe(true);
     expect(String((taken as Error).message)).toContain("EADDRINUSE");
     await runtime.close();

@@ -285,7 +285,7 @@ describe.each(BACKENDS)("LangGraph SDK Client against devmind serve on %s", (bac
         parts.push(part as Part);
         if (replacement === undefined && parts.filter((p) => p.id !== undefined).length === 3) {
           await server.server.close();
-          replacement = await startServer({ runtime: server.runtime, db: server.db, config: server.config, host: "127.0.0.1", port: server.server.port, workers: 0 });
+          replacement = await startServer({ runtime: server.runtime, config: server.config, host: "127.0.0.1", port: server.server.port, workers: 0 });
         }
       }
       expect(replacement).toBeDefined();

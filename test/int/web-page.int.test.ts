@@ -245,7 +245,7 @@ describe.each(BACKENDS)("web page on %s", (backend) => {
     const workspace = tempWorkspace();
     const config = loadConfig({ DEVMIND_WORKSPACE: workspace.dir, DEVMIND_MODEL_MAX_RETRIES: "0" });
     const runtime = createRuntime({ db, model: new ScriptedChatModel([{ tool_calls: [{ id: "call_w", name: "write_file", args: { path: "r.txt", content: "r" } }] }, { content: "after the restart" }]), config });
-    let server: RunningServer | undefined = await startServer({ runtime, db, config, host: "127.0.0.1", port: 0, workers: 1 });
+    let server: RunningServer | undefined = await startServer({ runtime, config, host: "127.0.0.1", port: 0, workers: 1 });
     try {
       const port = server.port;
       const { page, probe } = await openProbedPage(browser, server.url);
@@ -260,7 +260,7 @@ describe.each(BACKENDS)("web page on %s", (backend) => {
       server = undefined;
       await expect.poll(() => page.locator("#connection").getAttribute("data-state"), { timeout: UI_TIMEOUT }).toBe("reconnecting");
       await runtime.runs.decide(runId, { decisions: [{ type: "approve" }] }, { principal: "cli" });
-      server = await startServer({ runtime, db, config, host: "127.0.0.1", port, workers: 1 });
+      server = await startServer({ runtime, config, host: "127.0.0.1", port, workers: 1 });
 
       await expect.poll(() => page.getByTestId("answer").textContent(), { timeout: UI_TIMEOUT }).toBe("after the restart");
       await expect.poll(() => page.getByTestId("run-status").textContent(), { timeout: UI_TIMEOUT }).toBe("success");

@@ -1,14 +1,13 @@
 import { Hono } from "hono";
 import { RUNTIME_DEFAULTS, SERVER_DEFAULTS } from "../../constants.js";
-import { AttachmentStore } from "../../runtime/attachment-store.js";
 import { isRunStatus } from "../../runtime/run-record.js";
-import { subscribeModelDeltas } from "../../runtime/live-deltas.js";
 import type { AppDeps } from "../app.js";
 import type { AuthVariables } from "../auth.js";
 import { httpError } from "../http-errors.js";
 import type { StreamPart } from "../run-stream.js";
 import { sseResponse } from "../sse.js";
-import { DecisionsBody, intQuery, readBody } from "../validation.js";
+import { parseDecisions } from "../../graph/decisions.js";
+import { intQuery, readJson } from "../validation.js";
 import { AGENT_ASSISTANT_ID, runWire } from "../wire.js";
 
 type Env = { Variables: AuthVariables };
@@ -49,9 +48,8 @@ function contentDisposition(kind: "inline" | "attachment", name: string): string
  *   sandboxing CSP; 404 for an unknown id.
  */
 export function devmindRoutes(deps: AppDeps): Hono<Env> {
-  const { runtime, db } = deps;
+  const { runtime } = deps;
   const app = new Hono<Env>();
-  const attachments = new AttachmentStore(db);
 
   app.get("/health", async (c) => {
     const health = await runtime.health();
@@ -88,7 +86,7 @@ export function devmindRoutes(deps: AppDeps): Hono<Env> {
   });
 
   app.post("/runs/:id/decisions", async (c) => {
-    const body = await readBody(c, DecisionsBody);
+    const body = parseDecisions(await readJson(c));
     const run = await runtime.runs.decide(c.req.param("id"), { decisions: body.decisions }, { principal: c.get("principal"), ...(body.reason === undefined ? {} : { reason: body.reason }) });
     return c.json(runWire(run));
   });
@@ -112,7 +110,7 @@ export function devmindRoutes(deps: AppDeps): Hono<Env> {
   });
 
   app.get("/files/:id", async (c) => {
-    const file = await attachments.get(c.req.param("id"));
+    const file = await runtime.files.get(c.req.param("id"));
     if (file === undefined) throw httpError("NOT_FOUND", "no such file");
     const type = file.info.mime_type.toLowerCase();
     return c.body(new Uint8Array(file.bytes), 200, {
@@ -129,7 +127,7 @@ export function devmindRoutes(deps: AppDeps): Hono<Env> {
 
 /** The run's events after `after` (then, following, new ones and live deltas) as SSE parts. */
 async function* eventParts(deps: AppDeps, runId: string, after: number, follow: boolean, signal: AbortSignal): AsyncGenerator<StreamPart> {
-  const { runtime, db } = deps;
+  const { runtime } = deps;
   if (!follow) {
     for await (const event of runtime.runs.events(runId, { after })) yield { event: event.type, data: event, id: String(event.seq) };
     return;
@@ -142,7 +140,7 @@ async function* eventParts(deps: AppDeps, runId: string, after: number, follow: 
     queue.push(part);
     waiter.wake?.();
   };
-  const unlisten = await subscribeModelDeltas(db, runId, (delta) => push({ event: "model.delta", data: delta })).catch(() => null);
+  const unlisten = await runtime.runs.live(runId, (signal) => signal.type === "model.delta" && push({ event: "model.delta", data: signal }), { events: false }).catch(() => null);
   const pump = (async () => {
     try {
       for await (const event of runtime.runs.events(runId, { after, follow: true, signal })) push({ event: event.type, data: event, id: String(event.seq) });

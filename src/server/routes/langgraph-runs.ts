@@ -46,7 +46,7 @@ function runPath(run: RunRecord): string {
  * Run: LangGraph's fields plus devmind's record (`stop_reason`, `answer`, counts, `usage`, `error`).
  */
 export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
-  const { runtime, db } = deps;
+  const { runtime } = deps;
   const app = new Hono<Env>();
 
   const threadRun = async (c: Context<Env>): Promise<RunRecord> => {
@@ -64,7 +64,7 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
     const runId = started.run.run_id;
     return sseResponse(
       c,
-      (signal) => runStream({ runtime, db }, runId, { modes, from: started.from, waitForResume: started.waitForResume, signal }),
+      (signal) => runStream(runtime, runId, { modes, from: started.from, waitForResume: started.waitForResume, signal }),
       { shutdown: deps.shutdown, heartbeatMs: deps.heartbeatMs, onClientGone: cancelOnDisconnect ? () => void runtime.runs.cancel(runId).catch(() => undefined) : undefined },
     );
   };

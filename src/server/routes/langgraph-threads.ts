@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import type { StateSnapshot } from "@langchain/langgraph";
 import { SERVER_DEFAULTS } from "../../constants.js";
-import type { ThreadRecord } from "../../runtime/thread-store.js";
+import type { ThreadRecord } from "../../runtime/runtime.js";
 import type { AuthVariables } from "../auth.js";
 import type { AppDeps } from "../app.js";
 import { httpError } from "../http-errors.js";

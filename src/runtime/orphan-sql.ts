@@ -11,7 +11,7 @@ export function orphanSql(schema: string): { expireLeases: Statement } {
      * `requeueExpired` re-queues them (or ends them: cancelled, max_attempts) like a worker's reaper.
      */
     expireLeases: statement(
-      "cli_expire_leases",
+      "orphans_expire_leases",
       `UPDATE ${runs} SET lease_expires_at = now() - interval '1 millisecond'
         WHERE status = 'running' AND ($1::uuid IS NULL OR run_id = $1::uuid)
         RETURNING run_id::text AS run_id`,
