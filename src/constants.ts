@@ -247,6 +247,8 @@ export const GRAPHS_DEFAULTS = {
   /** Interrupted runs read by one `runtime.runs.interrupted()` call when no limit is given, and the most. */
   interruptedListDefault: 100,
   interruptedListMax: 1_000,
+  /** LangGraph's namespace for default assistant ids (uuid5 of a graph id in it; see `assistantIdFor`). */
+  assistantNamespace: "6ba7b821-9dad-11d1-80b4-00c04fd430c8",
 } as const;
 
 /** NOTIFY channel telling workers there may be a run to claim. */

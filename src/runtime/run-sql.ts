@@ -98,10 +98,13 @@ export function runSql(schema: string) {
       `SELECT r.interrupt_checkpoint FROM ${runs} r WHERE r.run_id = $1::uuid`,
     ),
 
-    /** $1 limit: interrupted runs, most recently paused first (open approvals and interrupts in one query). */
+    /** $1 limit: interrupted runs, most recently paused first, with their decided tool calls and answered interrupts (open approvals and interrupts in one query). */
     listInterrupted: statement(
       "runs_list_interrupted",
-      `SELECT ${runColumns("r")} FROM ${runs} r WHERE r.status = 'interrupted' ORDER BY r.updated_at DESC, r.run_id LIMIT $1::integer`,
+      `SELECT ${runColumns("r")},
+         ARRAY(SELECT d.tool_call_id FROM ${s}.run_decisions d WHERE d.run_id = r.run_id ORDER BY d.tool_call_id) AS decided_tool_calls,
+         ARRAY(SELECT DISTINCT i FROM ${s}.run_resumes u, unnest(u.interrupt_ids) AS i WHERE u.run_id = r.run_id AND u.consumed_at IS NULL ORDER BY i) AS answered_interrupts
+       FROM ${runs} r WHERE r.status = 'interrupted' ORDER BY r.updated_at DESC, r.run_id LIMIT $1::integer`,
     ),
 
     /** $1 run id: whether a cancel was requested. */

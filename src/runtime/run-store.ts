@@ -80,6 +80,15 @@ export interface FinishRunOptions {
   error: RunError | null;
 }
 
+/**
+ * An interrupted run as `listInterrupted` reads it: the record plus what no longer waits — the
+ * agent's tool calls already decided and the interrupts a stored resume already answers.
+ */
+export interface InterruptedRun extends RunRecord {
+  decided_tool_calls: string[];
+  answered_interrupts: string[];
+}
+
 /** What `requeueExpired` did, by run id. */
 export interface RequeueResult {
   /** Back to pending; any worker may claim them. */
@@ -352,12 +361,16 @@ export class RunStore {
   }
 
   /** Interrupted runs, most recently paused first, with their interrupts: open approvals and interrupts in one query. */
-  async listInterrupted(limit: number = GRAPHS_DEFAULTS.interruptedListDefault): Promise<RunRecord[]> {
+  async listInterrupted(limit: number = GRAPHS_DEFAULTS.interruptedListDefault): Promise<InterruptedRun[]> {
     if (!Number.isInteger(limit) || limit < 1 || limit > GRAPHS_DEFAULTS.interruptedListMax) {
       throw runInputError(`limit must be an integer from 1 to ${GRAPHS_DEFAULTS.interruptedListMax}, got ${String(limit)}`, { field: "limit" });
     }
     const result = await this.db.query(this.sql.listInterrupted, [limit]);
-    return result.rows.map(runFromRow);
+    return result.rows.map((row) => ({
+      ...runFromRow(row),
+      decided_tool_calls: (row["decided_tool_calls"] as string[] | null) ?? [],
+      answered_interrupts: (row["answered_interrupts"] as string[] | null) ?? [],
+    }));
   }
 
   /**

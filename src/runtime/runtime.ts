@@ -42,6 +42,8 @@ import { planResume, type ResumeBody } from "./resume-plan.js";
 import { ResumeStore, type ResumeCommand, type ResumeRecord } from "./resume-store.js";
 import { argsDigest } from "./digest.js";
 import type { RunGraphConfig } from "./run-record.js";
+import type { InterruptedRun } from "./run-store.js";
+import { drawGraph, graphSchemas, type GraphDrawing, type GraphSchemas } from "../graphs/graph-introspection.js";
 import type { StateReadableGraph } from "./thread-state.js";
 
 // types of what the Runtime API returns, so its users (the CLI, the server) import them from here
@@ -52,6 +54,10 @@ export type { LiveSignal, LiveSignalOptions, ModelDelta } from "./live-follow.js
 export type { RequeueResult } from "./run-store.js";
 export type { ThreadRecord } from "./thread-store.js";
 export type { Worker, WorkerOptions } from "./worker.js";
+export type { InterruptedRun } from "./run-store.js";
+/** Whether an interrupt value has LangChain's HITL shape (decided with `runs.decide`). */
+export { isHitlRequest } from "./hitl-decisions.js";
+export type { GraphDrawing, GraphSchemas } from "../graphs/graph-introspection.js";
 
 /** Options of `createRuntime` (CONTRACT section 9). */
 export interface RuntimeOptions {
@@ -162,15 +168,18 @@ export interface RunsApi {
   resume(runId: string, body: ResumeBody, audit: { principal: string; reason?: string }): Promise<RunRecord>;
   /** Every resume of a run, oldest first (the audit trail). */
   resumes(runId: string): Promise<ResumeRecord[]>;
-  /** Interrupted runs with their interrupts, most recently paused first, in one query. */
-  interrupted(options?: { limit?: number }): Promise<RunRecord[]>;
+  /**
+   * Interrupted runs with their interrupts, most recently paused first, in one query; each with
+   * the tool calls already decided and the interrupts already answered (what no longer waits).
+   */
+  interrupted(options?: { limit?: number }): Promise<InterruptedRun[]>;
 }
 
 /** The runtime: runs on one database, executed in this process or by workers anywhere. */
 export interface Runtime {
   runs: RunsApi;
   /** The graphs this runtime runs (ids in registration order; `agent` first when built in). */
-  graphs: { ids(): string[]; has(id: string): boolean };
+  graphs: GraphsApi;
   /** Threads (the HTTP API's /threads): records, state and history from the checkpoints. */
   threads: ThreadsApi;
   /** Files runs sent to the user (`send_file`, `gen_image`), served by `GET /files/{id}`. */
@@ -183,6 +192,18 @@ export interface Runtime {
    */
   health(options?: { timeoutMs?: number; slowMs?: number }): Promise<RuntimeHealth>;
   close(): Promise<void>;
+}
+
+/** `runtime.graphs`: the graphs this runtime runs, and what a client may read of them. */
+export interface GraphsApi {
+  ids(): string[];
+  has(id: string): boolean;
+  /** True for the built-in agent (resumed with decisions; its input is `{ messages }`). */
+  isBuiltinAgent(id: string): boolean;
+  /** The graph's nodes and edges (LangGraph's drawable graph as JSON); GRAPH_NOT_FOUND for an unknown id. */
+  drawing(id: string, options?: { xray?: boolean | number }): Promise<GraphDrawing>;
+  /** The graph's input, output and state JSON schemas as far as they are known at runtime (see `graphSchemas`). */
+  schemas(id: string): Promise<GraphSchemas>;
 }
 
 /** `runtime.files`: attachments stored by runs' tools. */
@@ -345,7 +366,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
           ? await runs.createClaimed({ ...create, claimFor: { owner, leaseMs: config.worker.leaseMs } }, created)
           : { run: await runs.create(create, created), claimed: null };
       if (claimed !== null) reserved.set(run.run_id, claimed);
-      await threads.touch(run.thread_id);
+      await threads.touch(run.thread_id, graphId);
       if (claimed === null) await notify(db, RUNS_CHANNEL, run.run_id);
       return run;
     },
@@ -466,7 +487,13 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const workers = new Set<Worker>();
   return {
     runs: runsApi,
-    graphs: { ids: () => graphs.ids(), has: (id) => graphs.has(id) },
+    graphs: {
+      ids: () => graphs.ids(),
+      has: (id) => graphs.has(id),
+      isBuiltinAgent: (id) => graphs.isBuiltinAgent(id),
+      drawing: async (id, drawOptions = {}) => drawGraph(await graphs.compiled(id), drawOptions),
+      schemas: async (id) => graphSchemas(await graphs.compiled(id)),
+    },
     threads,
     files: { get: (id) => attachments.get(id) },
     worker(workerOptions = {}) {

@@ -1,3 +1,4 @@
+import { assistantIdFor } from "../graphs/assistant-id.js";
 import { SERVER_DEFAULTS } from "../constants.js";
 import type { Database, Row } from "../db/types.js";
 import { RunConflictError, ThreadNotFoundError } from "../errors.js";
@@ -32,8 +33,10 @@ export interface SearchThreadsOptions {
 
 const SEARCH_MAX = 500;
 
-/** Metadata a thread gets once a run was created on it: the one graph devmind runs. */
-export const THREAD_RUN_METADATA: Readonly<Record<string, string>> = { graph_id: SERVER_DEFAULTS.graphId, assistant_id: SERVER_DEFAULTS.assistantId };
+/** Metadata a thread gets once a run of graph `graphId` was created on it: the graph and its assistant's id. */
+export function threadRunMetadata(graphId: string = SERVER_DEFAULTS.graphId): Readonly<Record<string, string>> {
+  return { graph_id: graphId, assistant_id: assistantIdFor(graphId) };
+}
 const THREAD_STATUSES: readonly ThreadStatus[] = ["idle", "busy", "interrupted", "error"];
 
 /**
@@ -70,11 +73,11 @@ export class ThreadStore {
 
   /**
    * Makes sure the thread has a row (runs call it when they are created) and marks it updated.
-   * The thread's metadata gains THREAD_RUN_METADATA's keys it does not have, as LangGraph
+   * The thread's metadata gains `threadRunMetadata(graphId)`'s keys it does not have, as LangGraph
    * servers tag a thread with the graph that ran on it (Agent Chat UI lists threads by it).
    */
-  async touch(threadId: string): Promise<void> {
-    await this.db.query(this.sql.touch, [checkThreadId(threadId), JSON.stringify(THREAD_RUN_METADATA)]);
+  async touch(threadId: string, graphId?: string): Promise<void> {
+    await this.db.query(this.sql.touch, [checkThreadId(threadId), JSON.stringify(threadRunMetadata(graphId))]);
   }
 
   /** The thread; ThreadNotFoundError when there is none. */

@@ -16,8 +16,8 @@ export interface ThreadsApi {
   search(options?: SearchThreadsOptions): Promise<ThreadRecord[]>;
   /** Deletes the thread, its runs, its checkpoints and its attachments; refused while a run of it is active. */
   delete(threadId: string): Promise<void>;
-  /** Makes sure the thread has a row; `runs.create` calls it. */
-  touch(threadId: string): Promise<void>;
+  /** Makes sure the thread has a row, tagged with the graph of the run created on it; `runs.create` calls it. */
+  touch(threadId: string, graphId?: string): Promise<void>;
   state(threadId: string): Promise<StateSnapshot>;
   stateAt(threadId: string, checkpointId: string): Promise<StateSnapshot>;
   history(threadId: string, options?: { limit?: number | undefined; before?: string | undefined }): Promise<StateSnapshot[]>;
@@ -39,7 +39,7 @@ export function createThreadsApi(db: Database, graphFor: (threadId: string) => P
       await new PostgresCheckpointSaver(db).deleteThread(threadId);
       await new AttachmentStore(db).deleteForThread(threadId);
     },
-    touch: (threadId) => store.touch(threadId),
+    touch: (threadId, graphId) => store.touch(threadId, graphId),
     state: (threadId) => reader.state(threadId),
     stateAt: (threadId, checkpointId) => reader.stateAt(threadId, checkpointId),
     history: (threadId, options) => reader.history(threadId, options),

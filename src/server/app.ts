@@ -9,6 +9,7 @@ import { requireApiKey, type AuthVariables } from "./auth.js";
 import { rejectForeignBrowserRequests } from "./web/browser-guard.js";
 import { errorBody, errorResponse } from "./http-errors.js";
 import { devmindRoutes } from "./routes/devmind-routes.js";
+import { langgraphAssistantRoutes } from "./routes/langgraph-assistants.js";
 import { langgraphRunRoutes } from "./routes/langgraph-runs.js";
 import { langgraphThreadRoutes } from "./routes/langgraph-threads.js";
 import { webRoutes } from "./web/routes.js";
@@ -88,7 +89,7 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
     c.json({
       name: "devmind",
       version: VERSION,
-      graphs: [SERVER_DEFAULTS.graphId],
+      graphs: deps.runtime.graphs.ids(),
       auth: deps.config.server.apiKeys.length > 0 ? "api_key" : "none",
       flags: { assistants: true, crons: false, langsmith: false, store: false },
     }),
@@ -99,6 +100,7 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
   app.use("*", rejectForeignBrowserRequests(deps.config.server.apiKeys));
   app.use("*", requireApiKey(deps.config.server.apiKeys));
   app.route("/", devmindRoutes(deps));
+  app.route("/", langgraphAssistantRoutes(deps));
   app.route("/", langgraphThreadRoutes(deps));
   app.route("/", langgraphRunRoutes(deps));
   return app;

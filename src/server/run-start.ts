@@ -5,8 +5,10 @@ import type { RunRecord } from "../runtime/run-record.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { httpError } from "./http-errors.js";
 import type { StreamCursor } from "./stream-cursor.js";
-import type { RunCreateBody } from "./validation.js";
-import { interruptsOf, isAgentAssistant, toWire } from "./wire.js";
+import { AgentInput, validate, type RunCreateBody } from "./validation.js";
+import { interruptsOf, toWire } from "./wire.js";
+import { graphOfAssistant } from "./assistants.js";
+import { refuseUnsupportedOptions, startGraphRun } from "./graph-run-start.js";
 
 /** A run a request started (or resumed), and where its stream should begin. */
 export interface StartedRun {
@@ -60,38 +62,47 @@ async function lastSeq(runtime: Runtime, runId: string): Promise<number> {
 
 /**
  * Starts what a LangGraph run request asks for on `threadId` (null: a new thread, as for
- * stateless runs): a new run with `input`, or — with `command.resume` — the decisions of
- * CONTRACT section 5 on the thread's interrupted run, recorded with `principal`; that run then
- * continues on a worker (devmind resumes the same run, it does not start another).
+ * stateless runs) with the graph its `assistant_id` names (404 for none loaded): for the agent,
+ * a new run with `input {messages}`, or — with `command.resume` — the decisions of CONTRACT
+ * section 5 on the thread's interrupted run, recorded with `principal`; for any other graph,
+ * `startGraphRun`. A resumed run continues on a worker (devmind resumes the same run, it does not
+ * start another). Run options devmind does not implement are refused naming them.
  */
 export async function startRun(runtime: Runtime, threadId: string | null, body: RunCreateBody, principal: string): Promise<StartedRun> {
-  if (!isAgentAssistant(body.assistant_id)) throw httpError("NOT_FOUND", `no assistant ${JSON.stringify(body.assistant_id.slice(0, 100))}; this server has one, "agent"`);
+  const graphId = graphOfAssistant(runtime, body.assistant_id);
   if (body.multitask_strategy === "interrupt" || body.multitask_strategy === "rollback") {
     throw httpError("REQUEST_INVALID", `multitask_strategy ${body.multitask_strategy} is not supported; use "reject" or "enqueue"`);
   }
-  if (body.command?.update !== undefined || body.command?.goto !== undefined) throw httpError("REQUEST_INVALID", "command.update and command.goto are not supported; use command.resume");
+  refuseUnsupportedOptions(body);
+  const agent = runtime.graphs.isBuiltinAgent(graphId);
   const resume = body.command?.resume;
-  const hasInput = body.input !== undefined && body.input !== null;
-  if (resume !== undefined && hasInput) throw httpError("REQUEST_INVALID", "send either input or command.resume, not both");
-  if (resume === undefined && !hasInput) throw httpError("REQUEST_INVALID", "input { messages: [...] } is required (or command.resume to continue an interrupted run)");
+  if (agent) {
+    if (body.command?.update !== undefined || body.command?.goto !== undefined) throw httpError("REQUEST_INVALID", "command.update and command.goto are not supported for the agent; use command.resume");
+    const hasInput = body.input !== undefined && body.input !== null;
+    if (resume !== undefined && hasInput) throw httpError("REQUEST_INVALID", "send either input or command.resume, not both");
+    if (resume === undefined && !hasInput) throw httpError("REQUEST_INVALID", "input { messages: [...] } is required (or command.resume to continue an interrupted run)");
+    if (hasInput) validate(AgentInput, body.input);
+    if (body.config !== undefined && body.config !== null && Object.keys(body.config).length > 0) throw httpError("REQUEST_INVALID", "config is not supported for the agent: use limits", { field: "config" });
+    if (body.context !== undefined && body.context !== null) throw httpError("REQUEST_INVALID", "context is not supported for the agent", { field: "context" });
+  }
 
   let thread = threadId;
   // a thread this request creates is removed again when the run is refused: a rejected request changes nothing
   let createdHere = false;
   if (thread === null) {
-    thread = (await runtime.threads.create({ metadata: { graph_id: SERVER_DEFAULTS.graphId } })).thread_id;
+    thread = (await runtime.threads.create({ metadata: { graph_id: graphId } })).thread_id;
     createdHere = true;
   } else {
     try {
       await runtime.threads.get(thread);
     } catch (error) {
       if (!hasErrorCode(error, "THREAD_NOT_FOUND") || body.if_not_exists !== "create") throw error;
-      await runtime.threads.create({ threadId: thread, metadata: { graph_id: SERVER_DEFAULTS.graphId }, ifExists: "do_nothing" });
+      await runtime.threads.create({ threadId: thread, metadata: { graph_id: graphId }, ifExists: "do_nothing" });
       createdHere = true;
     }
   }
   try {
-    return await startOnThread(runtime, thread, body, principal, resume);
+    return agent ? await startOnThread(runtime, thread, body, principal, resume) : await startGraphRun(runtime, thread, graphId, body, principal);
   } catch (error) {
     if (createdHere) await runtime.threads.delete(thread).catch(() => undefined);
     throw error;

@@ -64,8 +64,9 @@ function roundsDone(snapshot: StateSnapshot | undefined): number {
  * Parts: `metadata {run_id, attempt}` first; per checkpoint of the run, `updates` (one per task
  * that produced it: `{node: writes}`), `messages` (`[message, metadata]` for each new non-human
  * message) and `values` (the state); when a checkpoint's tasks were interrupted (an approval),
- * `updates` and `values` with `{__interrupt__: [{id, value}]}`; each stored run event as
- * `custom`; live token deltas as `messages` chunks (`AIMessageChunk`, no id: they are not
+ * `updates` and `values` with `{__interrupt__: [{id, value}]}`; `custom`: for the agent each
+ * stored run event, for any other graph the data of each stored `custom` event (what the graph
+ * wrote with `config.writer`); live token deltas as `messages` chunks (`AIMessageChunk`, no id: they are not
  * replayed, the complete message follows with its checkpoint); `error {error, message}` at the
  * end of a failed or timed-out run. Ends when the run is interrupted or terminal and everything
  * up to then was sent, or when `signal` aborts.
@@ -156,10 +157,12 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
       },
     };
   };
+  // the agent's custom parts are its run events; a user graph's are what it wrote with config.writer
+  const agent = runtime.graphs.isBuiltinAgent(initial.graph_id);
   const eventUnit = (event: RunEvent): Unit => ({
     kind: "e",
     at: timeOf(event.at),
-    parts: () => (modes.has("custom") ? [{ event: "custom", data: event }] : []),
+    parts: () => (!modes.has("custom") ? [] : agent ? [{ event: "custom", data: event }] : event.type === "custom" ? [{ event: "custom", data: toWire(event["data"]) }] : []),
   });
 
   /** Emits a unit's parts after those already sent, each with the cursor it leaves behind. */

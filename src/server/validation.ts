@@ -10,17 +10,22 @@ const metadata = z.record(z.string(), z.unknown());
 /** A checkpoint id as a client may send one: bounded text without NUL (ids are uuid6 strings). */
 export const CheckpointId = z.string().min(1).max(256).regex(/^[^\u0000]*$/, "must not contain NUL");
 
+/** The built-in agent's run input: `{messages: [...]}` (1 to 1000 messages; other keys kept). */
+export const AgentInput = z.object({ messages: z.array(z.unknown()).min(1).max(1_000) }).passthrough();
+
 /**
  * `POST /threads/{id}/runs[/stream|/wait]` and `POST /runs[/stream|/wait]` (LangGraph RunCreate).
- * devmind uses: `assistant_id` (must be `agent` or its uuid), `input {messages}`, `command.resume`
- * (a CONTRACT section 5 `{decisions}` body), `stream_mode`, `multitask_strategy` reject|enqueue,
- * `if_not_exists` create|reject, `on_disconnect` cancel|continue, and devmind's `limits` (a partial
- * of the run limits). Other LangGraph fields are accepted and ignored.
+ * devmind uses: `assistant_id` (a loaded graph's id or its assistant uuid), `input` (`AgentInput`
+ * for the agent, any JSON for another graph), `command` (resume; update and goto for user
+ * graphs), `config` (configurable, recursion_limit, tags) and `context` for user graphs,
+ * `stream_mode`, `multitask_strategy` reject|enqueue, `if_not_exists` create|reject,
+ * `on_disconnect` cancel|continue, and devmind's `limits` (a partial of the run limits). The
+ * LangGraph options devmind does not implement are refused by `refuseUnsupportedOptions`.
  */
 export const RunCreateBody = z
   .object({
     assistant_id: z.string().min(1).max(256),
-    input: z.object({ messages: z.array(z.unknown()).min(1).max(1_000) }).passthrough().nullish(),
+    input: z.unknown().optional(),
     command: z
       .object({ resume: z.unknown().optional(), update: z.unknown().optional(), goto: z.unknown().optional() })
       .nullish(),
@@ -72,15 +77,26 @@ export const HistoryBody = z
   })
   .passthrough();
 
-/** `POST /assistants/search`. */
+const ASSISTANT_FIELDS = ["assistant_id", "graph_id", "name", "description", "config", "context", "metadata", "version", "created_at", "updated_at"] as const;
+
+/** `POST /assistants/search` (LangGraph's AssistantSearchRequest). */
 export const AssistantSearchBody = z
   .object({
     graph_id: z.string().max(256).nullish(),
+    name: z.string().max(256).nullish(),
     metadata: metadata.nullish(),
     limit: z.number().int().min(1).max(1_000).nullish(),
     offset: z.number().int().min(0).nullish(),
+    sort_by: z.enum(["assistant_id", "graph_id", "name", "created_at", "updated_at"]).nullish(),
+    sort_order: z.enum(["asc", "desc"]).nullish(),
+    select: z.array(z.enum(ASSISTANT_FIELDS)).max(ASSISTANT_FIELDS.length).nullish(),
   })
-  .passthrough();
+  .strict();
+
+/** `POST /assistants/count`. */
+export const AssistantCountBody = z
+  .object({ graph_id: z.string().max(256).nullish(), name: z.string().max(256).nullish(), metadata: metadata.nullish() })
+  .strict();
 
 /**
  * Reads the JSON body and validates it: no body counts as `{}`; malformed JSON is 400

@@ -1,34 +1,15 @@
 import type { StateSnapshot } from "@langchain/langgraph";
 import { SERVER_DEFAULTS } from "../constants.js";
+import { assistantIdFor } from "../graphs/assistant-id.js";
 import type { RunRecord } from "../runtime/run-record.js";
 import type { ThreadRecord } from "../runtime/runtime.js";
 
 /**
- * The one assistant's id: LangGraph's default assistant id for graph `agent` (uuid5 of the graph
- * id in LangGraph's namespace), so clients that pass either the graph id or this uuid agree.
+ * The built-in agent's assistant id: LangGraph's default assistant id for graph `agent` (uuid5 of
+ * the graph id in LangGraph's namespace, `assistantIdFor`), so clients that pass either the graph
+ * id or this uuid agree.
  */
 export const AGENT_ASSISTANT_ID: string = SERVER_DEFAULTS.assistantId;
-
-/** True when a request's `assistant_id` names devmind's agent (its uuid or the graph id `agent`). */
-export function isAgentAssistant(id: string): boolean {
-  return id === AGENT_ASSISTANT_ID || id === SERVER_DEFAULTS.graphId;
-}
-
-/** The assistant record (LangGraph's Assistant). */
-export function assistantWire(createdAt: string): Record<string, unknown> {
-  return {
-    assistant_id: AGENT_ASSISTANT_ID,
-    graph_id: SERVER_DEFAULTS.graphId,
-    name: SERVER_DEFAULTS.graphId,
-    description: "devmind's agent: tools with approvals, durable runs",
-    config: {},
-    context: {},
-    metadata: { created_by: "system" },
-    version: 1,
-    created_at: createdAt,
-    updated_at: createdAt,
-  };
-}
 
 /**
  * A value as JSON the LangGraph clients read: LangChain messages become message dicts
@@ -101,11 +82,11 @@ export function threadWire(thread: ThreadRecord, state: StateSnapshot | undefine
 }
 
 /**
- * A run as LangGraph's Run (`run_id`, `thread_id`, `assistant_id`, `status`, `metadata`,
+ * A run as LangGraph's Run (`run_id`, `thread_id`, `assistant_id` (its graph's assistant uuid), `status`, `metadata`,
  * `multitask_strategy`, times) plus devmind's record fields (`stop_reason`, `answer`, counts,
  * `usage`, `error`), so one object serves both kinds of client. `input` and the lease stay out.
  */
 export function runWire(run: RunRecord): Record<string, unknown> {
   const { input: _input, lease: _lease, limits: _limits, ...rest } = run;
-  return { ...rest, assistant_id: AGENT_ASSISTANT_ID, metadata: {}, multitask_strategy: null, kwargs: {} };
+  return { ...rest, assistant_id: assistantIdFor(run.graph_id), metadata: {}, multitask_strategy: null, kwargs: {} };
 }

@@ -2,7 +2,7 @@ import { loadConfig, type DevmindConfig } from "../../src/config.js";
 import type { Database } from "../../src/db/types.js";
 import { ScriptedChatModel } from "../../src/model/scripted-model.js";
 import type { ScriptedTurn } from "../../src/model/scripted-turns.js";
-import { createRuntime, type Runtime } from "../../src/runtime/runtime.js";
+import { createRuntime, type Runtime, type RuntimeOptions } from "../../src/runtime/runtime.js";
 import { startServer, type RunningServer } from "../../src/server/start-server.js";
 import { tempWorkspace } from "./agent.js";
 import { freshMigratedSchema } from "./databases.js";
@@ -25,21 +25,22 @@ export interface TestServer {
 /**
  * Starts a real server on 127.0.0.1 port 0 over a fresh migrated schema on `owner`'s connections
  * (`openBackend(backend)`, shared by a file's tests), with the scripted model (`turns`, per thread)
- * and `workers` in-process worker slots (default 2). API keys are TEST_KEYS unless `apiKeys` is ""
+ * and `workers` in-process worker slots (default 2); `graphs` are the runtime's graphs (default:
+ * the built-in agent alone). API keys are TEST_KEYS unless `apiKeys` is ""
  * (open server). `close()` stops the server and its workers and drops the schema; the caller
  * closes `owner`.
  */
 export async function startTestServer(
   owner: Database,
   turns: ScriptedTurn[],
-  options: { workers?: number; apiKeys?: string; env?: Record<string, string>; heartbeatMs?: number } = {},
+  options: { workers?: number; apiKeys?: string; env?: Record<string, string>; heartbeatMs?: number; graphs?: RuntimeOptions["graphs"] } = {},
 ): Promise<TestServer> {
   const { db, drop } = await freshMigratedSchema(owner);
   const ws = tempWorkspace();
   const apiKeys = options.apiKeys ?? Object.entries(TEST_KEYS).map(([name, key]) => `${name}=${key}`).join(",");
   const config = loadConfig({ DEVMIND_WORKSPACE: ws.dir, DEVMIND_MODEL_MAX_RETRIES: "0", DEVMIND_LEASE_MS: "5000", ...(apiKeys === "" ? {} : { DEVMIND_API_KEYS: apiKeys }), ...options.env });
   const model = new ScriptedChatModel(turns);
-  const runtime = createRuntime({ db, model, config });
+  const runtime = createRuntime({ db, model, config, ...(options.graphs === undefined ? {} : { graphs: options.graphs }) });
   const server = await startServer({ runtime, config, host: "127.0.0.1", port: 0, workers: options.workers ?? 2, ...(options.heartbeatMs === undefined ? {} : { heartbeatMs: options.heartbeatMs }) });
   let closing: Promise<void> | undefined;
   return {

@@ -127,7 +127,17 @@ describe.each(BACKENDS)("HTTP API on %s: auth, errors, devmind routes", (backend
     await waitForStatus(server, runId, "interrupted");
     const approvals = await call(server, "/approvals?status=pending");
     expect(approvals.body).toEqual({
-      approvals: [{ run_id: runId, thread_id: tid, created_at: expect.any(String), updated_at: expect.any(String), requests: [expect.objectContaining({ name: "write_file", tool_call_id: "call_write", args: { path: "notes.txt", content: "n" } })] }],
+      approvals: [
+        {
+          run_id: runId,
+          thread_id: tid,
+          graph_id: "agent",
+          created_at: expect.any(String),
+          updated_at: expect.any(String),
+          requests: [expect.objectContaining({ name: "write_file", tool_call_id: "call_write", args: { path: "notes.txt", content: "n" } })],
+          interrupts: [],
+        },
+      ],
     });
     expect(await call(server, `/runs/${runId}/decisions`, { method: "POST", json: { decisions: [{ type: "maybe" }] }, key: TEST_KEYS.bob })).toMatchObject({ status: 422, body: { error: "RUN_INPUT_INVALID" } });
     const decided = await call(server, `/runs/${runId}/decisions`, { method: "POST", json: { decisions: [{ type: "approve", tool_call_id: "call_write" }], reason: "looks fine" }, key: TEST_KEYS.bob });

@@ -8,7 +8,9 @@ import type { StreamPart } from "../run-stream.js";
 import { sseResponse } from "../sse.js";
 import { parseDecisions } from "../../graph/decisions.js";
 import { intQuery, readJson } from "../validation.js";
-import { AGENT_ASSISTANT_ID, runWire } from "../wire.js";
+import { isHitlRequest } from "../../runtime/runtime.js";
+import { runWire } from "../wire.js";
+import { assistantIdFor } from "../../graphs/assistant-id.js";
 
 type Env = { Variables: AuthVariables };
 
@@ -40,9 +42,11 @@ function contentDisposition(kind: "inline" | "attachment", name: string): string
  *   the decisions are recorded with the caller's key name as principal, and once every waiting
  *   call is decided the run continues on a worker.
  * - `POST /runs/{id}/cancel` -> the run record (cancel requested, or cancelled if not running).
- * - `GET /approvals?status=pending&limit=N` -> `{approvals: [{run_id, thread_id, created_at,
- *   updated_at, requests: [{name, args, description, tool_call_id, risk}]}]}`: the calls still
- *   waiting for a decision, per interrupted run, newest run first.
+ * - `GET /approvals?status=pending&limit=N` -> `{approvals: [{run_id, thread_id, graph_id,
+ *   created_at, updated_at, requests: [{name, args, description, tool_call_id, risk}],
+ *   interrupts: [{id, value, ns}]}]}`: per interrupted run (newest paused first) the calls still
+ *   waiting for a decision (HITL-shaped interrupts) and the other interrupts still waiting for a
+ *   value (resumed with `command.resume` or `devmind resume`), from one query.
  * - `GET /files/{id}` -> the attachment's bytes with its Content-Type, a Content-Disposition
  *   (inline for images and plain text, else attachment), `X-Content-Type-Options: nosniff` and a
  *   sandboxing CSP; 404 for an unknown id.
@@ -72,10 +76,13 @@ export function devmindRoutes(deps: AppDeps): Hono<Env> {
     const limit = intQuery(c.req.query("limit"), "limit", 50, 500) || 50;
     const before = c.req.query("before");
     const runs = await runtime.runs.list({ status, limit, ...(before === undefined ? {} : { before }) });
-    return c.json(runs.map((run) => ({ ...run, assistant_id: AGENT_ASSISTANT_ID })));
+    return c.json(runs.map((run) => ({ ...run, assistant_id: assistantIdFor(run.graph_id) })));
   });
 
-  app.get("/runs/:id", async (c) => c.json({ ...(await runtime.runs.get(c.req.param("id"))), assistant_id: AGENT_ASSISTANT_ID }));
+  app.get("/runs/:id", async (c) => {
+    const run = await runtime.runs.get(c.req.param("id"));
+    return c.json({ ...run, assistant_id: assistantIdFor(run.graph_id) });
+  });
 
   app.get("/runs/:id/events", async (c) => {
     const run = await runtime.runs.get(c.req.param("id"));
@@ -97,14 +104,16 @@ export function devmindRoutes(deps: AppDeps): Hono<Env> {
     const status = c.req.query("status") ?? "pending";
     if (status !== "pending") throw httpError("REQUEST_INVALID", 'status must be "pending"');
     const limit = intQuery(c.req.query("limit"), "limit", 50, 500) || 50;
-    const runs = await runtime.runs.list({ status: "interrupted", limit });
+    // one query: every interrupted run with its stored interrupts and what was already answered
     const approvals = [];
-    for (const run of runs) {
-      const requests = await runtime.runs.pendingApprovals(run.run_id);
-      const decided = new Set<string>();
-      for await (const event of runtime.runs.events(run.run_id)) if (event.type === "approval.decided") decided.add(String(event["tool_call_id"]));
-      const open = requests.filter((request) => !decided.has(request.tool_call_id));
-      if (open.length > 0) approvals.push({ run_id: run.run_id, thread_id: run.thread_id, created_at: run.created_at, updated_at: run.updated_at, requests: open });
+    for (const run of await runtime.runs.interrupted({ limit })) {
+      const decided = new Set(run.decided_tool_calls);
+      const answered = new Set(run.answered_interrupts);
+      const open = (run.interrupts ?? []).filter((item) => !answered.has(item.id));
+      const requests = open.flatMap((item) => (isHitlRequest(item.value) ? item.value.actionRequests : [])).filter((request) => request.tool_call_id === undefined || !decided.has(request.tool_call_id));
+      const others = open.filter((item) => !isHitlRequest(item.value));
+      if (requests.length === 0 && others.length === 0) continue;
+      approvals.push({ run_id: run.run_id, thread_id: run.thread_id, graph_id: run.graph_id, created_at: run.created_at, updated_at: run.updated_at, requests, interrupts: others });
     }
     return c.json({ approvals });
   });

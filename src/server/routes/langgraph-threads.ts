@@ -1,19 +1,16 @@
 import { Hono } from "hono";
 import type { StateSnapshot } from "@langchain/langgraph";
-import { SERVER_DEFAULTS } from "../../constants.js";
 import type { ThreadRecord } from "../../runtime/runtime.js";
 import type { AuthVariables } from "../auth.js";
 import type { AppDeps } from "../app.js";
 import { httpError } from "../http-errors.js";
-import { AssistantSearchBody, CheckpointId, HistoryBody, readBody, ThreadCreateBody, ThreadPatchBody, ThreadSearchBody, validate } from "../validation.js";
-import { assistantWire, isAgentAssistant, stateWire, threadWire } from "../wire.js";
+import { CheckpointId, HistoryBody, readBody, ThreadCreateBody, ThreadPatchBody, ThreadSearchBody, validate } from "../validation.js";
+import { stateWire, threadWire } from "../wire.js";
 
 /**
- * LangGraph Platform's assistants and threads (CONTRACT section 8), as the SDK's
- * `client.assistants` and `client.threads` call them:
+ * LangGraph Platform's threads (CONTRACT section 8), as the SDK's `client.threads` calls them
+ * (assistants: `langgraphAssistantRoutes`):
  *
- * - `GET /assistants/{id}`, `POST /assistants/search` -> Assistant / Assistant[]: one assistant,
- *   graph id `agent`, id `agent` or AGENT_ASSISTANT_ID.
  * - `POST /threads {thread_id?, metadata?, if_exists?}` -> Thread; `GET|PATCH|DELETE /threads/{id}`;
  *   `POST /threads/search {metadata?, ids?, status?, limit?, offset?, sort_by?, sort_order?}` -> Thread[].
  *   Thread: `{thread_id, created_at, updated_at, metadata, status: idle|busy|interrupted|error,
@@ -25,17 +22,6 @@ import { assistantWire, isAgentAssistant, stateWire, threadWire } from "../wire.
 export function langgraphThreadRoutes(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
   const { runtime } = deps;
   const app = new Hono<{ Variables: AuthVariables }>();
-  const startedAt = new Date().toISOString();
-
-  app.get("/assistants/:id", (c) => {
-    if (!isAgentAssistant(c.req.param("id"))) throw httpError("NOT_FOUND", "no such assistant; this server has one, \"agent\"");
-    return c.json(assistantWire(startedAt));
-  });
-  app.post("/assistants/search", async (c) => {
-    const body = await readBody(c, AssistantSearchBody);
-    const matches = (body.graph_id ?? SERVER_DEFAULTS.graphId) === SERVER_DEFAULTS.graphId && (body.offset ?? 0) === 0 && Object.keys(body.metadata ?? {}).every((key) => key === "created_by");
-    return c.json(matches ? [assistantWire(startedAt)] : []);
-  });
 
   const withState = async (thread: ThreadRecord): Promise<Record<string, unknown>> => {
     const state: StateSnapshot = await runtime.threads.state(thread.thread_id);

@@ -1,0 +1,112 @@
+import type { CompiledGraphLike } from "./graph-kinds.js";
+
+/** A JSON Schema object, as LangGraph Platform's `/assistants/{id}/schemas` returns them. */
+export type JsonSchema = Record<string, unknown>;
+
+/** The JSON schemas of a graph: its input, output and state (and config when the graph declares one). */
+export interface GraphSchemas {
+  input: JsonSchema | null;
+  output: JsonSchema | null;
+  state: JsonSchema | null;
+  config: JsonSchema | null;
+}
+
+/** A graph's nodes and edges, as LangGraph's drawable graph `toJSON()` gives them (`/assistants/{id}/graph`). */
+export interface GraphDrawing {
+  nodes: { id: string | number; type?: string; data?: unknown; metadata?: unknown }[];
+  edges: { source: string; target: string; data?: unknown; conditional?: boolean }[];
+}
+
+interface Drawable {
+  toJSON(): GraphDrawing;
+}
+
+interface SchemaSource {
+  getJsonSchema(): unknown;
+  getInputJsonSchema(): unknown;
+}
+
+interface BuilderLike {
+  _schemaDefinition?: unknown;
+  _inputDefinition?: unknown;
+  _outputDefinition?: unknown;
+  _schemaRuntimeDefinition?: unknown;
+  _inputRuntimeDefinition?: unknown;
+  _outputRuntimeDefinition?: unknown;
+}
+
+/** The nodes and edges of a compiled graph (`xray`: subgraphs expanded, a depth or true). */
+export async function drawGraph(graph: CompiledGraphLike, options: { xray?: boolean | number } = {}): Promise<GraphDrawing> {
+  const withAsync = graph as CompiledGraphLike & { getGraphAsync?: (config: Record<string, unknown>) => Promise<Drawable> };
+  const config: Record<string, unknown> = options.xray === undefined ? {} : { xray: options.xray };
+  const drawable = typeof withAsync.getGraphAsync === "function" ? await withAsync.getGraphAsync(config) : (graph.getGraph(config as never) as Drawable);
+  return drawable.toJSON();
+}
+
+function isSchemaSource(value: unknown): value is SchemaSource {
+  return (
+    value !== null &&
+    typeof value === "object" &&
+    typeof (value as SchemaSource).getJsonSchema === "function" &&
+    typeof (value as SchemaSource).getInputJsonSchema === "function"
+  );
+}
+
+function asSchema(value: unknown): JsonSchema | null {
+  return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as JsonSchema) : null;
+}
+
+/** An object schema naming the channels of an `Annotation.Root` definition (their types are not known at runtime). */
+function channelSchema(definition: unknown, title: string): JsonSchema | null {
+  if (definition === null || typeof definition !== "object") return null;
+  const names = Object.keys(definition).filter((name) => !name.startsWith("__"));
+  if (names.length === 0) return null;
+  return {
+    $schema: "http://json-schema.org/draft-07/schema#",
+    title,
+    type: "object",
+    description: "the graph's channels; their value types are not declared at runtime (Annotation state)",
+    properties: Object.fromEntries(names.map((name) => [name, {}])),
+  };
+}
+
+/**
+ * The JSON schemas of a compiled graph, read at runtime as LangGraph Platform does first: a
+ * `StateSchema` state (its own JSON schemas), then a Zod state (LangGraph's schema registry);
+ * an `Annotation.Root` state has no types at runtime, so its schemas name its channels with no
+ * types. Null where the graph has none (e.g. a graph that is not a StateGraph).
+ */
+export async function graphSchemas(graph: CompiledGraphLike): Promise<GraphSchemas> {
+  const builder = (graph as CompiledGraphLike & { builder?: BuilderLike }).builder;
+  if (builder === undefined) return { input: null, output: null, state: null, config: null };
+  const state = builder._schemaRuntimeDefinition;
+  if (isSchemaSource(state)) {
+    const input = builder._inputRuntimeDefinition;
+    const output = builder._outputRuntimeDefinition;
+    return {
+      state: asSchema(state.getJsonSchema()),
+      input: asSchema(isSchemaSource(input) ? input.getInputJsonSchema() : state.getInputJsonSchema()),
+      output: asSchema(isSchemaSource(output) ? output.getJsonSchema() : state.getJsonSchema()),
+      config: null,
+    };
+  }
+  try {
+    const zod = await import("@langchain/langgraph/zod/schema");
+    const compiled = graph as unknown as Parameters<typeof zod.getInputTypeSchema>[0];
+    const fromZod: GraphSchemas = {
+      state: asSchema(zod.getStateTypeSchema(compiled)),
+      input: asSchema(zod.getInputTypeSchema(compiled)),
+      output: asSchema(zod.getOutputTypeSchema(compiled)),
+      config: asSchema(zod.getConfigTypeSchema(compiled)),
+    };
+    if (fromZod.state !== null || fromZod.input !== null || fromZod.output !== null) return fromZod;
+  } catch {
+    // not a Zod state (or no Zod support installed): the channels below
+  }
+  return {
+    state: channelSchema(builder._schemaDefinition, "state"),
+    input: channelSchema(builder._inputDefinition, "input"),
+    output: channelSchema(builder._outputDefinition, "output"),
+    config: null,
+  };
+}

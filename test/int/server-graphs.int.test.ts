@@ -1,0 +1,213 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Client } from "@langchain/langgraph-sdk";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { graph as reviewGraph } from "../../examples/approval-graph/graph.js";
+import { graph as researchGraph } from "../../examples/parallel-research/graph.js";
+import type { Database } from "../../src/db/types.js";
+import { assistantIdFor } from "../../src/graphs/assistant-id.js";
+import { BACKENDS, TEST_DATABASE_URL, itOnPrimary, openBackend } from "../helpers/databases.js";
+import { seedDataDir } from "../helpers/pglite-template.js";
+import { spawnServe } from "../helpers/server-process.js";
+import { collect, startTestServer, TEST_KEYS, type TestServer } from "../helpers/server.js";
+
+type Part = { event: string; data: unknown; id?: string };
+type Interrupt = { id: string; value: unknown };
+
+const REVIEW_QUESTION = { question: "Send this draft?", draft: "A short note about tests." };
+
+async function api(server: { url: string }, path: string): Promise<{ status: number; body: unknown }> {
+  const response = await fetch(`${server.url}${path}`, { headers: { "x-api-key": TEST_KEYS.alice } });
+  return { status: response.status, body: (await response.json()) as unknown };
+}
+
+/** Expects `promise` to fail with the SDK's HTTPError of `status` whose text contains `text`. */
+async function refused(promise: Promise<unknown>, status: number, text: string): Promise<void> {
+  const error = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught as { status?: number; message?: string },
+  );
+  expect(error?.status).toBe(status);
+  expect(error?.message).toContain(text);
+}
+
+/** The parts of a stream without the ids and the metadata part (checked on its own). */
+function shape(parts: Part[]): { event: string; data: unknown }[] {
+  return parts.filter((part) => part.event !== "metadata").map(({ event, data }) => ({ event, data }));
+}
+
+describe.each(BACKENDS)("every loaded graph is an assistant of devmind serve, through the SDK, on %s", (backend) => {
+  const servers: TestServer[] = [];
+  let owner: Database;
+  beforeAll(async () => {
+    owner = await openBackend(backend);
+  });
+  afterAll(async () => {
+    await owner.close();
+  });
+  afterEach(async () => {
+    await Promise.all(servers.splice(0).map((server) => server.close()));
+  });
+  const start = async (workers = 1): Promise<{ server: TestServer; client: Client }> => {
+    const server = await startTestServer(owner, [], { workers, graphs: { agent: false, review: reviewGraph, research: researchGraph } });
+    servers.push(server);
+    return { server, client: new Client({ apiUrl: server.url, apiKey: TEST_KEYS.alice }) };
+  };
+
+  itOnPrimary(backend)("assistants: one per graph with the official ids and shapes; graph and schemas; create/update/delete/versions refused naming them", async () => {
+    const { server, client } = await start(0);
+    const found = await client.assistants.search();
+    expect(found.map((a) => [a.assistant_id, a.graph_id, a.name, a.version, a.config, a.metadata])).toEqual([
+      [assistantIdFor("review"), "review", "review", 1, {}, { created_by: "system" }],
+      [assistantIdFor("research"), "research", "research", 1, {}, { created_by: "system" }],
+    ]);
+    expect((await client.assistants.search({ graphId: "research" })).map((a) => a.graph_id)).toEqual(["research"]);
+    expect((await client.assistants.search({ limit: 1, offset: 1 })).map((a) => a.graph_id)).toEqual(["research"]);
+    expect((await client.assistants.get("review")).assistant_id).toBe(assistantIdFor("review"));
+    expect((await client.assistants.get(assistantIdFor("research"))).graph_id).toBe("research");
+    await expect(client.assistants.get("agent")).rejects.toMatchObject({ status: 404 });
+    expect(await api(server, "/info")).toMatchObject({ status: 200, body: { graphs: ["review", "research"] } });
+
+    const drawing = await client.assistants.getGraph("review");
+    expect(drawing.nodes.map((node) => node.id)).toEqual(["__start__", "write", "review", "__end__"]);
+    expect(drawing.edges.map((edge) => `${edge.source}->${edge.target}`).sort()).toEqual(["__start__->write", "review->__end__", "write->review"]);
+    const schemas = await client.assistants.getSchemas("review");
+    expect(schemas.graph_id).toBe("review");
+    expect(Object.keys((schemas.state_schema as { properties: object }).properties)).toEqual(["topic", "draft", "outcome"]);
+    expect(Object.keys((schemas.input_schema as { properties: object }).properties)).toEqual(["topic", "draft", "outcome"]);
+
+    await refused(client.assistants.create({ graphId: "review" }), 422, "assistants create is not supported");
+    await refused(client.assistants.update("review", { name: "x" }), 422, "assistants update is not supported");
+    await refused(client.assistants.delete("review"), 422, "assistants delete is not supported");
+    await refused(client.assistants.getVersions("review"), 422, "assistants versions is not supported");
+    await refused(client.assistants.getSubgraphs("research"), 422, "subgraphs is not supported");
+  });
+
+  it("example (a): runs.wait to its interrupt, thread state types the interrupt, command.resume finishes the same run", async () => {
+    const { server, client } = await start();
+    const thread = await client.threads.create();
+    const paused = (await client.runs.wait(thread.thread_id, "review", { input: { topic: "tests" } })) as Record<string, unknown>;
+    const [interrupt] = paused["__interrupt__"] as Interrupt[];
+    expect(paused).toEqual({ topic: "tests", draft: REVIEW_QUESTION.draft, outcome: null, __interrupt__: [{ id: interrupt?.id, value: REVIEW_QUESTION }] });
+
+    const state = await client.threads.getState(thread.thread_id);
+    expect(state.next).toEqual(["review"]);
+    expect(state.tasks.map((task) => [task.name, task.interrupts])).toEqual([["review", [{ id: interrupt?.id, value: REVIEW_QUESTION }]]]);
+    const threadRecord = await client.threads.get(thread.thread_id);
+    expect(threadRecord.status).toBe("interrupted");
+    expect(Object.values(threadRecord.interrupts ?? {})).toEqual([[{ id: interrupt?.id, value: REVIEW_QUESTION }]]);
+    expect(threadRecord.metadata).toEqual({ graph_id: "review", assistant_id: assistantIdFor("review") });
+
+    const [run] = await client.runs.list(thread.thread_id);
+    expect(run).toMatchObject({ assistant_id: assistantIdFor("review"), status: "interrupted" });
+
+    const done = (await client.runs.wait(thread.thread_id, "review", { command: { resume: { approved: true, note: "ok" } } })) as Record<string, unknown>;
+    expect(done).toEqual({ topic: "tests", draft: REVIEW_QUESTION.draft, outcome: `sent: ${REVIEW_QUESTION.draft} (ok)` });
+    const runs = await client.runs.list(thread.thread_id);
+    expect(runs.map((item) => [item.run_id, item.status])).toEqual([[run?.run_id, "success"]]);
+    const audit = await server.runtime.runs.resumes(run?.run_id as string);
+    expect(audit.map((item) => [item.principal, item.interrupt_ids])).toEqual([["alice", [interrupt?.id]]]);
+  });
+
+  it("example (a) streamed: custom writes, updates per node, the interrupt as the official server sends it, then the resume", async () => {
+    const { client } = await start();
+    const thread = await client.threads.create();
+    const first = (await collect(client.runs.stream(thread.thread_id, "review", { input: { topic: "tests" }, streamMode: ["updates", "custom"] }))) as Part[];
+    expect(first[0]).toMatchObject({ event: "metadata", data: { run_id: expect.any(String) } });
+    const interruptId = ((first.find((part) => part.event === "updates" && "__interrupt__" in (part.data as object))?.data as { __interrupt__: Interrupt[] }).__interrupt__[0] as Interrupt).id;
+    // the custom part is ordered by the time its event was stored, which may follow the node's checkpoint
+    expect(shape(first).filter((part) => part.event === "custom")).toEqual([{ event: "custom", data: { progress: "drafting", topic: "tests" } }]);
+    expect(shape(first).filter((part) => part.event === "updates")).toEqual([
+      { event: "updates", data: { write: { draft: REVIEW_QUESTION.draft } } },
+      { event: "updates", data: { __interrupt__: [{ id: interruptId, value: REVIEW_QUESTION }] } },
+    ]);
+    expect(first[first.length - 1]?.data).toEqual({ __interrupt__: [{ id: interruptId, value: REVIEW_QUESTION }] });
+
+    const second = (await collect(client.runs.stream(thread.thread_id, "review", { command: { resume: { approved: false } }, streamMode: ["updates", "values"] }))) as Part[];
+    expect(shape(second)).toEqual([
+      { event: "updates", data: { review: { outcome: "dropped" } } },
+      { event: "values", data: { topic: "tests", draft: REVIEW_QUESTION.draft, outcome: "dropped" } },
+    ]);
+    expect(second[0]?.data).toMatchObject({ run_id: (first[0]?.data as { run_id: string }).run_id });
+  });
+
+  it("example (b): two interrupts of parallel subgraph branches, listed by /approvals from one query, resumed by an id map", async () => {
+    const { server, client } = await start();
+    const thread = await client.threads.create();
+    const paused = (await client.runs.wait(thread.thread_id, "research", { input: { questions: ["abc", "de", "fgh"] } })) as Record<string, unknown>;
+    const interrupts = paused["__interrupt__"] as Interrupt[];
+    expect(interrupts.map((item) => item.value).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)))).toEqual([{ confirm: "abc -> unsure" }, { confirm: "fgh -> unsure" }]);
+    const byQuestion = new Map(interrupts.map((item) => [(item.value as { confirm: string }).confirm, item.id]));
+
+    const [run] = await client.runs.list(thread.thread_id);
+    const approvals = (await api(server, "/approvals?status=pending")).body as { approvals: { run_id: string; graph_id: string; requests: unknown[]; interrupts: { id: string }[] }[] };
+    expect(approvals.approvals.map((item) => [item.run_id, item.graph_id, item.requests, item.interrupts.map((i) => i.id).sort()])).toEqual([
+      [run?.run_id, "research", [], [...byQuestion.values()].sort()],
+    ]);
+
+    // one value while two wait is refused naming them; a map by id answers both
+    await refused(client.runs.wait(thread.thread_id, "research", { command: { resume: { keep: true } } }), 422, "2 interrupts are waiting");
+    const done = (await client.runs.wait(thread.thread_id, "research", {
+      command: { resume: { [byQuestion.get("abc -> unsure") as string]: { keep: true }, [byQuestion.get("fgh -> unsure") as string]: { keep: false } } },
+    })) as Record<string, unknown>;
+    expect(done["report"]).toBe("abc -> unsure (confirmed); de -> sure");
+    expect((await api(server, "/approvals?status=pending")).body).toEqual({ approvals: [] });
+  });
+
+  itOnPrimary(backend)("config and context reach the run; unknown assistants, options not implemented and bad resumes are refused naming them", async () => {
+    const { server, client } = await start(0);
+    const thread = await client.threads.create();
+    const created = await client.runs.create(thread.thread_id, "review", { input: { topic: "t" }, config: { configurable: { team: "blue" }, recursion_limit: 7, tags: ["x"] }, context: { user: "u1" } });
+    const stored = (await api(server, `/runs/${created.run_id}`)).body as Record<string, unknown>;
+    expect(stored).toMatchObject({ graph_id: "review", assistant_id: assistantIdFor("review"), config: { configurable: { team: "blue" }, recursion_limit: 7, tags: ["x"] }, context: { user: "u1" } });
+    await client.runs.cancel(thread.thread_id, created.run_id);
+
+    const other = await client.threads.create();
+    await refused(client.runs.create(other.thread_id, "nope", { input: {} }), 404, "nope");
+    await refused(client.runs.wait(other.thread_id, "review", { input: { topic: "t" }, config: { run_name: "x" } as never }), 422, "config.run_name");
+    await refused(client.runs.wait(other.thread_id, "review", { input: { topic: "t" }, interruptBefore: ["review"] }), 422, "interrupt_before");
+    await refused(client.runs.wait(other.thread_id, "review", { input: { topic: "t" }, checkpointId: "x" }), 422, "checkpoint_id");
+    await refused(client.runs.create(other.thread_id, "review", { input: { topic: "t" }, streamSubgraphs: true }), 422, "stream_subgraphs");
+    await expect(client.runs.wait(other.thread_id, "review", { command: { resume: { approved: true } } })).rejects.toMatchObject({ status: 409 });
+    // none of the refused requests left a run behind
+    expect(await client.runs.list(other.thread_id)).toEqual([]);
+  });
+});
+
+describe.each(BACKENDS)("devmind serve --config examples/approval-graph/langgraph.json on %s", (backend) => {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("serves the example's graph as its assistant and runs it to its interrupt and on to the end", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "devmind-serve-graphs-"));
+    dirs.push(dir);
+    if (backend === "pglite") seedDataDir(dir);
+    const schema = `serve_graphs_${Date.now().toString(36)}_${process.pid}`;
+    const env = {
+      ...(backend === "postgres" ? { DATABASE_URL: TEST_DATABASE_URL as string, DEVMIND_DB_SCHEMA: schema } : { DEVMIND_DATA_DIR: dir }),
+      DEVMIND_WORKSPACE: join(dir, "ws"),
+      DEVMIND_API_KEYS: `alice=${TEST_KEYS.alice}`,
+    };
+    const serve = await spawnServe(["--config", "examples/approval-graph/langgraph.json", "--port", "0", "--workers", "1"], env);
+    try {
+      const client = new Client({ apiUrl: serve.url, apiKey: TEST_KEYS.alice });
+      expect((await client.assistants.search()).map((a) => [a.graph_id, a.assistant_id])).toEqual([["review", assistantIdFor("review")]]);
+      const thread = await client.threads.create();
+      const paused = (await client.runs.wait(thread.thread_id, "review", { input: { topic: "tests" } })) as Record<string, unknown>;
+      expect((paused["__interrupt__"] as Interrupt[]).map((item) => item.value)).toEqual([REVIEW_QUESTION]);
+      const done = (await client.runs.wait(thread.thread_id, assistantIdFor("review"), { command: { resume: { approved: true } } })) as Record<string, unknown>;
+      expect(done["outcome"]).toBe(`sent: ${REVIEW_QUESTION.draft}`);
+      await expect(client.runs.wait(thread.thread_id, "agent", { input: { messages: ["hi"] } })).rejects.toMatchObject({ status: 404 });
+    } finally {
+      expect(await serve.stop()).toBe(0);
+      if (backend === "postgres") {
+        const owner = await openBackend("postgres");
+        await owner.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+        await owner.close();
+      }
+    }
+  }, 180_000);
+});
