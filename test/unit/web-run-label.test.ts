@@ -22,6 +22,7 @@ describe("the web page's run label", () => {
   it("falls back to the task this tab started, then to a short id; long tasks are cut to one line", () => {
     expect(runLabel({ run_id: RUN_ID, input: { messages: [{ type: "human", data: {} }] } }, "from this tab")).toBe("from this tab");
     expect(runLabel({ run_id: RUN_ID })).toBe("run 0f8e7d6c");
+    expect(runLabel({ run_id: RUN_ID, graph_id: "review", input: { topic: "tests" } })).toBe('review: {"topic":"tests"}');
     const long = runLabel({ run_id: RUN_ID, input: { messages: [`line one\n${"x".repeat(200)}`] } });
     expect(long).toHaveLength(80);
     expect(long.startsWith("line one x")).toBe(true);

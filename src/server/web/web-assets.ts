@@ -21,6 +21,7 @@ export const WEB_ASSET_FILES = [
   { path: "/assets/api.js", file: "api.js", contentType: "text/javascript; charset=utf-8" },
   { path: "/assets/approvals.js", file: "approvals.js", contentType: "text/javascript; charset=utf-8" },
   { path: "/assets/dom.js", file: "dom.js", contentType: "text/javascript; charset=utf-8" },
+  { path: "/assets/interrupts.js", file: "interrupts.js", contentType: "text/javascript; charset=utf-8" },
   { path: "/assets/run-label.js", file: "run-label.js", contentType: "text/javascript; charset=utf-8" },
   { path: "/assets/run-view.js", file: "run-view.js", contentType: "text/javascript; charset=utf-8" },
   { path: "/assets/sse.js", file: "sse.js", contentType: "text/javascript; charset=utf-8" },

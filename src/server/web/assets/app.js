@@ -1,4 +1,5 @@
-// devmind web page: start a run, pick one from the list, watch it live, decide approvals.
+// devmind web page: start a run (the agent with a task, any other graph with a JSON input), pick
+// one from the list, watch it live, decide approvals, resume interrupts.
 // Plain ES modules served from /assets/ (no build step, no framework, same origin only).
 
 import { ApiError, authHeaders, apiKey, errorOf, request, setApiKey, setUnauthorizedHandler } from "./api.js";
@@ -27,6 +28,10 @@ const taskInput = /** @type {HTMLTextAreaElement} */ (byId("task"));
 const sameThread = /** @type {HTMLInputElement} */ (byId("same-thread"));
 const formError = byId("form-error");
 const runButton = /** @type {HTMLButtonElement} */ (byId("run-button"));
+const graphRow = byId("graph-row");
+const graphPicker = /** @type {HTMLSelectElement} */ (byId("graph"));
+const taskLabel = byId("task-label");
+const AGENT = "agent";
 const runsList = byId("runs-list");
 const runsError = byId("runs-error");
 const connection = byId("connection");
@@ -42,6 +47,7 @@ keyForm.addEventListener("submit", (event) => {
   setApiKey(keyInput.value.trim());
   keyInput.value = "";
   keyNote.textContent = apiKey() === null ? "Key cleared." : "Key kept for this tab.";
+  void loadGraphs();
   void refreshRuns();
   const selected = selectedRunId();
   if (selected !== null) void selectRun(selected);
@@ -53,6 +59,35 @@ taskForm.addEventListener("submit", (event) => {
 });
 
 byId("refresh-runs").addEventListener("click", () => void refreshRuns());
+graphPicker.addEventListener("change", () => showGraphInput());
+
+/** The graph runs start with: the picker's choice, else the agent. @returns {string} */
+function selectedGraph() {
+  return graphPicker.value === "" ? AGENT : graphPicker.value;
+}
+
+/** The agent takes a task; any other graph a JSON input. */
+function showGraphInput() {
+  const agent = selectedGraph() === AGENT;
+  taskLabel.textContent = agent ? "Task" : "Input (JSON)";
+  taskInput.placeholder = agent ? "What should the agent do?" : '{"topic": "..."}';
+}
+
+/** Fills the graph picker from the server's assistants (one per loaded graph); shown when it is not the agent alone. */
+async function loadGraphs() {
+  let assistants;
+  try {
+    assistants = await request("POST", "/assistants/search", { limit: 100 });
+  } catch {
+    return;
+  }
+  const ids = (Array.isArray(assistants) ? assistants : []).map((/** @type {Record<string, any>} */ a) => String(a.graph_id));
+  const current = graphPicker.value;
+  graphPicker.replaceChildren(...ids.map((id) => el("option", { value: id, text: id })));
+  if (ids.includes(current)) graphPicker.value = current;
+  graphRow.hidden = ids.length === 0 || (ids.length === 1 && ids[0] === AGENT);
+  showGraphInput();
+}
 byId("cancel-run").addEventListener("click", () => void view?.cancel());
 window.addEventListener("hashchange", () => {
   const id = selectedRunId();
@@ -69,18 +104,28 @@ function selectedRunId() {
 async function startRun() {
   formError.textContent = "";
   const content = taskInput.value.trim();
+  const graph = selectedGraph();
   if (content === "") {
-    formError.textContent = "Write a task first.";
+    formError.textContent = graph === AGENT ? "Write a task first." : "Write the graph's input (JSON) first.";
     taskInput.focus();
     return;
+  }
+  /** @type {unknown} */
+  let input;
+  if (graph === AGENT) input = { messages: [{ role: "user", content }] };
+  else {
+    try {
+      input = JSON.parse(content);
+    } catch {
+      formError.textContent = "The input is not valid JSON.";
+      taskInput.focus();
+      return;
+    }
   }
   runButton.disabled = true;
   try {
     const threadId = sameThread.checked && view !== null ? view.threadId : (await request("POST", "/threads", {})).thread_id;
-    const run = await request("POST", `/threads/${encodeURIComponent(threadId)}/runs`, {
-      assistant_id: "agent",
-      input: { messages: [{ role: "user", content }] },
-    });
+    const run = await request("POST", `/threads/${encodeURIComponent(threadId)}/runs`, { assistant_id: graph, input });
     taskInput.value = "";
     startedTasks.set(String(run.run_id), content);
     await selectRun(run.run_id, run);
@@ -219,6 +264,7 @@ function describe(error) {
   return error instanceof Error ? error.message : String(error);
 }
 
+void loadGraphs();
 void refreshRuns();
 setInterval(() => {
   if (document.visibilityState === "visible") void refreshRuns();

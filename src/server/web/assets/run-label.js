@@ -24,14 +24,30 @@ export function messageText(message) {
 }
 
 /**
+ * A user graph's run input as a label: `graph: {"json": ...}`; null for the agent's `{messages}`
+ * input or no input.
+ * @param {Record<string, any>} run
+ * @returns {string | null}
+ */
+function graphInputText(run) {
+  if (typeof run?.graph_id !== "string" || run.graph_id === "agent" || run.input === undefined || run.input === null) return null;
+  try {
+    return `${run.graph_id}: ${JSON.stringify(run.input)}`;
+  } catch {
+    return null;
+  }
+}
+
+/**
  * The run list's label: the first input message's text, else the task this tab started it with
- * (`startedTask`), else a short id; one line, at most 80 characters.
+ * (`startedTask`), else a user graph's input as JSON, else a short id; one line, at most 80
+ * characters.
  * @param {Record<string, any>} run
  * @param {string | undefined} [startedTask]
  * @returns {string}
  */
 export function runLabel(run, startedTask) {
-  const text = messageText(run?.input?.messages?.[0]) ?? startedTask ?? `run ${String(run?.run_id).slice(0, 8)}`;
+  const text = messageText(run?.input?.messages?.[0]) ?? startedTask ?? graphInputText(run) ?? `run ${String(run?.run_id).slice(0, 8)}`;
   const flat = text.replace(/\s+/g, " ").trim();
   return flat.length > LABEL_CHARS ? `${flat.slice(0, LABEL_CHARS - 1)}…` : flat;
 }

@@ -1,25 +1,35 @@
 // One run on the page: its header (status, stop reason), the live timeline built from its events
-// (CONTRACT section 6), tool calls as folded lines, the approval panel and the final answer.
+// (CONTRACT section 6), tool calls as folded lines, the approval panel and the final answer; for
+// a graph other than the agent, its node timeline, its current state and its interrupts with a
+// box to resume each with a JSON value.
 
 import { request } from "./api.js";
 import { ApprovalPanel } from "./approvals.js";
-import { append, byId, el, timeOf } from "./dom.js";
+import { append, byId, el, prettyJson, timeOf } from "./dom.js";
+import { InterruptPanel } from "./interrupts.js";
 import { ToolLine } from "./tool-line.js";
 
 /** @typedef {import("./sse.js").StreamEvent} StreamEvent */
 /** @typedef {import("./approvals.js").ActionRequest} ActionRequest */
+/** @typedef {import("./interrupts.js").RunInterrupt} RunInterrupt */
 
 const TERMINAL = new Set(["success", "error", "timeout", "cancelled"]);
 
 /** Renders one run into the page's run panel; `dispose` before showing another. */
 export class RunView {
   /**
-   * @param {{ run_id: string, thread_id: string, status?: string }} run
+   * @param {{ run_id: string, thread_id: string, status?: string, graph_id?: string }} run
    * @param {{ onDecided: () => void, onFinished: () => void, onStatus: (status: string) => void }} hooks
    */
   constructor(run, hooks) {
     this.runId = run.run_id;
     this.threadId = run.thread_id;
+    this.graphId = typeof run.graph_id === "string" ? run.graph_id : "agent";
+    this.isAgent = this.graphId === "agent";
+    /** @type {Map<string, RunInterrupt>} */
+    this.waiting = new Map();
+    /** @type {ReturnType<typeof setTimeout> | undefined} */
+    this.stateTimer = undefined;
     this.hooks = hooks;
     this.status = "";
     /** @type {Map<string, ToolLine>} */
@@ -49,12 +59,19 @@ export class RunView {
     this.approvals = new ApprovalPanel(byId("approval-list"), (decision) => this.decide(decision));
     this.approvals.clear();
     byId("approval-panel").hidden = true;
+    this.interrupts = new InterruptPanel(byId("interrupt-list"), byId("interrupt-panel"), (id, value) => this.resume(id, value));
+    this.interrupts.show([]);
+    this.stateValues = byId("state-values");
+    this.stateValues.textContent = "";
+    byId("state-panel").hidden = true;
     this.setStatus(run.status ?? "pending");
+    if (!this.isAgent) this.loadStateSoon(0);
   }
 
   dispose() {
     this.disposed = true;
     clearTimeout(this.resultsTimer);
+    clearTimeout(this.stateTimer);
   }
 
   /** @param {string} status */
@@ -151,11 +168,31 @@ export class RunView {
         break;
       }
       case "run.interrupted":
+        for (const item of Array.isArray(data.interrupts) ? data.interrupts : []) {
+          if (!this.isAgent && item !== null && typeof item === "object" && typeof item.id === "string") this.waiting.set(item.id, item);
+        }
         this.setStatus("interrupted");
-        this.line(event, "Waiting for approval");
+        this.line(event, this.isAgent ? "Waiting for approval" : `Interrupted: ${this.waiting.size} interrupt(s) waiting for a value`);
         this.showPending();
         this.loadResultsSoon();
+        this.loadStateSoon();
         break;
+      case "node.finished": {
+        const where = Array.isArray(data.ns) && data.ns.length > 0 ? `${data.ns.map((part) => String(part).split(":")[0]).join(" > ")} > ` : "";
+        const outcome = data.error ? `failed: ${data.error}` : data.interrupted ? "interrupted" : "finished";
+        this.line(event, `Node ${where}${data.node} ${outcome} (${data.duration_ms ?? "?"} ms)`, data.error ? "error" : "info", "node-line");
+        this.loadStateSoon();
+        break;
+      }
+      case "custom":
+        this.line(event, `Custom: ${prettyJson(data.data)}`, "info", "custom-line");
+        break;
+      case "resume.given": {
+        for (const id of Array.isArray(data.interrupt_ids) ? data.interrupt_ids : []) this.waiting.delete(id);
+        this.line(event, `Resume given${data.by ? ` by ${data.by}` : ""}${data.reason ? `: ${data.reason}` : ""}`);
+        this.showPending();
+        break;
+      }
       case "run.cancel_requested":
         this.line(event, "Cancel requested");
         break;
@@ -187,7 +224,9 @@ export class RunView {
     this.pending.clear();
     this.setStatus(status);
     if (typeof stopReason === "string") this.stopReason.textContent = stopReason;
+    this.waiting.clear();
     this.line(event, `Run ended: ${status}${typeof stopReason === "string" ? ` (${stopReason})` : ""}`, status === "success" ? "ok" : "error");
+    this.loadStateSoon();
     if (typeof answer === "string" && answer !== "") this.showAnswer(answer);
     this.loadResultsSoon();
     this.hooks.onFinished();
@@ -217,6 +256,40 @@ export class RunView {
   showPending() {
     this.approvals.show(this.status === "interrupted" ? [...this.pending.values()] : []);
     byId("approval-panel").hidden = this.status !== "interrupted" || this.pending.size === 0;
+    this.interrupts?.show(this.status === "interrupted" ? [...this.waiting.values()] : []);
+  }
+
+  /**
+   * Resumes one interrupt of a user graph's run with a JSON value (LangGraph's `command.resume`,
+   * keyed by the interrupt id); the same run continues.
+   * @param {string} interruptId
+   * @param {unknown} value
+   */
+  async resume(interruptId, value) {
+    await request("POST", `/threads/${encodeURIComponent(this.threadId)}/runs`, { assistant_id: this.graphId, command: { resume: { [interruptId]: value } } });
+    this.waiting.delete(interruptId);
+    this.showPending();
+    this.hooks.onDecided();
+  }
+
+  /** Reads the thread's current values (a user graph's state) shortly, once for a burst of events. */
+  loadStateSoon(delayMs = 200) {
+    if (this.isAgent) return;
+    clearTimeout(this.stateTimer);
+    this.stateTimer = setTimeout(() => void this.loadState(), delayMs);
+  }
+
+  async loadState() {
+    if (this.disposed) return;
+    let state;
+    try {
+      state = await request("GET", `/threads/${encodeURIComponent(this.threadId)}/state`);
+    } catch {
+      return;
+    }
+    if (this.disposed) return;
+    this.stateValues.textContent = prettyJson(state?.values ?? null);
+    byId("state-panel").hidden = false;
   }
 
   /** @param {import("./approvals.js").Decision} decision */
@@ -231,11 +304,12 @@ export class RunView {
    * @param {StreamEvent} event
    * @param {string} text
    * @param {string} [kind]
+   * @param {string} [testId]
    */
-  line(event, text, kind = "info") {
+  line(event, text, kind = "info", testId = "event") {
     append(
       this.timeline,
-      el("li", { class: `event ${kind}`, "data-testid": "event", "data-type": event.type }, el("time", { text: timeOf(/** @type {string} */ (event["at"])) }), " ", el("span", { text })),
+      el("li", { class: `event ${kind}`, "data-testid": testId, "data-type": event.type }, el("time", { text: timeOf(/** @type {string} */ (event["at"])) }), " ", el("span", { text })),
     );
   }
 
