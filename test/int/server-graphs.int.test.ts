@@ -1,9 +1,10 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { graph as reviewGraph } from "../../examples/approval-graph/graph.js";
+import { agent as notesAgent } from "../../examples/hitl-agent/graph.js";
 import { graph as researchGraph } from "../../examples/parallel-research/graph.js";
 import type { Database } from "../../src/db/types.js";
 import { assistantIdFor } from "../../src/graphs/assistant-id.js";
@@ -153,6 +154,40 @@ describe.each(BACKENDS)("every loaded graph is an assistant of devmind serve, th
     })) as Record<string, unknown>;
     expect(done["report"]).toBe("abc -> unsure (confirmed); de -> sure");
     expect((await api(server, "/approvals?status=pending")).body).toEqual({ approvals: [] });
+  });
+
+  itOnPrimary(backend)("example (c): a createAgent HITL interrupt is listed by /approvals and decided through command.resume {decisions}", async () => {
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), "devmind-serve-hitl-")));
+    const saved = { model: process.env["DEVMIND_MODEL"], notes: process.env["NOTES_FILE"] };
+    writeFileSync(join(dir, "turns.json"), JSON.stringify([{ tool_calls: [{ id: "note", name: "append_line", args: { line: "durable runs" } }] }, { content: "noted" }]));
+    // the example builds its model from the environment, as a user's graph would
+    process.env["DEVMIND_MODEL"] = `scripted:${join(dir, "turns.json")}`;
+    process.env["NOTES_FILE"] = join(dir, "notes.txt");
+    try {
+      const server = await startTestServer(owner, [], { workers: 1, graphs: { agent: false, notes: notesAgent } });
+      servers.push(server);
+      const client = new Client({ apiUrl: server.url, apiKey: TEST_KEYS.bob });
+      const thread = await client.threads.create();
+      const paused = (await client.runs.wait(thread.thread_id, "notes", { input: { messages: [{ role: "user", content: "note it" }] } })) as Record<string, unknown>;
+      const [interrupt] = paused["__interrupt__"] as Interrupt[];
+      expect(interrupt?.value).toMatchObject({ actionRequests: [{ name: "append_line", args: { line: "durable runs" } }] });
+      const [run] = await client.runs.list(thread.thread_id);
+      const listed = (await api(server, "/approvals?status=pending")).body as { approvals: { run_id: string; requests: { name: string }[]; interrupts: unknown[] }[] };
+      expect(listed.approvals.map((item) => [item.run_id, item.requests.map((request) => request.name), item.interrupts])).toEqual([[run?.run_id, ["append_line"], []]]);
+
+      await refused(client.runs.wait(thread.thread_id, "notes", { command: { resume: { decisions: [{ type: "approve" }, { type: "approve" }] } } }), 422, "give exactly one decision for each");
+      const done = (await client.runs.wait(thread.thread_id, "notes", { command: { resume: { decisions: [{ type: "approve" }] } } })) as { messages: { type: string; content: unknown }[] };
+      expect(done.messages.at(-1)).toMatchObject({ type: "ai", content: "noted" });
+      expect(readFileSync(join(dir, "notes.txt"), "utf8")).toBe("durable runs\n");
+      expect((await server.runtime.runs.resumes(run?.run_id as string)).map((item) => [item.principal, item.interrupt_ids])).toEqual([["bob", [interrupt?.id]]]);
+      expect((await api(server, "/approvals?status=pending")).body).toEqual({ approvals: [] });
+    } finally {
+      for (const [key, value] of [["DEVMIND_MODEL", saved.model], ["NOTES_FILE", saved.notes]] as const) {
+        if (value === undefined) delete process.env[key];
+        else process.env[key] = value;
+      }
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   itOnPrimary(backend)("config and context reach the run; unknown assistants, options not implemented and bad resumes are refused naming them", async () => {
