@@ -182,9 +182,9 @@ describe.each(BACKENDS)("web page on %s", (backend) => {
     // the key lives in this tab's sessionStorage only, never in the address or a cookie
     expect(page.url()).not.toContain("alice-key");
     expect(await page.context().cookies()).toEqual([]);
-    // the first list request went out without a key and was refused; nothing else failed
+    // the first list and graph requests went out without a key and were refused; nothing else failed
     expect(probe.failedResponses).toContain("401 GET /runs");
-    expectQuiet(probe, ["401 GET /runs"]);
+    expectQuiet(probe, ["401 GET /runs", "401 POST /assistants/search"]);
   }, TEST_MS);
   itOnPrimary(backend)("cancels a run waiting for approval from the page", async () => {
     stack = await startServerStack(owner, [{ tool_calls: [{ id: "call_w", name: "write_file", args: { path: "never.txt", content: "x" } }] }, { content: "unreachable" }]);
