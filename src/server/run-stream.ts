@@ -40,7 +40,8 @@ interface Unit {
 
 function messagesOf(snapshot: StateSnapshot | undefined): BaseMessage[] {
   const messages = (snapshot?.values as { messages?: unknown } | undefined)?.messages;
-  return Array.isArray(messages) ? (messages as BaseMessage[]) : [];
+  // a user graph's `messages` channel may hold anything: only LangChain messages are streamed as such
+  return Array.isArray(messages) ? (messages as unknown[]).filter((message): message is BaseMessage => typeof (message as BaseMessage | null)?.getType === "function") : [];
 }
 
 function timeOf(text: string | undefined): number {

@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
 import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { graph as reviewGraph } from "../../examples/approval-graph/graph.js";
@@ -22,6 +23,12 @@ async function api(server: { url: string }, path: string): Promise<{ status: num
   const response = await fetch(`${server.url}${path}`, { headers: { "x-api-key": TEST_KEYS.alice } });
   return { status: response.status, body: (await response.json()) as unknown };
 }
+
+/** A graph whose `messages` channel holds plain strings, not LangChain messages. */
+const stringsGraph = new StateGraph(Annotation.Root({ messages: Annotation<string[]>({ reducer: (all, more) => all.concat(more), default: () => [] }) }))
+  .addNode("echo", (state) => ({ messages: [`echo ${state.messages.length}`] }))
+  .addEdge(START, "echo")
+  .addEdge("echo", END);
 
 /** Expects `promise` to fail with the SDK's HTTPError of `status` whose text contains `text`. */
 async function refused(promise: Promise<unknown>, status: number, text: string): Promise<void> {
@@ -188,6 +195,18 @@ describe.each(BACKENDS)("every loaded graph is an assistant of devmind serve, th
       }
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  itOnPrimary(backend)("a graph whose messages channel holds plain values streams values and updates; messages-tuple sends none of them", async () => {
+    const server = await startTestServer(owner, [], { workers: 1, graphs: { agent: false, strings: stringsGraph } });
+    servers.push(server);
+    const client = new Client({ apiUrl: server.url, apiKey: TEST_KEYS.alice });
+    const parts = (await collect(client.runs.stream(null, "strings", { input: { messages: ["hi"] }, streamMode: ["messages-tuple", "updates", "values"] }))) as Part[];
+    expect(shape(parts)).toEqual([
+      { event: "values", data: { messages: ["hi"] } },
+      { event: "updates", data: { echo: { messages: ["echo 1"] } } },
+      { event: "values", data: { messages: ["hi", "echo 1"] } },
+    ]);
   });
 
   itOnPrimary(backend)("config and context reach the run; unknown assistants, options not implemented and bad resumes are refused naming them", async () => {
