@@ -118,17 +118,31 @@ export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, ow
       }
     }
   };
+  // events wait in `buffered` while the previous append is in flight, then go in one statement:
+  // a step's events (a node finishing, the next one starting, custom writes) cost one commit
+  let buffered: NewRunEvent[] = [];
+  let scheduled = false;
   const append = (events: NewRunEvent[]): Promise<unknown> => {
     for (const event of events) if (event.type.startsWith("run.")) deps.live(run.run_id, { type: event.type, ...(event.data ?? {}) });
-    chain = chain.then(() => appendOnce(events)).catch((error: unknown) => {
-      if (error instanceof LeaseLostError) {
-        lostLease = true;
-        lost.abort(error);
-        return;
-      }
-      if (databaseFaultOf(error) !== null && !fault.signal.aborted) fault.abort(error);
-      throw error;
-    });
+    buffered.push(...events);
+    if (scheduled) return chain;
+    scheduled = true;
+    chain = chain
+      .then(() => {
+        const taken = buffered;
+        buffered = [];
+        scheduled = false;
+        return appendOnce(taken);
+      })
+      .catch((error: unknown) => {
+        if (error instanceof LeaseLostError) {
+          lostLease = true;
+          lost.abort(error);
+          return;
+        }
+        if (databaseFaultOf(error) !== null && !fault.signal.aborted) fault.abort(error);
+        throw error;
+      });
     return chain;
   };
   const sink = (event: AgentEvent): void => {
