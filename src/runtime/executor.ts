@@ -15,6 +15,8 @@ import type { EventStore, NewRunEvent } from "./event-store.js";
 import type { Fence } from "./fence.js";
 import type { Queryable } from "../db/types.js";
 import { inputMessages } from "./run-input.js";
+import { answersForDanglingCalls } from "./dangling-calls.js";
+import type { BaseMessage } from "@langchain/core/messages";
 import { checkpointIdOf } from "./thread-state.js";
 import { RunLedger } from "./run-ledger.js";
 import type { ClaimedRun, RunCounts, RunRecord } from "./run-record.js";
@@ -201,7 +203,9 @@ export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, ow
     const ours = (before.values as { run_id?: unknown }).run_id === run.run_id;
     let input: unknown = undefined;
     if (!ours) {
-      input = { messages: inputMessages(run.input), run_id: run.run_id };
+      // calls a cancelled run left waiting are answered (TOOL_NOT_RUN) before the new input
+      const dangling = answersForDanglingCalls((before.values as { messages?: BaseMessage[] }).messages);
+      input = { messages: [...dangling, ...inputMessages(run.input)], run_id: run.run_id };
       await append([{ type: "run.started", data: { attempt: run.attempt, worker: owner } }]);
     } else {
       const requests = pendingRequests(before);
