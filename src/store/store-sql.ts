@@ -1,0 +1,261 @@
+import { quoteIdentifier } from "../db/identifiers.js";
+import { statement } from "../db/statement.js";
+import type { Statement } from "../db/types.js";
+
+/** An item is visible while it has no expiry or its expiry is still ahead. */
+function live(alias: string): string {
+  return `(${alias}.expires_at IS NULL OR ${alias}.expires_at > now())`;
+}
+
+/** Milliseconds since the epoch, so both engines hand back a plain number. */
+function epochMs(expression: string): string {
+  return `(extract(epoch FROM ${expression}) * 1000)::float8`;
+}
+
+/** Columns of an item row: ns_path, key, value (JSON text), created_ms, updated_ms. */
+function itemColumns(alias: string): string {
+  return `${alias}.ns_path, ${alias}.key, ${alias}.value::text AS value, ${epochMs(`${alias}.created_at`)} AS created_ms, ${epochMs(`${alias}.updated_at`)} AS updated_ms`;
+}
+
+/** One condition of a search's `filter`, already reduced to an SQL operator (values are parameters). */
+export type FilterCondition =
+  | { op: "eq" | "ne"; key: string; json: string }
+  | { op: "gt" | "gte" | "lt" | "lte"; key: string; number: number }
+  | { op: "in" | "nin"; key: string; json: string }
+  | { op: "false" };
+
+/** What changes the text of a search statement (never the values). */
+export interface SearchShape {
+  /** false: the whole store (`namespacePrefix: []`) */
+  prefix: boolean;
+  filters: readonly FilterCondition["op"][];
+  /** rank by cosine similarity to a query vector (pgvector); the vector type's schema */
+  vectorSchema: string | null;
+}
+
+const COMPARE = { gt: ">", gte: ">=", lt: "<", lte: "<=" } as const;
+
+/**
+ * Statements of the memory store for one schema (a validated identifier). Namespaces are stored
+ * as their labels joined with `.` (labels cannot contain it) in a `COLLATE "C"` column, so "under
+ * prefix P" is the index range `[P || '.', P || '/')` (`/` follows `.` in byte order).
+ */
+export function storeSql(schema: string) {
+  const s = quoteIdentifier(schema);
+  const items = `${s}.store_items`;
+  const vectors = `${s}.store_vectors`;
+  const searchCache = new Map<string, Statement>();
+  const listCache = new Map<string, Statement>();
+
+  return {
+    vectorsTable: vectors,
+    /**
+     * $1 ns paths, $2 keys, $3 refresh flags (parallel arrays, one entry per get): the live items
+     * found, each with the 1-based `ord` of its request; pushes the expiry of those asked to refresh.
+     */
+    getMany: statement(
+      "store_get",
+      `WITH req AS (
+         SELECT * FROM unnest($1::text[], $2::text[], $3::boolean[]) WITH ORDINALITY AS r(ns_path, key, refresh, ord)
+       ),
+       hit AS (
+         SELECT r.ord, r.refresh, i.ns_path, i.key, i.value, i.created_at, i.updated_at, i.ttl_minutes
+           FROM req r JOIN ${items} i ON i.ns_path = r.ns_path AND i.key = r.key
+          WHERE ${live("i")}
+       ),
+       touched AS (
+         UPDATE ${items} i SET expires_at = now() + i.ttl_minutes * interval '1 minute'
+           FROM (SELECT DISTINCT ns_path, key FROM hit WHERE refresh AND ttl_minutes IS NOT NULL) h
+          WHERE i.ns_path = h.ns_path AND i.key = h.key
+          RETURNING 1
+       )
+       SELECT hit.ord, ${itemColumns("hit")} FROM hit`,
+    ),
+    /**
+     * $1 ns paths, $2 keys, $3 values as JSON text (NULL: delete), $4 TTLs in minutes (NULL: none),
+     * one entry per distinct item: deletes and upserts them all. Writing over an expired item that
+     * the sweep has not removed yet starts a new item (new created_at).
+     */
+    putMany: statement(
+      "store_put",
+      `WITH input AS (
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::float8[]) AS t(ns_path, key, value, ttl)
+       ),
+       removed AS (
+         DELETE FROM ${items} i USING input t
+          WHERE t.value IS NULL AND i.ns_path = t.ns_path AND i.key = t.key
+          RETURNING 1
+       ),
+       written AS (
+         INSERT INTO ${items} AS i (ns_path, key, value, ttl_minutes, expires_at)
+         SELECT ns_path, key, value::jsonb, ttl, now() + ttl * interval '1 minute' FROM input WHERE value IS NOT NULL
+         ON CONFLICT (ns_path, key) DO UPDATE SET
+           value = excluded.value,
+           ttl_minutes = excluded.ttl_minutes,
+           expires_at = excluded.expires_at,
+           updated_at = now(),
+           created_at = CASE WHEN i.expires_at IS NOT NULL AND i.expires_at <= now() THEN now() ELSE i.created_at END
+         RETURNING 1
+       )
+       SELECT (SELECT count(*) FROM removed)::integer AS removed, (SELECT count(*) FROM written)::integer AS written`,
+    ),
+    /** $1 limit: deletes up to $1 expired items; returns how many. */
+    sweep: statement(
+      "store_sweep",
+      `WITH doomed AS (
+         SELECT ns_path, key FROM ${items}
+          WHERE expires_at IS NOT NULL AND expires_at <= now()
+          LIMIT $1
+          FOR UPDATE SKIP LOCKED
+       ),
+       gone AS (
+         DELETE FROM ${items} i USING doomed d WHERE i.ns_path = d.ns_path AND i.key = d.key RETURNING 1
+       )
+       SELECT count(*)::integer AS deleted FROM gone`,
+    ),
+    /** Search: see `SearchShape`; parameters in the order `searchParams` builds them. */
+    search(shape: SearchShape): Statement {
+      const cacheKey = JSON.stringify(shape);
+      const cached = searchCache.get(cacheKey);
+      if (cached !== undefined) return cached;
+      let n = 0;
+      const next = (): string => `$${++n}`;
+      const where = [live("i")];
+      if (shape.prefix) {
+        const p = next();
+        where.push(`(i.ns_path = ${p}::text OR (i.ns_path >= ${p}::text || '.' AND i.ns_path < ${p}::text || '/'))`);
+      }
+      for (const op of shape.filters) where.push(filterSql(op, next));
+      const vectorParam = shape.vectorSchema === null ? null : next();
+      const limit = next();
+      const offset = next();
+      const refresh = next();
+      const score =
+        vectorParam === null
+          ? "NULL::float8"
+          : `(SELECT max(1 - (v.embedding OPERATOR(${quoteIdentifier(shape.vectorSchema!)}.<=>) ${vectorParam}::${quoteIdentifier(shape.vectorSchema!)}.vector))
+                FROM ${vectors} v WHERE v.ns_path = i.ns_path AND v.key = i.key)`;
+      const text = `WITH hit AS (
+         SELECT i.ns_path, i.key, i.value, i.created_at, i.updated_at, i.ttl_minutes, ${score} AS score
+           FROM ${items} i
+          WHERE ${where.join("\n            AND ")}
+          ORDER BY score DESC NULLS LAST, i.updated_at DESC, i.ns_path, i.key
+          LIMIT ${limit} OFFSET ${offset}
+       ),
+       touched AS (
+         UPDATE ${items} i SET expires_at = now() + i.ttl_minutes * interval '1 minute'
+           FROM hit h
+          WHERE ${refresh}::boolean AND h.ttl_minutes IS NOT NULL AND i.ns_path = h.ns_path AND i.key = h.key
+          RETURNING 1
+       )
+       SELECT ${itemColumns("hit")}, hit.score FROM hit
+        ORDER BY hit.score DESC NULLS LAST, hit.updated_at DESC, hit.ns_path, hit.key`;
+      const built = statement("store_search", text);
+      searchCache.set(cacheKey, built);
+      return built;
+    },
+    /**
+     * listNamespaces: one text[] parameter per match condition (in `kinds` order), then max depth
+     * (NULL: whole namespaces), limit, offset. Rows: `ns` as JSON text of the labels.
+     */
+    listNamespaces(kinds: readonly ("prefix" | "suffix")[]): Statement {
+      const cacheKey = kinds.join(",");
+      const cached = listCache.get(cacheKey);
+      if (cached !== undefined) return cached;
+      const conditions = kinds.map((kind, index) => {
+        const p = `$${index + 1}::text[]`;
+        const position = kind === "prefix" ? "c.i" : `cardinality(x.a) - cardinality(${p}) + c.i`;
+        return `(cardinality(x.a) >= cardinality(${p}) AND NOT EXISTS (
+             SELECT 1 FROM unnest(${p}) WITH ORDINALITY AS c(label, i)
+              WHERE c.label <> '*' AND c.label IS DISTINCT FROM x.a[${position}]))`;
+      });
+      const depth = `$${kinds.length + 1}::integer`;
+      const text = `SELECT array_to_json(ns)::text AS ns FROM (
+         SELECT DISTINCT CASE WHEN ${depth} IS NULL THEN x.a ELSE x.a[1:${depth}] END AS ns
+           FROM (SELECT DISTINCT string_to_array(i.ns_path, '.') AS a FROM ${items} i WHERE ${live("i")}) x
+          ${conditions.length > 0 ? `WHERE ${conditions.join(" AND ")}` : ""}
+       ) n
+       ORDER BY n.ns COLLATE "C"
+       LIMIT $${kinds.length + 2} OFFSET $${kinds.length + 3}`;
+      const built = statement("store_namespaces", text);
+      listCache.set(cacheKey, built);
+      return built;
+    },
+    /** The schema and type (e.g. `vector(64)`) of the embedding column, or no row without the table. */
+    vectorColumn: `SELECT format_type(a.atttypid, a.atttypmod) AS type
+      FROM pg_attribute a WHERE a.attrelid = to_regclass($1) AND a.attname = 'embedding' AND NOT a.attisdropped`,
+    /** Where the pgvector extension lives, if it is installed. */
+    vectorExtension: `SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector'`,
+    /** Creates the vector table for `dims` dimensions; vectorSchema holds the pgvector type. */
+    createVectors(vectorSchema: string, dims: number): string {
+      return `CREATE TABLE IF NOT EXISTS ${vectors} (
+        ns_path   text COLLATE "C" NOT NULL,
+        key       text COLLATE "C" NOT NULL,
+        field     text COLLATE "C" NOT NULL,
+        embedding ${quoteIdentifier(vectorSchema)}.vector(${Math.trunc(dims)}) NOT NULL,
+        PRIMARY KEY (ns_path, key, field),
+        FOREIGN KEY (ns_path, key) REFERENCES ${items} (ns_path, key) ON DELETE CASCADE
+      )`;
+    },
+    /** $1 ns paths, $2 keys: removes every vector of those items (they are being rewritten). */
+    deleteVectors: `DELETE FROM ${vectors} v USING unnest($1::text[], $2::text[]) AS k(ns_path, key)
+      WHERE v.ns_path = k.ns_path AND v.key = k.key`,
+    /** $1 ns paths, $2 keys, $3 fields, $4 vectors as pgvector text (`[0.1,0.2]`). */
+    insertVectors(vectorSchema: string): string {
+      return `INSERT INTO ${vectors} (ns_path, key, field, embedding)
+        SELECT ns_path, key, field, embedding::${quoteIdentifier(vectorSchema)}.vector
+          FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS t(ns_path, key, field, embedding)
+        ON CONFLICT (ns_path, key, field) DO UPDATE SET embedding = excluded.embedding`;
+    },
+  };
+}
+
+/** The SQL of one filter condition; `next()` hands out its parameter placeholders. */
+function filterSql(op: FilterCondition["op"], next: () => string): string {
+  switch (op) {
+    case "eq": {
+      const [key, json] = [next(), next()];
+      return `i.value -> ${key}::text = ${json}::jsonb`;
+    }
+    case "ne": {
+      const [key, json] = [next(), next()];
+      return `i.value -> ${key}::text IS DISTINCT FROM ${json}::jsonb`;
+    }
+    case "gt":
+    case "gte":
+    case "lt":
+    case "lte": {
+      const [key, number] = [next(), next()];
+      // only JSON numbers compare (LangGraph's in-memory store compares Number(value): NaN for text)
+      return `(CASE WHEN jsonb_typeof(i.value -> ${key}::text) = 'number' THEN (i.value ->> ${key}::text)::float8 END) ${COMPARE[op]} ${number}::float8`;
+    }
+    case "in": {
+      const [key, json] = [next(), next()];
+      return `EXISTS (SELECT 1 FROM jsonb_array_elements(${json}::jsonb) e(v) WHERE e.v = i.value -> ${key}::text)`;
+    }
+    case "nin": {
+      const [key, json] = [next(), next()];
+      return `NOT EXISTS (SELECT 1 FROM jsonb_array_elements(${json}::jsonb) e(v) WHERE e.v = i.value -> ${key}::text)`;
+    }
+    case "false":
+      return "false";
+  }
+}
+
+/** The parameters of one filter condition, in `filterSql`'s order. */
+export function filterParams(condition: FilterCondition): unknown[] {
+  switch (condition.op) {
+    case "eq":
+    case "ne":
+    case "in":
+    case "nin":
+      return [condition.key, condition.json];
+    case "gt":
+    case "gte":
+    case "lt":
+    case "lte":
+      return [condition.key, condition.number];
+    case "false":
+      return [];
+  }
+}
