@@ -9,6 +9,7 @@ import type { Database } from "../db/types.js";
 import { RunConflictError } from "../errors.js";
 import { silentLogger, type Logger } from "../logger.js";
 import { createRedactor, type Redactor } from "../secret-redaction.js";
+import { PostgresStore } from "../store/postgres-store.js";
 import type { ActionRequest } from "../graph/approvals.js";
 import { buildAgentGraph, type AgentGraph } from "../graph/build-agent-graph.js";
 import { limitsFromConfig } from "../graph/limits.js";
@@ -77,6 +78,8 @@ export interface Runtime {
   runs: RunsApi;
   /** Threads (the HTTP API's /threads): records, state and history from the checkpoints. */
   threads: ThreadsApi;
+  /** The long-term memory store on the runtime's database (the HTTP API's /store). */
+  store: PostgresStore;
   worker(options?: WorkerOptions): Worker;
   /**
    * The database as this process sees it, for `/health`: `down` when it does not answer within
@@ -274,9 +277,11 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   };
 
   const workers = new Set<Worker>();
+  const store = new PostgresStore(db, { logger: logger.child({ component: "store" }) });
   return {
     runs: runsApi,
     threads,
+    store,
     worker(workerOptions = {}) {
       const worker = createWorker({ db, runs, maxAttempts: config.worker.maxAttempts, leaseMs: config.worker.leaseMs, concurrency: workerOptions.concurrency ?? config.worker.concurrency, executorDeps, owner: `${owner}:worker`, logger: logger.child({ component: "worker" }) });
       workers.add(worker);
@@ -284,6 +289,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     },
     health: (healthOptions = {}) => checkHealth({ runs, workers: [...workers], execution: executionHealth, prober: `${owner}:health`, ...healthOptions }),
     async close() {
+      await store.stop();
       await Promise.all([...workers].map((worker) => worker.stop()));
       workers.clear();
       // reserved runs never executed go back to the queue instead of waiting for their lease to lapse
