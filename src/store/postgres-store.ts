@@ -46,6 +46,8 @@ export type StorePutOperation = PutOperation & { ttl?: number | null | undefined
 export type StoreReadOptions = { refreshTtl?: boolean | undefined };
 
 type ItemRow = { ns_path: string; key: string; value: string; created_ms: number; updated_ms: number };
+/** An item row with its TTL (minutes, or null), for refresh on read. */
+type StoredRow = ItemRow & { ttl_minutes: number | null };
 
 function toItem(row: ItemRow): Item {
   return {
@@ -102,8 +104,9 @@ function ttlMinutes(ttl: unknown, fallback: number | undefined): number | null {
  * `graph.compile({ checkpointer, store })`; nodes reach it as `config.store` or `getStore()`.
  *
  * - `batch` runs its reads first (grouped gets in one statement, one statement per search and per
- *   namespace listing), then all its puts and deletes in one statement, so reads see the store as
- *   it was before the batch and the last put of an item wins, as in LangGraph's in-memory store.
+ *   namespace listing, plus one UPDATE refreshing the expiry of what they read that has a TTL),
+ *   then all its puts and deletes in one statement, so reads see the store as it was before the
+ *   batch and the last put of an item wins, as in LangGraph's in-memory store.
  * - Search: namespace prefix, `filter` on top-level value fields (`$eq $ne $gt $gte $lt $lte $in
  *   $nin`), limit/offset; newest-updated first, or by cosine similarity to `query` when semantic
  *   search is ready (`semanticSearch`; items without vectors follow, unscored).
@@ -270,12 +273,24 @@ export class PostgresStore extends BaseStore {
 
   private async runGets(gets: { index: number; namespace: string; key: string; refresh: boolean }[], results: unknown[]): Promise<void> {
     for (const get of gets) results[get.index] = null;
-    const { rows } = await this.db.query<ItemRow & { ord: string | number }>(this.sql.getMany, [
-      gets.map((get) => get.namespace),
-      gets.map((get) => get.key),
-      gets.map((get) => get.refresh),
-    ]);
-    for (const row of rows) results[gets[Number(row.ord) - 1]!.index] = toItem(row);
+    const only = gets.length === 1 ? gets[0]! : undefined;
+    const { rows } =
+      only !== undefined
+        ? await this.db.query<StoredRow & { ord: string | number }>(this.sql.getOne, [only.namespace, only.key])
+        : await this.db.query<StoredRow & { ord: string | number }>(this.sql.getMany, [gets.map((get) => get.namespace), gets.map((get) => get.key)]);
+    const touched: StoredRow[] = [];
+    for (const row of rows) {
+      const get = gets[Number(row.ord) - 1]!;
+      results[get.index] = toItem(row);
+      if (get.refresh && row.ttl_minutes !== null) touched.push(row);
+    }
+    await this.refresh(touched);
+  }
+
+  /** Refresh on read: one UPDATE for the items read that have a TTL, none when there are none. */
+  private async refresh(rows: readonly StoredRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.db.query(this.sql.refresh, [rows.map((row) => row.ns_path), rows.map((row) => row.key)]);
   }
 
   private async runSearch(op: SearchOperation & StoreReadOptions, refreshDefault: boolean): Promise<SearchItem[]> {
@@ -301,8 +316,9 @@ export class PostgresStore extends BaseStore {
     if (prefix) params.push(op.namespacePrefix.join("."));
     for (const condition of conditions) params.push(...filterParams(condition));
     if (vector !== null) params.push(vector);
-    params.push(limit, offset, op.refreshTtl ?? refreshDefault);
-    const { rows } = await this.db.query<ItemRow & { score: number | null }>(statement, params);
+    params.push(limit, offset);
+    const { rows } = await this.db.query<StoredRow & { score: number | null }>(statement, params);
+    if (op.refreshTtl ?? refreshDefault) await this.refresh(rows.filter((row) => row.ttl_minutes !== null));
     return rows.map((row) => ({ ...toItem(row), score: row.score === null ? undefined : Number(row.score) }));
   }
 
@@ -315,8 +331,16 @@ export class PostgresStore extends BaseStore {
       }
     }
     const maxDepth = op.maxDepth === undefined || op.maxDepth === null ? null : checkCount(op.maxDepth, "maxDepth", 0);
-    const statement = this.sql.listNamespaces(conditions.map((condition) => condition.matchType));
-    const params = [...conditions.map((condition) => condition.path), maxDepth, checkCount(op.limit, "limit", STORE_DEFAULTS.listLimit), checkCount(op.offset, "offset", 0)];
+    // the literal labels a prefix condition starts with narrow the scan to an index range
+    const prefix = conditions.find((condition) => condition.matchType === "prefix")?.path ?? [];
+    const wildcard = prefix.indexOf("*");
+    const leading = (wildcard === -1 ? prefix : prefix.slice(0, wildcard)).join(".");
+    const statement = this.sql.listNamespaces(
+      conditions.map((condition) => condition.matchType),
+      leading !== "",
+    );
+    const params: unknown[] = [...conditions.map((condition) => condition.path), maxDepth, checkCount(op.limit, "limit", STORE_DEFAULTS.listLimit), checkCount(op.offset, "offset", 0)];
+    if (leading !== "") params.push(leading);
     const { rows } = await this.db.query<{ ns: string }>(statement, params);
     return rows.map((row) => JSON.parse(row.ns) as string[]);
   }

@@ -49,27 +49,29 @@ export function storeSql(schema: string) {
 
   return {
     vectorsTable: vectors,
-    /**
-     * $1 ns paths, $2 keys, $3 refresh flags (parallel arrays, one entry per get): the live items
-     * found, each with the 1-based `ord` of its request; pushes the expiry of those asked to refresh.
-     */
+    /** $1 ns path, $2 key: the live item (the common single get, without array parameters). */
+    getOne: statement(
+      "store_get_one",
+      `SELECT 1 AS ord, ${itemColumns("i")}, i.ttl_minutes FROM ${items} i
+        WHERE i.ns_path = $1::text AND i.key = $2::text AND ${live("i")}`,
+    ),
+    /** $1 ns paths, $2 keys (parallel arrays, one entry per get): the live items found, each with the 1-based `ord` of its request. */
     getMany: statement(
       "store_get",
-      `WITH req AS (
-         SELECT * FROM unnest($1::text[], $2::text[], $3::boolean[]) WITH ORDINALITY AS r(ns_path, key, refresh, ord)
-       ),
-       hit AS (
-         SELECT r.ord, r.refresh, i.ns_path, i.key, i.value, i.created_at, i.updated_at, i.ttl_minutes
-           FROM req r JOIN ${items} i ON i.ns_path = r.ns_path AND i.key = r.key
-          WHERE ${live("i")}
-       ),
-       touched AS (
-         UPDATE ${items} i SET expires_at = now() + i.ttl_minutes * interval '1 minute'
-           FROM (SELECT DISTINCT ns_path, key FROM hit WHERE refresh AND ttl_minutes IS NOT NULL) h
-          WHERE i.ns_path = h.ns_path AND i.key = h.key
-          RETURNING 1
-       )
-       SELECT hit.ord, ${itemColumns("hit")} FROM hit`,
+      `SELECT r.ord, ${itemColumns("i")}, i.ttl_minutes
+         FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS r(ns_path, key, ord)
+         JOIN ${items} i ON i.ns_path = r.ns_path AND i.key = r.key
+        WHERE ${live("i")}`,
+    ),
+    /**
+     * $1 ns paths, $2 keys: pushes the expiry of those live items that have a TTL to now + TTL
+     * (refresh on read; a separate statement so reads of items without TTL stay plain SELECTs).
+     */
+    refresh: statement(
+      "store_refresh",
+      `UPDATE ${items} i SET expires_at = now() + i.ttl_minutes * interval '1 minute'
+         FROM unnest($1::text[], $2::text[]) AS k(ns_path, key)
+        WHERE i.ns_path = k.ns_path AND i.key = k.key AND i.ttl_minutes IS NOT NULL AND ${live("i")}`,
     ),
     /**
      * $1 ns paths, $2 keys, $3 values as JSON text (NULL: delete), $4 TTLs in minutes (NULL: none),
@@ -113,7 +115,7 @@ export function storeSql(schema: string) {
        )
        SELECT count(*)::integer AS deleted FROM gone`,
     ),
-    /** Search: see `SearchShape`; parameters in the order `searchParams` builds them. */
+    /** Search (see `SearchShape`): prefix, filter parameters, query vector, limit, offset. Rows carry `ttl_minutes` and `score`. */
     search(shape: SearchShape): Statement {
       const cacheKey = JSON.stringify(shape);
       const cached = searchCache.get(cacheKey);
@@ -129,37 +131,29 @@ export function storeSql(schema: string) {
       const vectorParam = shape.vectorSchema === null ? null : next();
       const limit = next();
       const offset = next();
-      const refresh = next();
       const score =
         vectorParam === null
           ? "NULL::float8"
           : `(SELECT max(1 - (v.embedding OPERATOR(${quoteIdentifier(shape.vectorSchema!)}.<=>) ${vectorParam}::${quoteIdentifier(shape.vectorSchema!)}.vector))
                 FROM ${vectors} v WHERE v.ns_path = i.ns_path AND v.key = i.key)`;
-      const text = `WITH hit AS (
-         SELECT i.ns_path, i.key, i.value, i.created_at, i.updated_at, i.ttl_minutes, ${score} AS score
-           FROM ${items} i
-          WHERE ${where.join("\n            AND ")}
-          ORDER BY score DESC NULLS LAST, i.updated_at DESC, i.ns_path, i.key
-          LIMIT ${limit} OFFSET ${offset}
-       ),
-       touched AS (
-         UPDATE ${items} i SET expires_at = now() + i.ttl_minutes * interval '1 minute'
-           FROM hit h
-          WHERE ${refresh}::boolean AND h.ttl_minutes IS NOT NULL AND i.ns_path = h.ns_path AND i.key = h.key
-          RETURNING 1
-       )
-       SELECT ${itemColumns("hit")}, hit.score FROM hit
-        ORDER BY hit.score DESC NULLS LAST, hit.updated_at DESC, hit.ns_path, hit.key`;
+      const order = vectorParam === null ? "i.updated_at DESC, i.ns_path, i.key" : "score DESC NULLS LAST, i.updated_at DESC, i.ns_path, i.key";
+      const text = `SELECT ${itemColumns("i")}, i.ttl_minutes, ${score} AS score
+         FROM ${items} i
+        WHERE ${where.join("\n          AND ")}
+        ORDER BY ${order}
+        LIMIT ${limit} OFFSET ${offset}`;
       const built = statement("store_search", text);
       searchCache.set(cacheKey, built);
       return built;
     },
     /**
      * listNamespaces: one text[] parameter per match condition (in `kinds` order), then max depth
-     * (NULL: whole namespaces), limit, offset. Rows: `ns` as JSON text of the labels.
+     * (NULL: whole namespaces), limit, offset, and with `range` the literal leading labels of a
+     * prefix condition joined with `.` (narrows the scan to that index range first). Rows: `ns` as
+     * JSON text of the labels.
      */
-    listNamespaces(kinds: readonly ("prefix" | "suffix")[]): Statement {
-      const cacheKey = kinds.join(",");
+    listNamespaces(kinds: readonly ("prefix" | "suffix")[], range: boolean): Statement {
+      const cacheKey = `${kinds.join(",")}:${range}`;
       const cached = listCache.get(cacheKey);
       if (cached !== undefined) return cached;
       const conditions = kinds.map((kind, index) => {
@@ -170,9 +164,14 @@ export function storeSql(schema: string) {
               WHERE c.label <> '*' AND c.label IS DISTINCT FROM x.a[${position}]))`;
       });
       const depth = `$${kinds.length + 1}::integer`;
+      const r = `$${kinds.length + 4}::text`;
+      const narrow = range ? `AND (i.ns_path = ${r} OR (i.ns_path >= ${r} || '.' AND i.ns_path < ${r} || '/'))` : "";
       const text = `SELECT array_to_json(ns)::text AS ns FROM (
          SELECT DISTINCT CASE WHEN ${depth} IS NULL THEN x.a ELSE x.a[1:${depth}] END AS ns
-           FROM (SELECT DISTINCT string_to_array(i.ns_path, '.') AS a FROM ${items} i WHERE ${live("i")}) x
+           FROM (
+             SELECT string_to_array(p.ns_path, '.') AS a
+               FROM (SELECT DISTINCT i.ns_path FROM ${items} i WHERE ${live("i")} ${narrow}) p
+           ) x
           ${conditions.length > 0 ? `WHERE ${conditions.join(" AND ")}` : ""}
        ) n
        ORDER BY n.ns COLLATE "C"
