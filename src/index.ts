@@ -41,3 +41,14 @@ export { startServer, type StartServerOptions, type RunningServer } from "./serv
 export type { ThreadsApi } from "./runtime/threads-api.js";
 export type { ThreadRecord, ThreadStatus } from "./runtime/thread-store.js";
 export { ThreadNotFoundError, HttpRequestError } from "./errors.js";
+/**
+ * The long-term memory store: LangGraph's `BaseStore` on the same database as the checkpoints
+ * (PostgreSQL or PGlite), for memory that outlives a thread. Pass it to
+ * `builder.compile({ checkpointer, store })`; nodes use `config.store` / `getStore()`. TTLs in
+ * minutes with refresh on read and `sweepExpired()`; semantic search with `index: { dims,
+ * embeddings, fields }` where pgvector loads (`openDatabase({ vector: true })` on PGlite),
+ * otherwise a query falls back to namespace and filter and `semanticSearch` says so.
+ */
+export { PostgresStore, type PostgresStoreOptions, type StoreTtlConfig, type StorePutOperation, type StoreReadOptions } from "./store/postgres-store.js";
+export type { SemanticSearchStatus } from "./store/store-vectors.js";
+export { StoreInputError } from "./errors.js";

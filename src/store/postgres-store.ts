@@ -17,7 +17,7 @@ import { StoreInputError } from "../errors.js";
 import { silentLogger, type Logger } from "../logger.js";
 import { indexTexts } from "./index-text.js";
 import { filterConditions } from "./store-filter.js";
-import { filterParams, storeSql } from "./store-sql.js";
+import { filterParams, namespacePattern, storeSql } from "./store-sql.js";
 import { prepareVectors, vectorText, type SemanticSearchStatus } from "./store-vectors.js";
 import { startTtlSweeper, type TtlSweeper } from "./ttl-sweeper.js";
 
@@ -326,7 +326,7 @@ export class PostgresStore extends BaseStore {
     const conditions = op.matchConditions ?? [];
     for (const condition of conditions) {
       if (condition.matchType !== "prefix" && condition.matchType !== "suffix") throw new StoreInputError(`unsupported match type ${JSON.stringify(condition.matchType)}`);
-      if (!Array.isArray(condition.path) || condition.path.some((label) => typeof label !== "string" || label.includes("\0"))) {
+      if (!Array.isArray(condition.path) || condition.path.some((label) => typeof label !== "string" || label === "" || label.includes("\0") || label.includes("."))) {
         throw new StoreInputError("a match condition's path must be an array of labels");
       }
     }
@@ -335,12 +335,10 @@ export class PostgresStore extends BaseStore {
     const prefix = conditions.find((condition) => condition.matchType === "prefix")?.path ?? [];
     const wildcard = prefix.indexOf("*");
     const leading = (wildcard === -1 ? prefix : prefix.slice(0, wildcard)).join(".");
-    const statement = this.sql.listNamespaces(
-      conditions.map((condition) => condition.matchType),
-      leading !== "",
-    );
-    const params: unknown[] = [...conditions.map((condition) => condition.path), maxDepth, checkCount(op.limit, "limit", STORE_DEFAULTS.listLimit), checkCount(op.offset, "offset", 0)];
+    const patterns = conditions.map((condition) => namespacePattern(condition.matchType, condition.path));
+    const params: unknown[] = [patterns, maxDepth, checkCount(op.limit, "limit", STORE_DEFAULTS.listLimit), checkCount(op.offset, "offset", 0)];
     if (leading !== "") params.push(leading);
+    const statement = this.sql.listNamespaces(leading !== "");
     const { rows } = await this.db.query<{ ns: string }>(statement, params);
     return rows.map((row) => JSON.parse(row.ns) as string[]);
   }

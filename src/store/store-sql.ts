@@ -24,6 +24,19 @@ export type FilterCondition =
   | { op: "in" | "nin"; key: string; json: string }
   | { op: "false" };
 
+const REGEX_SPECIAL = /[.*+?^${}()|[\]\\]/g;
+
+/**
+ * A namespace match condition as a regular expression over the stored path (labels joined with
+ * `.`, which no label contains): a prefix matches the first labels, a suffix the last ones, `*`
+ * any one label; every other label is matched literally.
+ */
+export function namespacePattern(matchType: "prefix" | "suffix", path: readonly string[]): string {
+  const labels = path.map((label) => (label === "*" ? "[^.]+" : label.replace(REGEX_SPECIAL, "\\$&"))).join("\\.");
+  if (path.length === 0) return "";
+  return matchType === "prefix" ? `^${labels}(\\.|$)` : `(^|\\.)${labels}$`;
+}
+
 /** What changes the text of a search statement (never the values). */
 export interface SearchShape {
   /** false: the whole store (`namespacePrefix: []`) */
@@ -45,7 +58,21 @@ export function storeSql(schema: string) {
   const items = `${s}.store_items`;
   const vectors = `${s}.store_vectors`;
   const searchCache = new Map<string, Statement>();
-  const listCache = new Map<string, Statement>();
+  const listText = (range: boolean): string => {
+    const narrow = range ? `AND (i.ns_path = $5::text OR (i.ns_path >= $5::text || '.' AND i.ns_path < $5::text || '/'))` : "";
+    return `SELECT array_to_json(ns)::text AS ns FROM (
+       SELECT DISTINCT CASE WHEN $2::integer IS NULL THEN a ELSE a[1:$2::integer] END AS ns
+         FROM (
+           SELECT string_to_array(p.ns_path, '.') AS a
+             FROM (SELECT DISTINCT i.ns_path FROM ${items} i WHERE ${live("i")} ${narrow}) p
+            WHERE p.ns_path ~ ALL ($1::text[])
+         ) x
+     ) n
+     ORDER BY n.ns COLLATE "C"
+     LIMIT $3 OFFSET $4`;
+  };
+  const listAll = statement("store_namespaces", listText(false));
+  const listInRange = statement("store_namespaces_range", listText(true));
 
   return {
     vectorsTable: vectors,
@@ -147,38 +174,13 @@ export function storeSql(schema: string) {
       return built;
     },
     /**
-     * listNamespaces: one text[] parameter per match condition (in `kinds` order), then max depth
-     * (NULL: whole namespaces), limit, offset, and with `range` the literal leading labels of a
-     * prefix condition joined with `.` (narrows the scan to that index range first). Rows: `ns` as
-     * JSON text of the labels.
+     * listNamespaces: $1 regular expressions the namespace path must all match (one per match
+     * condition, see `namespacePattern`), $2 max depth (NULL: whole namespaces), $3 limit,
+     * $4 offset, and with `range` $5: the literal leading labels of a prefix condition joined with
+     * `.`, which narrows the scan to that index range. Rows: `ns` as JSON text of the labels.
      */
-    listNamespaces(kinds: readonly ("prefix" | "suffix")[], range: boolean): Statement {
-      const cacheKey = `${kinds.join(",")}:${range}`;
-      const cached = listCache.get(cacheKey);
-      if (cached !== undefined) return cached;
-      const conditions = kinds.map((kind, index) => {
-        const p = `$${index + 1}::text[]`;
-        const position = kind === "prefix" ? "c.i" : `cardinality(x.a) - cardinality(${p}) + c.i`;
-        return `(cardinality(x.a) >= cardinality(${p}) AND NOT EXISTS (
-             SELECT 1 FROM unnest(${p}) WITH ORDINALITY AS c(label, i)
-              WHERE c.label <> '*' AND c.label IS DISTINCT FROM x.a[${position}]))`;
-      });
-      const depth = `$${kinds.length + 1}::integer`;
-      const r = `$${kinds.length + 4}::text`;
-      const narrow = range ? `AND (i.ns_path = ${r} OR (i.ns_path >= ${r} || '.' AND i.ns_path < ${r} || '/'))` : "";
-      const text = `SELECT array_to_json(ns)::text AS ns FROM (
-         SELECT DISTINCT CASE WHEN ${depth} IS NULL THEN x.a ELSE x.a[1:${depth}] END AS ns
-           FROM (
-             SELECT string_to_array(p.ns_path, '.') AS a
-               FROM (SELECT DISTINCT i.ns_path FROM ${items} i WHERE ${live("i")} ${narrow}) p
-           ) x
-          ${conditions.length > 0 ? `WHERE ${conditions.join(" AND ")}` : ""}
-       ) n
-       ORDER BY n.ns COLLATE "C"
-       LIMIT $${kinds.length + 2} OFFSET $${kinds.length + 3}`;
-      const built = statement("store_namespaces", text);
-      listCache.set(cacheKey, built);
-      return built;
+    listNamespaces(range: boolean): Statement {
+      return range ? listInRange : listAll;
     },
     /** The schema and type (e.g. `vector(64)`) of the embedding column, or no row without the table. */
     vectorColumn: `SELECT format_type(a.atttypid, a.atttypmod) AS type

@@ -2,7 +2,6 @@ import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Annotation, END, getStore, START, StateGraph } from "@langchain/langgraph";
 import { InvalidNamespaceError } from "@langchain/langgraph-checkpoint";
-import { PostgresCheckpointSaver } from "../../src/checkpoint/postgres-saver.js";
 import { migrate } from "../../src/db/migrate.js";
 import { openDatabase } from "../../src/db/open-database.js";
 import type { Database } from "../../src/db/types.js";
@@ -324,8 +323,10 @@ describe.each(BACKENDS)("PostgresStore on %s", (backend) => {
   });
 
   it("serves a real StateGraph compiled with the checkpointer and the store (config.store and getStore())", async () => {
-    const { store } = await freshStore();
+    // through the library's entry point, as a user would
+    const lib = await import("../../src/index.js");
     const { db } = await freshMigratedSchema(owner).then((fresh) => (drops.push(fresh.drop), fresh));
+    const store = new lib.PostgresStore(db);
     const State = Annotation.Root({ user: Annotation<string>, seen: Annotation<number[]>({ reducer: (a, b) => [...a, ...b], default: () => [] }) });
     const graph = new StateGraph(State)
       .addNode("remember", async (state, config) => {
@@ -341,7 +342,7 @@ describe.each(BACKENDS)("PostgresStore on %s", (backend) => {
       .addEdge(START, "remember")
       .addEdge("remember", "recall")
       .addEdge("recall", END)
-      .compile({ checkpointer: new PostgresCheckpointSaver(db), store });
+      .compile({ checkpointer: new lib.PostgresCheckpointSaver(db), store });
 
     const one = await graph.invoke({ user: "ada" }, { configurable: { thread_id: "t1" } });
     const two = await graph.invoke({ user: "ada" }, { configurable: { thread_id: "t2" } });
