@@ -49,6 +49,11 @@ type ItemRow = { ns_path: string; key: string; value: string; created_ms: number
 /** An item row with its TTL (minutes, or null), for refresh on read. */
 type StoredRow = ItemRow & { ttl_minutes: number | null };
 
+/** UTF-16 code-unit order: any fixed order serves, as long as every writer uses the same one. */
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 function toItem(row: ItemRow): Item {
   return {
     namespace: row.ns_path.split("."),
@@ -335,7 +340,10 @@ export class PostgresStore extends BaseStore {
     const prefix = conditions.find((condition) => condition.matchType === "prefix")?.path ?? [];
     const wildcard = prefix.indexOf("*");
     const leading = (wildcard === -1 ? prefix : prefix.slice(0, wildcard)).join(".");
-    const patterns = conditions.map((condition) => namespacePattern(condition.matchType, condition.path));
+    // a prefix without wildcards is exactly its index range: no regex needed for it
+    const patterns = conditions
+      .filter((condition) => !(condition.matchType === "prefix" && !condition.path.includes("*") && condition.path.join(".") === leading))
+      .map((condition) => namespacePattern(condition.matchType, condition.path));
     const params: unknown[] = [patterns, maxDepth, checkCount(op.limit, "limit", STORE_DEFAULTS.listLimit), checkCount(op.offset, "offset", 0)];
     if (leading !== "") params.push(leading);
     const statement = this.sql.listNamespaces(leading !== "");
@@ -345,12 +353,15 @@ export class PostgresStore extends BaseStore {
 
   private async runPuts(puts: StorePutOperation[]): Promise<void> {
     // serialise and embed before touching the database: no transaction waits on a model call
-    const rows = puts.map((op) => ({
-      namespace: op.namespace.join("."),
-      key: op.key,
-      value: op.value === null ? null : valueJson(op.value),
-      ttl: op.value === null ? null : ttlMinutes(op.ttl, this.ttl.defaultTtl),
-    }));
+    // one order for every writer, so two batches upserting the same items lock them alike (no deadlock)
+    const rows = puts
+      .map((op) => ({
+        namespace: op.namespace.join("."),
+        key: op.key,
+        value: op.value === null ? null : valueJson(op.value),
+        ttl: op.value === null ? null : ttlMinutes(op.ttl, this.ttl.defaultTtl),
+      }))
+      .sort((a, b) => compareText(a.namespace, b.namespace) || compareText(a.key, b.key));
     const putParams = [rows.map((row) => row.namespace), rows.map((row) => row.key), rows.map((row) => row.value), rows.map((row) => row.ttl)];
     if (this.index === undefined || this.status.status !== "pgvector") {
       await this.db.query(this.sql.putMany, putParams);

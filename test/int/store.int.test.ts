@@ -104,6 +104,20 @@ describe.each(BACKENDS)("PostgresStore on %s", (backend) => {
     expect(await store.search(["a"])).toEqual([]);
   });
 
+  it("concurrent batches writing the same items in different orders all succeed, the store ends with one of them", async () => {
+    const { store } = await freshStore();
+    const keys = Array.from({ length: 40 }, (_, i) => `k${i}`);
+    const writers = Array.from({ length: 6 }, (_, w) => {
+      const order = w % 2 === 0 ? keys : [...keys].reverse();
+      return store.batch(order.map((key) => ({ namespace: ["race"], key, value: { writer: w } })));
+    });
+    await Promise.all(writers);
+    const items = await store.search(["race"], { limit: 100 });
+    expect(items).toHaveLength(40);
+    // each batch is one statement taking the rows in one order, so the last to commit wrote all 40
+    expect(new Set(items.map((item) => item.value["writer"])).size).toBe(1);
+  });
+
   it("searches under a namespace prefix label by label, newest update first, with limit and offset", async () => {
     const { store } = await freshStore();
     await store.put(["docs"], "root", { n: 0 });
