@@ -163,12 +163,17 @@ export function storeSql(schema: string) {
           ? "NULL::float8"
           : `(SELECT max(1 - (v.embedding OPERATOR(${quoteIdentifier(shape.vectorSchema!)}.<=>) ${vectorParam}::${quoteIdentifier(shape.vectorSchema!)}.vector))
                 FROM ${vectors} v WHERE v.ns_path = i.ns_path AND v.key = i.key)`;
-      const order = vectorParam === null ? "i.updated_at DESC, i.ns_path, i.key" : "score DESC NULLS LAST, i.updated_at DESC, i.ns_path, i.key";
-      const text = `SELECT ${itemColumns("i")}, i.ttl_minutes, ${score} AS score
-         FROM ${items} i
-        WHERE ${where.join("\n          AND ")}
-        ORDER BY ${order}
-        LIMIT ${limit} OFFSET ${offset}`;
+      const order = (alias: string): string =>
+        `${vectorParam === null ? "" : `${alias}.score DESC NULLS LAST, `}${alias}.updated_at DESC, ${alias}.ns_path, ${alias}.key`;
+      // the page is chosen on raw columns; only its rows are converted to text (not every match)
+      const text = `SELECT ${itemColumns("h")}, h.ttl_minutes, h.score FROM (
+         SELECT i.ns_path, i.key, i.value, i.created_at, i.updated_at, i.ttl_minutes, ${score} AS score
+           FROM ${items} i
+          WHERE ${where.join("\n            AND ")}
+          ORDER BY ${order("i").replace("i.score", "score")}
+          LIMIT ${limit} OFFSET ${offset}
+       ) h
+       ORDER BY ${order("h")}`;
       const built = statement("store_search", text);
       searchCache.set(cacheKey, built);
       return built;

@@ -40,6 +40,8 @@ export async function prepareVectors(db: Database, sql: ReturnType<typeof storeS
       }
       if (found === undefined) throw new Error("the vector extension did not register");
       const schema = validateSchemaName(found);
+      // an extension created earlier but not loaded now (PGlite reopened without `vector: true`) fails here
+      await tx.query(`SELECT '[1]'::"${schema}".vector`);
       await tx.query(sql.createVectors(schema, dims));
       return schema;
     });
