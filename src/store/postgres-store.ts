@@ -322,7 +322,9 @@ export class PostgresStore extends BaseStore {
     for (const condition of conditions) params.push(...filterParams(condition));
     if (vector !== null) params.push(vector);
     params.push(limit, offset);
-    const { rows } = await this.db.query<StoredRow & { score: number | null }>(statement, params);
+    // with a filter, how many rows match depends on the values: planned per call (unnamed), not
+    // with the generic plan a prepared statement settles on
+    const { rows } = await this.db.query<StoredRow & { score: number | null }>(conditions.length > 0 ? statement.text : statement, params);
     if (op.refreshTtl ?? refreshDefault) await this.refresh(rows.filter((row) => row.ttl_minutes !== null));
     return rows.map((row) => ({ ...toItem(row), score: row.score === null ? undefined : Number(row.score) }));
   }

@@ -12,6 +12,16 @@ function epochMs(expression: string): string {
   return `(extract(epoch FROM ${expression}) * 1000)::float8`;
 }
 
+/**
+ * "The path is `p` or starts with `p.`": one index range `[p, p || '/')` (`/` follows `.` in byte
+ * order) and a cheap recheck that drops siblings like `p-x` the range also holds. One range, not
+ * an OR of two, so a prepared statement's generic plan stays a single index range scan.
+ */
+function underPrefix(alias: string, p: string): string {
+  return `(${alias}.ns_path >= ${p}::text AND ${alias}.ns_path < ${p}::text || '/'
+      AND (length(${alias}.ns_path) = length(${p}::text) OR substr(${alias}.ns_path, length(${p}::text) + 1, 1) = '.'))`;
+}
+
 /** Columns of an item row: ns_path, key, value (JSON text), created_ms, updated_ms. */
 function itemColumns(alias: string): string {
   return `${alias}.ns_path, ${alias}.key, ${alias}.value::text AS value, ${epochMs(`${alias}.created_at`)} AS created_ms, ${epochMs(`${alias}.updated_at`)} AS updated_ms`;
@@ -51,7 +61,7 @@ const COMPARE = { gt: ">", gte: ">=", lt: "<", lte: "<=" } as const;
 /**
  * Statements of the memory store for one schema (a validated identifier). Namespaces are stored
  * as their labels joined with `.` (labels cannot contain it) in a `COLLATE "C"` column, so "under
- * prefix P" is the index range `[P || '.', P || '/')` (`/` follows `.` in byte order).
+ * prefix P" is an index range (see `underPrefix`).
  */
 export function storeSql(schema: string) {
   const s = quoteIdentifier(schema);
@@ -59,7 +69,7 @@ export function storeSql(schema: string) {
   const vectors = `${s}.store_vectors`;
   const searchCache = new Map<string, Statement>();
   const listText = (range: boolean): string => {
-    const narrow = range ? `AND (i.ns_path = $5::text OR (i.ns_path >= $5::text || '.' AND i.ns_path < $5::text || '/'))` : "";
+    const narrow = range ? `AND ${underPrefix("i", "$5")}` : "";
     return `SELECT array_to_json(ns)::text AS ns FROM (
        SELECT DISTINCT CASE WHEN $2::integer IS NULL THEN a ELSE a[1:$2::integer] END AS ns
          FROM (
@@ -152,7 +162,7 @@ export function storeSql(schema: string) {
       const where = [live("i")];
       if (shape.prefix) {
         const p = next();
-        where.push(`(i.ns_path = ${p}::text OR (i.ns_path >= ${p}::text || '.' AND i.ns_path < ${p}::text || '/'))`);
+        where.push(underPrefix("i", p));
       }
       for (const op of shape.filters) where.push(filterSql(op, next));
       const vectorParam = shape.vectorSchema === null ? null : next();
