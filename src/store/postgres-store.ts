@@ -16,6 +16,7 @@ import type { Database } from "../db/types.js";
 import { StoreInputError } from "../errors.js";
 import { silentLogger, type Logger } from "../logger.js";
 import { indexTexts } from "./index-text.js";
+import { checkCount, checkKey, checkNamespace, ttlMinutes, valueJson } from "./store-input.js";
 import { filterConditions } from "./store-filter.js";
 import { filterParams, namespacePattern, storeSql } from "./store-sql.js";
 import { prepareVectors, vectorText, type SemanticSearchStatus } from "./store-vectors.js";
@@ -62,45 +63,6 @@ function toItem(row: ItemRow): Item {
     createdAt: new Date(Number(row.created_ms)),
     updatedAt: new Date(Number(row.updated_ms)),
   };
-}
-
-function checkNamespace(namespace: unknown, allowEmpty: boolean): string[] {
-  if (!Array.isArray(namespace)) throw new StoreInputError("a namespace must be an array of labels");
-  validateNamespace(namespace as string[], { allowEmpty, allowReservedRoot: true });
-  if (namespace.length > STORE_DEFAULTS.maxNamespaceDepth) throw new StoreInputError(`a namespace has at most ${STORE_DEFAULTS.maxNamespaceDepth} labels`);
-  if ((namespace as string[]).some((label) => label.length > STORE_DEFAULTS.maxKeyChars)) {
-    throw new StoreInputError(`a namespace label has at most ${STORE_DEFAULTS.maxKeyChars} characters`);
-  }
-  return namespace as string[];
-}
-
-function checkKey(key: unknown): string {
-  if (typeof key !== "string" || key.includes("\0") || key.length > STORE_DEFAULTS.maxKeyChars) {
-    throw new StoreInputError(`a key must be a string of at most ${STORE_DEFAULTS.maxKeyChars} characters without NUL`);
-  }
-  return key;
-}
-
-function checkCount(value: unknown, name: string, fallback: number): number {
-  if (value === undefined || value === null) return fallback;
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) throw new StoreInputError(`${name} must be a non-negative integer`);
-  return value;
-}
-
-function valueJson(value: unknown): string {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new StoreInputError("a stored value must be a JSON object");
-  const json = JSON.stringify(value);
-  // PostgreSQL's jsonb has no NUL character; refusing it here beats a driver error mid-batch
-  if (/(^|[^\\])(\\\\)*\\u0000/.test(json)) throw new StoreInputError("a stored value cannot contain the NUL character (\\u0000)");
-  if (Buffer.byteLength(json) > STORE_DEFAULTS.maxValueBytes) throw new StoreInputError(`a stored value is at most ${STORE_DEFAULTS.maxValueBytes} bytes of JSON`);
-  return json;
-}
-
-function ttlMinutes(ttl: unknown, fallback: number | undefined): number | null {
-  const chosen = ttl === undefined ? fallback : ttl;
-  if (chosen === undefined || chosen === null) return null;
-  if (typeof chosen !== "number" || !Number.isFinite(chosen) || chosen <= 0) throw new StoreInputError("a TTL must be a positive number of minutes");
-  return chosen;
 }
 
 /**
@@ -322,9 +284,7 @@ export class PostgresStore extends BaseStore {
     for (const condition of conditions) params.push(...filterParams(condition));
     if (vector !== null) params.push(vector);
     params.push(limit, offset);
-    // with a filter, how many rows match depends on the values: planned per call (unnamed), not
-    // with the generic plan a prepared statement settles on
-    const { rows } = await this.db.query<StoredRow & { score: number | null }>(conditions.length > 0 ? statement.text : statement, params);
+    const { rows } = await this.db.query<StoredRow & { score: number | null }>(statement, params);
     if (op.refreshTtl ?? refreshDefault) await this.refresh(rows.filter((row) => row.ttl_minutes !== null));
     return rows.map((row) => ({ ...toItem(row), score: row.score === null ? undefined : Number(row.score) }));
   }
