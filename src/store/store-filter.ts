@@ -8,6 +8,13 @@ function isOperatorObject(value: unknown): value is Partial<Record<Operator, unk
   return typeof value === "object" && value !== null && !Array.isArray(value) && Object.keys(value).every((key) => (OPERATORS as readonly string[]).includes(key));
 }
 
+/** Equality (`ne`: inequality) with `expected`: containment for scalars, JSON equality for objects and arrays. */
+function equality(key: string, expected: unknown, negate: boolean): FilterCondition {
+  const scalar = expected === null || typeof expected === "string" || typeof expected === "number" || typeof expected === "boolean";
+  if (scalar && (typeof expected !== "number" || Number.isFinite(expected))) return { op: negate ? "lacks" : "has", object: JSON.stringify({ [key]: expected }) };
+  return { op: negate ? "ne" : "eq", key, json: json(expected) };
+}
+
 function json(value: unknown): string {
   // undefined has no JSON form; LangGraph's in-memory store compares it with ===, which a stored
   // JSON value never equals
@@ -26,17 +33,17 @@ export function filterConditions(filter: Record<string, unknown> | undefined): F
   const conditions: FilterCondition[] = [];
   for (const [key, expected] of Object.entries(filter)) {
     if (!isOperatorObject(expected)) {
-      conditions.push({ op: "eq", key, json: json(expected) });
+      conditions.push(equality(key, expected, false));
       continue;
     }
     // `{}` is an operator object with no operators: it holds for every item, as in LangGraph
     for (const [operator, bound] of Object.entries(expected) as [Operator, unknown][]) {
       switch (operator) {
         case "$eq":
-          conditions.push({ op: "eq", key, json: json(bound) });
+          conditions.push(equality(key, bound, false));
           break;
         case "$ne":
-          conditions.push({ op: "ne", key, json: json(bound) });
+          conditions.push(equality(key, bound, true));
           break;
         case "$in":
         case "$nin":

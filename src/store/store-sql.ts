@@ -30,6 +30,7 @@ function itemColumns(alias: string): string {
 /** One condition of a search's `filter`, already reduced to an SQL operator (values are parameters). */
 export type FilterCondition =
   | { op: "eq" | "ne"; key: string; json: string }
+  | { op: "has" | "lacks"; object: string }
   | { op: "gt" | "gte" | "lt" | "lte"; key: string; number: number }
   | { op: "in" | "nin"; key: string; json: string }
   | { op: "false" };
@@ -237,6 +238,11 @@ function filterSql(op: FilterCondition["op"], next: () => string): string {
       const [key, json] = [next(), next()];
       return `i.value -> ${key}::text IS DISTINCT FROM ${json}::jsonb`;
     }
+    case "has":
+      // containment of a one-field object: for a scalar it is exact equality, found without copying the field
+      return `i.value @> ${next()}::jsonb`;
+    case "lacks":
+      return `NOT (i.value @> ${next()}::jsonb)`;
     case "gt":
     case "gte":
     case "lt":
@@ -266,6 +272,9 @@ export function filterParams(condition: FilterCondition): unknown[] {
     case "in":
     case "nin":
       return [condition.key, condition.json];
+    case "has":
+    case "lacks":
+      return [condition.object];
     case "gt":
     case "gte":
     case "lt":

@@ -59,7 +59,7 @@ describe("namespace match patterns", () => {
 describe("search filters", () => {
   it("turn values and operators into conditions, refusing non-numeric bounds for comparisons", () => {
     expect(filterConditions({ a: "x", b: { $gt: 2, $lte: "5" }, c: { $in: [1, 2] }, d: { $nin: "no" }, e: { $gt: "abc" }, f: {} })).toEqual([
-      { op: "eq", key: "a", json: '"x"' },
+      { op: "has", object: '{"a":"x"}' },
       { op: "gt", key: "b", number: 2 },
       { op: "lte", key: "b", number: 5 },
       { op: "in", key: "c", json: "[1,2]" },
