@@ -336,6 +336,8 @@ export const STORE_DEFAULTS = {
   maxKeyChars: 1_024,
   /** Deepest namespace accepted. */
   maxNamespaceDepth: 64,
+  /** Distinct search shapes (lists of filter operators) prepared per store; further ones run unprepared. */
+  preparedSearchShapes: 64,
 } as const;
 
 /** Advisory-lock key prefix while the store creates its vector table. */

@@ -1,3 +1,4 @@
+import { STORE_DEFAULTS } from "../constants.js";
 import { quoteIdentifier } from "../db/identifiers.js";
 import { statement } from "../db/statement.js";
 import type { Statement } from "../db/types.js";
@@ -58,6 +59,7 @@ export interface SearchShape {
 }
 
 const COMPARE = { gt: ">", gte: ">=", lt: "<", lte: "<=" } as const;
+
 
 /**
  * Statements of the memory store for one schema (a validated identifier). Namespaces are stored
@@ -153,8 +155,11 @@ export function storeSql(schema: string) {
        )
        SELECT count(*)::integer AS deleted FROM gone`,
     ),
-    /** Search (see `SearchShape`): prefix, filter parameters, query vector, limit, offset. Rows carry `ttl_minutes` and `score`. */
-    search(shape: SearchShape): Statement {
+    /**
+     * Search (see `SearchShape`): prefix, filter parameters, query vector, limit, offset. Rows carry
+     * `ttl_minutes` and `score`. A prepared statement, or plain text once `STORE_DEFAULTS.preparedSearchShapes` shapes are.
+     */
+    search(shape: SearchShape): Statement | string {
       const cacheKey = JSON.stringify(shape);
       const cached = searchCache.get(cacheKey);
       if (cached !== undefined) return cached;
@@ -185,6 +190,9 @@ export function storeSql(schema: string) {
           LIMIT ${limit} OFFSET ${offset}
        ) h
        ORDER BY ${order("h")}`;
+      // filters shape the text, and callers choose filters: past a bound, new shapes run unprepared
+      // rather than growing this cache and every connection's prepared statements without end
+      if (searchCache.size >= STORE_DEFAULTS.preparedSearchShapes) return text;
       const built = statement("store_search", text);
       searchCache.set(cacheKey, built);
       return built;

@@ -304,6 +304,11 @@ describe.each(BACKENDS)("PostgresStore on %s", (backend) => {
     await expect(store.search(["a"], { limit: -1 })).rejects.toMatchObject({ code: "STORE_INPUT_INVALID" });
     await expect(store.listNamespaces({ maxDepth: 1.5 })).rejects.toMatchObject({ code: "STORE_INPUT_INVALID" });
     expect(await store.search([])).toEqual([]); // nothing half-written
+    // callers choose filter shapes: past the prepared ones, new shapes still run (unprepared)
+    for (let keys = 1; keys <= 70; keys += 1) {
+      const filter = Object.fromEntries(Array.from({ length: keys }, (_, i) => [`f${i}`, i % 2 === 0 ? i : { $gt: i }]));
+      expect(await store.search(["a"], { filter })).toEqual([]);
+    }
 
     const awkward = { quote: "it's \"quoted\"", backslash: "a\\u0000b", emoji: "🧠", nested: { deep: [1, { two: [3] }] }, text: "\\" };
     await store.put(["ü", "%", "*", "'; --"], "key with spaces/and\\slashes 'n quotes", awkward);
