@@ -50,6 +50,19 @@ const steps = new StateGraph(Counter)
   .addEdge("second", "third")
   .addEdge("third", END);
 
+/** Remembers a fact per user in `config.store` and reports how many it knows: memory across threads. */
+const Memory = Annotation.Root({ fact: Annotation<string>(), known: Annotation<number>({ reducer: (_, next) => next, default: () => 0 }) });
+const remember = new StateGraph(Memory)
+  .addNode("remember", async (state, config) => {
+    const store = config.store;
+    if (store === undefined) throw new Error("no store given to the graph");
+    const user = String(config.configurable?.["user_id"]);
+    await store.put(["facts", user], state.fact, { text: state.fact });
+    return { known: (await store.search(["facts", user])).length };
+  })
+  .addEdge(START, "remember")
+  .addEdge("remember", END);
+
 /** A node that fails. */
 const failing = new StateGraph(Counter)
   .addNode("explode", () => {
@@ -246,6 +259,17 @@ describe.each(BACKENDS)("runs of user graphs on %s", (backend) => {
     expect(events.filter((event) => event.type === "node.finished" && event["node"] === "first")).toHaveLength(1);
     expect(events.map((event) => event.type)).toContain("run.resumed");
     await second.stop();
+  });
+
+  it("every graph gets the runtime's store: what one thread's run puts, another thread's run finds", async () => {
+    const runtime = runtimeWith({ remember });
+    const first = await runtime.runs.create({ assistantId: "remember", input: { fact: "likes tea" }, config: { configurable: { user_id: "u1" } } });
+    expect((await runtime.runs.execute(first.run_id)).status).toBe("success");
+    const second = await runtime.runs.create({ assistantId: "remember", input: { fact: "lives in Lyon" }, config: { configurable: { user_id: "u1" } } });
+    expect(second.thread_id).not.toBe(first.thread_id);
+    expect((await runtime.runs.execute(second.run_id)).status).toBe("success");
+    expect(((await runtime.threads.state(second.thread_id)) as { values: { known: number } }).values.known).toBe(2);
+    expect((await runtime.store.search(["facts", "u1"])).map((item) => item.key).sort()).toEqual(["likes tea", "lives in Lyon"]);
   });
 
   it("refuses unknown graphs, the agent's unsupported options and bad configs, storing nothing", async () => {
