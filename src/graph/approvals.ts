@@ -9,10 +9,18 @@ export interface ActionRequest {
   risk: "low" | "medium" | "high";
 }
 
-/** The interrupt value of an approval pause (CONTRACT section 5). */
+/** A decision a reviewer may make on an action. */
+export type DecisionType = "approve" | "edit" | "reject";
+
+/**
+ * The interrupt value of an approval pause (CONTRACT section 5): LangChain JS's camelCase
+ * human-in-the-loop shape, with the snake_case copies that Python-first UIs (Agent Chat UI) read.
+ */
 export interface ApprovalRequest {
   actionRequests: ActionRequest[];
-  reviewConfigs: { actionName: string; allowedDecisions: ("approve" | "edit" | "reject")[] }[];
+  reviewConfigs: { actionName: string; allowedDecisions: DecisionType[] }[];
+  action_requests: ActionRequest[];
+  review_configs: { action_name: string; allowed_decisions: DecisionType[] }[];
 }
 
 /** One human decision, normalised. */
@@ -31,9 +39,14 @@ export interface ApprovalCandidate {
 /** Builds the interrupt value for the calls still undecided, in the model's order. */
 export function approvalRequest(open: readonly ApprovalCandidate[]): ApprovalRequest {
   const names = [...new Set(open.map((c) => c.call.name))];
+  const allowed = (): DecisionType[] => ["approve", "edit", "reject"];
+  const requests = (): ActionRequest[] =>
+    open.map((c) => ({ name: c.call.name, args: c.call.args, description: c.description, tool_call_id: c.call.id, risk: c.risk }));
   return {
-    actionRequests: open.map((c) => ({ name: c.call.name, args: c.call.args, description: c.description, tool_call_id: c.call.id, risk: c.risk })),
-    reviewConfigs: names.map((actionName) => ({ actionName, allowedDecisions: ["approve", "edit", "reject"] })),
+    actionRequests: requests(),
+    reviewConfigs: names.map((actionName) => ({ actionName, allowedDecisions: allowed() })),
+    action_requests: requests(),
+    review_configs: names.map((action_name) => ({ action_name, allowed_decisions: allowed() })),
   };
 }
 
