@@ -92,13 +92,14 @@ describe.each(BACKENDS)("LangGraph SDK Client against devmind serve on %s", (bac
     const interruptValues = parts.find((p) => p.event === "values" && "__interrupt__" in (p.data as object));
     const [interrupt] = (interruptValues?.data as { __interrupt__: { id: string; value: Record<string, unknown> }[] }).__interrupt__;
     expect(interruptUpdate?.data).toEqual(interruptValues?.data);
+    const config = { actionName: "write_file", allowedDecisions: ["approve", "edit", "reject"], action_name: "write_file", allowed_decisions: ["approve", "edit", "reject"] };
     const request = { name: "write_file", args: { path: "hello.txt", content: "hi there" }, description: expect.any(String), tool_call_id: "call_write", risk: expect.any(String) };
     expect(interrupt?.value).toEqual({
       actionRequests: [request],
-      reviewConfigs: [{ actionName: "write_file", allowedDecisions: ["approve", "edit", "reject"] }],
+      reviewConfigs: [config],
       // the snake_case copies Agent Chat UI reads
       action_requests: [request],
-      review_configs: [{ action_name: "write_file", allowed_decisions: ["approve", "edit", "reject"] }],
+      review_configs: [config],
     });
     // the interrupt is the stream's last part: the run waits
     expect(parts[parts.length - 1]).toBe(interruptValues);

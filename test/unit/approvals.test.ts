@@ -8,7 +8,7 @@ const open: ApprovalCandidate[] = [
 ];
 
 describe("approval interrupt value", () => {
-  it("has LangChain's camelCase shape and the snake_case copies, one review config per tool in order", () => {
+  it("has LangChain's camelCase shape and the snake_case copies, one review config per tool in order, in both spellings", () => {
     const value = approvalRequest(open);
     expect(value.actionRequests.map((r) => [r.tool_call_id, r.name, r.risk])).toEqual([
       ["c1", "write_file", "medium"],
@@ -16,14 +16,13 @@ describe("approval interrupt value", () => {
       ["c3", "write_file", "medium"],
     ]);
     expect(value.action_requests).toEqual(value.actionRequests);
+    // both spellings in each config: the SDK keeps the camelCase list, Agent Chat UI reads action_name
+    const all = ["approve", "edit", "reject"];
     expect(value.reviewConfigs).toEqual([
-      { actionName: "write_file", allowedDecisions: ["approve", "edit", "reject"] },
-      { actionName: "run_command", allowedDecisions: ["approve", "edit", "reject"] },
+      { actionName: "write_file", allowedDecisions: all, action_name: "write_file", allowed_decisions: all },
+      { actionName: "run_command", allowedDecisions: all, action_name: "run_command", allowed_decisions: all },
     ]);
-    expect(value.review_configs).toEqual([
-      { action_name: "write_file", allowed_decisions: ["approve", "edit", "reject"] },
-      { action_name: "run_command", allowed_decisions: ["approve", "edit", "reject"] },
-    ]);
+    expect(value.review_configs).toEqual(value.reviewConfigs);
     // copies, not shared objects: a JSON round trip keeps both
     expect(JSON.parse(JSON.stringify(value))).toEqual(value);
   });
