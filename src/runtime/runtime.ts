@@ -263,7 +263,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     // live events reach terminals and other processes before (or instead of) the store: redact them the same way
     const event: LiveEvent =
       raw.type === "model.delta" ? { ...raw, text: redactor.text(String(raw["text"] ?? "")) } : (JSON.parse(redactor.json(raw)) as LiveEvent);
-    if (event.type === "model.delta") deltas.publish(runId, Number(event["round"] ?? 0), String(event["text"]));
+    if (event.type === "model.delta") deltas.publish(runId, Number(event["round"] ?? 0), String(event["text"]), String(event["message_id"] ?? ""), Number(event["offset"] ?? 0));
     for (const listener of listeners.get(runId) ?? []) {
       try {
         listener(event);
