@@ -78,10 +78,12 @@ export async function startRun(runtime: Runtime, threadId: string | null, body: 
   const resume = body.command?.resume;
   if (agent) {
     if (body.command?.update !== undefined || body.command?.goto !== undefined) throw httpError("REQUEST_INVALID", "command.update and command.goto are not supported for the agent; use command.resume");
-    const hasInput = body.input !== undefined && body.input !== null;
+    // an empty input (`{}` or null) beside a command is no input, as LangGraph clients send it
+    const input = body.input;
+    const hasInput = input !== undefined && input !== null && !(typeof input === "object" && !Array.isArray(input) && Object.keys(input).length === 0);
     if (resume !== undefined && hasInput) throw httpError("REQUEST_INVALID", "send either input or command.resume, not both");
     if (resume === undefined && !hasInput) throw httpError("REQUEST_INVALID", "input { messages: [...] } is required (or command.resume to continue an interrupted run)");
-    if (hasInput) validate(AgentInput, body.input);
+    if (resume === undefined) validate(AgentInput, input);
     if (body.config !== undefined && body.config !== null && Object.keys(body.config).length > 0) throw httpError("REQUEST_INVALID", "config is not supported for the agent: use limits", { field: "config" });
     if (body.context !== undefined && body.context !== null) throw httpError("REQUEST_INVALID", "context is not supported for the agent", { field: "context" });
   }

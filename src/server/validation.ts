@@ -25,6 +25,7 @@ export const AgentInput = z.object({ messages: z.array(z.unknown()).min(1).max(1
 export const RunCreateBody = z
   .object({
     assistant_id: z.string().min(1).max(256),
+    // the agent's input is checked as AgentInput (`{}` and null beside a command are no input); any JSON for another graph
     input: z.unknown().optional(),
     command: z
       .object({ resume: z.unknown().optional(), update: z.unknown().optional(), goto: z.unknown().optional() })
