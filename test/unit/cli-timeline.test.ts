@@ -94,7 +94,7 @@ describe("Timeline", () => {
   it("prints a model error once, whole: never cut inside a URL, not repeated by run.failed", () => {
     const message = `401 Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys. ${"More text here. ".repeat(10)}See https://platform.openai.com/docs/guides/error-codes/api-errors for details.`;
     const out = render([
-      { type: "model.failed", round: 1, code: "MODEL_FAILED", message },
+      { type: "model.failed", round: 1, code: "MODEL_FAILED", message, attempt: 1, will_retry: false },
       { type: "run.failed", stop_reason: "model_failed", code: "MODEL_FAILED", message },
     ]);
     expect(out).toBe(`✗ model failed [MODEL_FAILED] ${message}\n✗ failed: model_failed [MODEL_FAILED]\n`);

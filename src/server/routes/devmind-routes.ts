@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { RUNTIME_DEFAULTS, SERVER_DEFAULTS } from "../../constants.js";
 import { isRunStatus } from "../../runtime/run-record.js";
+import { isRunEvent } from "../../runtime/runtime.js";
 import type { AppDeps } from "../app.js";
 import type { AuthVariables } from "../auth.js";
 import { httpError } from "../http-errors.js";
@@ -102,7 +103,7 @@ export function devmindRoutes(deps: AppDeps): Hono<Env> {
     for (const run of runs) {
       const requests = await runtime.runs.pendingApprovals(run.run_id);
       const decided = new Set<string>();
-      for await (const event of runtime.runs.events(run.run_id)) if (event.type === "approval.decided") decided.add(String(event["tool_call_id"]));
+      for await (const event of runtime.runs.events(run.run_id)) if (isRunEvent(event) && event.type === "approval.decided") decided.add(event.tool_call_id);
       const open = requests.filter((request) => !decided.has(request.tool_call_id));
       if (open.length > 0) approvals.push({ run_id: run.run_id, thread_id: run.thread_id, created_at: run.created_at, updated_at: run.updated_at, requests: open });
     }
