@@ -23,6 +23,14 @@ const BENCHES: Record<string, Bench> = {
     description: "database commits per model + tool round of a run executed by the runtime",
     run: async (args) => (await import("./round-commits.js")).runCommitsBench(args),
   },
+  graph: {
+    description: "user graphs (20-node linear, 3-node loop of 100 steps): devmind runtime vs LangGraph + official PostgresSaver, time and commits per step",
+    run: async (args) => (await import("./graph.js")).runGraphBench(args),
+  },
+  store: {
+    description: "memory store: our PostgresStore vs the official PostgresStore on PostgreSQL (put, batch put, get, search, namespaces), then PGlite",
+    run: async (args) => (await import("./store.js")).runStoreBench(args),
+  },
   runs: {
     description: "runtime workers on PostgreSQL: runs and steps per second at concurrency 1/4/16, SIGKILL-to-next-step, worker memory with interrupted runs",
     run: async (args) => (await import("./runs.js")).runRunsBench(args),

@@ -343,3 +343,28 @@ export const SERVER_CORS = {
   allowMethods: ["GET", "POST", "PATCH", "DELETE", "OPTIONS"],
   maxAgeSeconds: 600,
 } as const;
+
+/** The long-term memory store (src/store/postgres-store.ts). */
+export const STORE_DEFAULTS = {
+  /** `search` without a limit returns this many items (LangGraph's default). */
+  searchLimit: 10,
+  /** `listNamespaces` without a limit returns this many namespaces (LangGraph's default). */
+  listLimit: 100,
+  /** Reads push an item's expiry forward by its TTL unless the read or the config says otherwise. */
+  refreshOnRead: true,
+  /** One sweep deletes at most this many expired items per statement. */
+  sweepBatchSize: 1_000,
+  /** ... and runs at most this many statements, so a huge backlog never holds a sweep for long. */
+  sweepMaxBatches: 10,
+  /** Largest value a put accepts, in bytes of its JSON text. */
+  maxValueBytes: 16 * 1024 * 1024,
+  /** Longest key and namespace label accepted. */
+  maxKeyChars: 1_024,
+  /** Deepest namespace accepted. */
+  maxNamespaceDepth: 64,
+  /** Distinct search shapes (lists of filter operators) prepared per store; further ones run unprepared. */
+  preparedSearchShapes: 64,
+} as const;
+
+/** Advisory-lock key prefix while the store creates its vector table. */
+export const STORE_VECTOR_LOCK_PREFIX = "devmind:store-vectors:";

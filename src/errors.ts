@@ -51,6 +51,8 @@ export type DevmindErrorCode =
   | "LEASE_LOST"
   | "RUN_DRAINED"
   | "ATTACHMENT_INVALID"
+  // memory store (src/store)
+  | "STORE_INPUT_INVALID"
   // web page (src/server/web)
   | "WEB_ASSETS_MISSING"
   // HTTP API (src/server)
@@ -95,6 +97,7 @@ const KIND_BY_CODE: Record<DevmindErrorCode, ErrorKind> = {
   LEASE_LOST: "system",
   RUN_DRAINED: "system",
   ATTACHMENT_INVALID: "user",
+  STORE_INPUT_INVALID: "user",
   WEB_ASSETS_MISSING: "system",
   UNAUTHORIZED: "user",
   FORBIDDEN: "user",
@@ -249,3 +252,15 @@ export class DrainError extends DevmindError {
  * a body that fails validation (REQUEST_INVALID 422), a body over the limit (PAYLOAD_TOO_LARGE 413).
  */
 export class HttpRequestError extends DevmindError {}
+
+/**
+ * An operation the memory store refuses (src/store): a namespace that breaks LangGraph's rules
+ * (empty, an empty label, a label with `.`, `:` or NUL), a value that is not a JSON object or is too
+ * large, a TTL that is not a positive number of minutes, an embedding of the wrong size.
+ * Code `STORE_INPUT_INVALID` (HTTP 422).
+ */
+export class StoreInputError extends DevmindError {
+  constructor(message: string, details: ErrorDetails = {}) {
+    super("STORE_INPUT_INVALID", message, { details });
+  }
+}

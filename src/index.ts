@@ -66,3 +66,14 @@ export {
   type RunLifecycleEvent,
   type ResumeReason,
 } from "./runtime/run-events.js";
+/**
+ * The long-term memory store: LangGraph's `BaseStore` on the same database as the checkpoints
+ * (PostgreSQL or PGlite), for memory that outlives a thread. Pass it to
+ * `builder.compile({ checkpointer, store })`; nodes use `config.store` / `getStore()`. TTLs in
+ * minutes with refresh on read and `sweepExpired()`; semantic search with `index: { dims,
+ * embeddings, fields }` where pgvector loads (`openDatabase({ vector: true })` on PGlite),
+ * otherwise a query falls back to namespace and filter and `semanticSearch` says so.
+ */
+export { PostgresStore, type PostgresStoreOptions, type StoreTtlConfig, type StorePutOperation, type StoreReadOptions } from "./store/postgres-store.js";
+export type { SemanticSearchStatus } from "./store/store-vectors.js";
+export { StoreInputError } from "./errors.js";

@@ -113,7 +113,10 @@ export class Timeline {
         for (const request of event.requests) {
           const r = request as { name?: unknown; args?: unknown; tool_call_id?: unknown; risk?: unknown };
           this.calls.set(String(r.tool_call_id), { tool: String(r.name), args: r.args });
-          this.line(`⏸ ${String(r.name)}(${foldArgs(r.args, CLI_DEFAULTS.foldedArgsChars)}) needs approval (risk ${String(r.risk)})  [call ${String(r.tool_call_id)}]`);
+          // a user graph's HITL request (LangChain's middleware) has neither a risk nor a call id
+          const risk = r.risk === undefined ? "" : ` (risk ${String(r.risk)})`;
+          const call = r.tool_call_id === undefined ? "" : `  [call ${String(r.tool_call_id)}]`;
+          this.line(`⏸ ${String(r.name)}(${foldArgs(r.args, CLI_DEFAULTS.foldedArgsChars)}) needs approval${risk}${call}`);
           this.requestsShown += 1;
         }
         return;

@@ -16,6 +16,12 @@ export interface OpenDatabaseOptions {
   maxConnections?: number | undefined;
   /** PostgreSQL: how long getting a connection may take before the query fails as DATABASE_UNREACHABLE (default 10 s). */
   connectionTimeoutMs?: number | undefined;
+  /**
+   * Embedded PGlite: load the pgvector extension (`@electric-sql/pglite-pgvector`) so the memory
+   * store (`PostgresStore` with an `index`) can rank searches by embeddings. Costs a little start-up
+   * time, hence off by default. PostgreSQL: ignored; the store loads the server's extension itself.
+   */
+  vector?: boolean | undefined;
 }
 
 /**
@@ -32,5 +38,5 @@ export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<D
   if (options.url !== undefined && options.url !== "") {
     return PgDatabase.open(options.url, schema, { max: options.maxConnections, connectionTimeoutMs: options.connectionTimeoutMs });
   }
-  return PgliteDatabase.open(options.dataDir ?? CONFIG_DEFAULTS.dataDir, schema);
+  return PgliteDatabase.open(options.dataDir ?? CONFIG_DEFAULTS.dataDir, schema, { vector: options.vector === true });
 }

@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { PGlite, type Transaction } from "@electric-sql/pglite";
+import { PGlite, type Extensions, type Transaction } from "@electric-sql/pglite";
 import { MEMORY_DATA_DIR, PGLITE_LOCK_FILE, PGLITE_SUBDIR } from "../constants.js";
 import { DatabaseError } from "../errors.js";
 import { validateChannelName } from "./channels.js";
@@ -8,6 +8,12 @@ import { toDatabaseFault } from "./database-faults.js";
 import { acquireLockFile, type HeldLock } from "./lock-file.js";
 import { ensureInitialisedDataDir, unopenableDataDirError } from "./pglite-data-dir.js";
 import type { Database, Queryable, QueryResult, Row, Statement } from "./types.js";
+
+/** PGlite's pgvector build, loaded only when asked for (it unpacks a bundle at start). */
+async function vectorExtension(): Promise<Extensions> {
+  const { vector } = await import("@electric-sql/pglite-pgvector");
+  return { vector: vector as Extensions[string] };
+}
 
 type PgliteRunner = Pick<PGlite, "query" | "exec"> | Transaction;
 
@@ -56,10 +62,11 @@ export class PgliteDatabase extends PgliteQueryable implements Database {
     super(pglite, location);
   }
 
-  /** Opens (creating if needed) the embedded database for `dataDir`. */
-  static async open(dataDir: string, schema: string): Promise<PgliteDatabase> {
+  /** Opens (creating if needed) the embedded database for `dataDir`; `vector` loads pgvector. */
+  static async open(dataDir: string, schema: string, options: { vector?: boolean } = {}): Promise<PgliteDatabase> {
+    const extensions = options.vector === true ? await vectorExtension() : {};
     if (dataDir === MEMORY_DATA_DIR) {
-      const pglite = await PGlite.create();
+      const pglite = await PGlite.create({ extensions });
       return new PgliteDatabase(pglite, schema, MEMORY_DATA_DIR, null);
     }
     if (dataDir.trim() === "" || dataDir.includes("\0")) {
@@ -85,7 +92,7 @@ export class PgliteDatabase extends PgliteQueryable implements Database {
       throw error;
     }
     try {
-      const pglite = await PGlite.create(pgdata);
+      const pglite = await PGlite.create(pgdata, { extensions });
       return new PgliteDatabase(pglite, schema, pgdata, lock);
     } catch (error) {
       lock.release();

@@ -10,10 +10,31 @@ export interface ActionRequest {
   risk: "low" | "medium" | "high";
 }
 
-/** The interrupt value of an approval pause (CONTRACT section 5). */
+/** A decision a reviewer may make on an action. */
+export type DecisionType = "approve" | "edit" | "reject";
+
+/**
+ * How one tool's calls may be decided, under both spellings: `@langchain/langgraph-sdk`'s
+ * `useStream` keeps `reviewConfigs` over `review_configs` when both exist and aliases only
+ * `allowedDecisions` in it, so Agent Chat UI (which reads `review_configs[].action_name`) needs
+ * `action_name` in the camelCase list too.
+ */
+export interface ReviewConfig {
+  actionName: string;
+  allowedDecisions: DecisionType[];
+  action_name: string;
+  allowed_decisions: DecisionType[];
+}
+
+/**
+ * The interrupt value of an approval pause (CONTRACT section 5): LangChain JS's camelCase
+ * human-in-the-loop shape, with the snake_case copies that Python-first UIs (Agent Chat UI) read.
+ */
 export interface ApprovalRequest {
   actionRequests: ActionRequest[];
-  reviewConfigs: { actionName: string; allowedDecisions: ("approve" | "edit" | "reject")[] }[];
+  reviewConfigs: ReviewConfig[];
+  action_requests: ActionRequest[];
+  review_configs: ReviewConfig[];
 }
 
 /** What a decision (`Decision` of ./decisions.ts) means for the call it decides. */
@@ -32,10 +53,11 @@ export interface ApprovalCandidate {
 /** Builds the interrupt value for the calls still undecided, in the model's order. */
 export function approvalRequest(open: readonly ApprovalCandidate[]): ApprovalRequest {
   const names = [...new Set(open.map((c) => c.call.name))];
-  return {
-    actionRequests: open.map((c) => ({ name: c.call.name, args: c.call.args, description: c.description, tool_call_id: c.call.id, risk: c.risk })),
-    reviewConfigs: names.map((actionName) => ({ actionName, allowedDecisions: ["approve", "edit", "reject"] })),
-  };
+  const requests = (): ActionRequest[] =>
+    open.map((c) => ({ name: c.call.name, args: c.call.args, description: c.description, tool_call_id: c.call.id, risk: c.risk }));
+  const configs = (): ReviewConfig[] =>
+    names.map((name) => ({ actionName: name, allowedDecisions: ["approve", "edit", "reject"], action_name: name, allowed_decisions: ["approve", "edit", "reject"] }));
+  return { actionRequests: requests(), reviewConfigs: configs(), action_requests: requests(), review_configs: configs() };
 }
 
 function outcome(decision: Decision, call: ProposedToolCall): DecisionOutcome {

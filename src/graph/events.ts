@@ -3,7 +3,8 @@ import type { StopReason, Usage } from "./state.js";
 /** Events the graph emits (CONTRACT section 6, the model.* and tool.call.* part). */
 export type AgentEvent =
   | { type: "model.started"; round: number }
-  | { type: "model.delta"; round: number; text: string }
+  /** `message_id`: the id the round's AI message is stored under; `offset`: characters of the round's text before this one. */
+  | { type: "model.delta"; round: number; text: string; message_id: string; offset: number }
   | { type: "model.finished"; round: number; duration_ms: number; tool_calls: number; usage: Usage; finish_reason: string | null }
   | { type: "model.failed"; round: number; code: string; message: string; attempt: number; will_retry: boolean }
   | { type: "tool.call.started"; tool_call_id: string; tool: string; args: unknown }

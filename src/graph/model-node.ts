@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { AIMessage, SystemMessage, ToolMessage, type BaseMessage, type InvalidToolCall } from "@langchain/core/messages";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { failureResult, toolMessageContent, type ToolRegistry } from "../tools/registry.js";
@@ -32,7 +32,7 @@ const RAW_ARGUMENTS_QUOTE = 300;
  * conversation sent back stays valid (OpenAI requires every tool message to answer a call of the
  * preceding assistant message, and LangChain sends only `tool_calls`).
  */
-function storedMessage(response: AIMessage, round: number): { message: AIMessage; invalid: (InvalidToolCall & { id: string })[]; renamed: Map<string, string> } {
+function storedMessage(response: AIMessage, round: number, id: string): { message: AIMessage; invalid: (InvalidToolCall & { id: string })[]; renamed: Map<string, string> } {
   const invalid = (response.invalid_tool_calls ?? []).map((call, index) => ({ ...call, id: call.id ?? `invalid_${round}_${index}` }));
   const { tool_calls: _raw, ...kwargs } = response.additional_kwargs ?? {};
   const renamed = new Map<string, string>();
@@ -47,7 +47,7 @@ function storedMessage(response: AIMessage, round: number): { message: AIMessage
     return { ...call, name: UNUSABLE_TOOL_NAME };
   });
   const message = new AIMessage({
-    id: randomUUID(),
+    id,
     content: response.content,
     tool_calls: calls,
     usage_metadata: response.usage_metadata,
@@ -55,6 +55,19 @@ function storedMessage(response: AIMessage, round: number): { message: AIMessage
     additional_kwargs: kwargs,
   });
   return { message, invalid, renamed };
+}
+
+/**
+ * The id of a model round's AI message, known before the model answers so its streamed tokens
+ * carry the id the message is stored under. Derived from the run, its start in the thread and the
+ * round, so a round executed again (a process resuming the run) streams under the same id; a
+ * graph invoked without a run id gets a random one.
+ */
+export function roundMessageId(runId: string | undefined, runStart: number, round: number): string {
+  if (runId === undefined) return randomUUID();
+  const hex = createHash("sha256").update(`devmind-ai-message:${runId.toLowerCase()}:${runStart}:${round}`).digest("hex");
+  // RFC 4122 layout, version 8 (custom), variant 10
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${((parseInt(hex.slice(16, 17), 16) & 0x3) | 0x8).toString(16)}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
 /** Stands in for a tool name the model sent that no API would accept back. */
@@ -108,6 +121,8 @@ export function createModelNode(deps: ModelDeps) {
     const limits = { ...deps.limits, ...(context.limits ?? {}) };
     const sinks = [deps.events, context.events].filter((s): s is EventSink => s !== undefined);
     const round = viewRun(state.messages, state.run_start).modelRounds + 1;
+    const messageId = roundMessageId(context.runId, state.run_start, round);
+    let streamed = 0;
     const system = new SystemMessage(deps.systemPrompt);
     const fixed = estimateTokens(system) + deps.toolSchemaTokens;
     const prompt: BaseMessage[] = [system, ...fitToContext(state.messages, limits.contextTokens, fixed).messages];
@@ -122,7 +137,11 @@ export function createModelNode(deps: ModelDeps) {
         timeoutMs,
         maxRetries: limits.modelMaxRetries,
         signal: context.cancelSignal,
-        onDelta: (text) => sinks.forEach((sink) => emit(sink, { type: "model.delta", round, text })),
+        onDelta: (text) => {
+          const offset = streamed;
+          streamed += text.length;
+          sinks.forEach((sink) => emit(sink, { type: "model.delta", round, text, message_id: messageId, offset }));
+        },
         onAttemptFailed: (info) =>
           sinks.forEach((sink) => emit(sink, { type: "model.failed", round, code: info.code, message: info.message, attempt: info.attempt, will_retry: info.willRetry })),
       });
@@ -145,14 +164,14 @@ export function createModelNode(deps: ModelDeps) {
     }
     if (finishReason === "length") {
       // a cut-off reply's tool calls are unreliable: keep only its text, never run them
-      const partial = new AIMessage({ id: randomUUID(), content: response.content, usage_metadata: response.usage_metadata, response_metadata: response.response_metadata });
+      const partial = new AIMessage({ id: messageId, content: response.content, usage_metadata: response.usage_metadata, response_metadata: response.response_metadata });
       return {
         messages: [partial],
         stop_reason: "model_truncated",
         error: { code: "MODEL_TRUNCATED", message: "the model's reply was cut off at its output token limit" },
       };
     }
-    const { message, invalid, renamed } = storedMessage(response, round);
+    const { message, invalid, renamed } = storedMessage(response, round, messageId);
     const invalidAnswers = invalidCallMessages(invalid);
     for (const answer of invalidAnswers) {
       for (const sink of sinks) emit(sink, { type: "tool.call.finished", tool_call_id: answer.tool_call_id, tool: answer.name ?? "", ok: false, error_code: "INVALID_ARGUMENTS", duration_ms: 0, truncated: false });

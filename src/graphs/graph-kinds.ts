@@ -1,4 +1,4 @@
-import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
+import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph-checkpoint";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { PostgresCheckpointSaver } from "../checkpoint/postgres-saver.js";
 import { GraphDefinitionError } from "../errors.js";
@@ -13,11 +13,12 @@ export interface CompiledGraphLike {
   getState(config: RunnableConfig): Promise<unknown>;
   getGraph(config?: RunnableConfig): unknown;
   checkpointer?: unknown;
+  store?: unknown;
 }
 
 /** An uncompiled `StateGraph` (anything with `compile` and `addNode`). */
 export interface StateGraphLike {
-  compile(options?: { checkpointer?: BaseCheckpointSaver }): CompiledGraphLike;
+  compile(options?: { checkpointer?: BaseCheckpointSaver; store?: BaseStore }): CompiledGraphLike;
   addNode: (...args: never[]) => unknown;
 }
 
@@ -56,7 +57,7 @@ export function graphKind(value: unknown): GraphKind | null {
  * a compiled graph that has none. A graph compiled with a different checkpointer is refused —
  * its runs would be checkpointed where devmind cannot see them.
  */
-export async function resolveGraph(entry: unknown, options: { checkpointer: BaseCheckpointSaver; config?: RunnableConfig; id: string }): Promise<CompiledGraphLike> {
+export async function resolveGraph(entry: unknown, options: { checkpointer: BaseCheckpointSaver; store?: BaseStore | undefined; config?: RunnableConfig; id: string }): Promise<CompiledGraphLike> {
   let value: unknown = entry;
   for (let depth = 0; depth < 4; depth += 1) {
     const kind = graphKind(value);
@@ -69,8 +70,8 @@ export async function resolveGraph(entry: unknown, options: { checkpointer: Base
       value = await (value as GraphFactory)(options.config ?? {});
       continue;
     }
-    if (kind === "state_graph") return (value as StateGraphLike).compile({ checkpointer: options.checkpointer });
-    if (kind === "compiled") return attachCheckpointer(wrappedGraph(value) ?? (value as CompiledGraphLike), options.checkpointer, options.id);
+    if (kind === "state_graph") return (value as StateGraphLike).compile({ checkpointer: options.checkpointer, ...(options.store === undefined ? {} : { store: options.store }) });
+    if (kind === "compiled") return attachCheckpointer(wrappedGraph(value) ?? (value as CompiledGraphLike), options.checkpointer, options.id, options.store);
     throw new GraphDefinitionError(`graph ${options.id}: ${describeValue(value)} is not a LangGraph graph (expected a compiled graph, a StateGraph, a promise of one, or a factory (config) => graph)`, { graph: options.id });
   }
   throw new GraphDefinitionError(`graph ${options.id}: promises or factories nested too deep`, { graph: options.id });
@@ -92,11 +93,14 @@ function wrappedGraph(value: unknown): CompiledGraphLike | undefined {
  * compiled graph may serve several runtimes on several databases): a view whose own
  * `checkpointer` is ours and whose nodes, channels and methods are the graph's.
  */
-function attachCheckpointer(graph: CompiledGraphLike, checkpointer: BaseCheckpointSaver, id: string): CompiledGraphLike {
+function attachCheckpointer(graph: CompiledGraphLike, checkpointer: BaseCheckpointSaver, id: string, store?: BaseStore): CompiledGraphLike {
   const current = graph.checkpointer;
   if (current === checkpointer) return graph;
   if (current === undefined || current === null || current === false || current instanceof PostgresCheckpointSaver) {
-    return Object.create(graph, { checkpointer: { value: checkpointer, writable: true, enumerable: true, configurable: true } }) as CompiledGraphLike;
+    const own = (value: unknown) => ({ value, writable: true, enumerable: true, configurable: true });
+    // a store the graph was compiled with stays; otherwise it gets devmind's
+    const keepStore = graph.store !== undefined && graph.store !== null;
+    return Object.create(graph, { checkpointer: own(checkpointer), ...(store === undefined || keepStore ? {} : { store: own(store) }) }) as CompiledGraphLike;
   }
   const name = typeof current === "object" ? ((current as { constructor?: { name?: string } }).constructor?.name ?? "another checkpointer") : String(current);
   throw new GraphDefinitionError(

@@ -1,5 +1,5 @@
 import type { RunnableConfig } from "@langchain/core/runnables";
-import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
+import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph-checkpoint";
 import { GRAPHS_DEFAULTS } from "../constants.js";
 import { GraphDefinitionError, GraphNotFoundError } from "../errors.js";
 import { graphKind, resolveGraph, type CompiledGraphLike, type GraphEntry } from "./graph-kinds.js";
@@ -13,7 +13,8 @@ export interface AgentGraphSource {
  * The graphs a runtime runs, by id: user graphs (compiled, StateGraph, promise or factory, as
  * `langgraph.json` allows) and the built-in agent under `agent` unless replaced or omitted.
  * Every graph is checkpointed by the runtime's saver; one compiled with its own checkpointer is
- * refused when first resolved. A factory is called for each run with the run's config; other
+ * refused when first resolved; each gets the runtime's store as `config.store` unless it brought
+ * one of its own. A factory is called for each run with the run's config; other
  * entries are resolved once.
  */
 export class GraphRegistry {
@@ -23,7 +24,7 @@ export class GraphRegistry {
 
   constructor(
     graphs: Readonly<Record<string, GraphEntry | false | null | undefined>> | undefined,
-    private readonly options: { checkpointer: BaseCheckpointSaver; agent: AgentGraphSource["agent"] },
+    private readonly options: { checkpointer: BaseCheckpointSaver; store?: BaseStore; agent: AgentGraphSource["agent"] },
   ) {
     const given = graphs ?? {};
     for (const [id, entry] of Object.entries(given)) {
@@ -68,10 +69,10 @@ export class GraphRegistry {
     this.check(id);
     if (this.isBuiltinAgent(id)) return this.options.agent();
     const entry = this.entries.get(id) as GraphEntry;
-    if (graphKind(entry) === "factory") return resolveGraph(entry, { checkpointer: this.options.checkpointer, config, id });
+    if (graphKind(entry) === "factory") return resolveGraph(entry, { checkpointer: this.options.checkpointer, store: this.options.store, config, id });
     let cached = this.resolved.get(id);
     if (cached === undefined) {
-      cached = resolveGraph(entry, { checkpointer: this.options.checkpointer, id });
+      cached = resolveGraph(entry, { checkpointer: this.options.checkpointer, store: this.options.store, id });
       this.resolved.set(id, cached);
       cached.catch(() => this.resolved.delete(id));
     }

@@ -15,6 +15,8 @@ import type { EventStore, NewRunEvent } from "./event-store.js";
 import type { Fence } from "./fence.js";
 import type { Queryable } from "../db/types.js";
 import { inputMessages } from "./run-input.js";
+import { answersForDanglingCalls } from "./dangling-calls.js";
+import type { BaseMessage } from "@langchain/core/messages";
 import { checkpointIdOf } from "./thread-state.js";
 import { RunLedger } from "./run-ledger.js";
 import type { ClaimedRun, RunCounts, RunRecord } from "./run-record.js";
@@ -118,17 +120,31 @@ export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, ow
       }
     }
   };
+  // events wait in `buffered` while the previous append is in flight, then go in one statement:
+  // a step's events (a node finishing, the next one starting, custom writes) cost one commit
+  let buffered: NewRunEvent[] = [];
+  let scheduled = false;
   const append = (events: NewRunEvent[]): Promise<unknown> => {
     for (const event of events) if (event.type.startsWith("run.")) deps.live(run.run_id, event);
-    chain = chain.then(() => appendOnce(events)).catch((error: unknown) => {
-      if (error instanceof LeaseLostError) {
-        lostLease = true;
-        lost.abort(error);
-        return;
-      }
-      if (databaseFaultOf(error) !== null && !fault.signal.aborted) fault.abort(error);
-      throw error;
-    });
+    buffered.push(...events);
+    if (scheduled) return chain;
+    scheduled = true;
+    chain = chain
+      .then(() => {
+        const taken = buffered;
+        buffered = [];
+        scheduled = false;
+        return appendOnce(taken);
+      })
+      .catch((error: unknown) => {
+        if (error instanceof LeaseLostError) {
+          lostLease = true;
+          lost.abort(error);
+          return;
+        }
+        if (databaseFaultOf(error) !== null && !fault.signal.aborted) fault.abort(error);
+        throw error;
+      });
     return chain;
   };
   const sink = (event: AgentEvent): void => {
@@ -187,7 +203,9 @@ export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, ow
     const ours = (before.values as { run_id?: unknown }).run_id === run.run_id;
     let input: unknown = undefined;
     if (!ours) {
-      input = { messages: inputMessages(run.input), run_id: run.run_id };
+      // calls a cancelled run left waiting are answered (TOOL_NOT_RUN) before the new input
+      const dangling = answersForDanglingCalls((before.values as { messages?: BaseMessage[] }).messages);
+      input = { messages: [...dangling, ...inputMessages(run.input)], run_id: run.run_id };
       await append([{ type: "run.started", attempt: run.attempt, worker: owner }]);
     } else {
       const requests = pendingRequests(before);

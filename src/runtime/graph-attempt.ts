@@ -13,6 +13,7 @@ import type { ExecutorDeps } from "./executor.js";
 import type { Fence } from "./fence.js";
 import { GraphToolLedger } from "./graph-tool-ledger.js";
 import { interruptsOf } from "./graph-state.js";
+import { isHitlRequest } from "./hitl-decisions.js";
 import type { ResumeRecord } from "./resume-store.js";
 import type { RunCounts, RunInterrupt, RunRecord } from "./run-record.js";
 import type { GraphRunEvent } from "./run-events.js";
@@ -183,8 +184,11 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
     if (interrupts.length > 0) {
       const paused = (tx: Queryable): Promise<boolean> =>
         deps.runs.interrupt(run.run_id, epoch, counts(), { tx, interrupts, checkpointId: checkpointIdOf(after) });
-      if (await deps.events.appendWith(run.run_id, [{ type: "run.interrupted", interrupts }], paused)) {
-        deps.live(run.run_id, { type: "run.interrupted", interrupts });
+      // an interrupt in LangChain's HITL shape is an approval request, as the agent's are
+      const requests = interrupts.flatMap((item) => (isHitlRequest(item.value) ? item.value.actionRequests : []));
+      const pausedEvents: GraphRunEvent[] = [...(requests.length > 0 ? [{ type: "approval.requested" as const, requests }] : []), { type: "run.interrupted", interrupts }];
+      if (await deps.events.appendWith(run.run_id, pausedEvents, paused)) {
+        for (const data of pausedEvents) deps.live(run.run_id, data);
       }
       return await deps.runs.get(run.run_id);
     }

@@ -10,6 +10,10 @@ export interface ModelDelta {
   run_id: string;
   round: number;
   text: string;
+  /** The id the round's AI message is stored under (its tokens stream under it). */
+  message_id: string;
+  /** Characters of the round's text before `text` (0: the round's first token). */
+  offset: number;
 }
 
 /**
@@ -27,19 +31,19 @@ const CHARS_PER_NOTIFICATION = 1_000;
  * one is in flight is coalesced into the next. A failed send is dropped: deltas are best effort.
  */
 export class LiveDeltaPublisher {
-  private readonly pending = new Map<string, { round: number; text: string }[]>();
+  private readonly pending = new Map<string, { round: number; text: string; messageId: string; offset: number }[]>();
   private readonly sending = new Set<string>();
 
   constructor(private readonly db: Database) {}
 
-  /** Queues `text` of model round `round` of run `runId`. */
-  publish(runId: string, round: number, text: string): void {
+  /** Queues `text` of model round `round` of run `runId`, `offset` characters into the round's message `messageId`. */
+  publish(runId: string, round: number, text: string, messageId: string, offset: number): void {
     if (text === "") return;
     const key = runId.toLowerCase();
     const queue = this.pending.get(key) ?? [];
     const last = queue[queue.length - 1];
-    if (last !== undefined && last.round === round) last.text += text;
-    else queue.push({ round, text });
+    if (last !== undefined && last.round === round && last.messageId === messageId) last.text += text;
+    else queue.push({ round, text, messageId, offset });
     this.pending.set(key, queue);
     if (!this.sending.has(key)) void this.drain(key);
   }
@@ -59,7 +63,7 @@ export class LiveDeltaPublisher {
           let end = Math.min(next.text.length, at + CHARS_PER_NOTIFICATION);
           const code = next.text.charCodeAt(end - 1);
           if (end < next.text.length && code >= 0xd800 && code <= 0xdbff) end -= 1;
-          const payload = JSON.stringify({ r: key, k: next.round, t: next.text.slice(at, end) });
+          const payload = JSON.stringify({ r: key, k: next.round, t: next.text.slice(at, end), m: next.messageId, o: next.offset + at });
           await notify(this.db, MODEL_DELTAS_CHANNEL, payload).catch(() => undefined);
           at = end - CHARS_PER_NOTIFICATION;
         }
@@ -77,15 +81,15 @@ export class LiveDeltaPublisher {
 export async function subscribeModelDeltas(db: Database, runId: string, listener: (delta: ModelDelta) => void): Promise<() => Promise<void>> {
   const key = runId.toLowerCase();
   return db.listen(MODEL_DELTAS_CHANNEL, (payload) => {
-    let parsed: { r?: unknown; k?: unknown; t?: unknown };
+    let parsed: { r?: unknown; k?: unknown; t?: unknown; m?: unknown; o?: unknown };
     try {
       parsed = JSON.parse(payload) as typeof parsed;
     } catch {
       return;
     }
-    if (parsed.r !== key || typeof parsed.t !== "string" || typeof parsed.k !== "number") return;
+    if (parsed.r !== key || typeof parsed.t !== "string" || typeof parsed.k !== "number" || typeof parsed.m !== "string" || typeof parsed.o !== "number") return;
     try {
-      listener({ type: "model.delta", run_id: key, round: parsed.k, text: parsed.t });
+      listener({ type: "model.delta", run_id: key, round: parsed.k, text: parsed.t, message_id: parsed.m, offset: parsed.o });
     } catch {
       // a listener's failure is its own
     }

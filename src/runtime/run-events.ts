@@ -29,7 +29,8 @@ export type GraphRunEvent =
   | RunLifecycleEvent
   | { type: "node.started"; node: string; task_id: string; ns: string[] }
   | { type: "node.finished"; node: string; task_id: string; ns: string[]; duration_ms: number | null; error: string | null; interrupted: boolean }
-  | { type: "custom"; ns: string[]; data: unknown };
+  | { type: "custom"; ns: string[]; data: unknown }
+  | { type: "approval.requested"; requests: unknown[] };
 
 /**
  * Every event a run stores or delivers live, as one discriminated union on `type`: what

@@ -9,6 +9,7 @@ import type { Database, Queryable } from "../db/types.js";
 import { RunConflictError } from "../errors.js";
 import { silentLogger, type Logger } from "../logger.js";
 import { createRedactor, type Redactor } from "../secret-redaction.js";
+import { PostgresStore } from "../store/postgres-store.js";
 import type { ActionRequest } from "../graph/approvals.js";
 import { buildAgentGraph, type AgentGraph } from "../graph/build-agent-graph.js";
 import { limitsFromConfig } from "../graph/limits.js";
@@ -187,6 +188,8 @@ export interface Runtime {
   threads: ThreadsApi;
   /** Files runs sent to the user (`send_file`, `gen_image`), served by `GET /files/{id}`. */
   files: FilesApi;
+  /** The long-term memory store on the runtime's database (the HTTP API's /store). */
+  store: PostgresStore;
   worker(options?: WorkerOptions): Worker;
   /**
    * The database as this process sees it, for `/health`: `down` when it does not answer within
@@ -264,13 +267,15 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     return built;
   };
 
-  const graphs = new GraphRegistry(options.graphs, { checkpointer, agent: async () => (await build()).graph as unknown as CompiledGraphLike });
+  // the long-term memory store every user graph gets as `config.store` (and the HTTP API's /store)
+  const store = new PostgresStore(db, { logger: logger.child({ component: "store" }) });
+  const graphs = new GraphRegistry(options.graphs, { checkpointer, store, agent: async () => (await build()).graph as unknown as CompiledGraphLike });
 
   const live = (runId: string, raw: LiveEvent): void => {
     // live events reach terminals and other processes before (or instead of) the store: redact them the same way
     // the JSON round trip keeps the event's shape (redaction rewrites string values only)
     const event: LiveEvent = raw.type === "model.delta" ? { ...raw, text: redactor.text(raw.text) } : (JSON.parse(redactor.json(raw)) as LiveEvent);
-    if (event.type === "model.delta") deltas.publish(runId, event.round, event.text);
+    if (event.type === "model.delta") deltas.publish(runId, event.round, event.text, event.message_id, event.offset);
     for (const listener of listeners.get(runId) ?? []) {
       try {
         listener(event);
@@ -483,6 +488,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     graphs: { ids: () => graphs.ids(), has: (id) => graphs.has(id) },
     threads,
     files: { get: (id) => attachments.get(id) },
+    store,
     worker(workerOptions = {}) {
       const worker = createWorker({ db, runs, graphIds: graphs.ids(), maxAttempts: config.worker.maxAttempts, leaseMs: config.worker.leaseMs, concurrency: workerOptions.concurrency ?? config.worker.concurrency, executorDeps, owner: `${owner}:worker`, logger: logger.child({ component: "worker" }) });
       workers.add(worker);
@@ -490,6 +496,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     },
     health: (healthOptions = {}) => checkHealth({ runs, workers: [...workers], execution: executionHealth, prober: `${owner}:health`, ...healthOptions }),
     async close() {
+      await store.stop();
       await Promise.all([...workers].map((worker) => worker.stop()));
       workers.clear();
       // reserved runs never executed go back to the queue instead of waiting for their lease to lapse

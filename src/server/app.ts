@@ -11,6 +11,7 @@ import { errorBody, errorResponse } from "./http-errors.js";
 import { devmindRoutes } from "./routes/devmind-routes.js";
 import { langgraphRunRoutes } from "./routes/langgraph-runs.js";
 import { langgraphThreadRoutes } from "./routes/langgraph-threads.js";
+import { storeRoutes } from "./routes/store-routes.js";
 import { webRoutes } from "./web/routes.js";
 import { silentLogger, type Logger } from "../logger.js";
 import { DevmindError } from "../errors.js";
@@ -41,7 +42,7 @@ const VERSION = "0.1.0";
  * PAYLOAD_TOO_LARGE), then the open routes — `GET /ok`, `GET /info`, the web page (`/` and its
  * assets) — then the API key check (`requireApiKey`), then the API: devmind's routes
  * (`devmindRoutes`) and LangGraph Platform's assistants, threads and runs
- * (`langgraphThreadRoutes`, `langgraphRunRoutes`). Every error is `{"error": CODE, "message"}`
+ * (`langgraphThreadRoutes`, `langgraphRunRoutes`) and store (`storeRoutes`). Every error is `{"error": CODE, "message"}`
  * with 400/401/403/404/409/413/422 for what the caller can fix; every response has `x-request-id`.
  */
 export function createApp(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
@@ -90,7 +91,7 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
       version: VERSION,
       graphs: [SERVER_DEFAULTS.graphId],
       auth: deps.config.server.apiKeys.length > 0 ? "api_key" : "none",
-      flags: { assistants: true, crons: false, langsmith: false, store: false },
+      flags: { assistants: true, crons: false, langsmith: false, store: true },
     }),
   );
   app.route("/", webRoutes());
@@ -101,6 +102,7 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
   app.route("/", devmindRoutes(deps));
   app.route("/", langgraphThreadRoutes(deps));
   app.route("/", langgraphRunRoutes(deps));
+  app.route("/", storeRoutes(deps));
   return app;
 }
 

@@ -71,9 +71,10 @@ export async function startRun(runtime: Runtime, threadId: string | null, body: 
   }
   if (body.command?.update !== undefined || body.command?.goto !== undefined) throw httpError("REQUEST_INVALID", "command.update and command.goto are not supported; use command.resume");
   const resume = body.command?.resume;
-  const hasInput = body.input !== undefined && body.input !== null;
+  // an empty input (`{}` or null) beside a command is no input, as LangGraph clients send it
+  const hasInput = body.input !== undefined && body.input !== null && Object.keys(body.input).length > 0;
   if (resume !== undefined && hasInput) throw httpError("REQUEST_INVALID", "send either input or command.resume, not both");
-  if (resume === undefined && !hasInput) throw httpError("REQUEST_INVALID", "input { messages: [...] } is required (or command.resume to continue an interrupted run)");
+  if (resume === undefined && body.input?.messages === undefined) throw httpError("REQUEST_INVALID", "input { messages: [...] } is required (or command.resume to continue an interrupted run)");
 
   let thread = threadId;
   // a thread this request creates is removed again when the run is refused: a rejected request changes nothing

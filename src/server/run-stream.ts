@@ -57,6 +57,24 @@ function roundsDone(snapshot: StateSnapshot | undefined): number {
 }
 
 /**
+ * The last token chunk of an AI message whose first tokens this stream sent (`sent`): the rest of
+ * its text and its tool calls (as whole `tool_call_chunks`), so that the chunks a client
+ * concatenates by id make the stored message, as the official server's `messages-tuple` does
+ * (it never sends a streamed message again whole). Text that is not a prefix of the stored
+ * content (a retried model call) cannot be taken back: the `values` part that follows has it.
+ */
+function closingChunk(wire: Record<string, unknown>, sent: string): Record<string, unknown> {
+  const content = typeof wire["content"] === "string" && wire["content"].startsWith(sent) ? wire["content"].slice(sent.length) : "";
+  const calls = Array.isArray(wire["tool_calls"]) ? (wire["tool_calls"] as { id?: string; name: string; args: unknown }[]) : [];
+  return {
+    ...wire,
+    type: "AIMessageChunk",
+    content,
+    tool_call_chunks: calls.map((call, index) => ({ type: "tool_call_chunk", id: call.id, name: call.name, args: JSON.stringify(call.args ?? {}), index })),
+  };
+}
+
+/**
  * The LangGraph Platform stream of one run, derived from what is durable — the run's events and
  * the checkpoints its graph wrote — so any server process can stream a run any worker executes,
  * and a reconnecting client (`Last-Event-ID`) gets exactly the parts after its last one.
@@ -65,8 +83,9 @@ function roundsDone(snapshot: StateSnapshot | undefined): number {
  * that produced it: `{node: writes}`), `messages` (`[message, metadata]` for each new non-human
  * message) and `values` (the state); when a checkpoint's tasks were interrupted (an approval),
  * `updates` and `values` with `{__interrupt__: [{id, value}]}`; each stored run event as
- * `custom`; live token deltas as `messages` chunks (`AIMessageChunk`, no id: they are not
- * replayed, the complete message follows with its checkpoint); `error {error, message}` at the
+ * `custom`; live token deltas as `messages` chunks (`AIMessageChunk` under the stored message's
+ * id, in step order; not replayed; a streamed message ends with a closing chunk instead of being
+ * sent again whole); `error {error, message}` at the
  * end of a failed or timed-out run. Ends when the run is interrupted or terminal and everything
  * up to then was sent, or when `signal` aborts.
  */
@@ -100,6 +119,8 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
   signal.addEventListener("abort", poke, { once: true });
 
   const snapshots: StateSnapshot[] = [];
+  // text this stream sent as token chunks, by the id of the message they become
+  const streamedText = new Map<string, string>();
   let boundary: string | undefined;
   let resumed = false;
   const readSnapshots = async (): Promise<void> => {
@@ -133,7 +154,9 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
             .filter((message) => !known.has(message.id) && message.getType() !== "human");
           for (const message of fresh) {
             const node = message.getType() === "ai" ? "model" : "tools";
-            parts.push({ event: "messages", data: [toWire(message), { langgraph_node: node, langgraph_step: snapshot.metadata?.step ?? null, langgraph_checkpoint_ns: "", run_id: key, thread_id: threadId }] });
+            const sent = message.id === undefined ? undefined : streamedText.get(message.id);
+            const wire = toWire(message) as Record<string, unknown>;
+            parts.push({ event: "messages", data: [sent === undefined ? wire : closingChunk(wire, sent), { langgraph_node: node, langgraph_step: snapshot.metadata?.step ?? null, langgraph_checkpoint_ns: "", run_id: key, thread_id: threadId }] });
           }
         }
         if (modes.has("values")) parts.push({ event: "values", data: toWire(snapshot.values ?? {}) });
@@ -162,6 +185,35 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
     parts: () => (modes.has("custom") ? [{ event: "custom", data: event }] : []),
   });
 
+  /**
+   * Sends the live token deltas of the model round the last sent checkpoint hands to the model
+   * (its `next` is the model node), as `AIMessageChunk`s under the id the round's message is
+   * stored under: in step order, never before the previous round's checkpoint. Deltas of a later
+   * round wait for their checkpoint; those of a round whose message was sent are dropped; a
+   * round this stream joined mid-way (its first delta missed) sends no tokens, only the complete
+   * message. Token chunks have no id: they are live only, never replayed.
+   */
+  function* tokens(): Generator<StreamPart> {
+    const last = snapshots[cursor.values - 1];
+    if (last === undefined || deltas.length === 0) return;
+    const done = roundsDone(last);
+    const waiting = last.next.includes("model") ? done + 1 : undefined;
+    const later: ModelDelta[] = [];
+    for (const delta of deltas.splice(0)) {
+      if (delta.round <= done) continue;
+      if (delta.round !== waiting) {
+        later.push(delta);
+        continue;
+      }
+      const sent = streamedText.get(delta.message_id);
+      if (sent === undefined && delta.offset !== 0) continue;
+      streamedText.set(delta.message_id, (sent ?? "") + delta.text);
+      const chunk = { type: "AIMessageChunk", id: delta.message_id, content: delta.text, tool_calls: [], tool_call_chunks: [], invalid_tool_calls: [], additional_kwargs: {}, response_metadata: {} };
+      yield { event: "messages", data: [chunk, { langgraph_node: "model", langgraph_step: (last.metadata?.step ?? 0) + 1, langgraph_checkpoint_ns: "", run_id: key, thread_id: threadId }] };
+    }
+    deltas.push(...later);
+  }
+
   /** Emits a unit's parts after those already sent, each with the cursor it leaves behind. */
   function* emit(unit: Unit, seq?: number): Generator<StreamPart> {
     const parts = unit.parts();
@@ -187,6 +239,8 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
     for (;;) {
       if (signal.aborted) return;
       poked = false;
+      // tokens that woke this pass, before reading checkpoints that may already complete their round
+      yield* tokens();
       // a database away for a moment is waited out here while heartbeats keep the connection
       // open; every read below can be repeated, and what was sent is in `cursor`, so the client
       // gets neither a gap nor a duplicate
@@ -199,15 +253,6 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
         return { run: current, events: read };
       }, faultRetry);
       if (events.some((event) => event.type === "run.resumed")) resumed = true;
-
-      const done = roundsDone(snapshots[cursor.values - 1]);
-      while (deltas.length > 0) {
-        const delta = deltas.shift() as ModelDelta;
-        // a round whose complete message was already sent needs no more tokens
-        if (delta.round <= done) continue;
-        const chunk = { type: "AIMessageChunk", id: `devmind-delta-${key}-${delta.round}`, content: delta.text, tool_calls: [], tool_call_chunks: [], invalid_tool_calls: [], additional_kwargs: {}, response_metadata: {} };
-        yield { event: "messages", data: [chunk, { langgraph_node: "model", langgraph_checkpoint_ns: "", run_id: key, thread_id: threadId }] };
-      }
 
       // a checkpoint's interrupts are final once a newer one exists or the run stopped running
       const paused = run.status === "interrupted" || TERMINAL.has(run.status);
@@ -224,8 +269,11 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
         // oldest first; on a tie a checkpoint goes before its interrupt, and both before an event
         const next = candidates.reduce((best, item) => (item.unit.at < best.unit.at ? item : best));
         if (next.unit.kind === "e") eventIndex += 1;
+        // tokens that arrived meanwhile go before the checkpoint that completes their round
+        yield* tokens();
         yield* emit(next.unit, next.seq);
       }
+      yield* tokens();
 
       const ended = TERMINAL.has(run.status) || (run.status === "interrupted" && (options.waitForResume !== true || resumed));
       if (ended) {

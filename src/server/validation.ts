@@ -20,7 +20,8 @@ export const CheckpointId = z.string().min(1).max(256).regex(/^[^\u0000]*$/, "mu
 export const RunCreateBody = z
   .object({
     assistant_id: z.string().min(1).max(256),
-    input: z.object({ messages: z.array(z.unknown()).min(1).max(1_000) }).passthrough().nullish(),
+    // `{}` and null are what clients send beside a command (Agent Chat UI, useStream): no input
+    input: z.object({ messages: z.array(z.unknown()).min(1).max(1_000).optional() }).passthrough().nullish(),
     command: z
       .object({ resume: z.unknown().optional(), update: z.unknown().optional(), goto: z.unknown().optional() })
       .nullish(),

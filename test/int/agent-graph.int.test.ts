@@ -314,7 +314,7 @@ describe("approvals in the graph", () => {
       ["w1", "write_file", "medium"],
       ["w2", "write_file", "medium"],
     ]);
-    expect(interrupts[0]?.value.reviewConfigs).toEqual([{ actionName: "write_file", allowedDecisions: ["approve", "edit", "reject"] }]);
+    expect(interrupts[0]?.value.reviewConfigs).toMatchObject([{ actionName: "write_file", allowedDecisions: ["approve", "edit", "reject"] }]);
     const out = (await first.graph.invoke(
       new Command({ resume: { decisions: [{ type: "edit", edited_action: { name: "write_file", args: { path: "a.txt", content: "EDITED" } } }, { type: "reject", message: "not b" }] } }),
       first.config as never,

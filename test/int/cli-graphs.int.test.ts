@@ -3,7 +3,7 @@
  * JSON|@file` for any graph, a graph's interrupt answered with `devmind resume RUN_ID --value`, the
  * same run shown and its events listed; bad input refused with exit 2 before anything is stored.
  */
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -14,6 +14,7 @@ import { BACKENDS } from "../helpers/databases.js";
 const EXAMPLES = resolve(fileURLToPath(new URL("../../examples/", import.meta.url)));
 const REVIEW_CONFIG = join(EXAMPLES, "approval-graph", "langgraph.json");
 const RESEARCH_CONFIG = join(EXAMPLES, "parallel-research", "langgraph.json");
+const HITL_CONFIG = join(EXAMPLES, "hitl-agent", "langgraph.json");
 const context = cliContexts();
 
 describe.each(BACKENDS)("devmind CLI with user graphs on %s", (backend) => {
@@ -39,6 +40,25 @@ describe.each(BACKENDS)("devmind CLI with user graphs on %s", (backend) => {
     const again = await runCli(["resume", result.run_id, "--config", REVIEW_CONFIG, "--value", "true"], ctx.env, { cwd: ctx.dir });
     expect(again.code).toBe(2);
     expect(again.stderr).toContain("already finished");
+  });
+});
+
+describe("devmind CLI with example (c): createAgent with HITL middleware", () => {
+  it("pauses at the HITL request (exit 3), devmind approve in a new process continues it; the tool ran once", async () => {
+    const ctx = context("pglite");
+    const notes = join(ctx.dir, "notes.txt");
+    const model = ctx.script("turns.json", [{ tool_calls: [{ id: "note", name: "append_line", args: { line: "durable runs" } }] }, { content: "noted" }]);
+    const env = { ...ctx.env, ...model, NOTES_FILE: notes };
+    const input = JSON.stringify({ messages: [{ role: "user", content: "note it" }] });
+    const first = await runCli(["run", "--config", HITL_CONFIG, "--input", input], env, { cwd: ctx.dir });
+    expect(first.code, first.stderr).toBe(3);
+    expect(first.stdout).toContain('⏸ append_line(line="durable runs") needs approval');
+    const runId = /run ([0-9a-f-]{36}): interrupted/.exec(first.stdout)?.[1] as string;
+    expect(first.stdout).toContain(`approve ${runId}`);
+    const approved = await runCli(["approve", runId, "--config", HITL_CONFIG, "--by", "hank", "--reason", "fine"], env, { cwd: ctx.dir });
+    expect(approved.code, approved.stderr).toBe(0);
+    expect(approved.stdout).toContain("✓ succeeded");
+    expect(readFileSync(notes, "utf8")).toBe("durable runs\n");
   });
 });
 

@@ -236,7 +236,7 @@ describe.each(BACKENDS)("run_command in the agent graph on %s", (backend) => {
     expect(interrupts[0]?.value.actionRequests).toEqual([
       { name: "run_command", args: { command: "echo hi > hi.txt; echo wrote" }, description: expect.any(String), tool_call_id: "r1", risk: "medium" },
     ]);
-    expect(interrupts[0]?.value.reviewConfigs).toEqual([{ actionName: "run_command", allowedDecisions: ["approve", "edit", "reject"] }]);
+    expect(interrupts[0]?.value.reviewConfigs).toMatchObject([{ actionName: "run_command", allowedDecisions: ["approve", "edit", "reject"] }]);
     expect(existsSync(join(ws, "hi.txt"))).toBe(false);
     const out = (await first.graph.invoke(new Command({ resume: { decisions: [{ type: "approve" }] } }), first.config as never)) as typeof first.out;
     expect(out.stop_reason).toBe("completed");

@@ -34,7 +34,7 @@ const FIELDS: { [T in RunEventType]: Record<keyof RunEventFields<T>, Presence> }
   "approval.decided": { tool_call_id: "required", decision: "required", by: "required", reason: "required" },
   "resume.given": { interrupt_ids: "required", by: "required", reason: "required", value_digest: "required" },
   "model.started": { round: "required" },
-  "model.delta": { round: "required", text: "required" },
+  "model.delta": { round: "required", text: "required", message_id: "required", offset: "required" },
   "model.finished": { round: "required", duration_ms: "required", tool_calls: "required", usage: "required", finish_reason: "required" },
   "model.failed": { round: "required", code: "required", message: "required", attempt: "required", will_retry: "required" },
   "tool.call.started": { tool_call_id: "required", tool: "required", args: "required" },

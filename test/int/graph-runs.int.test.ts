@@ -34,6 +34,35 @@ const slow = new StateGraph(Counter)
   .addEdge(START, "wait")
   .addEdge("wait", END);
 
+/** Three nodes in a row, each taking a moment: a drain lands between steps. */
+const steps = new StateGraph(Counter)
+  .addNode("first", async (state) => {
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    return { count: state.count + 1 };
+  })
+  .addNode("second", async (state) => {
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    return { count: state.count + 10 };
+  })
+  .addNode("third", (state) => ({ count: state.count + 100 }))
+  .addEdge(START, "first")
+  .addEdge("first", "second")
+  .addEdge("second", "third")
+  .addEdge("third", END);
+
+/** Remembers a fact per user in `config.store` and reports how many it knows: memory across threads. */
+const Memory = Annotation.Root({ fact: Annotation<string>(), known: Annotation<number>({ reducer: (_, next) => next, default: () => 0 }) });
+const remember = new StateGraph(Memory)
+  .addNode("remember", async (state, config) => {
+    const store = config.store;
+    if (store === undefined) throw new Error("no store given to the graph");
+    const user = String(config.configurable?.["user_id"]);
+    await store.put(["facts", user], state.fact, { text: state.fact });
+    return { known: (await store.search(["facts", user])).length };
+  })
+  .addEdge(START, "remember")
+  .addEdge("remember", END);
+
 /** A node that fails. */
 const failing = new StateGraph(Counter)
   .addNode("explode", () => {
@@ -184,6 +213,63 @@ describe.each(BACKENDS)("runs of user graphs on %s", (backend) => {
 
     const timed = await runtime.runs.create({ assistantId: "slow", input: {}, limits: { runTimeoutMs: 1_500 } });
     expect(await runtime.runs.execute(timed.run_id)).toMatchObject({ status: "timeout", stop_reason: "deadline", error: { code: "RUN_DEADLINE" } });
+  });
+
+  it("resumes with a Command's update and goto: the state changes and the graph goes where told", async () => {
+    const runtime = runtimeWith({ review: reviewGraph });
+    const created = await runtime.runs.create({ assistantId: "review", input: { topic: "first topic" } });
+    expect((await runtime.runs.execute(created.run_id)).status).toBe("interrupted");
+    const queued = await runtime.runs.resume(created.run_id, { command: { update: { topic: "second topic" }, goto: "write" } }, { principal: "gail" });
+    expect(queued.status).toBe("pending");
+    let record = await runtime.runs.execute(created.run_id);
+    // the update is in the state and `write` ran again on it (LangGraph also re-runs the task that
+    // was interrupted, in the same step, so `review` asks again)
+    const updated = (await runtime.threads.state(created.thread_id)) as { values: { topic: string; draft: string } };
+    expect(updated.values).toMatchObject({ topic: "second topic", draft: "A short note about second topic." });
+    const writes = (await allEvents(runtime, created.run_id)).filter((event) => event.type === "node.finished" && event["node"] === "write");
+    expect(writes).toHaveLength(2);
+    for (let round = 0; round < 3 && record.status === "interrupted"; round++) {
+      expect(record.interrupts).toHaveLength(1);
+      expect((await runtime.runs.resume(created.run_id, { command: { resume: { approved: false } } }, { principal: "gail" })).status).toBe("pending");
+      record = await runtime.runs.execute(created.run_id);
+    }
+    expect(record.status).toBe("success");
+    const state = (await runtime.threads.state(created.thread_id)) as { values: { topic: string; outcome: string } };
+    expect(state.values).toMatchObject({ topic: "second topic", outcome: "dropped" });
+    const audit = await runtime.runs.resumes(created.run_id);
+    expect(audit[0]?.command).toEqual({ values: {}, update: { topic: "second topic" }, goto: "write" });
+    expect(audit.slice(1).every((resume) => Object.values(resume.command.values).every((value) => JSON.stringify(value) === '{"approved":false}'))).toBe(true);
+  });
+
+  it("a drained worker gives the run back between steps; another finishes it without re-running a finished node", async () => {
+    const runtime = runtimeWith({ steps });
+    const created = await runtime.runs.create({ assistantId: "steps", input: { count: 0 } });
+    const first = runtime.worker({ concurrency: 1 });
+    await first.start();
+    await waitUntil("the first node to finish", async () => (await allEvents(runtime, created.run_id)).some((event) => event.type === "node.finished" && event["node"] === "first"), 20_000);
+    await first.stop();
+    const released = await runtime.runs.get(created.run_id);
+    expect(released.status).toBe("pending");
+    expect(released.stop_reason).toBeNull();
+    const second = runtime.worker({ concurrency: 1 });
+    await second.start();
+    expect(await runtime.runs.wait(created.run_id, { timeoutMs: 30_000 })).toMatchObject({ status: "success" });
+    expect(((await runtime.threads.state(created.thread_id)) as { values: { count: number } }).values.count).toBe(111);
+    const events = await allEvents(runtime, created.run_id);
+    expect(events.filter((event) => event.type === "node.finished" && event["node"] === "first")).toHaveLength(1);
+    expect(events.map((event) => event.type)).toContain("run.resumed");
+    await second.stop();
+  });
+
+  it("every graph gets the runtime's store: what one thread's run puts, another thread's run finds", async () => {
+    const runtime = runtimeWith({ remember });
+    const first = await runtime.runs.create({ assistantId: "remember", input: { fact: "likes tea" }, config: { configurable: { user_id: "u1" } } });
+    expect((await runtime.runs.execute(first.run_id)).status).toBe("success");
+    const second = await runtime.runs.create({ assistantId: "remember", input: { fact: "lives in Lyon" }, config: { configurable: { user_id: "u1" } } });
+    expect(second.thread_id).not.toBe(first.thread_id);
+    expect((await runtime.runs.execute(second.run_id)).status).toBe("success");
+    expect(((await runtime.threads.state(second.thread_id)) as { values: { known: number } }).values.known).toBe(2);
+    expect((await runtime.store.search(["facts", "u1"])).map((item) => item.key).sort()).toEqual(["likes tea", "lives in Lyon"]);
   });
 
   it("refuses unknown graphs, the agent's unsupported options and bad configs, storing nothing", async () => {

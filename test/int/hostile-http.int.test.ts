@@ -41,6 +41,9 @@ interface RouteSpec {
 
 const NOT_OBJECT = ["x", 1, true, [], [{}]];
 const NOT_STRING = [1, true, [], {}, { a: 1 }];
+/** Store namespaces the API refuses: not label lists, empty labels, dots, NUL, too many or too long labels. */
+const BAD_NAMESPACE = ["x", 1, {}, [1], [""], ["a", ""], ["a.b"], ["a\u0000"], Array.from({ length: 65 }, () => "n"), ["x".repeat(1025)]];
+const BAD_NAMESPACE_REQUIRED = [...BAD_NAMESPACE, [], ["a:b"]];
 
 function routes(ids: SetupIds): { spec: RouteSpec; params: Record<string, string> }[] {
   const runBody = { assistant_id: "agent", input: { messages: [{ role: "user", content: "hi" }] } };
@@ -156,6 +159,20 @@ function routes(ids: SetupIds): { spec: RouteSpec; params: Record<string, string
     { spec: { method: "POST", template: "/runs/{rid}/cancel", mutating: true, neverReal: true }, params: { rid: ids.runWaiting } },
     { spec: { method: "GET", template: "/approvals", query: ["status", "limit"], mutating: false }, params: {} },
     { spec: { method: "GET", template: "/files/{fid}", mutating: false }, params: { fid: ids.file } },
+    {
+      spec: { method: "PUT", template: "/store/items", valid: { namespace: ["h"], key: "k", value: { a: 1 } }, badFields: { namespace: BAD_NAMESPACE_REQUIRED, key: [...NOT_STRING, "", "k\u0000", "x".repeat(2000)], value: [...NOT_OBJECT, null, { t: "a\u0000b" }], ttl: ["x", 0, -1, {}], index: ["x", true, 1, [1]] }, mutating: true },
+      params: {},
+    },
+    { spec: { method: "GET", template: "/store/items", query: ["namespace", "key", "refresh_ttl"], mutating: false }, params: {} },
+    { spec: { method: "DELETE", template: "/store/items", valid: { namespace: ["h"], key: "k" }, badFields: { namespace: BAD_NAMESPACE_REQUIRED, key: [...NOT_STRING, "", "x".repeat(2000)] }, mutating: true }, params: {} },
+    {
+      spec: { method: "POST", template: "/store/items/search", valid: { namespace_prefix: [] }, badFields: { namespace_prefix: BAD_NAMESPACE, filter: ["x", 1, []], limit: ["x", -1, 1.5, 100_000], offset: ["x", -1, 1.5], query: [1, {}, "x".repeat(20_000)], refresh_ttl: ["x", 1] }, mutating: false },
+      params: {},
+    },
+    {
+      spec: { method: "POST", template: "/store/namespaces", valid: {}, badFields: { prefix: BAD_NAMESPACE, suffix: BAD_NAMESPACE, max_depth: ["x", 0, -1, 1.5, 1_000], limit: ["x", -1, 1.5, 100_000], offset: ["x", -1, 1.5] }, mutating: false },
+      params: {},
+    },
   ];
   return list;
 }

@@ -9,7 +9,7 @@
  * the outer `npm test`. What this test adds is that a fresh clone installs, builds and tests.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -76,6 +76,32 @@ describe("README quick start on a fresh clone [slow]", () => {
     expect(out).toContain("what to try next:");
     expect(out).toContain("OPENAI_API_KEY=");
     expect(out).toContain("DATABASE_URL=postgres://");
+
+    // README "Bring your graph": its commands, as written there, in the clone's example (npx devmind
+    // is the package's own bin here: the built CLI)
+    const readme = readFileSync(join(clone, "README.md"), "utf8");
+    const section = readme.slice(readme.indexOf("## Bring your graph"), readme.indexOf("## Configuration"));
+    const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? "";
+    const commands = block.split("\n").filter((line) => line.startsWith("npx devmind ")).map((line) => line.replace(/\s+#.*$/, ""));
+    expect(block).toContain("cd examples/approval-graph");
+    expect(commands.map((line) => line.split(" ")[2])).toEqual(["graphs", "run", "resume", "serve"]);
+    const example = join(clone, "examples", "approval-graph");
+    const data = join(dir, "graph-data");
+    const devmind = async (line: string, runId = ""): Promise<Ran> => {
+      // the shell parses the README's quoting; npx devmind -> the clone's built CLI
+      const command = line.replace(/^npx devmind /, `DEVMIND_DATA_DIR='${data}' node '${join(clone, "dist", "src", "cli", "main.js")}' `).replace("RUN_ID", runId);
+      return sh("sh", ["-c", command], example, 120_000);
+    };
+    const graphs = await devmind(commands[0] as string);
+    expect(graphs.code, graphs.output).toBe(0);
+    expect(graphs.output).toMatch(/review\s+\.\/graph\.ts:graph\s+loaded/);
+    const started = await devmind(commands[1] as string);
+    expect(started.code, started.output).toBe(3);
+    const runId = /run ([0-9a-f-]{36}) is waiting for a value/.exec(started.output)?.[1];
+    expect(runId, started.output).toBeDefined();
+    const resumed = await devmind(commands[2] as string, runId);
+    expect(resumed.code, resumed.output).toBe(0);
+    expect(resumed.output).toContain("✓ succeeded");
 
     const test = await sh("npm", ["test", "--", "test/unit"], clone, 180_000);
     expect(test.code, test.output).toBe(0);

@@ -83,6 +83,27 @@ describe.each(BACKENDS)("how runs stop on %s", (backend) => {
     expect(types.filter((t) => t === "model.started")).toHaveLength(1);
   });
 
+  it("a run cancelled while waiting for approval leaves its call answered TOOL_NOT_RUN: the next run on the thread is not asked again", async () => {
+    const runtime = runtimeWith([
+      { tool_calls: [{ id: "w1", name: "write_file", args: { path: "a.txt", content: "x" } }] },
+      { content: "ok, something else then" },
+    ]);
+    const created = await runtime.runs.create({ input: { messages: ["write a.txt"] } });
+    expect((await runtime.runs.execute(created.run_id)).status).toBe("interrupted");
+    expect((await runtime.runs.cancel(created.run_id)).status).toBe("cancelled");
+    const next = await runtime.runs.create({ threadId: created.thread_id, input: { messages: ["never mind"] } });
+    const done = await runtime.runs.execute(next.run_id);
+    expect(done).toMatchObject({ status: "success", answer: "ok, something else then" });
+    const state = await runtime.threads.state(created.thread_id);
+    const messages = (state.values as { messages: { getType(): string; content: unknown; tool_call_id?: string }[] }).messages;
+    expect(messages.map((message) => message.getType())).toEqual(["human", "ai", "tool", "human", "ai"]);
+    const answer = messages[2];
+    expect(answer?.tool_call_id).toBe("w1");
+    expect(JSON.parse(String(answer?.content))).toMatchObject({ ok: false, tool: "write_file", error: { code: "TOOL_NOT_RUN" } });
+    expect(existsSync(join(workspace.dir, "a.txt"))).toBe(false);
+    expect((await allEvents(runtime, next.run_id)).map((event) => event.type)).not.toContain("approval.requested");
+  });
+
   it("an unexpected failure ends the run as error with stop reason internal_error and its run.failed event", async () => {
     const runtime = runtimeWith([{ tool_calls: [{ id: "a", name: "add", args: { a: 1, b: 2 } }] }, { content: "never" }]);
     const created = await runtime.runs.create({ input: { messages: ["add"] } });

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@langchain/langgraph-sdk";
-import { StreamOrchestrator } from "@langchain/langgraph-sdk/ui";
+import { MessageTupleManager, StreamOrchestrator } from "@langchain/langgraph-sdk/ui";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "../../src/db/types.js";
 import type { ScriptedTurn } from "../../src/model/scripted-turns.js";
@@ -92,9 +92,14 @@ describe.each(BACKENDS)("LangGraph SDK Client against devmind serve on %s", (bac
     const interruptValues = parts.find((p) => p.event === "values" && "__interrupt__" in (p.data as object));
     const [interrupt] = (interruptValues?.data as { __interrupt__: { id: string; value: Record<string, unknown> }[] }).__interrupt__;
     expect(interruptUpdate?.data).toEqual(interruptValues?.data);
+    const config = { actionName: "write_file", allowedDecisions: ["approve", "edit", "reject"], action_name: "write_file", allowed_decisions: ["approve", "edit", "reject"] };
+    const request = { name: "write_file", args: { path: "hello.txt", content: "hi there" }, description: expect.any(String), tool_call_id: "call_write", risk: expect.any(String) };
     expect(interrupt?.value).toEqual({
-      actionRequests: [{ name: "write_file", args: { path: "hello.txt", content: "hi there" }, description: expect.any(String), tool_call_id: "call_write", risk: expect.any(String) }],
-      reviewConfigs: [{ actionName: "write_file", allowedDecisions: ["approve", "edit", "reject"] }],
+      actionRequests: [request],
+      reviewConfigs: [config],
+      // the snake_case copies Agent Chat UI reads
+      action_requests: [request],
+      review_configs: [config],
     });
     // the interrupt is the stream's last part: the run waits
     expect(parts[parts.length - 1]).toBe(interruptValues);
@@ -388,7 +393,7 @@ describe.each(BACKENDS)("LangGraph SDK Client against devmind serve on %s", (bac
     ]);
   });
 
-  itOnPrimary(backend)("messages-tuple: token deltas, then the complete message with its id; a stateless run gets a new thread", async () => {
+  itOnPrimary(backend)("messages-tuple: token chunks under the stored message's id, never the message again whole; a stateless run gets a new thread", async () => {
     const { client } = await start([{ content: "hello there, general kenobi", delay_ms: 400 }]);
     let created: { run_id: string; thread_id?: string } | undefined;
     const parts = (await collect(
@@ -399,22 +404,89 @@ describe.each(BACKENDS)("LangGraph SDK Client against devmind serve on %s", (bac
       }),
     )) as Part[];
     const tuples = parts.filter((p) => p.event === "messages").map((p) => p.data as [Msg, Record<string, unknown>]);
-    const deltas = tuples.filter(([m]) => m.type === "AIMessageChunk");
-    const complete = tuples.filter(([m]) => m.type === "ai");
-    // token chunks are live and best effort: they begin the answer; once the complete message is
-    // sent, late chunks are dropped, so their text is a prefix of it
-    expect(deltas.length).toBeGreaterThan(0);
-    expect("hello there, general kenobi".startsWith(deltas.map(([m]) => String(m.content)).join(""))).toBe(true);
-    expect(new Set(deltas.map(([m]) => m.id)).size).toBe(1);
-    expect(deltas.every(([, meta]) => meta["langgraph_node"] === "model")).toBe(true);
     const final = messagesOf(parts.filter((p) => p.event === "values").pop()?.data);
-    expect(complete.map(([m]) => [m.id, m.content])).toEqual([[final[1]?.id, "hello there, general kenobi"]]);
-    // every delta comes before the complete message
-    const kinds = parts.filter((p) => p.event === "messages").map((p) => (p.data as [Msg])[0].type);
-    expect(kinds.lastIndexOf("AIMessageChunk")).toBeLessThan(kinds.indexOf("ai"));
+    // live tokens, all under the id the answer is stored under, and no second copy of it
+    expect(tuples.length).toBeGreaterThan(1);
+    expect(tuples.every(([m]) => m.type === "AIMessageChunk" && m.id === final[1]?.id)).toBe(true);
+    expect(tuples.every(([, meta]) => meta["langgraph_node"] === "model")).toBe(true);
+    // what a client concatenates by id is the stored message
+    const manager = new MessageTupleManager();
+    for (const [m, meta] of tuples) manager.add(m as never, meta);
+    expect(manager.get(final[1]?.id)?.chunk?.content).toBe("hello there, general kenobi");
     const thread = await client.threads.get(created?.thread_id as string);
     expect(thread.metadata).toMatchObject({ graph_id: "agent" });
     expect(messagesOf(thread.values).map((m) => m.type)).toEqual(["human", "ai"]);
+  });
+
+  it("messages-tuple over two model rounds: one id per stored message, tokens after the previous round's tool update", async () => {
+    const { client } = await start([
+      { content: "let me add", tool_calls: [{ id: "call_add", name: "add", args: { a: 2, b: 3 } }], delay_ms: 300 },
+      { content: "the sum is 5, as computed", delay_ms: 300 },
+    ]);
+    const thread = await client.threads.create();
+    const parts = (await collect(
+      client.runs.stream(thread.thread_id, "agent", { input: { messages: [{ type: "human", content: "add 2 and 3" }] }, streamMode: ["messages-tuple", "updates", "values"] }),
+    )) as Part[];
+    const stored = messagesOf(parts.filter((p) => p.event === "values").pop()?.data);
+    expect(stored.map((m) => m.type)).toEqual(["human", "ai", "tool", "ai"]);
+    const tuples = parts.filter((p) => p.event === "messages").map((p) => p.data as [Msg, Record<string, unknown>]);
+    // every id a tuple carries is a stored message's; every stored non-human message is there
+    expect([...new Set(tuples.map(([m]) => m.id))]).toEqual(stored.slice(1).map((m) => m.id));
+    // a message streamed as chunks is never sent whole as well; sent whole, it is sent once
+    for (const message of stored.slice(1)) {
+      const own = tuples.filter(([m]) => m.id === message.id);
+      const whole = own.filter(([m]) => !m.type.endsWith("MessageChunk"));
+      expect(whole.length === 0 || (whole.length === 1 && own.length === 1)).toBe(true);
+    }
+    // the chunks a client concatenates by id make the stored messages, tool calls included
+    const manager = new MessageTupleManager();
+    for (const [m, meta] of tuples) manager.add(structuredClone(m) as never, meta);
+    const first = manager.get(stored[1]?.id)?.chunk as { content: unknown; tool_calls?: { id: string; name: string; args: unknown }[] };
+    expect(first.content).toBe("let me add");
+    expect(first.tool_calls?.map((c) => [c.id, c.name, c.args])).toEqual([["call_add", "add", { a: 2, b: 3 }]]);
+    expect(manager.get(stored[3]?.id)?.chunk?.content).toBe("the sum is 5, as computed");
+    // step order: the second round's first token comes after the first round's tool update
+    const toolUpdate = parts.findIndex((p) => p.event === "updates" && "tools" in (p.data as object));
+    const secondRound = parts.findIndex((p) => p.event === "messages" && (p.data as [Msg])[0].id === stored[3]?.id);
+    expect(toolUpdate).toBeGreaterThan(-1);
+    expect(secondRound).toBeGreaterThan(toolUpdate);
+    const firstRound = parts.findIndex((p) => p.event === "messages" && (p.data as [Msg])[0].id === stored[1]?.id);
+    expect(firstRound).toBeLessThan(toolUpdate);
+  });
+
+  it("resume as Agent Chat UI sends it: input {} or null beside the command, snake_case edited_action", async () => {
+    const { server, client } = await start([
+      { tool_calls: [{ id: "call_a", name: "write_file", args: { path: "a.txt", content: "first" } }] },
+      { tool_calls: [{ id: "call_b", name: "write_file", args: { path: "b.txt", content: "second" } }] },
+      { content: "done" },
+    ]);
+    const thread = await client.threads.create();
+    const paused = (await client.runs.wait(thread.thread_id, "agent", { input: { messages: [{ type: "human", content: "write two files" }] } })) as Record<string, unknown>;
+    const first = (paused["__interrupt__"] as { value: { action_requests: { tool_call_id: string }[] } }[])[0]?.value;
+    expect(first?.action_requests.map((r) => r.tool_call_id)).toEqual(["call_a"]);
+    const edited = (await client.runs.wait(thread.thread_id, "agent", {
+      input: {},
+      command: { resume: { decisions: [{ type: "edit", edited_action: { name: "write_file", args: { path: "a.txt", content: "edited" } } }] } },
+    })) as Record<string, unknown>;
+    expect(readFileSync(join(server.workspace, "a.txt"), "utf8")).toBe("edited");
+    const second = (edited["__interrupt__"] as { value: { action_requests: { tool_call_id: string }[] } }[])[0]?.value;
+    expect(second?.action_requests.map((r) => r.tool_call_id)).toEqual(["call_b"]);
+    const response = await fetch(`${server.url}/threads/${thread.thread_id}/runs/wait`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": TEST_KEYS.alice },
+      body: JSON.stringify({ assistant_id: "agent", input: null, command: { resume: { decisions: [{ type: "reject", message: "no" }] } } }),
+    });
+    expect(response.status).toBe(200);
+    const done = (await response.json()) as Record<string, unknown>;
+    expect("__interrupt__" in done).toBe(false);
+    expect(messagesOf(done).map((m) => m.type)).toEqual(["human", "ai", "tool", "ai", "tool", "ai"]);
+    expect(existsSync(join(server.workspace, "b.txt"))).toBe(false);
+    // an input with messages beside a command is still refused, and no input without a command
+    await expect(
+      client.runs.wait(thread.thread_id, "agent", { input: { messages: ["hi"] }, command: { resume: { decisions: [{ type: "approve" }] } } }),
+    ).rejects.toMatchObject({ status: 422 });
+    await expect(client.runs.wait(thread.thread_id, "agent", { input: {} })).rejects.toMatchObject({ status: 422 });
+    expect((await client.runs.list(thread.thread_id)).map((r) => r.status)).toEqual(["success"]);
   });
 
   itOnPrimary(backend)("threads: get, search by status, patch metadata, delete with its runs and checkpoints", async () => {

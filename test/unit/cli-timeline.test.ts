@@ -68,8 +68,8 @@ describe("Timeline", () => {
   it("live: model text is printed once per round, and the final answer is not repeated", () => {
     const live: TimelineEvent[] = [
       { type: "model.started", round: 1 },
-      { type: "model.delta", round: 1, text: "The answer " },
-      { type: "model.delta", round: 1, text: "is 5." },
+      { type: "model.delta", round: 1, text: "The answer ", message_id: "m1", offset: 0 },
+      { type: "model.delta", round: 1, text: "is 5.", message_id: "m1", offset: 11 },
       { type: "model.finished", round: 1, duration_ms: 1, tool_calls: 0, usage: { input_tokens: 1, output_tokens: 1 }, finish_reason: "stop" },
       { type: "run.succeeded", answer: "The answer is 5." },
     ];

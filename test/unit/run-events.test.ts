@@ -89,7 +89,7 @@ describe("run event union", () => {
     expectTypeOf<RunEventFields<"run.started">>().toEqualTypeOf<{ attempt: number; worker: string }>();
     expectTypeOf<keyof RunEventFields<"run.resumed">>().toEqualTypeOf<"reason" | "attempt" | "worker">();
     expectTypeOf<RunEventFields<"model.started">>().toEqualTypeOf<{ round: number }>();
-    expectTypeOf<RunEventFields<"model.delta">>().toEqualTypeOf<{ round: number; text: string }>();
+    expectTypeOf<RunEventFields<"model.delta">>().toEqualTypeOf<{ round: number; text: string; message_id: string; offset: number }>();
     expectTypeOf<RunEventFields<"model.finished">>().toEqualTypeOf<{ round: number; duration_ms: number; tool_calls: number; usage: Usage; finish_reason: string | null }>();
     expectTypeOf<keyof RunEventFields<"model.failed">>().toEqualTypeOf<"round" | "code" | "message" | "attempt" | "will_retry">();
     expectTypeOf<RunEventFields<"tool.call.started">>().toEqualTypeOf<{ tool_call_id: string; tool: string; args: unknown }>();
@@ -110,7 +110,7 @@ describe("run event union", () => {
 
   it("writes only stored types, reads known types narrowed and foreign ones apart, delivers the whole union live (checked by tsc)", () => {
     expectTypeOf<NewRunEvent["type"]>().toEqualTypeOf<StoredRunEventType>();
-    expectTypeOf<{ type: "model.delta"; round: number; text: string }>().not.toMatchTypeOf<NewRunEvent>();
+    expectTypeOf<{ type: "model.delta"; round: number; text: string; message_id: string; offset: number }>().not.toMatchTypeOf<NewRunEvent>();
     expectTypeOf<{ type: "run.started" }>().not.toMatchTypeOf<NewRunEvent>();
     expectTypeOf<{ type: "run.someday" }>().not.toMatchTypeOf<NewRunEvent>();
     expectTypeOf<LiveEvent>().toEqualTypeOf<RunEventData>();
