@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { applyDecisions, approvalRequest, type ApprovalCandidate, type Decision } from "../../src/graph/approvals.js";
+import { applyDecisions, approvalRequest, type ApprovalCandidate, type DecisionOutcome } from "../../src/graph/approvals.js";
 
 const open: ApprovalCandidate[] = [
   { call: { id: "c1", name: "write_file", args: { path: "a.txt", content: "x" } }, description: "write a.txt", risk: "medium" },
@@ -28,7 +28,7 @@ describe("approval interrupt value", () => {
   });
 
   it("takes edits as editedAction or edited_action, by order and by tool_call_id", () => {
-    const decided = new Map<string, Decision>();
+    const decided = new Map<string, DecisionOutcome>();
     applyDecisions(
       {
         decisions: [
