@@ -32,7 +32,7 @@ export { DEFAULT_SYSTEM_PROMPT } from "./graph/system-prompt.js";
 export { createRuntime, type Runtime, type RunsApi, type RuntimeOptions, type LiveEvent, type FilesApi, type RuntimeHealth, type LiveSignal, type LiveSignalOptions, type ModelDelta, type DecisionRecord, type RequeueResult } from "./runtime/runtime.js";
 export type { Worker, WorkerOptions } from "./runtime/worker.js";
 export type { RunRecord, RunStatus, RunInput, RunLimits } from "./runtime/run-record.js";
-export type { RunEvent } from "./runtime/event-store.js";
+export { isRunEvent, type RunEvent, type RunEventEnvelope, type ForeignRunEvent, type StoredRunEvent } from "./runtime/event-store.js";
 export { AttachmentStore, type StoredAttachment } from "./runtime/attachment-store.js";
 export type { AttachmentInfo, AttachmentSink, NewAttachment } from "./tools/attachment-sink.js";
 export { RunNotFoundError, RunConflictError, LeaseLostError, DrainError } from "./errors.js";
@@ -51,7 +51,21 @@ export { runHandleOf, RUN_HANDLE_KEY, type RunHandle, type RunToolLedger, type G
 export type { RunInterrupt, RunGraphConfig } from "./runtime/run-record.js";
 export type { ResumeBody } from "./runtime/resume-plan.js";
 export type { ResumeRecord, ResumeCommand } from "./runtime/resume-store.js";
-export type { RunEventData, RunEventType, GraphRunEvent, RunLifecycleEvent, ResumeReason } from "./runtime/run-events.js";
+export {
+  RUN_EVENT_TYPES,
+  STORED_RUN_EVENT_TYPES,
+  isKnownRunEvent,
+  isRunEventType,
+  type RunEventData,
+  type RunEventType,
+  type RunEventFields,
+  type StoredRunEventData,
+  type StoredRunEventType,
+  type LiveOnlyEventType,
+  type GraphRunEvent,
+  type RunLifecycleEvent,
+  type ResumeReason,
+} from "./runtime/run-events.js";
 /**
  * The long-term memory store: LangGraph's `BaseStore` on the same database as the checkpoints
  * (PostgreSQL or PGlite), for memory that outlives a thread. Pass it to

@@ -1,5 +1,5 @@
 import { CLI_DEFAULTS } from "../constants.js";
-import type { RunEvent, Runtime } from "../runtime/runtime.js";
+import type { Runtime, StoredRunEvent } from "../runtime/runtime.js";
 
 /**
  * Prints a run's stored events in seq order, each exactly once, while the run executes in this
@@ -18,7 +18,7 @@ export class EventTail {
   constructor(
     private readonly runtime: Runtime,
     private readonly runId: string,
-    private readonly onEvent: (event: RunEvent) => void,
+    private readonly onEvent: (event: StoredRunEvent) => void,
     after = 0,
   ) {
     this.cursor = after;

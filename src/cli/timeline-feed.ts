@@ -1,5 +1,6 @@
 import type { CallDetails } from "./call-details.js";
-import type { Timeline, TimelineEvent } from "./timeline.js";
+import { isKnownRunEvent } from "../runtime/runtime.js";
+import type { KnownTimelineEvent, Timeline, TimelineEvent } from "./timeline.js";
 
 /** The part of CallDetails the feed reads (a test passes its own). */
 export type CallDetailSource = Pick<CallDetails, "get" | "refresh">;
@@ -45,10 +46,10 @@ export class TimelineFeed {
       this.timeline.event(event);
       return;
     }
-    if (event.type !== "model.delta" && (this.held.length > 0 || this.awaitingResult.length > 0 || this.needsArgs(event))) await this.details.refresh();
+    if (event.type !== "model.delta" && (this.held.length > 0 || this.awaitingResult.length > 0 || this.lackingArgs(event) !== null)) await this.details.refresh();
     this.release(false);
     this.printResults();
-    if (this.held.length > 0 || this.needsArgs(event)) {
+    if (this.held.length > 0 || this.lackingArgs(event) !== null) {
       this.held.push(event);
       this.release(false);
       return;
@@ -56,26 +57,32 @@ export class TimelineFeed {
     this.show(event);
   }
 
-  private needsArgs(event: TimelineEvent): boolean {
-    return event.type === "tool.call.finished" && !this.started.has(String(event["tool_call_id"])) && event["args"] === undefined;
+  /** The event when it is a `tool.call.finished` of a call that never started and lacks the call's arguments; else null. */
+  private lackingArgs(event: TimelineEvent): Extract<KnownTimelineEvent, { type: "tool.call.finished" }> | null {
+    return isKnownRunEvent(event) && event.type === "tool.call.finished" && !this.started.has(event.tool_call_id) && event.args === undefined ? event : null;
   }
 
   /** Shows held events from the first on while their arguments are known (all of them when `force`). */
   private release(force: boolean): void {
     while (this.held.length > 0) {
       const event = this.held[0] as TimelineEvent;
-      const args = this.needsArgs(event) ? this.details.get(String(event["tool_call_id"]))?.args : undefined;
-      if (this.needsArgs(event) && args === undefined && !force) return;
+      const lacking = this.lackingArgs(event);
+      const args = lacking === null ? undefined : this.details.get(lacking.tool_call_id)?.args;
+      if (lacking !== null && args === undefined && !force) return;
       this.held.shift();
-      this.show(args === undefined ? event : { ...event, args });
+      this.show(lacking !== null && args !== undefined ? { ...lacking, args } : event);
     }
   }
 
   private show(event: TimelineEvent): void {
-    if (event.type === "tool.call.started") this.started.add(String(event["tool_call_id"]));
+    if (!isKnownRunEvent(event)) {
+      this.timeline.event(event);
+      return;
+    }
+    if (event.type === "tool.call.started") this.started.add(event.tool_call_id);
     this.timeline.event(event);
     if (this.verbose && event.type === "tool.call.finished") {
-      this.awaitingResult.push({ id: String(event["tool_call_id"]), tool: String(event["tool"]) });
+      this.awaitingResult.push({ id: event.tool_call_id, tool: event.tool });
       this.printResults();
     }
   }

@@ -1,8 +1,23 @@
 import { CLI_DEFAULTS } from "../constants.js";
+import { isKnownRunEvent, type ForeignRunEvent, type LiveEvent } from "../runtime/runtime.js";
 import { foldArgs } from "./fold.js";
 
-/** An event as the timeline sees it: a stored run event (CONTRACT section 6) or a live one. */
-export type TimelineEvent = { type: string; [field: string]: unknown };
+type ToolCallFinished = Extract<LiveEvent, { type: "tool.call.finished" }>;
+type ApprovalDecided = Extract<LiveEvent, { type: "approval.decided" }>;
+
+/**
+ * An event of a known type as the timeline sees it: a live one, or a stored one (with its
+ * envelope, of which `at` is shown). The CLI may add what the event lacks: the `args` of a call
+ * that never started (looked up in the thread's messages), the `tool` of a decision it just made.
+ */
+export type KnownTimelineEvent = (
+  | Exclude<LiveEvent, ToolCallFinished | ApprovalDecided>
+  | (ToolCallFinished & { args?: unknown })
+  | (ApprovalDecided & { tool?: string })
+) & { at?: string };
+
+/** An event as the timeline sees it: a known one, or a stored one of a type a newer version wrote (named under --verbose). */
+export type TimelineEvent = KnownTimelineEvent | ForeignRunEvent;
 
 /** How a timeline prints. */
 export interface TimelineOptions {
@@ -57,41 +72,45 @@ export class Timeline {
   /** Shows one event. Unknown types are ignored (verbose mode names them). */
   event(event: TimelineEvent): void {
     const verbose = this.options.verbose;
+    if (!isKnownRunEvent(event)) {
+      if (verbose) this.line(`· ${event.type}`);
+      return;
+    }
     switch (event.type) {
       case "run.created":
         if (verbose) this.line(`· created${at(event)}`);
         return;
       case "run.started":
-        this.line(`▶ started in ${processOf(event["worker"])}${verbose ? ` (attempt ${String(event["attempt"])}, ${String(event["worker"])})` : ""}${at(event)}`);
+        this.line(`▶ started in ${processOf(event.worker)}${verbose ? ` (attempt ${event.attempt}, ${event.worker})` : ""}${at(event)}`);
         return;
       case "run.resumed":
-        this.line(`↻ resumed (${String(event["reason"])}) in ${processOf(event["worker"])}${verbose ? ` (attempt ${String(event["attempt"])}, ${String(event["worker"])})` : ""}${at(event)}`);
+        this.line(`↻ resumed (${event.reason}) in ${processOf(event.worker)}${verbose ? ` (attempt ${event.attempt}, ${event.worker})` : ""}${at(event)}`);
         return;
       case "model.started":
         this.roundText = "";
-        if (verbose && !this.options.tty) this.line(`· model round ${String(event["round"])}`);
-        this.setSpinner(`thinking (model round ${String(event["round"])})`);
+        if (verbose && !this.options.tty) this.line(`· model round ${event.round}`);
+        this.setSpinner(`thinking (model round ${event.round})`);
         return;
       case "model.delta":
-        this.delta(String(event["text"] ?? ""));
+        this.delta(event.text);
         return;
       case "model.finished":
         this.modelFinished(event);
         return;
       case "model.failed":
-        this.modelError = String(event["message"] ?? "");
-        this.line(`✗ model failed [${String(event["code"])}] ${oneLine(this.modelError, CLI_DEFAULTS.errorLineChars)}${event["will_retry"] === true ? " (retrying)" : ""}`);
+        this.modelError = event.message;
+        this.line(`✗ model failed [${event.code}] ${oneLine(this.modelError, CLI_DEFAULTS.errorLineChars)}${event.will_retry ? " (retrying)" : ""}`);
         return;
       case "tool.call.started":
-        this.calls.set(String(event["tool_call_id"]), { tool: String(event["tool"]), args: event["args"] });
-        this.setSpinner(`running ${String(event["tool"])}(${foldArgs(event["args"], CLI_DEFAULTS.foldedArgsChars)})`);
+        this.calls.set(event.tool_call_id, { tool: event.tool, args: event.args });
+        this.setSpinner(`running ${event.tool}(${foldArgs(event.args, CLI_DEFAULTS.foldedArgsChars)})`);
         return;
       case "tool.call.finished":
         this.toolFinished(event);
         return;
       case "approval.requested":
         this.setSpinner(null);
-        for (const request of asArray(event["requests"])) {
+        for (const request of event.requests) {
           const r = request as { name?: unknown; args?: unknown; tool_call_id?: unknown; risk?: unknown };
           this.calls.set(String(r.tool_call_id), { tool: String(r.name), args: r.args });
           // a user graph's HITL request (LangChain's middleware) has neither a risk nor a call id
@@ -108,43 +127,42 @@ export class Timeline {
         this.setSpinner(null);
         {
           // a graph's own interrupt() values (not approval requests) are shown as they are
-          const values = Array.isArray(event["interrupts"]) ? (event["interrupts"] as { id?: unknown; value?: unknown }[]).filter((item) => (item.value as { actionRequests?: unknown } | null)?.actionRequests === undefined) : [];
-          for (const item of values) this.line(`⏸ waiting for a value: ${foldArgs(item.value, CLI_DEFAULTS.foldedArgsChars)}${verbose ? `  [interrupt ${String(item.id)}]` : ""}`);
+          const values = (event.interrupts ?? []).filter((item) => (item.value as { actionRequests?: unknown } | null)?.actionRequests === undefined);
+          for (const item of values) this.line(`⏸ waiting for a value: ${foldArgs(item.value, CLI_DEFAULTS.foldedArgsChars)}${verbose ? `  [interrupt ${item.id}]` : ""}`);
           // the requests just shown already say the run waits; say it only when they were not
           if (values.length === 0 && this.requestsShown === 0) this.line("⏸ waiting for approval");
         }
         return;
       case "node.started":
-        this.setSpinner(`running ${String(event["node"])}`);
+        this.setSpinner(`running ${event.node}`);
         return;
       case "node.finished":
         this.setSpinner(null);
         {
-          const ns = Array.isArray(event["ns"]) && event["ns"].length > 0 ? ` in ${(event["ns"] as string[]).map((part) => part.split(":")[0]).join("/")}` : "";
-          const failed = typeof event["error"] === "string";
-          const mark = failed ? "✗" : event["interrupted"] === true ? "⏸" : "●";
-          this.line(`${mark} ${String(event["node"])}${ns}  ${String(event["duration_ms"] ?? "?")} ms${failed ? `  ${oneLine(String(event["error"]), CLI_DEFAULTS.errorLineChars)}` : ""}`);
+          const ns = event.ns.length > 0 ? ` in ${event.ns.map((part) => part.split(":")[0]).join("/")}` : "";
+          const mark = event.error !== null ? "✗" : event.interrupted ? "⏸" : "●";
+          this.line(`${mark} ${event.node}${ns}  ${event.duration_ms ?? "?"} ms${event.error !== null ? `  ${oneLine(event.error, CLI_DEFAULTS.errorLineChars)}` : ""}`);
         }
         return;
       case "custom":
-        if (verbose) this.line(`· ${foldArgs(event["data"], CLI_DEFAULTS.foldedArgsChars)}`);
+        if (verbose) this.line(`· ${foldArgs(event.data, CLI_DEFAULTS.foldedArgsChars)}`);
         return;
       case "resume.given":
-        this.line(`↪ resumed by ${String(event["by"])}${typeof event["reason"] === "string" ? `: ${oneLine(event["reason"], CLI_DEFAULTS.errorLineChars)}` : ""}`);
+        this.line(`↪ resumed by ${event.by}${event.reason !== null ? `: ${oneLine(event.reason, CLI_DEFAULTS.errorLineChars)}` : ""}`);
         return;
       case "run.cancel_requested":
         this.line("■ cancel requested");
         return;
       case "run.succeeded":
         this.setSpinner(null);
-        this.answer(event["answer"]);
+        this.answer(event.answer);
         this.line("✓ succeeded");
         return;
       case "run.failed":
         this.setSpinner(null);
         {
-          const message = typeof event["message"] === "string" && event["message"] !== this.modelError ? ` ${oneLine(event["message"], CLI_DEFAULTS.errorLineChars)}` : "";
-          this.line(`✗ failed: ${String(event["stop_reason"])}${event["code"] ? ` [${String(event["code"])}]` : ""}${message}`);
+          const message = event.message !== null && event.message !== this.modelError ? ` ${oneLine(event.message, CLI_DEFAULTS.errorLineChars)}` : "";
+          this.line(`✗ failed: ${event.stop_reason}${event.code ? ` [${event.code}]` : ""}${message}`);
         }
         return;
       case "run.timeout":
@@ -155,7 +173,7 @@ export class Timeline {
         this.setSpinner(null);
         this.line("■ cancelled");
         return;
-      default:
+      case "graph.stopped":
         if (verbose) this.line(`· ${event.type}`);
     }
   }
@@ -170,7 +188,7 @@ export class Timeline {
     this.options.write(text);
   }
 
-  private modelFinished(event: TimelineEvent): void {
+  private modelFinished(event: Extract<KnownTimelineEvent, { type: "model.finished" }>): void {
     this.setSpinner(null);
     const text = this.roundText.trim();
     if (this.streaming) {
@@ -182,24 +200,22 @@ export class Timeline {
     }
     this.roundText = "";
     if (this.options.verbose) {
-      const usage = (event["usage"] ?? {}) as { input_tokens?: number; output_tokens?: number };
+      const usage: Partial<typeof event.usage> = event.usage ?? {};
       this.line(
-        `· model round ${String(event["round"])}: ${String(event["finish_reason"] ?? "?")}, ${String(event["tool_calls"])} tool call(s), ` +
-          `${usage.input_tokens ?? 0} in / ${usage.output_tokens ?? 0} out tokens, ${String(event["duration_ms"])} ms`,
+        `· model round ${event.round}: ${event.finish_reason ?? "?"}, ${event.tool_calls} tool call(s), ` +
+          `${usage.input_tokens ?? 0} in / ${usage.output_tokens ?? 0} out tokens, ${event.duration_ms} ms`,
       );
     }
   }
 
-  private toolFinished(event: TimelineEvent): void {
+  private toolFinished(event: ToolCallFinished & { args?: unknown }): void {
     this.setSpinner(null);
-    const id = String(event["tool_call_id"]);
     // a call that never started (refused, rejected, unparsable) has its arguments on the event, if the caller looked them up
-    const call = this.calls.get(id) ?? { tool: String(event["tool"]), args: event["args"] };
-    const ok = event["ok"] === true;
-    const status = ok ? "✓" : "✗";
-    const code = ok ? "" : `  ${String(event["error_code"] ?? "failed")}`;
-    const truncated = event["truncated"] === true ? "  (output truncated)" : "";
-    this.line(`${status} ${call.tool}(${foldArgs(call.args, CLI_DEFAULTS.foldedArgsChars)})${code}  ${String(event["duration_ms"])} ms${truncated}`);
+    const call = this.calls.get(event.tool_call_id) ?? { tool: event.tool, args: event.args };
+    const status = event.ok ? "✓" : "✗";
+    const code = event.ok ? "" : `  ${event.error_code ?? "failed"}`;
+    const truncated = event.truncated ? "  (output truncated)" : "";
+    this.line(`${status} ${call.tool}(${foldArgs(call.args, CLI_DEFAULTS.foldedArgsChars)})${code}  ${event.duration_ms} ms${truncated}`);
     if (this.options.verbose && call.args !== undefined) this.line(`    args ${JSON.stringify(call.args)}`);
   }
 
@@ -210,14 +226,13 @@ export class Timeline {
     this.line(`    ${tool} result ${flat.length > max ? `${flat.slice(0, max - 1)}…` : flat}`);
   }
 
-  private decided(event: TimelineEvent): void {
+  private decided(event: ApprovalDecided & { tool?: string }): void {
     this.requestsShown = 0;
-    const call = this.calls.get(String(event["tool_call_id"]));
-    const what = call?.tool ?? (typeof event["tool"] === "string" ? event["tool"] : String(event["tool_call_id"]));
-    const by = event["by"] ? ` by ${String(event["by"])}` : "";
-    const reason = event["reason"] ? `: ${oneLine(String(event["reason"]))}` : "";
-    const decision = String(event["decision"]);
-    const mark = decision === "reject" ? "✗ rejected" : decision === "edit" ? "✎ edited and approved" : "✓ approved";
+    const call = this.calls.get(event.tool_call_id);
+    const what = call?.tool ?? event.tool ?? event.tool_call_id;
+    const by = event.by ? ` by ${event.by}` : "";
+    const reason = event.reason ? `: ${oneLine(event.reason)}` : "";
+    const mark = event.decision === "reject" ? "✗ rejected" : event.decision === "edit" ? "✎ edited and approved" : "✓ approved";
     this.line(`${mark} ${what}${by}${reason}`);
   }
 
@@ -261,18 +276,14 @@ export class Timeline {
   }
 }
 
-function at(event: TimelineEvent): string {
-  return typeof event["at"] === "string" ? `  ${event["at"].slice(11, 19)}` : "";
+function at(event: { at?: string }): string {
+  return event.at !== undefined ? `  ${event.at.slice(11, 19)}` : "";
 }
 
 /** "process 1234" from a worker id `host:pid:tag[:worker:slot]`. */
 function processOf(worker: unknown): string {
   const pid = typeof worker === "string" ? worker.split(":")[1] : undefined;
   return pid !== undefined && /^\d+$/.test(pid) ? `process ${pid}` : "a process";
-}
-
-function asArray(value: unknown): unknown[] {
-  return Array.isArray(value) ? value : [];
 }
 
 /** Text on one line, cut to `max` characters at a space (never inside a word or a URL). */

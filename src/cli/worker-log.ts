@@ -1,6 +1,6 @@
 import type { LiveEvent, Runtime } from "../runtime/runtime.js";
 
-const ENDINGS: Record<string, string> = {
+const ENDINGS: Partial<Record<LiveEvent["type"], string>> = {
   "run.interrupted": "waiting for approval",
   "run.succeeded": "success",
   "run.failed": "error",
@@ -15,11 +15,11 @@ const ENDINGS: Record<string, string> = {
  */
 export async function startWorkerLog(runtime: Runtime, write: (line: string) => void): Promise<() => Promise<void>> {
   const unsubscribe = runtime.runs.subscribeAll((runId: string, event: LiveEvent) => {
-    if (event.type === "run.started") write(`run ${runId} started (attempt ${String(event["attempt"])})`);
-    else if (event.type === "run.resumed") write(`run ${runId} resumed (${String(event["reason"])})`);
+    if (event.type === "run.started") write(`run ${runId} started (attempt ${event.attempt})`);
+    else if (event.type === "run.resumed") write(`run ${runId} resumed (${event.reason})`);
     const ending = ENDINGS[event.type];
     if (ending === undefined) return;
-    write(`run ${runId} ${ending}${event.type === "run.failed" ? `: ${String(event["stop_reason"])}` : ""}`);
+    write(`run ${runId} ${ending}${event.type === "run.failed" ? `: ${event.stop_reason}` : ""}`);
   });
   return async () => unsubscribe();
 }

@@ -6,25 +6,39 @@ import { RUN_EVENTS_CHANNEL, eventSql, type EventSql } from "./event-sql.js";
 import { checkFence, leaseLost, type Fence } from "./fence.js";
 import { checkRunId } from "./run-record.js";
 import { createRedactor, type Redactor } from "../secret-redaction.js";
+import { isRunEventType, isStoredRunEventType, type RunEventData, type StoredRunEventData } from "./run-events.js";
 
-/**
- * A stored run event (CONTRACT section 6): the envelope `{run_id, thread_id, seq, type, at}`
- * (`at` an ISO timestamp) followed by the event's own fields.
- */
-export interface RunEvent {
+/** The envelope of a stored run event: its run, thread, per-run `seq` and `at` (an ISO timestamp). */
+export type RunEventEnvelope = {
   run_id: string;
   thread_id: string;
   seq: number;
-  type: string;
   at: string;
-  [field: string]: unknown;
-}
+};
 
-/** An event to append: its type (`run.started`, `tool.call.finished`, …) and its own fields. */
-export interface NewRunEvent {
-  type: string;
-  data?: object;
-}
+/**
+ * A stored run event (CONTRACT section 6): the envelope `{run_id, thread_id, seq, at}` and one
+ * member of the union, `type` and its own fields. `switch (event.type)` narrows the fields.
+ * (devmind never stores `model.delta` or `graph.stopped`: `NewRunEvent` leaves them out.)
+ */
+export type RunEvent = RunEventEnvelope & RunEventData;
+
+/**
+ * A stored event whose type this version does not know (written by a newer version sharing the
+ * database): kept readable as it was stored (same envelope, same JSON through the CLI and HTTP),
+ * typed loosely and apart from `RunEvent`, so it never weakens the narrowing of the known types.
+ * Code that reads fields tells the two apart with `isRunEvent`.
+ */
+export type ForeignRunEvent = RunEventEnvelope & { type: string; [field: string]: unknown };
+
+/** What reading a run's events yields: known events, and (rarely) foreign ones. */
+export type StoredRunEvent = RunEvent | ForeignRunEvent;
+
+/**
+ * An event to append: a member of the stored union, `type` and its own fields (the envelope is
+ * the store's). Only known types with their exact fields can be written.
+ */
+export type NewRunEvent = StoredRunEventData;
 
 /** Which stored events `read` returns: those with seq > `after` (default 0), at most `limit`. */
 export interface ReadEventsOptions {
@@ -61,13 +75,10 @@ export const EVENT_STORE_DEFAULTS = {
   appendAttempts: 20,
 } as const;
 
-/** Event types are dotted lower-case names from code, e.g. `tool.call.started`. */
-export const EVENT_TYPE_PATTERN = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/;
-
 /** seq is an integer column. */
 const MAX_SEQ = 2_147_483_647;
 
-/** Fields of the envelope; an event's data may not carry them. */
+/** Fields of the envelope; an event's own fields may not be named so. */
 const ENVELOPE_KEYS = new Set(["run_id", "thread_id", "seq", "type", "at"]);
 
 /**
@@ -83,7 +94,7 @@ const ENVELOPE_KEYS = new Set(["run_id", "thread_id", "seq", "type", "at"]);
  *
  * @example
  *   const events = new EventStore(db);
- *   await events.append(runId, [{ type: "run.started", data: { attempt: 1, worker } }], fence);
+ *   await events.append(runId, [{ type: "run.started", attempt: 1, worker }], fence);
  *   for await (const event of events.follow(runId, { signal, isDone })) print(event);
  */
 export class EventStore {
@@ -112,7 +123,7 @@ export class EventStore {
         throw new DevmindError("RUN_INPUT_INVALID", `fence of run ${fence.runId} used to append events to run ${runId}`);
       }
     }
-    if (!Array.isArray(events)) throw new DevmindError("RUN_INPUT_INVALID", "events must be an array of {type, data?}");
+    if (!Array.isArray(events)) throw new DevmindError("RUN_INPUT_INVALID", "events must be an array of {type, ...fields}");
     if (events.length === 0) return [];
     const payload = serializeEvents(events, this.redactor);
     const runner = options.tx ?? this.db;
@@ -123,7 +134,8 @@ export class EventStore {
             ? await runner.query(this.sql.append, [runId, payload])
             : await runner.query(this.sql.appendFenced, [runId, payload, fence.epoch]);
         if (result.rows.length === 0) throw fence === undefined ? new RunNotFoundError(runId) : leaseLost(fence);
-        return result.rows.map((row) => toEvent(runId, row));
+        // every row is of a type just checked as stored, so each is a RunEvent
+        return result.rows.map((row) => toEvent(runId, row)).filter(isRunEvent);
       } catch (error) {
         if (options.tx !== undefined || !isSeqCollision(error) || attempt >= EVENT_STORE_DEFAULTS.appendAttempts) throw error;
         await sleep(Math.random() * 5 * attempt);
@@ -176,7 +188,7 @@ export class EventStore {
   }
 
   /** The run's stored events with seq > `after`, in seq order; RunNotFoundError for an unknown run. */
-  async read(runId: string, options: ReadEventsOptions = {}): Promise<RunEvent[]> {
+  async read(runId: string, options: ReadEventsOptions = {}): Promise<StoredRunEvent[]> {
     checkRunId(runId);
     const after = options.after ?? 0;
     if (!Number.isSafeInteger(after) || after < 0 || after > MAX_SEQ) throw new DevmindError("RUN_INPUT_INVALID", `after must be a non-negative integer, got ${String(after)}`);
@@ -196,7 +208,7 @@ export class EventStore {
    * fails). Ends when `signal` aborts, or when `isDone()` is true and every event stored by then
    * was yielded. Breaking out of the loop stops listening.
    */
-  async *follow(runId: string, options: FollowEventsOptions = {}): AsyncGenerator<RunEvent, void, undefined> {
+  async *follow(runId: string, options: FollowEventsOptions = {}): AsyncGenerator<StoredRunEvent, void, undefined> {
     checkRunId(runId);
     const { signal, isDone } = options;
     const pollMs = options.pollMs ?? EVENT_STORE_DEFAULTS.followPollMs;
@@ -256,20 +268,18 @@ function waitForWake(ms: number, register: (resolve: () => void) => void): Promi
 }
 
 function serializeEvents(events: readonly NewRunEvent[], redactor: Redactor): string {
-  const rows = events.map((event, index) => {
+  const rows = events.map((event: unknown, index) => {
     const where = `event ${index}`;
-    if (event === null || typeof event !== "object") throw new DevmindError("RUN_INPUT_INVALID", `${where} must be an object {type, data?}`);
-    const { type, data } = event;
-    if (typeof type !== "string" || type.length > 64 || !EVENT_TYPE_PATTERN.test(type)) {
-      throw new DevmindError("RUN_INPUT_INVALID", `${where} has an invalid type ${JSON.stringify(type)}: expected a dotted lower-case name like "run.started"`);
+    if (event === null || typeof event !== "object" || Array.isArray(event)) throw new DevmindError("RUN_INPUT_INVALID", `${where} must be an object {type, ...fields}`);
+    // typed callers cannot get these wrong; the checks hold for callers outside the type system
+    const { type, ...data } = event as { type?: unknown };
+    if (typeof type !== "string" || !isStoredRunEventType(type)) {
+      throw new DevmindError("RUN_INPUT_INVALID", `${where} has an unknown type ${JSON.stringify(type)}: expected a stored run event type like "run.started"`);
     }
-    if (data !== undefined && (data === null || typeof data !== "object" || Array.isArray(data))) {
-      throw new DevmindError("RUN_INPUT_INVALID", `${where} (${type}) data must be a plain object`);
+    for (const field of Object.keys(data)) {
+      if (ENVELOPE_KEYS.has(field)) throw new DevmindError("RUN_INPUT_INVALID", `${where} (${type}) may not set the envelope field ${field}`);
     }
-    for (const field of Object.keys(data ?? {})) {
-      if (ENVELOPE_KEYS.has(field)) throw new DevmindError("RUN_INPUT_INVALID", `${where} (${type}) data may not set the envelope field ${field}`);
-    }
-    return { type, data: data ?? {} };
+    return { type, data };
   });
   try {
     return redactor.json(rows);
@@ -278,8 +288,13 @@ function serializeEvents(events: readonly NewRunEvent[], redactor: Redactor): st
   }
 }
 
-function toEvent(runId: string, row: Row): RunEvent {
-  const event: RunEvent = {
+/**
+ * A stored row as an event: the envelope, then the row's data fields. The one place a row becomes
+ * a typed event: a type of the union is trusted to carry its fields (every writer is typed by
+ * `NewRunEvent`); any other type (a newer version's) stays readable as a `ForeignRunEvent`.
+ */
+function toEvent(runId: string, row: Row): StoredRunEvent {
+  const event: ForeignRunEvent = {
     run_id: runId.toLowerCase(),
     thread_id: String(row["thread_id"]),
     seq: Number(row["seq"]),
@@ -290,7 +305,12 @@ function toEvent(runId: string, row: Row): RunEvent {
   if (data !== null && typeof data === "object") {
     for (const [field, value] of Object.entries(data)) if (!ENVELOPE_KEYS.has(field)) event[field] = value;
   }
-  return event;
+  return isRunEventType(event.type) ? (event as RunEvent) : event;
+}
+
+/** True for a stored event of a known type: narrows `StoredRunEvent` to `RunEvent`, whose `type` then narrows its fields. */
+export function isRunEvent(event: StoredRunEvent): event is RunEvent {
+  return isRunEventType(event.type);
 }
 
 /** A timestamptz column as ISO text, whichever driver parsed it. */

@@ -21,12 +21,13 @@ import { checkpointIdOf } from "./thread-state.js";
 import { RunLedger } from "./run-ledger.js";
 import type { ClaimedRun, RunCounts, RunRecord } from "./run-record.js";
 import type { RunStore } from "./run-store.js";
-import { finalEventType, statusForStopReason } from "./status.js";
+import { finalEvent, statusForStopReason } from "./status.js";
 import type { ToolLedger } from "./tool-ledger.js";
 import type { GraphRegistry } from "../graphs/graph-registry.js";
 import { executeGraphAttempt, type Attempt } from "./graph-attempt.js";
 import { interruptsOf } from "./graph-state.js";
 import type { ResumeStore } from "./resume-store.js";
+import type { RunEventData } from "./run-events.js";
 
 /** What executing a run needs; built once per runtime. */
 export interface ExecutorDeps {
@@ -44,7 +45,7 @@ export interface ExecutorDeps {
   cancelPollMs: number;
   recursionLimit: number;
   /** Live listeners of every event (model.delta included), in this process. */
-  live: (runId: string, event: { type: string; [field: string]: unknown }) => void;
+  live: (runId: string, event: RunEventData) => void;
   /** Aborted when this process drains: runs stop at the next step boundary and are released. */
   drainSignal?: AbortSignal;
 }
@@ -78,11 +79,10 @@ function countsOf(state: GraphState, activeMsDelta: number): RunCounts {
   return { modelRounds: view.modelRounds, toolCalls: view.toolCalls, usage: view.usage, activeMsDelta };
 }
 
-/** Turns graph events into stored run events (model.delta is live only). */
+/** The graph events a run stores (model.delta and graph.stopped are live only). */
 function storedEvent(event: AgentEvent): NewRunEvent | null {
   if (event.type === "model.delta" || event.type === "graph.stopped") return null;
-  const { type, ...data } = event;
-  return { type, data };
+  return event;
 }
 
 /**
@@ -125,7 +125,7 @@ export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, ow
   let buffered: NewRunEvent[] = [];
   let scheduled = false;
   const append = (events: NewRunEvent[]): Promise<unknown> => {
-    for (const event of events) if (event.type.startsWith("run.")) deps.live(run.run_id, { type: event.type, ...(event.data ?? {}) });
+    for (const event of events) if (event.type.startsWith("run.")) deps.live(run.run_id, event);
     buffered.push(...events);
     if (scheduled) return chain;
     scheduled = true;
@@ -206,7 +206,7 @@ export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, ow
       // calls a cancelled run left waiting are answered (TOOL_NOT_RUN) before the new input
       const dangling = answersForDanglingCalls((before.values as { messages?: BaseMessage[] }).messages);
       input = { messages: [...dangling, ...inputMessages(run.input)], run_id: run.run_id };
-      await append([{ type: "run.started", data: { attempt: run.attempt, worker: owner } }]);
+      await append([{ type: "run.started", attempt: run.attempt, worker: owner }]);
     } else {
       const requests = pendingRequests(before);
       if (requests.length > 0) {
@@ -216,14 +216,14 @@ export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, ow
           return await deps.runs.get(run.run_id);
         }
         input = new Command({ resume: { decisions: requests.map((request) => resumeDecision(decided.get(request.tool_call_id) as DecisionRecord)) } });
-        await append([{ type: "run.resumed", data: { reason: "approval", attempt: run.attempt, worker: owner } }]);
+        await append([{ type: "run.resumed", reason: "approval", attempt: run.attempt, worker: owner }]);
       } else if (before.tasks.length > 0) {
         // not `before.next`: it leaves out tasks whose writes are already stored, e.g. a model step
         // that finished while the checkpoint after it was still being saved when the process died;
         // the graph is unfinished all the same, and invoke(null) applies those writes and goes on
         input = null;
         // a worker continues what a dead or drained process left; `runs.execute` is someone asking
-        await append([{ type: "run.resumed", data: { reason: trigger === "manual" ? "manual" : "recovery", attempt: run.attempt, worker: owner } }]);
+        await append([{ type: "run.resumed", reason: trigger === "manual" ? "manual" : "recovery", attempt: run.attempt, worker: owner }]);
       }
     }
     if (input !== undefined) {
@@ -251,7 +251,7 @@ export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, ow
       // status and event commit together, and only while the lease is held
       const interrupts = interruptsOf(after);
       const paused = (tx: Queryable) => deps.runs.interrupt(run.run_id, epoch, counts, { tx, interrupts, checkpointId: checkpointIdOf(after) });
-      if (await deps.events.appendWith(run.run_id, [{ type: "run.interrupted", data: {} }], paused)) {
+      if (await deps.events.appendWith(run.run_id, [{ type: "run.interrupted" }], paused)) {
         deps.live(run.run_id, { type: "run.interrupted" });
       }
       return await deps.runs.get(run.run_id);
@@ -292,11 +292,10 @@ export async function finishRun(
   error: { code: string; message: string } | null,
 ): Promise<RunRecord> {
   const status = statusForStopReason(stopReason);
-  const type = finalEventType(status);
-  const data = status === "success" ? { answer } : status === "error" ? { stop_reason: stopReason, code: error?.code ?? null, message: error?.message ?? null } : {};
+  const final = finalEvent(status, stopReason, answer, error);
   // the final status and the final event commit together: a process dying in between must not
   // leave a finished run without its run.succeeded / run.failed / … event
-  const held = await deps.events.appendWith(run.run_id, [{ type, data }], (tx) => deps.runs.finish(run.run_id, epoch, { status, stopReason, answer, counts, error }, { tx }));
-  if (held) deps.live(run.run_id, { type, ...data });
+  const held = await deps.events.appendWith(run.run_id, [final], (tx) => deps.runs.finish(run.run_id, epoch, { status, stopReason, answer, counts, error }, { tx }));
+  if (held) deps.live(run.run_id, final);
   return deps.runs.get(run.run_id);
 }

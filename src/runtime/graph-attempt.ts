@@ -44,15 +44,10 @@ class StopSignal extends Error {
   }
 }
 
-function event(data: GraphRunEvent): NewRunEvent {
-  const { type, ...rest } = data;
-  return { type, data: rest };
-}
-
 /** Delivers a graph event to this process's live subscribers, then stores it (in order, not awaited by the graph). */
 function emit(attempt: Attempt, data: GraphRunEvent): void {
   attempt.deps.live(attempt.run.run_id, data);
-  void attempt.append([event(data)]).catch(() => undefined);
+  void attempt.append([data]).catch(() => undefined);
 }
 
 /**
@@ -122,7 +117,7 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
     let input: unknown;
     if (!ours) {
       input = run.input;
-      await attempt.append([event({ type: "run.started", attempt: run.attempt, worker: owner })]);
+      await attempt.append([{ type: "run.started", attempt: run.attempt, worker: owner }]);
     } else {
       const pending = interruptsOf(before);
       if (pending.length > 0) {
@@ -133,10 +128,10 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
           return await deps.runs.get(run.run_id);
         }
         input = command;
-        await attempt.append([event({ type: "run.resumed", reason: "resume", attempt: run.attempt, worker: owner })]);
+        await attempt.append([{ type: "run.resumed", reason: "resume", attempt: run.attempt, worker: owner }]);
       } else if (before.tasks.length > 0) {
         input = null;
-        await attempt.append([event({ type: "run.resumed", reason: attempt.trigger === "manual" ? "manual" : "recovery", attempt: run.attempt, worker: owner })]);
+        await attempt.append([{ type: "run.resumed", reason: attempt.trigger === "manual" ? "manual" : "recovery", attempt: run.attempt, worker: owner }]);
       } else {
         // its last attempt ended the graph and died before the run was marked finished
         return await attempt.finish("completed", counts(), null);
@@ -192,7 +187,7 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
       // an interrupt in LangChain's HITL shape is an approval request, as the agent's are
       const requests = interrupts.flatMap((item) => (isHitlRequest(item.value) ? item.value.actionRequests : []));
       const pausedEvents: GraphRunEvent[] = [...(requests.length > 0 ? [{ type: "approval.requested" as const, requests }] : []), { type: "run.interrupted", interrupts }];
-      if (await deps.events.appendWith(run.run_id, pausedEvents.map(event), paused)) {
+      if (await deps.events.appendWith(run.run_id, pausedEvents, paused)) {
         for (const data of pausedEvents) deps.live(run.run_id, data);
       }
       return await deps.runs.get(run.run_id);

@@ -10,6 +10,7 @@ export type RunLifecycleEvent =
   | { type: "run.created" }
   | { type: "run.started"; attempt: number; worker: string }
   | { type: "run.resumed"; reason: ResumeReason; attempt: number; worker: string }
+  /** The agent's pause carries no fields; a user graph's carries its pending interrupts. */
   | { type: "run.interrupted"; interrupts?: RunInterrupt[] }
   | { type: "run.cancel_requested" }
   | { type: "run.succeeded"; answer: string | null }
@@ -31,8 +32,89 @@ export type GraphRunEvent =
   | { type: "custom"; ns: string[]; data: unknown }
   | { type: "approval.requested"; requests: unknown[] };
 
-/** Every event type a run stores or delivers live, as one discriminated union on `type`. */
+/**
+ * Every event a run stores or delivers live, as one discriminated union on `type`: what
+ * `runtime.runs.subscribe` delivers (a `LiveEvent`).
+ */
 export type RunEventData = GraphRunEvent | AgentEvent;
 
 /** The `type` of every run event. */
 export type RunEventType = RunEventData["type"];
+
+/** Event types delivered live only, never stored: the model's token stream and the agent graph's own end marker. */
+export type LiveOnlyEventType = "model.delta" | "graph.stopped";
+
+/**
+ * The events a run stores (CONTRACT section 6 and 10), without the envelope: what the event store
+ * appends (the executor, user-graph attempts, the runtime's writes and the reaper's SQL) and,
+ * with the envelope, what `runtime.runs.events` yields.
+ */
+export type StoredRunEventData = Exclude<RunEventData, { type: LiveOnlyEventType }>;
+
+/** The `type` of every stored run event. */
+export type StoredRunEventType = StoredRunEventData["type"];
+
+/** The fields of event type `T`, without its `type`. */
+export type RunEventFields<T extends RunEventType> = Omit<Extract<RunEventData, { type: T }>, "type">;
+
+/**
+ * Every event type, stored (`true`) or live only (`false`). A Record over the union, so adding a
+ * type to the union without listing it here (or listing one the union lacks) does not compile.
+ */
+const EVENT_TYPES: Record<RunEventType, boolean> = {
+  "run.created": true,
+  "run.started": true,
+  "run.resumed": true,
+  "run.interrupted": true,
+  "run.cancel_requested": true,
+  "run.succeeded": true,
+  "run.failed": true,
+  "run.timeout": true,
+  "run.cancelled": true,
+  "approval.requested": true,
+  "approval.decided": true,
+  "resume.given": true,
+  "model.started": true,
+  "model.delta": false,
+  "model.finished": true,
+  "model.failed": true,
+  "tool.call.started": true,
+  "tool.call.finished": true,
+  "node.started": true,
+  "node.finished": true,
+  custom: true,
+  "graph.stopped": false,
+};
+
+/** Every run event type, stored or live only. */
+export const RUN_EVENT_TYPES: readonly RunEventType[] = Object.keys(EVENT_TYPES) as RunEventType[];
+
+/** Every event type a run stores. */
+export const STORED_RUN_EVENT_TYPES: readonly StoredRunEventType[] = RUN_EVENT_TYPES.filter((type): type is StoredRunEventType => EVENT_TYPES[type]);
+
+const RUN_EVENT_TYPE_SET: ReadonlySet<string> = new Set(RUN_EVENT_TYPES);
+const STORED_RUN_EVENT_TYPE_SET: ReadonlySet<string> = new Set(STORED_RUN_EVENT_TYPES);
+
+/** True for a type of the union (stored or live only). */
+export function isRunEventType(type: string): type is RunEventType {
+  return RUN_EVENT_TYPE_SET.has(type);
+}
+
+/** True for a type a run stores. */
+export function isStoredRunEventType(type: string): type is StoredRunEventType {
+  return STORED_RUN_EVENT_TYPE_SET.has(type);
+}
+
+/**
+ * Narrows an event whose type may be foreign (a stored row written by a newer version, see
+ * `ForeignRunEvent`) to the members of the union: afterwards `switch (event.type)` narrows each
+ * case to its fields.
+ *
+ * @example
+ *   for await (const event of runtime.runs.events(runId)) {
+ *     if (isKnownRunEvent(event) && event.type === "approval.decided") decided.add(event.tool_call_id);
+ *   }
+ */
+export function isKnownRunEvent<E extends { type: string }>(event: E): event is Extract<E, { type: RunEventType }> {
+  return isRunEventType(event.type);
+}

@@ -262,7 +262,9 @@ export function runSql(schema: string) {
     /**
      * $1 max attempts. Every running run whose lease lapsed: cancelled if a cancel was requested,
      * else error / max_attempts once `attempt >= $1`, else back to pending. Returns (run_id, status).
-     * A run ended here gets its final event (`run.failed` / `run.cancelled`) in the same statement,
+     * A run ended here gets its final event in the same statement: $2 the `run.cancelled` event,
+     * $3 the `run.failed` one, as JSON `{type, ...fields}` built in code (so they are typed), its
+     * `message` replaced by the run's error message,
      * since no worker is left to write it; every changed run is announced on RUNS_CHANNEL (so idle
      * workers in every process claim a re-queued run, or the run queued behind an ended one, at
      * once) and an ended one on RUN_EVENTS_CHANNEL (followers).
@@ -292,10 +294,11 @@ export function runSql(schema: string) {
        ), logged AS (
          INSERT INTO ${s}.run_events (run_id, seq, type, data)
          SELECT c.run_id, COALESCE((SELECT max(e.seq) FROM ${s}.run_events e WHERE e.run_id = c.run_id), 0) + 1,
-                CASE WHEN c.status = 'cancelled' THEN 'run.cancelled' ELSE 'run.failed' END,
-                CASE WHEN c.status = 'cancelled' THEN '{}'::jsonb
-                     ELSE jsonb_build_object('stop_reason', 'max_attempts', 'code', 'MAX_ATTEMPTS', 'message', c.error_message) END
+                ended.event ->> 'type',
+                CASE WHEN c.status = 'cancelled' THEN ended.event - 'type'
+                     ELSE (ended.event - 'type') || jsonb_build_object('message', c.error_message) END
            FROM changed c
+          CROSS JOIN LATERAL (SELECT CASE WHEN c.status = 'cancelled' THEN $2::jsonb ELSE $3::jsonb END AS event) AS ended
           WHERE c.status <> 'pending'
          RETURNING run_id
        )

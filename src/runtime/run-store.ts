@@ -27,6 +27,17 @@ import { createRedactor, type Redactor } from "../secret-redaction.js";
 import { checkRunGraphConfig } from "./run-config.js";
 import { runSql, type RunSql } from "./run-sql.js";
 import { statusForStopReason, type TerminalStatus } from "./status.js";
+import type { NewRunEvent } from "./event-store.js";
+
+/**
+ * The final events `requeueExpired` writes in its statement for the runs it ends (no worker is
+ * left to write them): typed here as stored events, passed to the SQL as JSON. The statement
+ * replaces run.failed's `message` with the run's error message.
+ */
+export const REAPED_RUN_EVENTS = {
+  cancelled: { type: "run.cancelled" },
+  failed: { type: "run.failed", stop_reason: "max_attempts", code: "MAX_ATTEMPTS", message: null },
+} as const satisfies Record<string, NewRunEvent>;
 
 /** What `create` needs. */
 export interface CreateRunOptions {
@@ -412,7 +423,11 @@ export class RunStore {
     if (!Number.isInteger(options.maxAttempts) || options.maxAttempts < min || options.maxAttempts > max) {
       throw runInputError(`maxAttempts must be an integer from ${min} to ${max}, got ${String(options.maxAttempts)}`, { field: "maxAttempts" });
     }
-    const result = await this.db.query<{ run_id: string; status: RunStatus }>(this.sql.requeueExpired, [options.maxAttempts]);
+    const result = await this.db.query<{ run_id: string; status: RunStatus }>(this.sql.requeueExpired, [
+      options.maxAttempts,
+      JSON.stringify(REAPED_RUN_EVENTS.cancelled),
+      JSON.stringify(REAPED_RUN_EVENTS.failed),
+    ]);
     const outcome: RequeueResult = { requeued: [], failed: [], cancelled: [] };
     for (const row of result.rows) {
       if (row.status === "pending") outcome.requeued.push(row.run_id);

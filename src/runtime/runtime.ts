@@ -21,7 +21,8 @@ import { ensureWorkspace } from "../tools/workspace.js";
 import { AttachmentStore, type StoredAttachment } from "./attachment-store.js";
 import { planDecisions } from "./decide.js";
 import { DecisionStore, type DecisionRecord } from "./decision-store.js";
-import { EventStore, type RunEvent } from "./event-store.js";
+import { EventStore, type NewRunEvent, type StoredRunEvent } from "./event-store.js";
+import type { RunEventData } from "./run-events.js";
 import type { ExecutorDeps } from "./executor.js";
 import { DatabaseHealth, executeWithRecovery, type DatabaseHealthReport } from "./fault-recovery.js";
 import { LiveDeltaPublisher } from "./live-deltas.js";
@@ -50,7 +51,9 @@ import type { StateReadableGraph } from "./thread-state.js";
 // types of what the Runtime API returns, so its users (the CLI, the server) import them from here
 export type { StoredAttachment } from "./attachment-store.js";
 export type { DecisionRecord } from "./decision-store.js";
-export type { RunEvent } from "./event-store.js";
+export type { ForeignRunEvent, RunEvent, RunEventEnvelope, StoredRunEvent } from "./event-store.js";
+export { isRunEvent } from "./event-store.js";
+export { isKnownRunEvent } from "./run-events.js";
 export type { LiveSignal, LiveSignalOptions, ModelDelta } from "./live-follow.js";
 export type { RequeueResult } from "./run-store.js";
 export type { ThreadRecord } from "./thread-store.js";
@@ -82,8 +85,12 @@ export interface RuntimeOptions {
   graphs?: Readonly<Record<string, GraphEntry | false>>;
 }
 
-/** A live event of a run, as `subscribe` delivers it (model.delta included). */
-export type LiveEvent = { type: string; [field: string]: unknown };
+/**
+ * A live event of a run, as `subscribe` delivers it: any member of the union (CONTRACT section 6
+ * and 10), `model.delta` and `graph.stopped` included; no envelope. Produced in this process, so
+ * never of a foreign type.
+ */
+export type LiveEvent = RunEventData;
 
 /** `runtime.runs` (CONTRACT section 9). */
 export interface RunsApi {
@@ -113,7 +120,12 @@ export interface RunsApi {
   list(options?: { status?: RunStatus; threadId?: string; limit?: number; before?: string }): Promise<RunRecord[]>;
   cancel(runId: string): Promise<RunRecord>;
   wait(runId: string, options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<RunRecord>;
-  events(runId: string, options?: { after?: number; follow?: boolean; signal?: AbortSignal }): AsyncIterable<RunEvent>;
+  /**
+   * The run's stored events in seq order (with `follow`, then new ones until the run is terminal).
+   * Known types are `RunEvent`s; a type a newer version wrote is a `ForeignRunEvent` (tell them
+   * apart with `isRunEvent` before reading fields).
+   */
+  events(runId: string, options?: { after?: number; follow?: boolean; signal?: AbortSignal }): AsyncIterable<StoredRunEvent>;
   /** Live events of runs executing in this process, `model.delta` included; returns an unsubscribe. */
   subscribe(runId: string, listener: (event: LiveEvent) => void): () => void;
   /**
@@ -282,9 +294,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 
   const live = (runId: string, raw: LiveEvent): void => {
     // live events reach terminals and other processes before (or instead of) the store: redact them the same way
-    const event: LiveEvent =
-      raw.type === "model.delta" ? { ...raw, text: redactor.text(String(raw["text"] ?? "")) } : (JSON.parse(redactor.json(raw)) as LiveEvent);
-    if (event.type === "model.delta") deltas.publish(runId, Number(event["round"] ?? 0), String(event["text"]), String(event["message_id"] ?? ""), Number(event["offset"] ?? 0));
+    // the JSON round trip keeps the event's shape (redaction rewrites string values only)
+    const event: LiveEvent = raw.type === "model.delta" ? { ...raw, text: redactor.text(raw.text) } : (JSON.parse(redactor.json(raw)) as LiveEvent);
+    if (event.type === "model.delta") deltas.publish(runId, event.round, event.text, event.message_id, event.offset);
     for (const listener of listeners.get(runId) ?? []) {
       try {
         listener(event);
@@ -332,7 +344,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     const complete = planned.interruptIds.length >= waiting || planned.command.update !== undefined || planned.command.goto !== undefined;
     const given = { interrupt_ids: planned.interruptIds, by: audit.principal, reason: audit.reason ?? null, value_digest: argsDigest(planned.command) };
     let queued = false;
-    const stored = await events.appendWith(run.run_id, [{ type: "resume.given", data: given }], async (tx) => {
+    const stored = await events.appendWith(run.run_id, [{ type: "resume.given", ...given }], async (tx) => {
       const result = await resumes.record(run.run_id, { ...planned, principal: audit.principal, reason: audit.reason ?? null, complete }, { tx });
       queued = result?.queued === true;
       return result !== null;
@@ -365,7 +377,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       }
       const create = { ...rest, graphId, assistantId: graphId };
       // the run and its run.created event commit together
-      const created = async (tx: Queryable, runId: string): Promise<void> => void (await events.append(runId, [{ type: "run.created", data: {} }], undefined, { tx }));
+      const created = async (tx: Queryable, runId: string): Promise<void> => void (await events.append(runId, [{ type: "run.created" }], undefined, { tx }));
       const { run, claimed } =
         executeHere === true
           ? await runs.createClaimed({ ...create, claimFor: { owner, leaseMs: config.worker.leaseMs } }, created)
@@ -410,7 +422,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       const stored = await events
         .writeWith(runId, async (tx) => {
           const recorded = await decisions.record(runId, planned, { tx });
-          return { value: recorded, events: recorded.map((d) => ({ type: "approval.decided", data: { tool_call_id: d.tool_call_id, decision: d.decision, by: d.principal, reason: d.reason } })) };
+          return { value: recorded, events: recorded.map((d): NewRunEvent => ({ type: "approval.decided", tool_call_id: d.tool_call_id, decision: d.decision, by: d.principal, reason: d.reason })) };
         })
         .catch(async (error: unknown) => {
           throw ((error as { code?: unknown } | null)?.code === "23505" ? await decisions.conflictOf(runId, planned.map((d) => d.toolCallId)) : null) ?? error;
@@ -425,7 +437,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       // the status change and its events commit together: never a cancelled run without run.cancelled
       events.writeWith(runId, async (tx) => {
         const run = await runs.requestCancel(runId, { tx });
-        return { value: run, events: [{ type: "run.cancel_requested", data: {} }, ...(run.status === "cancelled" ? [{ type: "run.cancelled", data: {} }] : [])] };
+        const stored: NewRunEvent[] = [{ type: "run.cancel_requested" }];
+        if (run.status === "cancelled") stored.push({ type: "run.cancelled" });
+        return { value: run, events: stored };
       }),
     async wait(runId, waitOptions = {}) {
       const deadline = Date.now() + (waitOptions.timeoutMs ?? config.limits.runTimeoutMs);

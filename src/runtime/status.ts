@@ -1,4 +1,5 @@
 import type { StopReason } from "../graph/state.js";
+import type { RunLifecycleEvent } from "./run-events.js";
 
 /** Terminal statuses of a run (CONTRACT section 3). */
 export type TerminalStatus = "success" | "error" | "timeout" | "cancelled";
@@ -11,7 +12,17 @@ export function statusForStopReason(reason: StopReason): TerminalStatus {
   return "error";
 }
 
-/** The event a finished run ends with (CONTRACT section 6). */
-export function finalEventType(status: TerminalStatus): "run.succeeded" | "run.failed" | "run.timeout" | "run.cancelled" {
-  return status === "success" ? "run.succeeded" : status === "timeout" ? "run.timeout" : status === "cancelled" ? "run.cancelled" : "run.failed";
+/**
+ * The event a finished run ends with, with its fields (CONTRACT section 6): `run.succeeded
+ * {answer}`, `run.failed {stop_reason, code, message}`, `run.timeout`, `run.cancelled`.
+ */
+export function finalEvent(
+  status: TerminalStatus,
+  stopReason: StopReason,
+  answer: string | null,
+  error: { code: string; message: string } | null,
+): Extract<RunLifecycleEvent, { type: "run.succeeded" | "run.failed" | "run.timeout" | "run.cancelled" }> {
+  if (status === "success") return { type: "run.succeeded", answer };
+  if (status === "error") return { type: "run.failed", stop_reason: stopReason, code: error?.code ?? null, message: error?.message ?? null };
+  return status === "timeout" ? { type: "run.timeout" } : { type: "run.cancelled" };
 }

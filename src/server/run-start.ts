@@ -2,7 +2,7 @@ import { RUNTIME_DEFAULTS, SERVER_DEFAULTS } from "../constants.js";
 import { DevmindError, hasErrorCode, RunConflictError } from "../errors.js";
 import { inputMessages } from "../runtime/run-input.js";
 import type { RunRecord } from "../runtime/run-record.js";
-import type { Runtime } from "../runtime/runtime.js";
+import { isRunEvent, type Runtime } from "../runtime/runtime.js";
 import { httpError } from "./http-errors.js";
 import type { StreamCursor } from "./stream-cursor.js";
 import { AgentInput, validate, type RunCreateBody } from "./validation.js";
@@ -121,7 +121,7 @@ async function startOnThread(runtime: Runtime, thread: string, body: RunCreateBo
     await runtime.runs.decide(waiting.run_id, resume, { principal });
     const requests = await runtime.runs.pendingApprovals(waiting.run_id);
     const decided = new Set<string>();
-    for await (const event of runtime.runs.events(waiting.run_id)) if (event.type === "approval.decided") decided.add(String(event["tool_call_id"]));
+    for await (const event of runtime.runs.events(waiting.run_id)) if (isRunEvent(event) && event.type === "approval.decided") decided.add(event.tool_call_id);
     return {
       run: await runtime.runs.get(waiting.run_id),
       from: { seq: startSeq, values: snapshots.length, settled: snapshots.length },

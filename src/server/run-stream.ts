@@ -3,7 +3,7 @@ import type { StateSnapshot } from "@langchain/langgraph";
 import { SERVER_DEFAULTS } from "../constants.js";
 import { retryDatabaseFaults } from "../runtime/backoff.js";
 import type { RunRecord } from "../runtime/run-record.js";
-import type { ModelDelta, RunEvent, Runtime } from "../runtime/runtime.js";
+import { isRunEvent, type ModelDelta, type Runtime, type StoredRunEvent } from "../runtime/runtime.js";
 import { checkpointIdOf } from "../runtime/thread-state.js";
 import { formatCursor, STREAM_START, type StreamCursor } from "./stream-cursor.js";
 import { interruptsOf, toWire } from "./wire.js";
@@ -183,10 +183,10 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
   };
   // the agent's custom parts are its run events; a user graph's are what it wrote with config.writer
   const agent = runtime.graphs.isBuiltinAgent(initial.graph_id);
-  const eventUnit = (event: RunEvent): Unit => ({
+  const eventUnit = (event: StoredRunEvent): Unit => ({
     kind: "e",
     at: timeOf(event.at),
-    parts: () => (!modes.has("custom") ? [] : agent ? [{ event: "custom", data: event }] : event.type === "custom" ? [{ event: "custom", data: toWire(event["data"]) }] : []),
+    parts: () => (!modes.has("custom") ? [] : agent ? [{ event: "custom", data: event }] : isRunEvent(event) && event.type === "custom" ? [{ event: "custom", data: toWire(event.data) }] : []),
   });
 
   /**
@@ -251,7 +251,7 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
       const { run, events } = await retryDatabaseFaults(async () => {
         // the status first: whatever was written before it changed is read below
         const current: RunRecord = await runtime.runs.get(key);
-        const read: RunEvent[] = [];
+        const read: StoredRunEvent[] = [];
         for await (const event of runtime.runs.events(key, { after: cursor.seq })) read.push(event);
         await readSnapshots();
         return { run: current, events: read };

@@ -27,6 +27,7 @@ import { defineTool } from "../../src/tools/define-tool.js";
 import { describeOn, TEST_DATABASE_URL } from "../helpers/databases.js";
 import { createFaultDatabase, createSmallDisk, fillDisk, injectDiskFull, type FaultDatabase } from "../helpers/fault-database.js";
 import { startPgProxy } from "../helpers/pg-proxy.js";
+import type { EventRecord } from "../helpers/events.js";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -159,7 +160,7 @@ async function expectEffectivelyOnce(h: Harness, runs: RunRecord[]): Promise<Run
   expect(new Set(lines).size).toBe(lines.length);
   for (const run of runs) {
     const events = await retryDatabaseFaults(async () => {
-      const read = [];
+      const read: EventRecord[] = [];
       for await (const event of h.runtime.runs.events(run.run_id)) read.push(event);
       return read;
     }, { maxMs: 30_000 });

@@ -9,7 +9,7 @@ import { RunCancelledError } from "../../src/errors.js";
 import { ScriptedChatModel } from "../../src/model/scripted-model.js";
 import type { ScriptedTurn } from "../../src/model/scripted-turns.js";
 import { AttachmentStore } from "../../src/runtime/attachment-store.js";
-import type { RunEvent } from "../../src/runtime/event-store.js";
+import type { EventRecord } from "../helpers/events.js";
 import { createRuntime, type Runtime } from "../../src/runtime/runtime.js";
 import { builtinTools, type ImageSettings } from "../../src/tools/builtin/index.js";
 import { ToolRegistry } from "../../src/tools/registry.js";
@@ -205,7 +205,7 @@ describe.each(BACKENDS)("gen_image on %s", (backend) => {
       expect(server.imageRequests.map((r) => [r.authorization, (r.body as { model: string }).model])).toEqual([[`Bearer ${sent}`, "dall-e-2"]]);
       const attachments = await store.listForRun(created.run_id);
       expect(attachments.map((a) => [a.tool_call_id, a.name, a.mime_type])).toEqual([["g1", "image-1.png", "image/png"]]);
-      const events: RunEvent[] = [];
+      const events: EventRecord[] = [];
       for await (const event of runtime.runs.events(created.run_id)) events.push(event);
       expect(events.filter((e) => e.type.startsWith("tool.call.")).map((e) => [e.type, e["tool"]])).toEqual([
         ["tool.call.started", "gen_image"],

@@ -5,7 +5,7 @@ import { graph as researchGraph } from "../../examples/parallel-research/graph.j
 import { loadConfig } from "../../src/config.js";
 import type { Database } from "../../src/db/types.js";
 import type { GraphEntry } from "../../src/graphs/graph-kinds.js";
-import type { RunEvent } from "../../src/runtime/event-store.js";
+import type { EventRecord } from "../helpers/events.js";
 import { createRuntime, type Runtime } from "../../src/runtime/runtime.js";
 import { rejection } from "../helpers/assertions.js";
 import { BACKENDS, freshMigratedSchema, openBackend } from "../helpers/databases.js";
@@ -80,8 +80,8 @@ const echo = new StateGraph(Counter)
   .addEdge(START, "echo")
   .addEdge("echo", END);
 
-async function allEvents(runtime: Runtime, runId: string): Promise<RunEvent[]> {
-  const out: RunEvent[] = [];
+async function allEvents(runtime: Runtime, runId: string): Promise<EventRecord[]> {
+  const out: EventRecord[] = [];
   for await (const event of runtime.runs.events(runId)) out.push(event);
   return out;
 }

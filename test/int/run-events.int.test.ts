@@ -5,7 +5,7 @@ import { notify } from "../../src/db/channels.js";
 import { withSchema } from "../../src/db/schema-view.js";
 import type { Database } from "../../src/db/types.js";
 import { LeaseLostError } from "../../src/errors.js";
-import { EventStore, type RunEvent } from "../../src/runtime/event-store.js";
+import { EventStore, isRunEvent, type NewRunEvent, type StoredRunEvent } from "../../src/runtime/event-store.js";
 import type { Fence } from "../../src/runtime/fence.js";
 import { RunStore } from "../../src/runtime/run-store.js";
 import { REDACTED } from "../../src/secret-redaction.js";
@@ -34,8 +34,8 @@ async function storedCount(db: Database, runId: string): Promise<number> {
 
 
 /** Pulls `count` events from `iterator`, failing after WAIT_MS instead of hanging. */
-async function take(iterator: AsyncIterator<RunEvent>, count: number): Promise<RunEvent[]> {
-  const taken: RunEvent[] = [];
+async function take(iterator: AsyncIterator<StoredRunEvent>, count: number): Promise<StoredRunEvent[]> {
+  const taken: StoredRunEvent[] = [];
   const deadline = Date.now() + WAIT_MS;
   while (taken.length < count) {
     const left = deadline - Date.now();
@@ -48,7 +48,7 @@ async function take(iterator: AsyncIterator<RunEvent>, count: number): Promise<R
 }
 
 /** Resolves true when `iterator` ends within WAIT_MS (yielding nothing more), false otherwise. */
-async function ends(iterator: AsyncIterator<RunEvent>): Promise<boolean> {
+async function ends(iterator: AsyncIterator<StoredRunEvent>): Promise<boolean> {
   const next = await Promise.race([iterator.next(), sleep(WAIT_MS).then(() => "timeout" as const)]);
   return next !== "timeout" && next.done === true;
 }
@@ -62,6 +62,14 @@ async function waitUntil(check: () => boolean): Promise<void> {
 }
 
 const channelName = (): string => `t_${randomBytes(6).toString("hex")}`;
+
+// complete events of the union, as the runtime writes them
+const STARTED = { type: "run.started", attempt: 1, worker: "w-1" } as const;
+const MODEL_STARTED = { type: "model.started", round: 1 } as const;
+const MODEL_FINISHED = { type: "model.finished", round: 1, duration_ms: 3, tool_calls: 1, usage: { input_tokens: 1, output_tokens: 1 }, finish_reason: "tool_calls" } as const;
+const CALL_STARTED = { type: "tool.call.started", tool_call_id: "c1", tool: "add", args: { a: 1 } } as const;
+const CALL_FINISHED = { type: "tool.call.finished", tool_call_id: "c1", tool: "add", ok: true, error_code: null, duration_ms: 1, truncated: false } as const;
+const custom = (data: unknown): NewRunEvent => ({ type: "custom", ns: [], data });
 
 describe.each(BACKENDS)("EventStore on %s", (backend) => {
   let owner: Database;
@@ -84,14 +92,14 @@ describe.each(BACKENDS)("EventStore on %s", (backend) => {
 
   it("appends in one batch with consecutive seqs and reads them back in order with their envelope", async () => {
     const { runId, threadId } = await insertRun(db);
-    const first = await events.append(runId, [{ type: "run.created" }, { type: "run.started", data: { attempt: 1, worker: "w-1" } }]);
+    const first = await events.append(runId, [{ type: "run.created" }, STARTED]);
     expect(first.map((event) => [event.seq, event.type])).toEqual([
       [1, "run.created"],
       [2, "run.started"],
     ]);
     expect(first[1]).toMatchObject({ run_id: runId, thread_id: threadId, attempt: 1, worker: "w-1" });
     expect(new Date(first[0]!.at).toISOString()).toBe(first[0]!.at);
-    await events.append(runId, [{ type: "model.started", data: { round: 1 } }]);
+    await events.append(runId, [MODEL_STARTED]);
     const all = await events.read(runId);
     expect(all.map((event) => event.seq)).toEqual([1, 2, 3]);
     // the envelope comes first; jsonb keeps the event's own fields in its own order
@@ -109,13 +117,13 @@ describe.each(BACKENDS)("EventStore on %s", (backend) => {
       Array.from({ length: 8 }, (_, writer) =>
         (writer % 2 === 0 ? events : new EventStore(other)).append(
           runId,
-          [0, 1, 2].map((index) => ({ type: "tool.call.started", data: { writer, index } })),
+          [0, 1, 2].map((index) => custom({ writer, index })),
         ),
       ),
     );
     for (const batch of batches) {
       expect(batch.map((event) => event.seq)).toEqual([batch[0]!.seq, batch[0]!.seq + 1, batch[0]!.seq + 2]);
-      expect(batch.map((event) => event["index"])).toEqual([0, 1, 2]);
+      expect(batch.map((event) => (event.type === "custom" ? (event.data as { index: number }).index : null))).toEqual([0, 1, 2]);
     }
     const stored = await events.read(runId);
     expect(stored.map((event) => event.seq)).toEqual(Array.from({ length: 24 }, (_, index) => index + 1));
@@ -126,12 +134,16 @@ describe.each(BACKENDS)("EventStore on %s", (backend) => {
     expect((await rejection(events.read(randomUUID()))).code).toBe("RUN_NOT_FOUND");
     expect((await rejection(events.read("not-a-uuid"))).code).toBe("RUN_NOT_FOUND");
     const { runId } = await insertRun(db);
+    // what the types refuse is refused at run time too (for callers outside the type system)
     const bad: unknown[][] = [
       [{ type: "Run Created" }],
       [{ type: "run.created" }, { type: "" }],
-      [{ type: "run.started", data: { seq: 9 } }],
-      [{ type: "run.started", data: [1, 2] }],
-      [{ type: "run.started", data: { big: 10n } }],
+      [{ type: "run.someday" }],
+      [{ type: "model.delta", round: 1, text: "live only" }],
+      [{ ...STARTED, seq: 9 }],
+      [[1, 2]],
+      [null],
+      [custom({ big: 10n })],
     ];
     for (const batch of bad) {
       expect((await rejection(events.append(runId, batch as never))).code).toBe("RUN_INPUT_INVALID");
@@ -142,17 +154,17 @@ describe.each(BACKENDS)("EventStore on %s", (backend) => {
 
   it("writes fenced events only while the lease is held at that epoch", async () => {
     const { runId, fence } = await insertRun(db, 4);
-    expect((await events.append(runId, [{ type: "run.started" }], fence)).map((event) => event.seq)).toEqual([1]);
+    expect((await events.append(runId, [STARTED], fence)).map((event) => event.seq)).toEqual([1]);
     await db.query(`UPDATE "${db.schema}".runs SET lease_epoch = lease_epoch + 1 WHERE run_id = $1`, [runId]);
-    const lost = await rejection(events.append(runId, [{ type: "model.started" }, { type: "model.finished" }], fence));
+    const lost = await rejection(events.append(runId, [MODEL_STARTED, MODEL_FINISHED], fence));
     expect(lost).toBeInstanceOf(LeaseLostError);
     expect(lost.code).toBe("LEASE_LOST");
     expect(await storedCount(db, runId)).toBe(1);
     const current = { runId, epoch: 5 };
-    expect((await events.append(runId, [{ type: "model.started" }], current)).map((event) => event.seq)).toEqual([2]);
+    expect((await events.append(runId, [MODEL_STARTED], current)).map((event) => event.seq)).toEqual([2]);
     await db.query(`UPDATE "${db.schema}".runs SET status = 'interrupted', lease_owner = NULL WHERE run_id = $1`, [runId]);
     expect((await rejection(events.append(runId, [{ type: "run.interrupted" }], current))).code).toBe("LEASE_LOST");
-    expect((await rejection(events.append(randomUUID(), [{ type: "run.started" }], { runId: randomUUID(), epoch: 1 }))).code).toBe("RUN_INPUT_INVALID");
+    expect((await rejection(events.append(randomUUID(), [STARTED], { runId: randomUUID(), epoch: 1 }))).code).toBe("RUN_INPUT_INVALID");
     expect(await storedCount(db, runId)).toBe(2);
   });
 
@@ -163,17 +175,17 @@ describe.each(BACKENDS)("EventStore on %s", (backend) => {
     const status = async (): Promise<string | undefined> =>
       (await db.query<{ status: string }>(`SELECT status FROM "${db.schema}".runs WHERE run_id = $1`, [runId])).rows[0]?.status;
     // a stale epoch: the write is refused, and no event is stored
-    expect(await events.appendWith(runId, [{ type: "run.succeeded", data: { answer: "stale" } }], (tx) => store.finish(runId, 7, outcome, { tx }))).toBe(false);
+    expect(await events.appendWith(runId, [{ type: "run.succeeded", answer: "stale" }], (tx) => store.finish(runId, 7, outcome, { tx }))).toBe(false);
     expect(await storedCount(db, runId)).toBe(0);
     // the event cannot be stored: the status change is rolled back with it
-    const bad = await rejection(events.appendWith(runId, [{ type: "Not A Type" }], (tx) => store.finish(runId, 1, outcome, { tx })));
+    const bad = await rejection(events.appendWith(runId, [{ type: "Not A Type" } as never], (tx) => store.finish(runId, 1, outcome, { tx })));
     expect(bad.code).toBe("RUN_INPUT_INVALID");
     expect(await status()).toBe("running");
     expect(await storedCount(db, runId)).toBe(0);
     // both, in one commit
-    expect(await events.appendWith(runId, [{ type: "run.succeeded", data: { answer: "ok" } }], (tx) => store.finish(runId, 1, outcome, { tx }))).toBe(true);
+    expect(await events.appendWith(runId, [{ type: "run.succeeded", answer: "ok" }], (tx) => store.finish(runId, 1, outcome, { tx }))).toBe(true);
     expect(await status()).toBe("success");
-    expect((await events.read(runId)).map((e) => [e.seq, e.type, e["answer"]])).toEqual([[1, "run.succeeded", "ok"]]);
+    expect(await events.read(runId)).toMatchObject([{ seq: 1, type: "run.succeeded", answer: "ok" }]);
   });
 
   it("redacts secrets before anything is stored", async () => {
@@ -181,18 +193,26 @@ describe.each(BACKENDS)("EventStore on %s", (backend) => {
     const [stored] = await events.append(runId, [
       {
         type: "tool.call.started",
-        data: {
-          tool: "run_command",
-          args: { command: "curl -H 'Authorization: Bearer abcdef0123456789xyz' https://x", api_key: "plain-value", env: { OPENAI_API_KEY: "sk-abcdefghijklmnopqrstuvwx" } },
+        tool_call_id: "c1",
+        tool: "run_command",
+        args: {
+          command: "curl -H 'Authorization: Bearer abcdef0123456789xyz' https://x",
+          api_key: "plain-value",
+          env: { OPENAI_API_KEY: "sk-abcdefghijklmnopqrstuvwx" },
           note: "the key is sk-proj-ABCDEFGHIJKLMNOPQRST",
           usage: { input_tokens: 5 },
         },
       },
     ]);
     expect(stored).toMatchObject({
-      args: { command: `curl -H 'Authorization: Bearer ${REDACTED}' https://x`, api_key: REDACTED, env: { OPENAI_API_KEY: REDACTED } },
-      note: `the key is ${REDACTED}`,
-      usage: { input_tokens: 5 },
+      tool: "run_command",
+      args: {
+        command: `curl -H 'Authorization: Bearer ${REDACTED}' https://x`,
+        api_key: REDACTED,
+        env: { OPENAI_API_KEY: REDACTED },
+        note: `the key is ${REDACTED}`,
+        usage: { input_tokens: 5 },
+      },
     });
     const raw = await db.query<{ data: string }>(`SELECT data::text AS data FROM "${db.schema}".run_events WHERE run_id = $1`, [runId]);
     const text = raw.rows.map((row) => row.data).join("\n");
@@ -201,17 +221,17 @@ describe.each(BACKENDS)("EventStore on %s", (backend) => {
 
   it("follows stored events, then live ones appended through another connection, each once", async () => {
     const { runId } = await insertRun(db);
-    await events.append(runId, [{ type: "run.created" }, { type: "run.started" }]);
+    await events.append(runId, [{ type: "run.created" }, STARTED]);
     const controller = new AbortController();
     // a poll far beyond the test's waits: only a notification can deliver the live events in time
     const iterator = events.follow(runId, { signal: controller.signal, pollMs: 60_000 })[Symbol.asyncIterator]();
     expect((await take(iterator, 2)).map((event) => event.seq)).toEqual([1, 2]);
     const writer = new EventStore(other);
     const pending = take(iterator, 4);
-    await writer.append(runId, [{ type: "model.started", data: { round: 1 } }]);
+    await writer.append(runId, [MODEL_STARTED]);
     await sleep(20);
-    await writer.append(runId, [{ type: "model.finished", data: { round: 1 } }, { type: "tool.call.started" }]);
-    await writer.append(runId, [{ type: "tool.call.finished" }]);
+    await writer.append(runId, [MODEL_FINISHED, CALL_STARTED]);
+    await writer.append(runId, [CALL_FINISHED]);
     expect((await pending).map((event) => [event.seq, event.type])).toEqual([
       [3, "model.started"],
       [4, "model.finished"],
@@ -231,7 +251,7 @@ describe.each(BACKENDS)("EventStore on %s", (backend) => {
       Array.from({ length: 10 }, (_, writer) =>
         new EventStore(writer % 2 === 0 ? db : other).append(
           runId,
-          [0, 1, 2, 3].map((index) => ({ type: "model.delta", data: { writer, index } })),
+          [0, 1, 2, 3].map((index) => custom({ writer, index })),
         ),
       ),
     );
@@ -242,7 +262,7 @@ describe.each(BACKENDS)("EventStore on %s", (backend) => {
 
   it("starts after `after`, and ends promptly when aborted while waiting", async () => {
     const { runId } = await insertRun(db);
-    await events.append(runId, [{ type: "run.created" }, { type: "run.started" }, { type: "model.started" }]);
+    await events.append(runId, [{ type: "run.created" }, STARTED, MODEL_STARTED]);
     const controller = new AbortController();
     const iterator = events.follow(runId, { after: 2, signal: controller.signal, pollMs: 60_000 })[Symbol.asyncIterator]();
     expect((await take(iterator, 1)).map((event) => event.seq)).toEqual([3]);
@@ -258,14 +278,14 @@ describe.each(BACKENDS)("EventStore on %s", (backend) => {
 
   it("ends once isDone() is true and everything stored by then was yielded", async () => {
     const { runId } = await insertRun(db);
-    await events.append(runId, [{ type: "run.started" }]);
+    await events.append(runId, [STARTED]);
     let done = false;
     const iterator = events.follow(runId, { isDone: () => done, pollMs: 60_000 })[Symbol.asyncIterator]();
     expect((await take(iterator, 1)).map((event) => event.seq)).toEqual([1]);
     const writer = new EventStore(other);
-    await writer.append(runId, [{ type: "model.started" }]);
+    await writer.append(runId, [MODEL_STARTED]);
     expect((await take(iterator, 1)).map((event) => event.type)).toEqual(["model.started"]);
-    await writer.append(runId, [{ type: "run.succeeded", data: { answer: "42" } }, { type: "run.cancelled" }]);
+    await writer.append(runId, [{ type: "run.succeeded", answer: "42" }, { type: "run.cancelled" }]);
     done = true;
     expect((await take(iterator, 2)).map((event) => event.type)).toEqual(["run.succeeded", "run.cancelled"]);
     expect(await ends(iterator)).toBe(true);
@@ -286,6 +306,16 @@ describe.each(BACKENDS)("EventStore on %s", (backend) => {
     expect((await pending).map((event) => event.type)).toEqual(["run.started"]);
     controller.abort();
     expect(await ends(iterator)).toBe(true);
+  });
+
+  it("reads a type it does not know (a newer version's) as stored, told apart from the known ones", async () => {
+    const { runId, threadId } = await insertRun(db);
+    await events.append(runId, [STARTED]);
+    await db.query(`INSERT INTO "${db.schema}".run_events (run_id, seq, type, data) VALUES ($1, 2, 'run.paused_for_review', '{"by": "alice"}')`, [runId]);
+    const [known, foreign] = await events.read(runId);
+    expect(isRunEvent(known!)).toBe(true);
+    expect(isRunEvent(foreign!)).toBe(false);
+    expect(foreign).toEqual({ run_id: runId, thread_id: threadId, seq: 2, type: "run.paused_for_review", at: foreign!.at, by: "alice" });
   });
 
   it("reports an unknown run when following", async () => {

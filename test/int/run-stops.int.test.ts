@@ -6,7 +6,7 @@ import { loadConfig } from "../../src/config.js";
 import type { Database } from "../../src/db/types.js";
 import { ScriptedChatModel } from "../../src/model/scripted-model.js";
 import type { ScriptedTurn } from "../../src/model/scripted-turns.js";
-import type { RunEvent } from "../../src/runtime/event-store.js";
+import type { EventRecord } from "../helpers/events.js";
 import { createRuntime, type Runtime } from "../../src/runtime/runtime.js";
 import { builtinTools } from "../../src/tools/builtin/index.js";
 import { defineTool } from "../../src/tools/define-tool.js";
@@ -18,8 +18,8 @@ import { cliContexts, ndjson } from "../helpers/cli-env.js";
 // How runs end, as their records and events say: the stop reasons CONTRACT section 3 maps to a
 // status, the tool budget counted in executed calls, and approvals bound to the approved arguments.
 
-async function allEvents(runtime: Runtime, runId: string): Promise<RunEvent[]> {
-  const out: RunEvent[] = [];
+async function allEvents(runtime: Runtime, runId: string): Promise<EventRecord[]> {
+  const out: EventRecord[] = [];
   for await (const event of runtime.runs.events(runId)) out.push(event);
   return out;
 }

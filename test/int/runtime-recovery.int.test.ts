@@ -19,7 +19,8 @@ import { LeaseLostError } from "../../src/errors.js";
 import { buildAgentGraph } from "../../src/graph/build-agent-graph.js";
 import { ScriptedChatModel } from "../../src/model/scripted-model.js";
 import type { ScriptedTurn } from "../../src/model/scripted-turns.js";
-import { EventStore, type RunEvent } from "../../src/runtime/event-store.js";
+import { EventStore } from "../../src/runtime/event-store.js";
+import type { EventRecord } from "../helpers/events.js";
 import type { RunRecord } from "../../src/runtime/run-record.js";
 import { RunStore } from "../../src/runtime/run-store.js";
 import { createRuntime, type Runtime } from "../../src/runtime/runtime.js";
@@ -142,12 +143,12 @@ function spawnChild(place: Place, options: Omit<RuntimeWorkerOptions, "schema" |
   return spawnFixture(FIXTURE, [JSON.stringify(full)], CHILD_LIMIT_MS);
 }
 
-async function eventsOf(db: Database, runId: string): Promise<RunEvent[]> {
+async function eventsOf(db: Database, runId: string): Promise<EventRecord[]> {
   return new EventStore(db).read(runId);
 }
 
 /** Seqs are 1..n: strictly increasing, no gaps, no duplicates. */
-function expectDenseSeqs(events: readonly RunEvent[]): void {
+function expectDenseSeqs(events: readonly EventRecord[]): void {
   expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
 }
 

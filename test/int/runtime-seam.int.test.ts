@@ -7,14 +7,15 @@ import type { ScriptedTurn } from "../../src/model/scripted-turns.js";
 import { AttachmentStore } from "../../src/runtime/attachment-store.js";
 import { argsDigest } from "../../src/runtime/digest.js";
 import { RunStore } from "../../src/runtime/run-store.js";
-import { createRuntime, type LiveEvent, type LiveSignal, type RunEvent, type Runtime } from "../../src/runtime/runtime.js";
+import { createRuntime, type LiveEvent, type LiveSignal, type Runtime } from "../../src/runtime/runtime.js";
+import type { EventRecord } from "../helpers/events.js";
 import { tempWorkspace } from "../helpers/agent.js";
 import { rejection } from "../helpers/assertions.js";
 import { BACKENDS, TEST_DATABASE_URL, freshMigratedSchema, itOn, openBackend } from "../helpers/databases.js";
 import { waitUntil } from "../helpers/waits.js";
 
-async function eventsOf(runtime: Runtime, runId: string): Promise<RunEvent[]> {
-  const out: RunEvent[] = [];
+async function eventsOf(runtime: Runtime, runId: string): Promise<EventRecord[]> {
+  const out: EventRecord[] = [];
   for await (const event of runtime.runs.events(runId)) out.push(event);
   return out;
 }

@@ -6,7 +6,7 @@ import type { Database } from "../../src/db/types.js";
 import { ScriptedChatModel } from "../../src/model/scripted-model.js";
 import type { ScriptedTurn } from "../../src/model/scripted-turns.js";
 import { argsDigest } from "../../src/runtime/digest.js";
-import type { RunEvent } from "../../src/runtime/event-store.js";
+import type { EventRecord } from "../helpers/events.js";
 import { RunStore } from "../../src/runtime/run-store.js";
 import { createRuntime, type Runtime } from "../../src/runtime/runtime.js";
 import { BACKENDS, freshMigratedSchema, openBackend } from "../helpers/databases.js";
@@ -15,8 +15,8 @@ import { tempWorkspace } from "../helpers/agent.js";
 import { rejection } from "../helpers/assertions.js";
 
 
-async function allEvents(runtime: Runtime, runId: string): Promise<RunEvent[]> {
-  const out: RunEvent[] = [];
+async function allEvents(runtime: Runtime, runId: string): Promise<EventRecord[]> {
+  const out: EventRecord[] = [];
   for await (const event of runtime.runs.events(runId)) out.push(event);
   return out;
 }

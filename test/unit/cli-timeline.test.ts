@@ -68,8 +68,8 @@ describe("Timeline", () => {
   it("live: model text is printed once per round, and the final answer is not repeated", () => {
     const live: TimelineEvent[] = [
       { type: "model.started", round: 1 },
-      { type: "model.delta", round: 1, text: "The answer " },
-      { type: "model.delta", round: 1, text: "is 5." },
+      { type: "model.delta", round: 1, text: "The answer ", message_id: "m1", offset: 0 },
+      { type: "model.delta", round: 1, text: "is 5.", message_id: "m1", offset: 11 },
       { type: "model.finished", round: 1, duration_ms: 1, tool_calls: 0, usage: { input_tokens: 1, output_tokens: 1 }, finish_reason: "stop" },
       { type: "run.succeeded", answer: "The answer is 5." },
     ];
@@ -94,7 +94,7 @@ describe("Timeline", () => {
   it("prints a model error once, whole: never cut inside a URL, not repeated by run.failed", () => {
     const message = `401 Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys. ${"More text here. ".repeat(10)}See https://platform.openai.com/docs/guides/error-codes/api-errors for details.`;
     const out = render([
-      { type: "model.failed", round: 1, code: "MODEL_FAILED", message },
+      { type: "model.failed", round: 1, code: "MODEL_FAILED", message, attempt: 1, will_retry: false },
       { type: "run.failed", stop_reason: "model_failed", code: "MODEL_FAILED", message },
     ]);
     expect(out).toBe(`✗ model failed [MODEL_FAILED] ${message}\n✗ failed: model_failed [MODEL_FAILED]\n`);
