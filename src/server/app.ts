@@ -12,6 +12,7 @@ import { devmindRoutes } from "./routes/devmind-routes.js";
 import { langgraphRunRoutes } from "./routes/langgraph-runs.js";
 import { langgraphThreadRoutes } from "./routes/langgraph-threads.js";
 import { storeRoutes } from "./routes/store-routes.js";
+import { cronRoutes } from "./routes/cron-routes.js";
 import { webRoutes } from "./web/routes.js";
 import { silentLogger, type Logger } from "../logger.js";
 import { DevmindError } from "../errors.js";
@@ -91,7 +92,7 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
       version: VERSION,
       graphs: [SERVER_DEFAULTS.graphId],
       auth: deps.config.server.apiKeys.length > 0 ? "api_key" : "none",
-      flags: { assistants: true, crons: false, langsmith: false, store: true },
+      flags: { assistants: true, crons: true, langsmith: false, store: true },
     }),
   );
   app.route("/", webRoutes());
@@ -103,6 +104,7 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
   app.route("/", langgraphThreadRoutes(deps));
   app.route("/", langgraphRunRoutes(deps));
   app.route("/", storeRoutes(deps));
+  app.route("/", cronRoutes(deps));
   return app;
 }
 
