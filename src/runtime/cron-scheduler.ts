@@ -97,15 +97,19 @@ export function startCronScheduler(deps: CronSchedulerDeps): CronScheduler {
   let stopping = false;
   let wake: (() => void) | undefined;
   const pollMs = deps.pollMs ?? CRON_DEFAULTS.pollMs;
+  // a database away is logged once per outage, not once per poll
+  let faulted = false;
   const loop = (async () => {
     while (!stopping) {
       try {
         await runCronPass(deps);
+        faulted = false;
       } catch (error) {
         const kind = databaseFaultOf(error);
         const message = error instanceof Error ? error.message : String(error);
         if (kind === null) deps.logger.error({ event: "cron.error", error: message }, "cron scheduler pass failed");
-        else deps.logger.warn({ event: "cron.database_fault", kind, error: message }, "cron scheduler waits for the database");
+        else if (!faulted) deps.logger.warn({ event: "cron.database_fault", kind, error: message }, "cron scheduler waits for the database");
+        faulted = kind !== null;
       }
       if (stopping) break;
       await new Promise<void>((resolve) => {
