@@ -370,3 +370,22 @@ export const STORE_DEFAULTS = {
 
 /** Advisory-lock key prefix while the store creates its vector table. */
 export const STORE_VECTOR_LOCK_PREFIX = "devmind:store-vectors:";
+
+/** Scheduled runs (`runtime.crons`, src/runtime/cron-*.ts). */
+export const CRON_DEFAULTS = {
+  /**
+   * How often each worker looks for due crons (one indexed query). A tick runs at most this
+   * late; cron schedules have minute granularity, so a second is plenty.
+   */
+  pollMs: 1_000,
+  /** Due crons claimed per transaction; a full batch is followed by another at once. */
+  claimBatch: 25,
+  /** Batches one scheduler pass claims at most before pausing (bounds a pass after downtime). */
+  maxBatchesPerPass: 40,
+  /** `runtime.crons.search` page size: default and maximum. */
+  searchLimit: 10,
+  maxSearchLimit: 1_000,
+  /** Longest schedule expression and time zone name accepted. */
+  maxScheduleChars: 200,
+  maxTimezoneChars: 100,
+} as const;

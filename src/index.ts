@@ -30,6 +30,7 @@ export type { ApprovalRequest, ActionRequest } from "./graph/approvals.js";
 export { parseDecisions, parseDecision, type Decision, type DecisionType, type DecisionsBody } from "./graph/decisions.js";
 export { DEFAULT_SYSTEM_PROMPT } from "./graph/system-prompt.js";
 export { createRuntime, type Runtime, type RunsApi, type RuntimeOptions, type LiveEvent, type FilesApi, type RuntimeHealth, type LiveSignal, type LiveSignalOptions, type ModelDelta, type DecisionRecord, type RequeueResult } from "./runtime/runtime.js";
+export type { CronCreateOptions, CronRecord, CronSearchOptions, CronsApi, CronUpdateOptions } from "./runtime/crons-api.js";
 export type { Worker, WorkerOptions } from "./runtime/worker.js";
 export type { RunRecord, RunStatus, RunInput, RunLimits } from "./runtime/run-record.js";
 export { isRunEvent, type RunEvent, type RunEventEnvelope, type ForeignRunEvent, type StoredRunEvent } from "./runtime/event-store.js";

@@ -9,6 +9,7 @@ import { createRedactor, redactText } from "../secret-redaction.js";
 import { packageVersion } from "../version.js";
 import { registerApproveCommand } from "./approve-command.js";
 import { registerCancelCommand } from "./cancel-command.js";
+import { registerCronsCommand } from "./crons-command.js";
 import { registerDemoCommand } from "./demo-command.js";
 import { registerEventsCommand } from "./events-command.js";
 import { registerGraphsCommand } from "./graphs-command.js";
@@ -46,6 +47,7 @@ async function main(argv: string[]): Promise<number> {
   registerMigrateCommand(program, setExitCode);
   registerServeCommand(program, setExitCode);
   registerGraphsCommand(program, setExitCode);
+  registerCronsCommand(program, setExitCode);
   try {
     await program.parseAsync(argv);
   } catch (error) {

@@ -159,6 +159,29 @@ export class RunStore {
    * transaction: the run and those writes commit together or not at all.
    */
   async create(options: CreateRunOptions, withRun?: (tx: Queryable, runId: string) => Promise<void>): Promise<RunRecord> {
+    const created = await this.db.transaction((tx) => this.createWithin(tx, options, withRun));
+    if ("conflict" in created) {
+      const { threadId, activeRunId, activeStatus } = created.conflict;
+      throw new RunConflictError(
+        `thread ${threadId} already has an active run ${activeRunId} (${activeStatus}); wait for it, cancel it, ` +
+          `or pass multitask "enqueue" to queue this run behind it`,
+        { threadId, activeRunId, activeStatus },
+      );
+    }
+    return created.run;
+  }
+
+  /**
+   * `create` inside the caller's open transaction `tx` (the cron scheduler claims a due cron and
+   * creates its run in one transaction). Validation errors are thrown before any SQL runs; a
+   * thread whose active run refuses another (multitask "reject") is returned as `conflict`
+   * instead of thrown, so the caller's transaction stays usable.
+   */
+  async createWithin(
+    tx: Queryable,
+    options: CreateRunOptions,
+    withRun?: (tx: Queryable, runId: string) => Promise<void>,
+  ): Promise<{ run: RunRecord } | { conflict: { threadId: string; activeRunId: string | undefined; activeStatus: string | undefined } }> {
     const graphId = checkGraphId(options.graphId ?? GRAPHS_DEFAULTS.builtinId, "graphId");
     const assistantId = checkGraphId(options.assistantId ?? graphId, "assistantId");
     const input = serializeRunInput(options.input, { messages: graphId === GRAPHS_DEFAULTS.builtinId });
@@ -173,27 +196,21 @@ export class RunStore {
     const runId = randomUUID();
     const lockKey = `${RUN_THREAD_LOCK_PREFIX}${this.db.schema}:${threadId}`;
     const lease = options.claimFor === undefined ? undefined : checkLease(options.claimFor);
-    const row = await this.db.transaction(async (tx) => {
-      await tx.query(this.sql.lockThread, [lockKey]);
-      const result = await tx.query(this.sql.create, [runId, threadId, input, limits, multitask === "enqueue", graphId, assistantId, config, context]);
-      const inserted = result.rows[0];
-      if (inserted === undefined || inserted["run_id"] === null) return inserted;
+    await tx.query(this.sql.lockThread, [lockKey]);
+    const result = await tx.query(this.sql.create, [runId, threadId, input, limits, multitask === "enqueue", graphId, assistantId, config, context]);
+    let row = result.rows[0];
+    if (row !== undefined && row["run_id"] !== null) {
       await withRun?.(tx, runId);
-      if (lease === undefined) return inserted;
-      const taken = await tx.query(this.sql.claim, [runId, lease.owner, lease.leaseMs, true, false]);
-      const claimedRow = taken.rows[0];
-      return claimedRow !== undefined && claimedRow["run_id"] !== null ? claimedRow : inserted;
-    });
-    if (row === undefined || row["run_id"] === null) {
-      const activeId = row?.["active_run_id"] as string | undefined;
-      const activeStatus = row?.["active_status"] as string | undefined;
-      throw new RunConflictError(
-        `thread ${threadId} already has an active run ${activeId} (${activeStatus}); wait for it, cancel it, ` +
-          `or pass multitask "enqueue" to queue this run behind it`,
-        { threadId, activeRunId: activeId, activeStatus },
-      );
+      if (lease !== undefined) {
+        const taken = await tx.query(this.sql.claim, [runId, lease.owner, lease.leaseMs, true, false]);
+        const claimedRow = taken.rows[0];
+        if (claimedRow !== undefined && claimedRow["run_id"] !== null) row = claimedRow;
+      }
     }
-    return runFromRow(row);
+    if (row === undefined || row["run_id"] === null) {
+      return { conflict: { threadId, activeRunId: row?.["active_run_id"] as string | undefined, activeStatus: row?.["active_status"] as string | undefined } };
+    }
+    return { run: runFromRow(row) };
   }
 
   /**

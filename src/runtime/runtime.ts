@@ -33,6 +33,9 @@ import { RunStore, type RequeueResult } from "./run-store.js";
 import { retryDatabaseFaults } from "./backoff.js";
 import { createThreadsApi, type ThreadsApi } from "./threads-api.js";
 import { ToolLedger } from "./tool-ledger.js";
+import { createCronsApi, type CronsApi } from "./crons-api.js";
+import { startCronScheduler } from "./cron-scheduler.js";
+import { CronStore } from "./cron-store.js";
 import { checkHealth } from "./health.js";
 import { createWorker, type Worker, type WorkerOptions } from "./worker.js";
 import { GraphRegistry } from "../graphs/graph-registry.js";
@@ -62,6 +65,7 @@ export type { InterruptedRun } from "./run-store.js";
 /** Whether an interrupt value has LangChain's HITL shape (decided with `runs.decide`). */
 export { isHitlRequest } from "./hitl-decisions.js";
 export type { GraphDrawing, GraphSchemas } from "../graphs/graph-introspection.js";
+export type { CronCreateOptions, CronRecord, CronSearchOptions, CronsApi, CronUpdateOptions } from "./crons-api.js";
 
 /** Options of `createRuntime` (CONTRACT section 9). */
 export interface RuntimeOptions {
@@ -199,6 +203,8 @@ export interface Runtime {
   files: FilesApi;
   /** The long-term memory store on the runtime's database (the HTTP API's /store). */
   store: PostgresStore;
+  /** Scheduled runs (the HTTP API's /runs/crons): every worker of the runtime schedules them. */
+  crons: CronsApi;
   worker(options?: WorkerOptions): Worker;
   /**
    * The database as this process sees it, for `/health`: `down` when it does not answer within
@@ -502,6 +508,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     interrupted: (listOptions = {}) => runs.listInterrupted(listOptions.limit),
   };
   const attachments = new AttachmentStore(db);
+  const cronStore = new CronStore(db);
 
   const workers = new Set<Worker>();
   return {
@@ -516,8 +523,22 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     threads,
     files: { get: (id) => attachments.get(id) },
     store,
+    crons: createCronsApi(cronStore, graphs),
     worker(workerOptions = {}) {
-      const worker = createWorker({ db, runs, graphIds: graphs.ids(), maxAttempts: config.worker.maxAttempts, leaseMs: config.worker.leaseMs, concurrency: workerOptions.concurrency ?? config.worker.concurrency, executorDeps, owner: `${owner}:worker`, logger: logger.child({ component: "worker" }) });
+      const startScheduler = () =>
+        startCronScheduler({ db, crons: cronStore, runs, events, graphIds: graphs.ids(), touchThread: (threadId) => threads.touch(threadId), logger: logger.child({ component: "crons" }) });
+      const worker = createWorker({
+        db,
+        runs,
+        graphIds: graphs.ids(),
+        maxAttempts: config.worker.maxAttempts,
+        leaseMs: config.worker.leaseMs,
+        concurrency: workerOptions.concurrency ?? config.worker.concurrency,
+        executorDeps,
+        owner: `${owner}:worker`,
+        logger: logger.child({ component: "worker" }),
+        startScheduler,
+      });
       workers.add(worker);
       return worker;
     },

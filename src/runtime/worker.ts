@@ -3,6 +3,7 @@ import { notify } from "../db/channels.js";
 import { databaseFaultOf } from "../db/database-faults.js";
 import type { Database } from "../db/types.js";
 import type { Logger } from "../logger.js";
+import type { CronScheduler } from "./cron-scheduler.js";
 import type { ExecutorDeps } from "./executor.js";
 import { DatabaseHealth, executeWithRecovery, faultBackoff, type DatabaseHealthReport } from "./fault-recovery.js";
 import type { RunStore } from "./run-store.js";
@@ -35,6 +36,8 @@ interface WorkerDeps {
   executorDeps: (drainSignal?: AbortSignal) => ExecutorDeps;
   owner: string;
   logger: Logger;
+  /** Starts this worker's cron scheduler (`runtime.crons`); workers with concurrency 0 schedule nothing. */
+  startScheduler?: (() => CronScheduler) | undefined;
 }
 
 /**
@@ -50,6 +53,7 @@ export function createWorker(deps: WorkerDeps): Worker {
   let active = 0;
   let loops: Promise<void>[] = [];
   let unlisten: (() => Promise<void>) | undefined;
+  let scheduler: CronScheduler | undefined;
   const waiters = new Set<() => void>();
   const wakeAll = (): void => {
     for (const wake of [...waiters]) wake();
@@ -185,12 +189,15 @@ export function createWorker(deps: WorkerDeps): Worker {
       if (loops.length > 0 || stopping) return;
       unlisten = await deps.db.listen(RUNS_CHANNEL, wakeAll);
       loops = [reaper(), ...Array.from({ length: deps.concurrency }, (_, index) => slot(index))];
+      if (deps.concurrency > 0) scheduler = deps.startScheduler?.();
     },
     async stop() {
       stopping = true;
       drain.abort();
       wakeAll();
-      await Promise.race([Promise.allSettled(loops), new Promise((resolve) => setTimeout(resolve, RUNTIME_DEFAULTS.drainTimeoutMs).unref())]);
+      const schedulerStopped = scheduler?.stop();
+      scheduler = undefined;
+      await Promise.race([Promise.allSettled([...loops, ...(schedulerStopped === undefined ? [] : [schedulerStopped])]), new Promise((resolve) => setTimeout(resolve, RUNTIME_DEFAULTS.drainTimeoutMs).unref())]);
       loops = [];
       await unlisten?.();
       unlisten = undefined;

@@ -13,6 +13,7 @@ import { langgraphAssistantRoutes } from "./routes/langgraph-assistants.js";
 import { langgraphRunRoutes } from "./routes/langgraph-runs.js";
 import { langgraphThreadRoutes } from "./routes/langgraph-threads.js";
 import { storeRoutes } from "./routes/store-routes.js";
+import { cronRoutes } from "./routes/cron-routes.js";
 import { webRoutes } from "./web/routes.js";
 import { silentLogger, type Logger } from "../logger.js";
 import { DevmindError } from "../errors.js";
@@ -92,7 +93,7 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
       version: VERSION,
       graphs: deps.runtime.graphs.ids(),
       auth: deps.config.server.apiKeys.length > 0 ? "api_key" : "none",
-      flags: { assistants: true, crons: false, langsmith: false, store: true },
+      flags: { assistants: true, crons: true, langsmith: false, store: true },
     }),
   );
   app.route("/", webRoutes());
@@ -105,6 +106,7 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
   app.route("/", langgraphThreadRoutes(deps));
   app.route("/", langgraphRunRoutes(deps));
   app.route("/", storeRoutes(deps));
+  app.route("/", cronRoutes(deps));
   return app;
 }
 

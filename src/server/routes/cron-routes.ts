@@ -1,0 +1,180 @@
+import { Hono } from "hono";
+import { z } from "zod";
+import { CRON_DEFAULTS, GRAPHS_DEFAULTS } from "../../constants.js";
+import type { CronRecord } from "../../runtime/runtime.js";
+import type { AuthVariables } from "../auth.js";
+import type { AppDeps } from "../app.js";
+import { httpError } from "../http-errors.js";
+import { readBody } from "../validation.js";
+import { isAgentAssistant } from "../wire.js";
+
+const metadata = z.record(z.string(), z.unknown());
+const graphConfig = z.record(z.string(), z.unknown());
+const SORT_BY = ["cron_id", "assistant_id", "thread_id", "created_at", "updated_at", "next_run_date"] as const;
+const SELECT_FIELDS = [
+  "cron_id",
+  "assistant_id",
+  "thread_id",
+  "end_time",
+  "schedule",
+  "created_at",
+  "updated_at",
+  "user_id",
+  "payload",
+  "next_run_date",
+  "metadata",
+  "now",
+  "timezone",
+  "enabled",
+  "on_run_completed",
+] as const;
+
+/**
+ * `POST /runs/crons` and `POST /threads/{id}/runs/crons` (the SDK's `client.crons.create` /
+ * `createForThread`). Strict: LangGraph options devmind does not implement (`webhook`,
+ * `interrupt_before`, `stream_mode`, `durability`, ...) are refused with 422 naming them, never
+ * accepted and ignored. `on_run_completed` "delete" (deleting a stateless tick's thread) is not supported.
+ */
+const CronCreateBody = z
+  .object({
+    assistant_id: z.string().min(1).max(256),
+    schedule: z.string().min(1).max(CRON_DEFAULTS.maxScheduleChars),
+    input: z.unknown().optional(),
+    config: graphConfig.nullish(),
+    context: z.unknown().optional(),
+    metadata: metadata.nullish(),
+    multitask_strategy: z.enum(["reject", "enqueue"]).nullish(),
+    enabled: z.boolean().nullish(),
+    timezone: z.string().max(CRON_DEFAULTS.maxTimezoneChars).nullish(),
+    end_time: z.string().max(64).nullish(),
+    on_run_completed: z.literal("keep").nullish(),
+  })
+  .strict();
+
+/** `PATCH /runs/crons/{id}` (`client.crons.update`): absent fields stay; `metadata` is merged. */
+const CronPatchBody = z
+  .object({
+    schedule: z.string().min(1).max(CRON_DEFAULTS.maxScheduleChars).optional(),
+    timezone: z.string().max(CRON_DEFAULTS.maxTimezoneChars).nullish(),
+    end_time: z.string().max(64).nullish(),
+    input: z.unknown().optional(),
+    config: graphConfig.optional(),
+    context: z.unknown().optional(),
+    metadata: metadata.optional(),
+    enabled: z.boolean().optional(),
+    on_run_completed: z.literal("keep").optional(),
+  })
+  .strict();
+
+const filters = {
+  assistant_id: z.string().min(1).max(256).nullish(),
+  thread_id: z.string().min(1).max(256).nullish(),
+  metadata: metadata.nullish(),
+};
+/** `POST /runs/crons/search` (`client.crons.search`). */
+const CronSearchBody = z
+  .object({
+    ...filters,
+    enabled: z.boolean().nullish(),
+    limit: z.number().int().min(1).max(CRON_DEFAULTS.maxSearchLimit).nullish(),
+    offset: z.number().int().min(0).max(1_000_000).nullish(),
+    sort_by: z.enum(SORT_BY).nullish(),
+    sort_order: z.enum(["asc", "desc"]).nullish(),
+    select: z.array(z.enum(SELECT_FIELDS)).max(SELECT_FIELDS.length).nullish(),
+  })
+  .strict();
+/** `POST /runs/crons/count` (`client.crons.count`). */
+const CronCountBody = z.object(filters).strict();
+
+/** A cron as LangGraph's API returns it (the SDK's `Cron`), with devmind's `last_run_date` / `last_run_id`. */
+function cronWire(cron: CronRecord, select?: readonly string[] | null): Record<string, unknown> {
+  const wire: Record<string, unknown> = { ...cron, now: new Date().toISOString() };
+  if (select === undefined || select === null || select.length === 0) return wire;
+  return Object.fromEntries(select.map((field) => [field, wire[field] ?? null]));
+}
+
+/**
+ * LangGraph Platform's cron routes as the SDK's `client.crons` calls them, over
+ * `runtime.crons`. Validation errors are 422 (`REQUEST_INVALID` for the body's shape,
+ * `RUN_INPUT_INVALID` naming the field for schedules, time zones, end times and payloads); an
+ * unknown assistant or cron is 404.
+ */
+export function cronRoutes(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
+  const app = new Hono<{ Variables: AuthVariables }>();
+  const { runtime } = deps;
+
+  /** The graph an assistant id names: a loaded graph's id, or the built-in agent's uuid. */
+  const graphOf = (assistantId: string): string => {
+    if (runtime.graphs.has(assistantId)) return assistantId;
+    if (isAgentAssistant(assistantId) && runtime.graphs.has(GRAPHS_DEFAULTS.builtinId)) return GRAPHS_DEFAULTS.builtinId;
+    throw httpError("NOT_FOUND", `no assistant ${JSON.stringify(assistantId.slice(0, 100))}; this server has ${runtime.graphs.ids().map((id) => JSON.stringify(id)).join(", ")}`);
+  };
+
+  const create = async (body: z.infer<typeof CronCreateBody>, threadId: string | undefined) =>
+    runtime.crons.create({
+      assistantId: graphOf(body.assistant_id),
+      ...(threadId === undefined ? {} : { threadId }),
+      schedule: body.schedule,
+      timezone: body.timezone ?? null,
+      endTime: body.end_time ?? null,
+      input: body.input ?? null,
+      ...(body.config === undefined || body.config === null ? {} : { config: body.config }),
+      ...(body.context === undefined || body.context === null ? {} : { context: body.context }),
+      ...(body.metadata === undefined || body.metadata === null ? {} : { metadata: body.metadata }),
+      ...(body.multitask_strategy === undefined || body.multitask_strategy === null ? {} : { multitask: body.multitask_strategy }),
+      ...(body.enabled === undefined || body.enabled === null ? {} : { enabled: body.enabled }),
+    });
+
+  app.post("/runs/crons", async (c) => c.json(cronWire(await create(await readBody(c, CronCreateBody), undefined))));
+
+  app.post("/threads/:id/runs/crons", async (c) => {
+    const threadId = c.req.param("id");
+    const body = await readBody(c, CronCreateBody);
+    // the thread must exist, as for a run on it (THREAD_NOT_FOUND, 404)
+    await runtime.threads.get(threadId);
+    return c.json(cronWire(await create(body, threadId)));
+  });
+
+  app.post("/runs/crons/search", async (c) => {
+    const body = await readBody(c, CronSearchBody);
+    const crons = await runtime.crons.search({
+      assistantId: body.assistant_id ?? undefined,
+      threadId: body.thread_id ?? undefined,
+      enabled: body.enabled ?? undefined,
+      metadata: body.metadata ?? undefined,
+      limit: body.limit ?? undefined,
+      offset: body.offset ?? undefined,
+      sortBy: body.sort_by ?? undefined,
+      sortOrder: body.sort_order ?? undefined,
+    });
+    return c.json(crons.map((cron) => cronWire(cron, body.select)));
+  });
+
+  app.post("/runs/crons/count", async (c) => {
+    const body = await readBody(c, CronCountBody);
+    return c.json(await runtime.crons.count({ assistantId: body.assistant_id ?? undefined, threadId: body.thread_id ?? undefined, metadata: body.metadata ?? undefined }));
+  });
+
+  app.get("/runs/crons/:cron_id", async (c) => c.json(cronWire(await runtime.crons.get(c.req.param("cron_id")))));
+
+  app.patch("/runs/crons/:cron_id", async (c) => {
+    const body = await readBody(c, CronPatchBody);
+    const updated = await runtime.crons.update(c.req.param("cron_id"), {
+      ...(body.schedule === undefined ? {} : { schedule: body.schedule }),
+      ...(body.timezone === undefined ? {} : { timezone: body.timezone }),
+      ...(body.end_time === undefined ? {} : { endTime: body.end_time }),
+      ...(body.input === undefined ? {} : { input: body.input }),
+      ...(body.config === undefined ? {} : { config: body.config }),
+      ...(body.context === undefined ? {} : { context: body.context }),
+      ...(body.metadata === undefined ? {} : { metadata: body.metadata }),
+      ...(body.enabled === undefined ? {} : { enabled: body.enabled }),
+    });
+    return c.json(cronWire(updated));
+  });
+
+  app.delete("/runs/crons/:cron_id", async (c) => {
+    await runtime.crons.delete(c.req.param("cron_id"));
+    return c.body(null, 204);
+  });
+  return app;
+}
