@@ -50,7 +50,7 @@ async function createTickRun(deps: CronSchedulerDeps, tx: Queryable, due: DueCro
         context: payload.context,
         multitask: payload.multitask_strategy ?? "reject",
       },
-      async (inner, runId) => void (await deps.events.append(runId, [{ type: "run.created", data: { cron_id: cron.cron_id } }], undefined, { tx: inner })),
+      async (inner, runId) => void (await deps.events.append(runId, [{ type: "run.created", cron_id: cron.cron_id }], undefined, { tx: inner })),
     );
     if ("conflict" in created) {
       deps.logger.info({ event: "cron.skipped", cron_id: cron.cron_id, thread_id: created.conflict.threadId, active_run_id: created.conflict.activeRunId }, "cron tick skipped: its thread has an active run");

@@ -7,7 +7,7 @@ export type ResumeReason = "approval" | "resume" | "recovery" | "manual";
 
 /** A run's lifecycle events (CONTRACT section 6), for every graph. */
 export type RunLifecycleEvent =
-  | { type: "run.created" }
+  | { type: "run.created"; cron_id?: string }
   | { type: "run.started"; attempt: number; worker: string }
   | { type: "run.resumed"; reason: ResumeReason; attempt: number; worker: string }
   /** The agent's pause carries no fields; a user graph's carries its pending interrupts. */

@@ -21,7 +21,7 @@ type Presence = "required" | "optional";
  * cannot name a field the union lacks, nor leave one out (the object literal must match exactly).
  */
 const FIELDS: { [T in RunEventType]: Record<keyof RunEventFields<T>, Presence> } = {
-  "run.created": {},
+  "run.created": { cron_id: "optional" },
   "run.started": { attempt: "required", worker: "required" },
   "run.resumed": { reason: "required", attempt: "required", worker: "required" },
   "run.interrupted": { interrupts: "optional" },

@@ -85,7 +85,7 @@ describe("run event union", () => {
       | "custom"
       | "resume.given"
     >();
-    expectTypeOf<keyof RunEventFields<"run.created">>().toEqualTypeOf<never>();
+    expectTypeOf<RunEventFields<"run.created">>().toEqualTypeOf<{ cron_id?: string }>();
     expectTypeOf<RunEventFields<"run.started">>().toEqualTypeOf<{ attempt: number; worker: string }>();
     expectTypeOf<keyof RunEventFields<"run.resumed">>().toEqualTypeOf<"reason" | "attempt" | "worker">();
     expectTypeOf<RunEventFields<"model.started">>().toEqualTypeOf<{ round: number }>();

@@ -1,12 +1,11 @@
 import { Hono } from "hono";
 import { z } from "zod";
-import { CRON_DEFAULTS, GRAPHS_DEFAULTS } from "../../constants.js";
+import { CRON_DEFAULTS } from "../../constants.js";
 import type { CronRecord } from "../../runtime/runtime.js";
 import type { AuthVariables } from "../auth.js";
 import type { AppDeps } from "../app.js";
-import { httpError } from "../http-errors.js";
 import { readBody } from "../validation.js";
-import { isAgentAssistant } from "../wire.js";
+import { graphOfAssistant } from "../assistants.js";
 
 const metadata = z.record(z.string(), z.unknown());
 const graphConfig = z.record(z.string(), z.unknown());
@@ -103,12 +102,8 @@ export function cronRoutes(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
   const app = new Hono<{ Variables: AuthVariables }>();
   const { runtime } = deps;
 
-  /** The graph an assistant id names: a loaded graph's id, or the built-in agent's uuid. */
-  const graphOf = (assistantId: string): string => {
-    if (runtime.graphs.has(assistantId)) return assistantId;
-    if (isAgentAssistant(assistantId) && runtime.graphs.has(GRAPHS_DEFAULTS.builtinId)) return GRAPHS_DEFAULTS.builtinId;
-    throw httpError("NOT_FOUND", `no assistant ${JSON.stringify(assistantId.slice(0, 100))}; this server has ${runtime.graphs.ids().map((id) => JSON.stringify(id)).join(", ")}`);
-  };
+  /** The graph an assistant id names: a loaded graph's id, or its default assistant's uuid. */
+  const graphOf = (assistantId: string): string => graphOfAssistant(runtime, assistantId);
 
   const create = async (body: z.infer<typeof CronCreateBody>, threadId: string | undefined) =>
     runtime.crons.create({
