@@ -9,8 +9,9 @@ export default defineConfig({
     // directory or a child's start take tens of seconds; a test still fails on what it asserts
     testTimeout: 120_000,
     hookTimeout: 180_000,
-    // integration files each open their own databases; two cores here
-    maxWorkers: 2,
+    // integration files each open their own databases; two cores here, but most files wait on
+    // child processes and the database, so three at once finish sooner than two
+    maxWorkers: 3,
     reporters: ["default"],
     sequence: { sequencer: SlowFirstSequencer },
     projects: [

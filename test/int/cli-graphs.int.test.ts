@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
 import { cliContexts, ndjson } from "../helpers/cli-env.js";
-import { BACKENDS } from "../helpers/databases.js";
+import { PRIMARY_ENGINE } from "../helpers/databases.js";
 
 const EXAMPLES = resolve(fileURLToPath(new URL("../../examples/", import.meta.url)));
 const REVIEW_CONFIG = join(EXAMPLES, "approval-graph", "langgraph.json");
@@ -17,7 +17,8 @@ const RESEARCH_CONFIG = join(EXAMPLES, "parallel-research", "langgraph.json");
 const HITL_CONFIG = join(EXAMPLES, "hitl-agent", "langgraph.json");
 const context = cliContexts();
 
-describe.each(BACKENDS)("devmind CLI with user graphs on %s", (backend) => {
+// the CLI is above the runtime seam: both engines are covered below it (graph-runs, crons)
+describe.each([PRIMARY_ENGINE as "pglite"])("devmind CLI with user graphs on %s", (backend) => {
   it("runs example (a) to its interrupt (exit 3), resumes it with --value in a new process, and shows it", async () => {
     const ctx = context(backend);
     const first = await runCli(["run", "--config", REVIEW_CONFIG, "--graph", "review", "--input", '{"topic":"durable runs"}', "--json"], ctx.env, { cwd: ctx.dir });
