@@ -12,11 +12,11 @@ import pg from "pg";
 import { loadConfig } from "../src/config.js";
 import { migrate } from "../src/db/migrate.js";
 import { openDatabase } from "../src/db/open-database.js";
-import type { Database, Queryable, Statement } from "../src/db/types.js";
 import { createRuntime } from "../src/runtime/runtime.js";
 import { freshSchema } from "./agent-runs.js";
 import { benchDatabaseUrl, missingUrlMessage, parseBenchArgs, printableUrl } from "./bench-env.js";
 import { dropSchema } from "./footprint.js";
+import { counting, xactCommits, type Counts } from "./round-commits.js";
 import { fixed, formatTable, median } from "./stats.js";
 
 const USAGE = `usage: npm run bench -- graph [--rounds N]
@@ -54,35 +54,6 @@ interface Workload {
   runs: number;
 }
 
-/** Counts write statements and transactions going through a devmind Database. */
-function counting(db: Database, counts: { writes: number; transactions: number; reads: number }): Database {
-  const WRITES = /\b(INSERT\s+INTO|UPDATE\s+\S+\s+(AS\s+\S+\s+)?SET|DELETE\s+FROM)\b/i;
-  return new Proxy(db, {
-    get(target, key, receiver) {
-      if (key === "query") {
-        return (sql: string | Statement, values?: readonly unknown[]) => {
-          if (WRITES.test(typeof sql === "string" ? sql : sql.text)) counts.writes += 1;
-          else counts.reads += 1;
-          return target.query(sql, values);
-        };
-      }
-      if (key === "transaction") {
-        return <T>(fn: (tx: Queryable) => Promise<T>) => {
-          counts.transactions += 1;
-          return target.transaction(fn);
-        };
-      }
-      const value = Reflect.get(target, key, receiver) as unknown;
-      return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-    },
-  });
-}
-
-async function xactCommits(admin: pg.Pool): Promise<number> {
-  const result = await admin.query<{ n: string }>("SELECT xact_commit::text AS n FROM pg_stat_database WHERE datname = current_database()");
-  return Number(result.rows[0]?.n ?? 0);
-}
-
 interface SideResult {
   msPerStep: number[];
   commitsPerStep: number[];
@@ -104,7 +75,7 @@ export async function runGraphBench(args: readonly string[]): Promise<number> {
   ];
   const ourSchema = freshSchema("bench_graph");
   const peerSchema = freshSchema("bench_graph_peer");
-  const counts = { writes: 0, transactions: 0, reads: 0 };
+  const counts: Counts = { writeStatements: 0, transactions: 0, otherStatements: 0 };
   const raw = await openDatabase({ url, schema: ourSchema });
   const peerPool = new pg.Pool({ connectionString: url });
   const peer = new PostgresSaver(peerPool, undefined, { schema: peerSchema });
@@ -146,7 +117,7 @@ export async function runGraphBench(args: readonly string[]): Promise<number> {
             await new Promise((resolve) => setTimeout(resolve, 600));
             ours.msPerStep.push(ms / workload.steps);
             ours.commitsPerStep.push((await xactCommits(admin)) - commits - 1);
-            ours.writesPerStep.push((counts.writes - before.writes + counts.transactions - before.transactions) / workload.steps);
+            ours.writesPerStep.push((counts.writeStatements - before.writeStatements + counts.transactions - before.transactions) / workload.steps);
           }
         }
         for (const side of [theirs, ours]) side.commitsPerStep = side.commitsPerStep.map((n) => n / workload.steps);

@@ -27,7 +27,7 @@ const LONG_ROUNDS = 25;
 /** A write statement: its text inserts, updates or deletes (CTEs included). */
 const WRITES = /\b(INSERT\s+INTO|UPDATE\s+\S+\s+(AS\s+\S+\s+)?SET|DELETE\s+FROM)\b/i;
 
-interface Counts {
+export interface Counts {
   /** Statements run outside a transaction whose text writes: each is its own commit. */
   writeStatements: number;
   /** `transaction()` calls: one commit each, however many statements inside. */
@@ -37,7 +37,7 @@ interface Counts {
 }
 
 /** Wraps a Database so every statement and transaction is counted. */
-function counting(db: Database, counts: Counts): Database {
+export function counting(db: Database, counts: Counts): Database {
   const text = (sql: string | Statement) => (typeof sql === "string" ? sql : sql.text);
   return new Proxy(db, {
     get(target, key, receiver) {
@@ -72,7 +72,8 @@ function script(rounds: number): ScriptedTurn[] {
   return turns;
 }
 
-async function xactCommits(admin: pg.Pool): Promise<number> {
+/** `xact_commit` of pg_stat_database for the admin connection's database. */
+export async function xactCommits(admin: pg.Pool): Promise<number> {
   const result = await admin.query<{ n: string }>("SELECT xact_commit::text AS n FROM pg_stat_database WHERE datname = current_database()");
   return Number(result.rows[0]?.n ?? 0);
 }

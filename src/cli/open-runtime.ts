@@ -108,7 +108,7 @@ function modelIfUsable(config: DevmindConfig): BaseChatModel {
 export async function openRuntime(options: OpenRuntimeOptions = {}): Promise<OpenedRuntime> {
   const config = withModelSpec(options.config ?? loadConfig(), options.modelSpec);
   // the model is needed only when the built-in agent is one of the graphs
-  const agentIncluded = options.graphs === undefined || (options.graphs[GRAPHS_DEFAULTS.builtinId] !== false && options.graphs[GRAPHS_DEFAULTS.builtinId] === undefined);
+  const agentIncluded = options.graphs?.[GRAPHS_DEFAULTS.builtinId] === undefined;
   const model = options.model ?? (options.requireModel === true && agentIncluded ? createChatModel(config) : modelIfUsable(config));
   const redactor = createRedactor(configSecrets(config));
   const logger = createLogger({ level: config.logLevel, redact: redactor.text });

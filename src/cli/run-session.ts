@@ -170,7 +170,7 @@ interface FollowOptions {
  */
 async function executeOrFollow(opened: OpenedRuntime, runId: string, options: FollowOptions): Promise<RunRecord> {
   const { runtime } = opened;
-  const seen = await lastSeq(opened, runId);
+  const seen = await opened.runtime.runs.lastEventSeq(runId);
   try {
     return await runtime.runs.execute(runId);
   } catch (error) {
@@ -191,11 +191,6 @@ async function executeOrFollow(opened: OpenedRuntime, runId: string, options: Fo
   }
 }
 
-async function lastSeq(opened: OpenedRuntime, runId: string): Promise<number> {
-  let seq = 0;
-  for await (const event of opened.runtime.runs.events(runId)) seq = event.seq;
-  return seq;
-}
 
 async function askAll(
   opened: OpenedRuntime,

@@ -37,7 +37,7 @@ export class GraphRegistry {
     }
     const agentId = GRAPHS_DEFAULTS.builtinId;
     // the agent is there unless the caller replaced it (an entry named agent) or omitted it (agent: false)
-    this.builtin = !this.entries.has(agentId) && !(agentId in given && (given[agentId] === false || given[agentId] === null));
+    this.builtin = given[agentId] === undefined;
   }
 
   /** Every graph id, the agent's first when it is the built-in one. */

@@ -58,6 +58,12 @@ export function eventSql(schema: string) {
         WHERE r.run_id = $1::uuid
         ORDER BY e.seq`,
     ),
+    /** $1 run id: the run's last seq (0 without events); no row for an unknown run. */
+    lastSeq: statement(
+      "events_last_seq",
+      `SELECT (SELECT COALESCE(max(e.seq), 0) FROM ${s}.run_events e WHERE e.run_id = r.run_id)::integer AS seq
+         FROM ${s}.runs r WHERE r.run_id = $1::uuid`,
+    ),
   };
 }
 

@@ -187,6 +187,14 @@ export class EventStore {
     }
   }
 
+  /** The seq of the run's last stored event (0 when it has none); RunNotFoundError for an unknown run. */
+  async lastSeq(runId: string): Promise<number> {
+    const result = await this.db.query<{ seq: number }>(this.sql.lastSeq, [checkRunId(runId)]);
+    const row = result.rows[0];
+    if (row === undefined) throw new RunNotFoundError(runId);
+    return Number(row.seq);
+  }
+
   /** The run's stored events with seq > `after`, in seq order; RunNotFoundError for an unknown run. */
   async read(runId: string, options: ReadEventsOptions = {}): Promise<StoredRunEvent[]> {
     checkRunId(runId);

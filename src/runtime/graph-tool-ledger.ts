@@ -1,20 +1,8 @@
 import type { GraphLedgerBegin, RunToolLedger } from "../graphs/run-handle.js";
 import { argsDigest } from "./digest.js";
 import type { Fence } from "./fence.js";
+import { inFlightOutcomeUnknown } from "./run-ledger.js";
 import type { ToolLedger } from "./tool-ledger.js";
-
-/** What a non-idempotent call found in flight after its process died returns instead of running again. */
-export function outcomeUnknown(tool: string): { ok: false; tool: string; data: null; error: { code: "TOOL_OUTCOME_UNKNOWN"; message: string } } {
-  return {
-    ok: false,
-    tool,
-    data: null,
-    error: {
-      code: "TOOL_OUTCOME_UNKNOWN",
-      message: "this call was running when its process stopped; it may or may not have taken effect, and it is not idempotent, so it was not run again. Check before repeating it.",
-    },
-  };
-}
 
 /**
  * The tool ledger as a user graph's ledgered tools see it (`RunHandle.ledger`): effectively-once
@@ -33,7 +21,7 @@ export class GraphToolLedger implements RunToolLedger {
     if (entry.state === "new") return { state: "run" };
     if (entry.state === "started") {
       if (call.idempotent) return { state: "run" };
-      const unknown = outcomeUnknown(call.tool);
+      const unknown = inFlightOutcomeUnknown(call.tool);
       await this.ledger.complete(this.fence, call.toolCallId, { ok: false, result: unknown });
       return { state: "done", ok: false, result: unknown };
     }

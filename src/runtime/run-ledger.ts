@@ -6,6 +6,15 @@ import { argsDigest } from "./digest.js";
 import type { Fence } from "./fence.js";
 import type { ToolLedger } from "./tool-ledger.js";
 
+/** What a non-idempotent call found in flight after its process died gives instead of running again. */
+export function inFlightOutcomeUnknown(tool: string): ToolResult {
+  return failureResult(
+    tool,
+    "TOOL_OUTCOME_UNKNOWN",
+    "this call was running when its process stopped; it may or may not have taken effect, and it is not idempotent, so it was not run again. Check before repeating it.",
+  );
+}
+
 function isToolResult(value: unknown): value is ToolResult {
   const record = value as { ok?: unknown; tool?: unknown } | null;
   return record !== null && typeof record === "object" && typeof record.ok === "boolean" && typeof record.tool === "string";
@@ -37,11 +46,7 @@ export class RunLedger implements ToolCallLedger {
     if (entry.state === "new") return { state: "run" };
     if (entry.state === "started") {
       if (meta.idempotent) return { state: "run" };
-      const unknown = failureResult(
-        meta.tool,
-        "TOOL_OUTCOME_UNKNOWN",
-        "this call was running when its process stopped; it may or may not have taken effect, and it is not idempotent, so it was not run again. Check before repeating it.",
-      );
+      const unknown = inFlightOutcomeUnknown(meta.tool);
       await this.ledger.complete(this.fence, call.id, { ok: false, result: unknown });
       return { state: "done", result: unknown };
     }

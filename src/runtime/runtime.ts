@@ -175,6 +175,8 @@ export interface RunsApi {
   waitStopped(runId: string, options: { timeoutMs: number }): Promise<RunRecord>;
   /** The approval requests a waiting run has open (read from the run as it paused; no graph is built). */
   pendingApprovals(runId: string): Promise<ActionRequest[]>;
+  /** The seq of the run's last stored event (0 when none): where a follower starts so it shows only what comes next. */
+  lastEventSeq(runId: string): Promise<number>;
   /**
    * Resumes an interrupted run of any graph with a value (`{ value }` when one interrupt waits,
    * `{ values: { interruptId: value } }`, or `{ command: { resume, update, goto } }`), audited
@@ -493,6 +495,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     recoverOrphans: () => recoverEmbeddedOrphans(orphans),
     waitStopped: (runId, waitOptions) => waitStopped(orphans, runId, waitOptions),
     pendingApprovals,
+    lastEventSeq: (runId) => events.lastSeq(runId),
     async resume(runId, body, audit) {
       const run = await runs.get(runId);
       if (run.status !== "interrupted") throw new RunConflictError(`run ${runId} is not interrupted (status ${run.status}): there is nothing to resume`, { status: run.status });

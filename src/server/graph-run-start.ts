@@ -81,11 +81,6 @@ function isDecisionsBody(value: unknown): boolean {
   return value !== null && typeof value === "object" && Array.isArray((value as { decisions?: unknown }).decisions);
 }
 
-async function lastSeq(runtime: Runtime, runId: string): Promise<number> {
-  let seq = 0;
-  for await (const event of runtime.runs.events(runId)) seq = event.seq;
-  return seq;
-}
 
 /**
  * Starts what a run request asks of a user graph (not the built-in agent) on `thread`: a new run
@@ -102,7 +97,7 @@ export async function startGraphRun(runtime: Runtime, thread: string, graphId: s
     const [waiting] = await runtime.runs.list({ threadId: thread, status: "interrupted", limit: 1 });
     if (waiting === undefined) throw new RunConflictError(`thread ${thread} has no interrupted run to resume`, { threadId: thread });
     if (waiting.graph_id !== graphId) throw new RunConflictError(`thread ${thread}'s interrupted run is of graph ${waiting.graph_id}, not ${graphId}`, { threadId: thread, graphId: waiting.graph_id });
-    const startSeq = await lastSeq(runtime, waiting.run_id);
+    const startSeq = await runtime.runs.lastEventSeq(waiting.run_id);
     const { snapshots } = await runtime.threads.runSnapshots(thread, waiting.run_id, undefined);
     const command = body.command as { resume?: unknown; update?: unknown; goto?: unknown };
     const hitl = (waiting.interrupts ?? []).some((item) => isHitlRequest(item.value));

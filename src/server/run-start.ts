@@ -54,11 +54,6 @@ export function normalizeMessages(messages: readonly unknown[]): unknown[] {
   return normalized;
 }
 
-async function lastSeq(runtime: Runtime, runId: string): Promise<number> {
-  let seq = 0;
-  for await (const event of runtime.runs.events(runId)) seq = event.seq;
-  return seq;
-}
 
 /**
  * Starts what a LangGraph run request asks for on `threadId` (null: a new thread, as for
@@ -116,7 +111,7 @@ async function startOnThread(runtime: Runtime, thread: string, body: RunCreateBo
   if (resume !== undefined) {
     const [waiting] = await runtime.runs.list({ threadId: thread, status: "interrupted", limit: 1 });
     if (waiting === undefined) throw new RunConflictError(`thread ${thread} has no run waiting for approval to resume`, { threadId: thread });
-    const startSeq = await lastSeq(runtime, waiting.run_id);
+    const startSeq = await runtime.runs.lastEventSeq(waiting.run_id);
     const { snapshots } = await runtime.threads.runSnapshots(thread, waiting.run_id, undefined);
     await runtime.runs.decide(waiting.run_id, resume, { principal });
     const requests = await runtime.runs.pendingApprovals(waiting.run_id);
