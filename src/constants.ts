@@ -306,7 +306,7 @@ export const CLI_DEFAULTS = {
   spinnerMs: 80,
   /** A folded tool line shows at most this many characters of arguments. */
   foldedArgsChars: 72,
-  /** `--json` re-reads stored events at least this often while a run executes. */
+  /** `--json` re-reads stored events this often only when the database cannot notify (LISTEN failed). */
   tailPollMs: 200,
   /** `devmind runs` lists this many runs unless `--limit` says otherwise. */
   runsListDefault: 20,

@@ -51,7 +51,7 @@ export async function decideAndContinue(kind: "approve" | "reject", runId: strin
     if (editedArgs !== undefined && targets.length !== 1) {
       command.error(`error: --args edits one call, but ${targets.length} are waiting; name it with --call (${targets.map((r) => r.tool_call_id).join(", ")})`, { exitCode: EXIT.usage });
     }
-    if (!detach && run.graph_id === GRAPHS_DEFAULTS.builtinId) requireModel(opened.config);
+    if (!detach && run.graph_id === GRAPHS_DEFAULTS.builtinId) await requireModel(opened.config);
     const principal = options.by ?? defaultPrincipal();
     const decisions = targets.map((request): Decision =>
       kind === "reject"

@@ -1,7 +1,6 @@
 import type { Command } from "commander";
 import { GRAPHS_DEFAULTS } from "../constants.js";
 import { applyGraphEnv, findLanggraphConfig, readLanggraphConfig } from "../graphs/langgraph-config.js";
-import { loadGraphs } from "../graphs/load-graphs.js";
 import { EXIT } from "./exit-codes.js";
 
 /** One line of `devmind graphs`: the graph, where it comes from, and whether it loads. */
@@ -33,6 +32,7 @@ export function registerGraphsCommand(program: Command, setExitCode: (code: numb
         const config = readLanggraphConfig(path);
         for (const warning of config.warnings) process.stderr.write(`devmind: warning: ${warning}\n`);
         applyGraphEnv(config.env);
+        const { loadGraphs } = await import("../graphs/load-graphs.js");
         lines = (await loadGraphs(config.graphs)).map((graph) =>
           graph.error === undefined
             ? { id: graph.id, source: graph.source, status: "loaded", kind: graph.kind }

@@ -1,7 +1,5 @@
 import type { Command } from "commander";
 import { configSecrets, loadConfig } from "../config.js";
-import { migrate, migrationStatus } from "../db/migrate.js";
-import { openDatabase } from "../db/open-database.js";
 import { createLogger } from "../logger.js";
 import { createRedactor } from "../secret-redaction.js";
 import { logMigrations } from "./open-runtime.js";
@@ -16,6 +14,7 @@ export function registerMigrateCommand(program: Command, setExitCode: (code: num
     .action(async (options: { status?: boolean; json?: boolean }) => {
       const config = loadConfig();
       const logger = createLogger({ level: config.logLevel, redact: createRedactor(configSecrets(config)).text });
+      const [{ migrate, migrationStatus }, { openDatabase }] = await Promise.all([import("../db/migrate.js"), import("../db/open-database.js")]);
       const db = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, schema: config.dbSchema });
       try {
         if (options.status === true) {

@@ -1,14 +1,11 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { configSecrets, describeModelRequirement, loadConfig, type DevmindConfig, type ModelSpec } from "../config.js";
 import { ENV_SCHEMA } from "../config-schema.js";
-import { migrate, type MigrateResult } from "../db/migrate.js";
-import { openDatabase } from "../db/open-database.js";
+import type { MigrateResult } from "../db/migrate.js";
 import type { Database } from "../db/types.js";
 import { ConfigError } from "../errors.js";
 import { createLogger, type Logger } from "../logger.js";
-import { createChatModel } from "../model/create-chat-model.js";
-import { ScriptedChatModel } from "../model/scripted-model.js";
-import { createRuntime, type Runtime } from "../runtime/runtime.js";
+import type { Runtime } from "../runtime/runtime.js";
 import { createRedactor, type Redactor } from "../secret-redaction.js";
 import { GRAPHS_DEFAULTS } from "../constants.js";
 import type { GraphEntry } from "../graphs/graph-kinds.js";
@@ -82,7 +79,8 @@ export function parseModelFlag(spec: string): ModelSpec {
  * the runtime without `requireModel`, check the run first, then call this once they know the run
  * will execute here.
  */
-export function requireModel(config: DevmindConfig): void {
+export async function requireModel(config: DevmindConfig): Promise<void> {
+  const { createChatModel } = await import("../model/create-chat-model.js");
   createChatModel(config);
 }
 
@@ -91,7 +89,8 @@ export function requireModel(config: DevmindConfig): void {
  * a run's pending approvals) with one. Without a configured model they get this stand-in, whose
  * only answer is an error saying what to set (or why the configured one cannot be built).
  */
-function modelIfUsable(config: DevmindConfig): BaseChatModel {
+async function modelIfUsable(config: DevmindConfig): Promise<BaseChatModel> {
+  const [{ createChatModel }, { ScriptedChatModel }] = await Promise.all([import("../model/create-chat-model.js"), import("../model/scripted-model.js")]);
   try {
     return createChatModel(config);
   } catch (error) {
@@ -104,12 +103,20 @@ function modelIfUsable(config: DevmindConfig): BaseChatModel {
  * Opens the configured database (PostgreSQL for DATABASE_URL, else embedded PGlite under the data
  * directory, which a second process cannot open), applies pending migrations and creates the
  * runtime. Every CLI command and `devmind serve` start here, so they agree on what they open.
+ * The database, model and runtime modules load here, not when the CLI starts: a usage error,
+ * `--version` or a refused option costs no LangChain or PGlite load.
  */
 export async function openRuntime(options: OpenRuntimeOptions = {}): Promise<OpenedRuntime> {
+  const [{ migrate }, { openDatabase }, { createChatModel }, { createRuntime }] = await Promise.all([
+    import("../db/migrate.js"),
+    import("../db/open-database.js"),
+    import("../model/create-chat-model.js"),
+    import("../runtime/runtime.js"),
+  ]);
   const config = withModelSpec(options.config ?? loadConfig(), options.modelSpec);
   // the model is needed only when the built-in agent is one of the graphs
   const agentIncluded = options.graphs?.[GRAPHS_DEFAULTS.builtinId] === undefined;
-  const model = options.model ?? (options.requireModel === true && agentIncluded ? createChatModel(config) : modelIfUsable(config));
+  const model = options.model ?? (options.requireModel === true && agentIncluded ? createChatModel(config) : await modelIfUsable(config));
   const redactor = createRedactor(configSecrets(config));
   const logger = createLogger({ level: config.logLevel, redact: redactor.text });
   const db = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, schema: config.dbSchema });

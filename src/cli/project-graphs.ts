@@ -1,7 +1,6 @@
 import { GRAPHS_DEFAULTS } from "../constants.js";
 import type { GraphEntry } from "../graphs/graph-kinds.js";
 import { applyGraphEnv, findLanggraphConfig, readLanggraphConfig } from "../graphs/langgraph-config.js";
-import { loadGraphs } from "../graphs/load-graphs.js";
 
 /** The graphs a command runs: those of the project's `langgraph.json`, or the built-in agent alone. */
 export interface ProjectGraphs {
@@ -27,6 +26,8 @@ export async function loadProjectGraphs(explicitPath: string | undefined): Promi
   for (const warning of config.warnings) process.stderr.write(`devmind: warning: ${warning}\n`);
   applyGraphEnv(config.env);
   const graphs: Record<string, GraphEntry | false> = { [GRAPHS_DEFAULTS.builtinId]: false };
+  // loaded only when there are graphs to load: LangGraph and the TypeScript loader are heavy
+  const { loadGraphs } = await import("../graphs/load-graphs.js");
   for (const loaded of await loadGraphs(config.graphs)) {
     if (loaded.error !== undefined) throw loaded.error;
     graphs[loaded.id] = loaded.entry;

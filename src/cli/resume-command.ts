@@ -50,7 +50,7 @@ export function registerResumeCommand(program: Command, setExitCode: (code: numb
             return;
           }
         }
-        if (found.graph_id === GRAPHS_DEFAULTS.builtinId) requireModel(opened.config);
+        if (found.graph_id === GRAPHS_DEFAULTS.builtinId) await requireModel(opened.config);
         const run = await opened.runtime.runs
           .takeOver(runId, { onWait: (until) => process.stderr.write(`run ${runId} is still leased by its previous process until ${until}; waiting for the lease to lapse…\n`) })
           .catch((error: unknown) => {

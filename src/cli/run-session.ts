@@ -76,7 +76,7 @@ export async function driveRun(opened: OpenedRuntime, runId: string, options: Dr
   process.on("SIGINT", onInterrupt);
   if (timeline !== null && options.intro !== undefined) timeline.line(options.intro);
   const unsubscribe = feed === null ? () => undefined : runtime.runs.subscribe(runId, (event) => feed.push(event));
-  tail?.start();
+  await tail?.start();
   try {
     // a run still waiting for a decision is asked about (or explained), not claimed again
     const waiting = current.status === "interrupted" && (await openRequests(opened, runId)).length > 0;
@@ -182,7 +182,7 @@ async function executeOrFollow(opened: OpenedRuntime, runId: string, options: Fo
     opened.logger.debug({ event: "run.follow", run_id: runId, owner: run.lease?.owner ?? null }, "following the run in another process");
     const feed = options.feed;
     const tail = feed === null ? null : new EventTail(runtime, runId, (event) => feed.push(event), seen);
-    tail?.start();
+    await tail?.start();
     try {
       return await runtime.runs.wait(runId);
     } finally {

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { CONFIG_BOUNDS } from "../constants.js";
 import { loadConfig } from "../config.js";
-import { checkBindable, startServer } from "../server/start-server.js";
+import { checkBindable } from "../server/bind-check.js";
 import { integerOption } from "./cli-options.js";
 import { EXIT } from "./exit-codes.js";
 import { openRuntime } from "./open-runtime.js";
@@ -37,6 +37,7 @@ export function registerServeCommand(program: Command, setExitCode: (code: numbe
         const opened = await openRuntime({ config, requireModel: workersWanted !== 0, recoverOrphans: workersWanted !== 0, service: true, graphs: project.graphs });
         try {
           const workers = workersWanted ?? opened.config.worker.concurrency;
+          const { startServer } = await import("../server/start-server.js");
           const server = await startServer({ runtime: opened.runtime, config: opened.config, host: options.host, port: options.port, workers, logger: opened.logger.child({ component: "server" }) });
           return { opened, server, workers };
         } catch (error) {

@@ -1,5 +1,6 @@
 import { CLI_DEFAULTS } from "../constants.js";
-import { isKnownRunEvent, type ForeignRunEvent, type LiveEvent } from "../runtime/runtime.js";
+import { isKnownRunEvent } from "../runtime/run-events.js";
+import type { ForeignRunEvent, LiveEvent } from "../runtime/runtime.js";
 import { foldArgs } from "./fold.js";
 
 type ToolCallFinished = Extract<LiveEvent, { type: "tool.call.finished" }>;

@@ -4,7 +4,8 @@ import { checkCronSchedule, checkEndTime } from "./cron-schedule.js";
 import type { CronPayload, CronRecord, CronSearchOptions, CronStore } from "./cron-store.js";
 import type { CronSortBy } from "./cron-sql.js";
 import { checkRunGraphConfig } from "./run-config.js";
-import { checkThreadId, runInputError, serializeJson, serializeRunInput } from "./run-record.js";
+import { serializeRunInput } from "./run-input.js";
+import { checkThreadId, runInputError, serializeJson } from "./run-record.js";
 
 export type { CronPayload, CronRecord, CronSearchOptions } from "./cron-store.js";
 export type { CronSortBy } from "./cron-sql.js";

@@ -1,5 +1,6 @@
 import { AIMessage, HumanMessage, SystemMessage, mapStoredMessagesToChatMessages, type BaseMessage, type StoredMessage } from "@langchain/core/messages";
 import { DevmindError } from "../errors.js";
+import { runInputError, serializeJson, type RunInput } from "./run-record.js";
 
 /**
  * Turns a run's stored input into LangChain messages. Accepted forms per message: a string (a
@@ -37,4 +38,20 @@ function toMessage(message: unknown, index: number): BaseMessage {
   throw new DevmindError("RUN_INPUT_INVALID", `message ${index} must be a string, {role, content} with role user/assistant/system, or a stored LangChain message`, {
     details: { index },
   });
+}
+
+/**
+ * Validates a run's input and returns it as JSON, so it is serialised before any transaction
+ * begins. The agent's input (`messages: true`) is checked with the rules the runtime applies when
+ * it runs it (`inputMessages`); another graph's input may be any JSON value (null: no input).
+ * RUN_INPUT_INVALID for anything else, including NUL characters (jsonb cannot hold them).
+ */
+export function serializeRunInput(input: unknown, options: { messages: boolean } = { messages: true }): string {
+  if (options.messages) {
+    if (input === null || typeof input !== "object" || Array.isArray(input)) {
+      throw runInputError('run input must be { "messages": [...] } with at least one message', { field: "input" });
+    }
+    inputMessages(input as RunInput);
+  }
+  return serializeJson(input === undefined ? null : input, "input");
 }

@@ -3,7 +3,6 @@ import type { Row } from "../db/types.js";
 import { DevmindError, RunNotFoundError } from "../errors.js";
 import type { AgentLimits } from "../graph/limits.js";
 import type { RunError, StopReason, Usage } from "../graph/state.js";
-import { inputMessages } from "./run-input.js";
 
 /** Every run status of CONTRACT section 3, in lifecycle order. */
 export const RUN_STATUSES = ["pending", "running", "interrupted", "success", "error", "timeout", "cancelled"] as const;
@@ -213,22 +212,6 @@ export function checkThreadId(threadId: string): string {
     throw runInputError(`thread id must be a non-empty string of at most ${RUN_STORE_LIMITS.threadIdMaxChars} characters without NUL`, { field: "threadId" });
   }
   return threadId;
-}
-
-/**
- * Validates a run's input and returns it as JSON, so it is serialised before any transaction
- * begins. The agent's input (`messages: true`) is checked with the rules the runtime applies when
- * it runs it (`inputMessages`); another graph's input may be any JSON value (null: no input).
- * RUN_INPUT_INVALID for anything else, including NUL characters (jsonb cannot hold them).
- */
-export function serializeRunInput(input: unknown, options: { messages: boolean } = { messages: true }): string {
-  if (options.messages) {
-    if (input === null || typeof input !== "object" || Array.isArray(input)) {
-      throw runInputError('run input must be { "messages": [...] } with at least one message', { field: "input" });
-    }
-    inputMessages(input as RunInput);
-  }
-  return serializeJson(input === undefined ? null : input, "input");
 }
 
 /** `value` as JSON text (no NUL characters: jsonb cannot hold them); RUN_INPUT_INVALID naming `field` otherwise. */

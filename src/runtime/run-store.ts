@@ -13,7 +13,6 @@ import {
   isStopReason,
   runFromRow,
   runInputError,
-  serializeRunInput,
   type ClaimedRun,
   type RunCounts,
   type RunGraphConfig,
@@ -23,6 +22,7 @@ import {
   type RunRecord,
   type RunStatus,
 } from "./run-record.js";
+import { serializeRunInput } from "./run-input.js";
 import { createRedactor, type Redactor } from "../secret-redaction.js";
 import { checkRunGraphConfig } from "./run-config.js";
 import { runSql, type RunSql } from "./run-sql.js";

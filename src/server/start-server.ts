@@ -1,10 +1,13 @@
 import { serve } from "@hono/node-server";
 import type { AddressInfo } from "node:net";
 import type { DevmindConfig } from "../config.js";
-import { ConfigError } from "../errors.js";
 import type { Runtime } from "../runtime/runtime.js";
 import type { Worker } from "../runtime/runtime.js";
+import { ConfigError } from "../errors.js";
 import { createApp, type AppDeps } from "./app.js";
+import { checkBindable } from "./bind-check.js";
+
+export { checkBindable, isLoopbackHost } from "./bind-check.js";
 
 /** Options of `startServer`. */
 export interface StartServerOptions {
@@ -32,22 +35,6 @@ export interface RunningServer {
    * queue) and closes the listener. The caller closes the runtime and the database afterwards.
    */
   close(): Promise<void>;
-}
-
-/** True for 127.0.0.0/8, ::1 and localhost. */
-export function isLoopbackHost(host: string): boolean {
-  const bare = host.replace(/^\[(.*)\]$/, "$1").toLowerCase();
-  return bare === "localhost" || bare === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare);
-}
-
-/**
- * Throws ConfigError when `host` is not a loopback address and no API keys are configured: an
- * open server on a network would let anyone run tools and approve them.
- */
-export function checkBindable(host: string, config: DevmindConfig): void {
-  if (!isLoopbackHost(host) && config.server.apiKeys.length === 0) {
-    throw new ConfigError(`refusing to listen on ${host} without API keys: set DEVMIND_API_KEYS (name=key,...) or bind a loopback host (127.0.0.1)`, { variables: ["DEVMIND_HOST", "DEVMIND_API_KEYS"] });
-  }
 }
 
 /**

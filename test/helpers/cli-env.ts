@@ -5,7 +5,7 @@ import { afterEach } from "vitest";
 import { openDatabase } from "../../src/db/open-database.js";
 import type { ScriptedTurn } from "../../src/model/scripted-turns.js";
 import { killCliChildren } from "./cli.js";
-import { TEST_DATABASE_URL, dropSchema, freshSchemaName } from "./databases.js";
+import { CHILD_ENGINE, TEST_DATABASE_URL, dropSchema, freshSchemaName } from "./databases.js";
 import { seedDataDir } from "./pglite-template.js";
 
 /** A place for CLI tests: a temp dir (cwd, workspace, scripts) and the database env of a backend. */
@@ -84,7 +84,7 @@ export function runIdFrom(text: string): string {
 }
 
 /**
- * For a test file: returns a factory of CLI contexts and registers an afterEach that kills the
+ * For a test file: returns a factory of CLI contexts (on CHILD_ENGINE unless told) and registers an afterEach that kills the
  * CLI children still running and cleans up every context the test made.
  */
 export function cliContexts(): (backend?: "pglite" | "postgres", options?: CliContextOptions) => CliContext {
@@ -93,7 +93,7 @@ export function cliContexts(): (backend?: "pglite" | "postgres", options?: CliCo
     await killCliChildren();
     await Promise.all(contexts.splice(0).map((ctx) => ctx.cleanup()));
   });
-  return (backend = "pglite", options = {}) => {
+  return (backend = CHILD_ENGINE, options = {}) => {
     const ctx = cliContext(backend, options);
     contexts.push(ctx);
     return ctx;

@@ -73,6 +73,21 @@ export function itOnPrimary(backend: string): typeof it {
   return itOn(backend, PRIMARY_ENGINE);
 }
 
+/**
+ * The engine tests of child processes (the CLI, workers, `serve`) run on: PostgreSQL when the
+ * test server is configured, else PGlite. A child on PGlite runs the database engine itself and
+ * pays about 2.5 s of CPU more per start than one on PostgreSQL, and these files start hundreds
+ * of children. Each such file keeps a smoke test on PGlite (a plain `it` in its
+ * `describe.each(BACKENDS)`, or a test that names "pglite"), since PGlite is the CLI's default:
+ * cli-run, cli-worker, cli-graphs (example c), cli-logging, cli-errors and cli-migrate.
+ */
+export const CHILD_ENGINE: "pglite" | "postgres" = TEST_DATABASE_URL === undefined ? "pglite" : "postgres";
+
+/** `it` for a flow of child processes: registered on CHILD_ENGINE only (see `itOnPrimary`). */
+export function itOnChildEngine(backend: string): typeof it {
+  return itOn(backend, CHILD_ENGINE);
+}
+
 /** `describe` for a block that only makes sense on one backend (see `itOn`). */
 export function describeOn(backend: string, wanted: "postgres" | "pglite"): typeof describe {
   return (backend === wanted ? describe : () => undefined) as typeof describe;

@@ -9,14 +9,14 @@ import { writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
 import { cliContexts, ndjson } from "../helpers/cli-env.js";
-import { PRIMARY_ENGINE } from "../helpers/databases.js";
+import { CHILD_ENGINE } from "../helpers/databases.js";
 
 const EXAMPLES = resolve(fileURLToPath(new URL("../../examples/", import.meta.url)));
 const REVIEW_CONFIG = join(EXAMPLES, "approval-graph", "langgraph.json");
 const context = cliContexts();
 
 // the CLI is above the runtime seam: both engines are covered below it (graph-runs, crons)
-describe.each([PRIMARY_ENGINE as "pglite"])("devmind crons on %s", (backend) => {
+describe.each([CHILD_ENGINE])("devmind crons on %s", (backend) => {
   it("creates, lists and deletes crons; refuses bad schedules, time zones and graphs", async () => {
     const ctx = context(backend);
     const inputFile = join(ctx.dir, "input.json");

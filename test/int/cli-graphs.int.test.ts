@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
 import { cliContexts, ndjson } from "../helpers/cli-env.js";
-import { PRIMARY_ENGINE } from "../helpers/databases.js";
+import { CHILD_ENGINE } from "../helpers/databases.js";
 
 const EXAMPLES = resolve(fileURLToPath(new URL("../../examples/", import.meta.url)));
 const REVIEW_CONFIG = join(EXAMPLES, "approval-graph", "langgraph.json");
@@ -18,7 +18,7 @@ const HITL_CONFIG = join(EXAMPLES, "hitl-agent", "langgraph.json");
 const context = cliContexts();
 
 // the CLI is above the runtime seam: both engines are covered below it (graph-runs, crons)
-describe.each([PRIMARY_ENGINE as "pglite"])("devmind CLI with user graphs on %s", (backend) => {
+describe.each([CHILD_ENGINE])("devmind CLI with user graphs on %s", (backend) => {
   it("runs example (a) to its interrupt (exit 3), resumes it with --value in a new process, and shows it", async () => {
     const ctx = context(backend);
     const first = await runCli(["run", "--config", REVIEW_CONFIG, "--graph", "review", "--input", '{"topic":"durable runs"}', "--json"], ctx.env, { cwd: ctx.dir });
@@ -65,7 +65,7 @@ describe("devmind CLI with example (c): createAgent with HITL middleware", () =>
 
 describe("devmind CLI with user graphs: refusals", () => {
   it("refuses an unknown graph, malformed --input, a task with --input, and --value on a run waiting for a map", async () => {
-    const ctx = context("pglite");
+    const ctx = context();
     const unknown = await runCli(["run", "--config", REVIEW_CONFIG, "--graph", "nope", "--input", "{}"], ctx.env, { cwd: ctx.dir });
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('no graph "nope" is loaded here; known: review');

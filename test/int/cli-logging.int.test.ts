@@ -79,7 +79,7 @@ describe("logs and secrets of devmind serve / worker", () => {
   }, 300_000);
 
   it("`devmind run` never prints a configured key the model server echoes: live timeline, --json events, error lines", async () => {
-    const ctx = context("pglite");
+    const ctx = context();
     model.reset();
     const echo = errorReply(401, `Incorrect API key provided: ${MODEL_KEY}. You can find your API key at https://platform.openai.com/account/api-keys.`);
     model.enqueue(echo, echo);
@@ -93,7 +93,7 @@ describe("logs and secrets of devmind serve / worker", () => {
   }, 300_000);
 
   it("LOG_LEVEL=warn keeps a worker's info lines off stderr; at info they are there; stdout stays the human lines", async () => {
-    const ctx = context("pglite");
+    const ctx = context();
     const script = ctx.script("hi.json", [{ content: "hi" }, { content: "hi again" }]);
     for (const [level, expectInfo] of [["warn", false], ["info", true]] as const) {
       const queued = await runCli(["run", `say hi at ${level}`, "--detach"], { ...ctx.env, ...script }, { cwd: ctx.dir });

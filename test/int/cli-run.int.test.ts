@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { ScriptedTurn } from "../../src/model/scripted-turns.js";
 import { runCli, spawnCli } from "../helpers/cli.js";
 import { cliContexts, ndjson, runIdFrom, type CliContext } from "../helpers/cli-env.js";
-import { BACKENDS, itOnPrimary } from "../helpers/databases.js";
+import { BACKENDS, itOnChildEngine } from "../helpers/databases.js";
 
 const RESULT_KEYS = ["answer", "model_rounds", "run_id", "status", "stop_reason", "thread_id", "tool_calls", "type"];
 
@@ -31,7 +31,7 @@ async function snapshot(ctx: CliContext, runId: string): Promise<string> {
 }
 
 describe.each(BACKENDS)("devmind run / approve / reject / resume / cancel on %s", (backend) => {
-  itOnPrimary(backend)("runs a task in-process: --json prints every stored event in seq order, then the result line; exit 0", async () => {
+  itOnChildEngine(backend)("runs a task in-process: --json prints every stored event in seq order, then the result line; exit 0", async () => {
     const ctx = context(backend);
     const model = ctx.script("add.json", [{ tool_calls: [{ id: "c1", name: "add", args: { a: 2, b: 3 } }] }, { content: "2 + 3 = 5" }]);
     const result = await runCli(["run", "add 2 and 3", "--json"], { ...ctx.env, ...model }, { cwd: ctx.dir });
@@ -110,7 +110,7 @@ describe.each(BACKENDS)("devmind run / approve / reject / resume / cancel on %s"
     expect(show.stdout).toMatch(/\n  ✓ write_file\(path="note.txt", content="hello"\)  \d+ ms\n  all done\n  ✓ succeeded\n/);
   }, 300_000);
 
-  itOnPrimary(backend)("reject --reason: the call never runs, the model is told, the run goes on; approve --args runs edited arguments", async () => {
+  itOnChildEngine(backend)("reject --reason: the call never runs, the model is told, the run goes on; approve --args runs edited arguments", async () => {
     const ctx = context(backend);
     const model = ctx.script("write.json", WRITE_SCRIPT);
     const first = await runCli(["run", "write a note", "--json"], { ...ctx.env, ...model }, { cwd: ctx.dir });
@@ -136,7 +136,7 @@ describe.each(BACKENDS)("devmind run / approve / reject / resume / cancel on %s"
     expect(existsSync(join(ctx.workspace, "note.txt"))).toBe(false);
   }, 300_000);
 
-  itOnPrimary(backend)("refuses to decide or resume a finished run (before asking for a model) or an unknown run: exit 2, one line and a hint with the real id; cancel says it finished (exit 0); the database unchanged", async () => {
+  itOnChildEngine(backend)("refuses to decide or resume a finished run (before asking for a model) or an unknown run: exit 2, one line and a hint with the real id; cancel says it finished (exit 0); the database unchanged", async () => {
     const ctx = context(backend);
     const model = ctx.script("answer.json", [{ content: "hi" }]);
     const run = await runCli(["run", "say hi", "--json"], { ...ctx.env, ...model }, { cwd: ctx.dir });
@@ -163,7 +163,7 @@ describe.each(BACKENDS)("devmind run / approve / reject / resume / cancel on %s"
     expect(await snapshot(ctx, runId)).toBe(before);
   }, 300_000);
 
-  itOnPrimary(backend)("Ctrl-C cancels the run cleanly: exit 4, status cancelled, the cancel events stored", async () => {
+  itOnChildEngine(backend)("Ctrl-C cancels the run cleanly: exit 4, status cancelled, the cancel events stored", async () => {
     const ctx = context(backend);
     const model = ctx.script("slow.json", [{ content: "never", delay_ms: 60_000 }]);
     const child = spawnCli(["run", "think slowly", "--json"], { ...ctx.env, ...model }, { cwd: ctx.dir });
@@ -176,7 +176,7 @@ describe.each(BACKENDS)("devmind run / approve / reject / resume / cancel on %s"
     expect(lines.at(-1)).toMatchObject({ type: "result", status: "cancelled", stop_reason: "cancelled" });
   }, 300_000);
 
-  itOnPrimary(backend)("`devmind cancel` ends a run whose process died while running it, as cancelled", async () => {
+  itOnChildEngine(backend)("`devmind cancel` ends a run whose process died while running it, as cancelled", async () => {
     const ctx = context(backend);
     const env = { ...ctx.env, DEVMIND_LEASE_MS: "1000", ...ctx.script("slow.json", [{ content: "never", delay_ms: 60_000 }]) };
     const child = spawnCli(["run", "think slowly", "--json"], env, { cwd: ctx.dir });
@@ -191,7 +191,7 @@ describe.each(BACKENDS)("devmind run / approve / reject / resume / cancel on %s"
     expect(types(events).slice(-2)).toEqual(["run.cancel_requested", "run.cancelled"]);
   }, 300_000);
 
-  itOnPrimary(backend)("resume continues a run whose process was killed, without running a finished tool call again", async () => {
+  itOnChildEngine(backend)("resume continues a run whose process was killed, without running a finished tool call again", async () => {
     const ctx = context(backend);
     const env = { ...ctx.env, DEVMIND_LEASE_MS: "1500" };
     const call = { id: "c_append", name: "append_file", args: { path: "log.txt", content: "once\n" } };

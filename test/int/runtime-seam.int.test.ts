@@ -9,6 +9,7 @@ import { argsDigest } from "../../src/runtime/digest.js";
 import { RunStore } from "../../src/runtime/run-store.js";
 import { createRuntime, type LiveEvent, type LiveSignal, type Runtime } from "../../src/runtime/runtime.js";
 import type { EventRecord } from "../helpers/events.js";
+import { EventTail } from "../../src/cli/event-tail.js";
 import { tempWorkspace } from "../helpers/agent.js";
 import { rejection } from "../helpers/assertions.js";
 import { BACKENDS, TEST_DATABASE_URL, freshMigratedSchema, itOn, openBackend } from "../helpers/databases.js";
@@ -208,6 +209,35 @@ describe.each(BACKENDS)("Runtime API seam on %s", (backend) => {
     } finally {
       if (other !== db) await other.close();
     }
+  });
+
+  it("the CLI's event tail of a run executing here reads only when events were stored: no poll, each event once in seq order", async () => {
+    // seven tool rounds and the answer: the default limit is 8 model rounds
+    const rounds = 7;
+    const turns: ScriptedTurn[] = [
+      ...Array.from({ length: rounds }, (_, index) => ({ tool_calls: [{ id: `add${index}`, name: "add", args: { a: index, b: 1 } }] })),
+      { content: "done" },
+    ];
+    const runtime = runtimeOn(db, turns);
+    const run = await runtime.runs.create({ input: { messages: ["add up"] } });
+    let signals = 0;
+    const unlisten = await runtime.runs.live(run.run_id, () => (signals += 1), { deltas: false });
+    const printed: number[] = [];
+    const tail = new EventTail(runtime, run.run_id, (event) => printed.push(event.seq));
+    await tail.start();
+    try {
+      const ended = await runtime.runs.execute(run.run_id);
+      expect(ended.status, JSON.stringify(ended.error)).toBe("success");
+    } finally {
+      await tail.stop();
+      await unlisten();
+    }
+    const stored = (await eventsOf(runtime, run.run_id)).map((event) => event.seq);
+    expect(printed).toEqual(stored);
+    expect(stored.length).toBeGreaterThan(4 * rounds);
+    // one read when the tail starts, one per notification, one drain at stop: never a timer's
+    expect(tail.readCount).toBeLessThanOrEqual(signals + 2);
+    expect(signals).toBeGreaterThan(rounds);
   });
 
   it("files.get returns a stored attachment with its bytes, and undefined for unknown or malformed ids", async () => {

@@ -17,6 +17,7 @@ const ALLOWED: Record<string, string> = {
   "runtime/runtime.ts": "the Runtime API (createRuntime, Runtime, the types it returns)",
   "runtime/run-record.ts": "pure: checkRunId, isRunStatus, RUN_STATUSES, run record types",
   "runtime/run-input.ts": "pure: inputMessages (run input parsing)",
+  "runtime/run-events.ts": "pure: isKnownRunEvent and the event union (re-exported by runtime.ts; imported directly so the CLI starts without loading the runtime)",
   "runtime/thread-state.ts": "pure: checkpointIdOf",
   "runtime/backoff.ts": "pure: retryDatabaseFaults, isDatabaseFault",
   "db/open-database.ts": "public library function openDatabase (src/index.ts)",
