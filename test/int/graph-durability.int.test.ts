@@ -15,7 +15,7 @@ import { migrate } from "../../src/db/migrate.js";
 import { openDatabase } from "../../src/db/open-database.js";
 import type { Database } from "../../src/db/types.js";
 import { createRuntime } from "../../src/runtime/runtime.js";
-import { crashy, type GraphWorkerOptions } from "../fixtures/graph-worker.js";
+import { crashy, pausing, type GraphWorkerOptions } from "../fixtures/graph-worker.js";
 import { killLiveChildren, spawnFixture, waitForLine } from "../helpers/child-process.js";
 import { BACKENDS, TEST_DATABASE_URL, dropSchema, freshSchemaName } from "../helpers/databases.js";
 import { seedDataDir } from "../helpers/pglite-template.js";
@@ -85,6 +85,65 @@ describe.each(BACKENDS)("user graph durability on %s", (backend) => {
     for await (const event of runtime.runs.events(created.run_id)) types.push(event.type);
     expect(types.filter((type) => type === "run.started")).toHaveLength(1);
     expect(types).toContain("run.resumed");
+    expect(types.at(-1)).toBe("run.succeeded");
+  });
+
+  it("a process killed after taking a resume, before its node's result is stored: the next worker applies the same resume, audited once", async () => {
+    const root = realpathSync(mkdtempSync(join(tmpdir(), "devmind-graph-resume-")));
+    cleanups.push(() => rmSync(root, { recursive: true, force: true }));
+    const schema = freshSchemaName("gr");
+    const place: GraphWorkerOptions = backend === "postgres" ? { url: TEST_DATABASE_URL, schema, leaseMs: LEASE_MS } : { dataDir: seedDataDir(join(root, "data")), schema, leaseMs: LEASE_MS };
+    const open = async (): Promise<Database> => {
+      const db = await openDatabase({ url: place.url, dataDir: place.dataDir, schema });
+      await migrate(db);
+      return db;
+    };
+    if (backend === "postgres") {
+      cleanups.push(async () => {
+        const owner = await openDatabase({ url: TEST_DATABASE_URL, schema, maxConnections: 1 });
+        await dropSchema(owner, schema).finally(() => owner.close());
+      });
+    }
+    const file = join(root, "answer");
+    const marker = `${file}.resumed`;
+    const config = loadConfig({ DEVMIND_LEASE_MS: String(LEASE_MS) });
+
+    // this process runs the graph to its interrupt and stores the resume, then lets go of the database
+    let db = await open();
+    let runtime = createRuntime({ db, config, graphs: { agent: false, pausing } });
+    const created = await runtime.runs.create({ assistantId: "pausing", input: { file } });
+    expect((await runtime.runs.execute(created.run_id)).status).toBe("interrupted");
+    const queued = await runtime.runs.resume(created.run_id, { value: "yes, go" }, { principal: "carol", reason: "checked" });
+    expect(queued.status).toBe("pending");
+    await runtime.close();
+    await db.close();
+
+    // a worker process takes the resume and is killed inside the resumed node
+    const child = spawnFixture(FIXTURE, [JSON.stringify(place)], 60_000);
+    await waitForLine(child, "ready", 30_000);
+    await waitUntil("the resumed node to run", () => existsSync(marker), 30_000);
+    child.process.kill("SIGKILL");
+    await child.exited;
+    expect(readFileSync(marker, "utf8")).toBe("yes, go\n");
+
+    db = await open();
+    cleanups.push(() => db.close());
+    runtime = createRuntime({ db, config, graphs: { agent: false, pausing } });
+    cleanups.push(() => runtime.close());
+    const worker = runtime.worker({ concurrency: 1 });
+    await worker.start();
+    const done = await runtime.runs.wait(created.run_id, { timeoutMs: 60_000 });
+    // attempts: to the interrupt, the killed one, this one
+    expect(done).toMatchObject({ status: "success", stop_reason: "completed", attempt: 3 });
+    // the node ran again with the same value: the resume was not lost with the process
+    expect(readFileSync(marker, "utf8")).toBe("yes, go\nyes, go\n");
+    expect((await runtime.threads.state(created.thread_id)) as { values: Record<string, unknown> }).toMatchObject({ values: { answer: "yes, go" } });
+    const audit = await runtime.runs.resumes(created.run_id);
+    expect(audit).toHaveLength(1);
+    expect(audit[0]).toMatchObject({ principal: "carol", reason: "checked" });
+    const types: string[] = [];
+    for await (const event of runtime.runs.events(created.run_id)) types.push(event.type);
+    expect(types.filter((type) => type === "resume.given")).toHaveLength(1);
     expect(types.at(-1)).toBe("run.succeeded");
   });
 });
