@@ -237,6 +237,17 @@ export const DATABASE_FAULT_DEFAULTS = {
 } as const;
 
 /** Graphs of a project (src/graphs). */
+/** Assistants (runtime.assistants, the HTTP API's /assistants). */
+export const ASSISTANT_DEFAULTS = {
+  /** Assistants per search or versions page when no limit is given, and the most. */
+  pageSize: 10,
+  pageMax: 1_000,
+  /** The metadata of a loaded graph's default assistant (as LangGraph Platform registers it). */
+  defaultMetadata: { created_by: "system" },
+  /** The description of the built-in agent's default assistant. */
+  agentDescription: "devmind's agent: tools with approvals, durable runs",
+} as const;
+
 export const GRAPHS_DEFAULTS = {
   /** The LangGraph CLI's config file, looked for in the working directory. */
   configFile: "langgraph.json",

@@ -1,4 +1,5 @@
-import { CONFIG_BOUNDS, RUN_STORE_LIMITS } from "../constants.js";
+import { CONFIG_BOUNDS, GRAPHS_DEFAULTS, RUN_STORE_LIMITS } from "../constants.js";
+import { assistantIdFor } from "../graphs/assistant-id.js";
 import type { Row } from "../db/types.js";
 import { DevmindError, RunNotFoundError } from "../errors.js";
 import type { AgentLimits } from "../graph/limits.js";
@@ -84,6 +85,7 @@ export interface RunRecord {
   error: RunError | null;
   /** The graph the run executes (`agent`: the built-in agent) and the assistant it was started as. */
   graph_id: string;
+  /** The assistant the run was created for (a uuid; a graph's default assistant when none was named). */
   assistant_id: string;
   /** What the run was asked: `{ messages }` for the agent, any JSON value for other graphs. */
   input: unknown;
@@ -142,7 +144,7 @@ export function runFromRow(row: Row): RunRecord {
     finished_at: (row["finished_at"] as string | null) ?? null,
     error: errorCode === null || errorCode === undefined ? null : { code: errorCode, message: (row["error_message"] as string | null) ?? "" },
     graph_id: (row["graph_id"] as string | undefined) ?? "agent",
-    assistant_id: (row["assistant_id"] as string | undefined) ?? "agent",
+    assistant_id: assistantOfRow(row),
     input: row["input"],
     limits: (row["limits"] as RunLimits | null) ?? {},
     config: (row["config"] as RunGraphConfig | null) ?? {},
@@ -293,4 +295,13 @@ export function checkRunCounts(counts: RunCounts): RunCounts {
     }
   }
   return counts;
+}
+
+const ASSISTANT_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A run's assistant id; rows from before assistants were stored (and cron runs) name the graph: its default assistant's. */
+function assistantOfRow(row: Row): string {
+  const stored = row["assistant_id"] as string | undefined;
+  if (stored !== undefined && ASSISTANT_UUID.test(stored)) return stored;
+  return assistantIdFor((row["graph_id"] as string | undefined) ?? stored ?? GRAPHS_DEFAULTS.builtinId);
 }

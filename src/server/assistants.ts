@@ -17,23 +17,3 @@ export function graphOfAssistant(runtime: Runtime, assistantId: string): string 
   }
   return graphId;
 }
-
-/**
- * A loaded graph as LangGraph Platform's Assistant (the default assistant the official server
- * registers per graph): `assistant_id` the uuid5 of the graph id, `name` the graph id, empty
- * `config` and `context`, `metadata {created_by: "system"}`, version 1, times of the server's start.
- */
-export function assistantWire(runtime: Runtime, graphId: string, createdAt: string): Record<string, unknown> {
-  return {
-    assistant_id: assistantIdFor(graphId),
-    graph_id: graphId,
-    name: graphId,
-    description: runtime.graphs.isBuiltinAgent(graphId) ? "devmind's agent: tools with approvals, durable runs" : null,
-    config: {},
-    context: {},
-    metadata: { created_by: "system" },
-    version: 1,
-    created_at: createdAt,
-    updated_at: createdAt,
-  };
-}

@@ -84,14 +84,15 @@ function isDecisionsBody(value: unknown): boolean {
 
 /**
  * Starts what a run request asks of a user graph (not the built-in agent) on `thread`: a new run
- * of `graphId` with the request's `input` passed through unchanged, its `config` (configurable,
+ * of the assistant `target` names (its config and context under the run's) with the request's `input` passed through unchanged, its `config` (configurable,
  * recursion_limit, tags) and `context`; or — with `command` — the resume of the thread's
  * interrupted run, audited with `principal`: `command.resume` `{decisions: [...]}` on a HITL-shaped
  * interrupt is decided (`runtime.runs.decide`), anything else is `runtime.runs.resume`'s Command
  * (one value, or a map keyed by interrupt id; `update` and `goto` passed through). The same run
  * continues; the stream starts after what the run had already produced.
  */
-export async function startGraphRun(runtime: Runtime, thread: string, graphId: string, body: RunCreateBody, principal: string): Promise<StartedRun> {
+export async function startGraphRun(runtime: Runtime, thread: string, target: { assistantId: string; graphId: string }, body: RunCreateBody, principal: string): Promise<StartedRun> {
+  const { graphId } = target;
   if (hasCommand(body)) {
     if (!isEmptyInput(body.input)) throw httpError("REQUEST_INVALID", "send either input or command, not both");
     const [waiting] = await runtime.runs.list({ threadId: thread, status: "interrupted", limit: 1 });
@@ -116,7 +117,7 @@ export async function startGraphRun(runtime: Runtime, thread: string, graphId: s
   const config = graphConfigOf(body.config);
   const run = await runtime.runs.create({
     threadId: thread,
-    assistantId: graphId,
+    assistantId: target.assistantId,
     input: body.input,
     ...(config === undefined ? {} : { config }),
     ...(body.context === undefined || body.context === null ? {} : { context: body.context }),

@@ -7,7 +7,6 @@ import { httpError } from "./http-errors.js";
 import type { StreamCursor } from "./stream-cursor.js";
 import { AgentInput, validate, type RunCreateBody } from "./validation.js";
 import { interruptsOf, toWire } from "./wire.js";
-import { graphOfAssistant } from "./assistants.js";
 import { refuseUnsupportedOptions, startGraphRun } from "./graph-run-start.js";
 
 /** A run a request started (or resumed), and where its stream should begin. */
@@ -64,7 +63,8 @@ export function normalizeMessages(messages: readonly unknown[]): unknown[] {
  * start another). Run options devmind does not implement are refused naming them.
  */
 export async function startRun(runtime: Runtime, threadId: string | null, body: RunCreateBody, principal: string): Promise<StartedRun> {
-  const graphId = graphOfAssistant(runtime, body.assistant_id);
+  const assistant = await runtime.assistants.get(body.assistant_id);
+  const graphId = assistant.graph_id;
   if (body.multitask_strategy === "interrupt" || body.multitask_strategy === "rollback") {
     throw httpError("REQUEST_INVALID", `multitask_strategy ${body.multitask_strategy} is not supported; use "reject" or "enqueue"`);
   }
@@ -99,15 +99,16 @@ export async function startRun(runtime: Runtime, threadId: string | null, body: 
     }
   }
   try {
-    return agent ? await startOnThread(runtime, thread, body, principal, resume) : await startGraphRun(runtime, thread, graphId, body, principal);
+    return agent
+      ? await startOnThread(runtime, thread, assistant.assistant_id, body, principal, resume)
+      : await startGraphRun(runtime, thread, { assistantId: assistant.assistant_id, graphId }, body, principal);
   } catch (error) {
     if (createdHere) await runtime.threads.delete(thread).catch(() => undefined);
     throw error;
   }
 }
 
-async function startOnThread(runtime: Runtime, thread: string, body: RunCreateBody, principal: string, resume: unknown): Promise<StartedRun> {
-
+async function startOnThread(runtime: Runtime, thread: string, assistantId: string, body: RunCreateBody, principal: string, resume: unknown): Promise<StartedRun> {
   if (resume !== undefined) {
     const [waiting] = await runtime.runs.list({ threadId: thread, status: "interrupted", limit: 1 });
     if (waiting === undefined) throw new RunConflictError(`thread ${thread} has no run waiting for approval to resume`, { threadId: thread });
@@ -127,6 +128,7 @@ async function startOnThread(runtime: Runtime, thread: string, body: RunCreateBo
   const input = { ...(body.input as { messages: unknown[] }), messages: normalizeMessages((body.input as { messages: unknown[] }).messages) };
   const run = await runtime.runs.create({
     threadId: thread,
+    assistantId,
     input: input as never,
     multitask: body.multitask_strategy === "enqueue" ? "enqueue" : "reject",
     ...(body.limits === undefined || body.limits === null ? {} : { limits: body.limits }),

@@ -80,6 +80,8 @@ export const HistoryBody = z
 
 const ASSISTANT_FIELDS = ["assistant_id", "graph_id", "name", "description", "config", "context", "metadata", "version", "created_at", "updated_at"] as const;
 
+const assistantSortKeys = z.enum(["assistant_id", "graph_id", "name", "created_at", "updated_at"]);
+
 /** `POST /assistants/search` (LangGraph's AssistantSearchRequest). */
 export const AssistantSearchBody = z
   .object({
@@ -87,8 +89,8 @@ export const AssistantSearchBody = z
     name: z.string().max(256).nullish(),
     metadata: metadata.nullish(),
     limit: z.number().int().min(1).max(1_000).nullish(),
-    offset: z.number().int().min(0).nullish(),
-    sort_by: z.enum(["assistant_id", "graph_id", "name", "created_at", "updated_at"]).nullish(),
+    offset: z.number().int().min(0).max(1_000_000).nullish(),
+    sort_by: assistantSortKeys.nullish(),
     sort_order: z.enum(["asc", "desc"]).nullish(),
     select: z.array(z.enum(ASSISTANT_FIELDS)).max(ASSISTANT_FIELDS.length).nullish(),
   })
@@ -98,6 +100,40 @@ export const AssistantSearchBody = z
 export const AssistantCountBody = z
   .object({ graph_id: z.string().max(256).nullish(), name: z.string().max(256).nullish(), metadata: metadata.nullish() })
   .strict();
+
+/** `POST /assistants` (LangGraph's AssistantCreate); `config` is checked by the runtime (configurable, recursion_limit, tags). */
+export const AssistantCreateBody = z
+  .object({
+    graph_id: z.string().min(1).max(256),
+    assistant_id: z.string().uuid().nullish(),
+    config: z.record(z.string(), z.unknown()).nullish(),
+    context: z.unknown().optional(),
+    metadata: metadata.nullish(),
+    if_exists: z.enum(["raise", "do_nothing"]).nullish(),
+    name: z.string().max(1_000).nullish(),
+    description: z.string().max(10_000).nullish(),
+  })
+  .strict();
+
+/** `PATCH /assistants/{id}` (LangGraph's AssistantPatch): every field optional; metadata is merged. */
+export const AssistantPatchBody = z
+  .object({
+    graph_id: z.string().min(1).max(256).nullish(),
+    config: z.record(z.string(), z.unknown()).nullish(),
+    context: z.unknown().optional(),
+    metadata: metadata.nullish(),
+    name: z.string().max(1_000).nullish(),
+    description: z.string().max(10_000).nullish(),
+  })
+  .strict();
+
+/** `POST /assistants/{id}/versions`. */
+export const AssistantVersionsBody = z
+  .object({ metadata: metadata.nullish(), limit: z.number().int().min(1).max(1_000).nullish(), offset: z.number().int().min(0).max(1_000_000).nullish() })
+  .strict();
+
+/** `POST /assistants/{id}/latest`. */
+export const AssistantLatestBody = z.object({ version: z.number().int().min(1) }).strict();
 
 /**
  * Reads the JSON body and validates it: no body counts as `{}`; malformed JSON is 400
