@@ -39,3 +39,8 @@ CREATE TABLE assistant_versions (
 ALTER TABLE runs ADD COLUMN metadata jsonb NOT NULL DEFAULT '{}';
 -- `after_seconds`: no worker claims the run before this time
 ALTER TABLE runs ADD COLUMN not_before timestamptz;
+-- LangGraph's static breakpoints: nodes the run stops before / after ('*': every node)
+ALTER TABLE runs ADD COLUMN interrupt_before text[];
+ALTER TABLE runs ADD COLUMN interrupt_after text[];
+-- time travel: the checkpoint of the thread the run starts from (forking the thread there)
+ALTER TABLE runs ADD COLUMN checkpoint_id text;

@@ -145,6 +145,10 @@ export const RUN_THREAD_LOCK_PREFIX = "devmind:thread:";
 
 /** Bounds of the run store (src/runtime/run-store.ts). */
 export const RUN_STORE_LIMITS = {
+  /** Most nodes one `interrupt_before` / `interrupt_after` list may name. */
+  breakpointsMax: 100,
+  /** Longest `after_seconds` delay (a day). */
+  afterSecondsMax: 86_400,
   /** `list()` page size when none is given, and the largest page it returns. */
   listDefault: 50,
   listMax: 500,

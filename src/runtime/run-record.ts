@@ -95,6 +95,15 @@ export interface RunRecord {
   context: unknown;
   /** While `interrupted`: what it waits on. Null otherwise. */
   interrupts: RunInterrupt[] | null;
+  /** The run's own metadata (LangGraph's run `metadata`); `{}` when none. */
+  metadata: Record<string, unknown>;
+  /** `after_seconds`: no worker claims the run before this time (ISO); null: at once. */
+  not_before: string | null;
+  /** LangGraph's static breakpoints: the graph stops before / after these nodes (`*`: all); null when none. */
+  interrupt_before: string[] | null;
+  interrupt_after: string[] | null;
+  /** The thread checkpoint the run starts from (time travel, forking the thread there); null: the latest. */
+  checkpoint_id: string | null;
   /** Set while `status` is `running`, null otherwise. */
   lease: RunLease | null;
   /** A cancel was requested; a running run's worker stops at its next check. */
@@ -150,6 +159,11 @@ export function runFromRow(row: Row): RunRecord {
     config: (row["config"] as RunGraphConfig | null) ?? {},
     context: row["context"] ?? null,
     interrupts: row["status"] === "interrupted" ? ((row["interrupts"] as RunInterrupt[] | null) ?? []) : null,
+    metadata: (row["metadata"] as Record<string, unknown> | null | undefined) ?? {},
+    not_before: (row["not_before"] as string | null | undefined) ?? null,
+    interrupt_before: (row["interrupt_before"] as string[] | null | undefined) ?? null,
+    interrupt_after: (row["interrupt_after"] as string[] | null | undefined) ?? null,
+    checkpoint_id: (row["checkpoint_id"] as string | null | undefined) ?? null,
     lease:
       leaseOwner === null || leaseOwner === undefined
         ? null

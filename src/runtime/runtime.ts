@@ -126,11 +126,20 @@ export interface RunsApi {
     limits?: RunLimits;
     multitask?: "reject" | "enqueue";
     executeHere?: boolean;
+    /** The run's own metadata, stored and filterable (`list({ metadata })`). */
+    metadata?: Record<string, unknown>;
+    /** Seconds before a worker may claim the run (LangGraph's `after_seconds`). */
+    afterSeconds?: number;
+    /** Static breakpoints (node names or `*`): the run ends before / after them, and a later run with input null continues. Not for the agent. */
+    interruptBefore?: string[];
+    interruptAfter?: string[];
+    /** Start from this checkpoint of the thread (time travel: the thread forks there). Not for the agent. */
+    checkpointId?: string;
   }): Promise<RunRecord>;
   execute(runId: string): Promise<RunRecord>;
   decide(runId: string, body: unknown, audit: { principal: string; reason?: string }): Promise<RunRecord>;
   get(runId: string): Promise<RunRecord>;
-  list(options?: { status?: RunStatus; threadId?: string; limit?: number; before?: string }): Promise<RunRecord[]>;
+  list(options?: { status?: RunStatus; threadId?: string; limit?: number; before?: string; metadata?: Record<string, unknown> }): Promise<RunRecord[]>;
   cancel(runId: string): Promise<RunRecord>;
   wait(runId: string, options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<RunRecord>;
   /**

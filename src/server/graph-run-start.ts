@@ -14,13 +14,8 @@ const CONFIG_KEYS = ["configurable", "recursion_limit", "tags"] as const;
  * the option, never accepted and ignored.
  */
 const UNSUPPORTED_OPTIONS: Record<string, (value: unknown) => boolean> = {
-  interrupt_before: (value) => Array.isArray(value) && value.length === 0,
-  interrupt_after: (value) => Array.isArray(value) && value.length === 0,
-  checkpoint: () => false,
-  checkpoint_id: () => false,
   webhook: () => false,
   feedback_keys: (value) => Array.isArray(value) && value.length === 0,
-  after_seconds: (value) => value === 0,
   on_completion: (value) => value === "keep",
   stream_subgraphs: (value) => value === false,
   checkpoint_during: (value) => value === true,
@@ -37,9 +32,45 @@ export function refuseUnsupportedOptions(body: RunCreateBody): void {
     if (value === undefined || value === null || neutral(value)) continue;
     throw httpError("REQUEST_INVALID", `${option} is not supported by devmind serve`, { field: option });
   }
-  if (body.metadata !== undefined && body.metadata !== null && Object.keys(body.metadata).length > 0) {
-    throw httpError("REQUEST_INVALID", "run metadata is not supported by devmind serve (thread metadata is: PATCH /threads/{id})", { field: "metadata" });
+}
+
+/** A breakpoint option as LangGraph takes it: `"*"` or a list of node names; undefined when not set. */
+function breakpoints(value: unknown, field: string): string[] | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (value === "*") return ["*"];
+  if (!Array.isArray(value) || !value.every((node) => typeof node === "string")) throw httpError("REQUEST_INVALID", `${field} must be "*" or a list of node names`, { field });
+  return value.length === 0 ? undefined : (value as string[]);
+}
+
+/**
+ * The run options of a request every graph's runs take, in `runtime.runs.create`'s terms:
+ * `metadata`, `after_seconds`, `interrupt_before` / `interrupt_after`, and the checkpoint to start
+ * from (`checkpoint_id`, or `checkpoint: {checkpoint_id, checkpoint_ns: ""}`).
+ */
+export function runOptionsOf(body: RunCreateBody): { metadata?: Record<string, unknown>; afterSeconds?: number; interruptBefore?: string[]; interruptAfter?: string[]; checkpointId?: string } {
+  const raw = body as Record<string, unknown>;
+  const afterSeconds = raw["after_seconds"];
+  if (afterSeconds !== undefined && afterSeconds !== null && (typeof afterSeconds !== "number" || !Number.isFinite(afterSeconds) || afterSeconds < 0)) {
+    throw httpError("REQUEST_INVALID", "after_seconds must be a non-negative number", { field: "after_seconds" });
   }
+  const checkpoint = raw["checkpoint"] as { checkpoint_id?: unknown; checkpoint_ns?: unknown } | null | undefined;
+  if (checkpoint !== undefined && checkpoint !== null) {
+    if (typeof checkpoint !== "object" || typeof checkpoint.checkpoint_id !== "string") throw httpError("REQUEST_INVALID", "checkpoint must be {checkpoint_id, checkpoint_ns?}", { field: "checkpoint" });
+    if (checkpoint.checkpoint_ns !== undefined && checkpoint.checkpoint_ns !== null && checkpoint.checkpoint_ns !== "") {
+      throw httpError("REQUEST_INVALID", "checkpoint.checkpoint_ns is not supported: runs start from a checkpoint of the graph itself", { field: "checkpoint.checkpoint_ns" });
+    }
+  }
+  const checkpointId = (raw["checkpoint_id"] as string | null | undefined) ?? (checkpoint?.checkpoint_id as string | undefined);
+  if (checkpointId !== undefined && typeof checkpointId !== "string") throw httpError("REQUEST_INVALID", "checkpoint_id must be a string", { field: "checkpoint_id" });
+  const interruptBefore = breakpoints(raw["interrupt_before"], "interrupt_before");
+  const interruptAfter = breakpoints(raw["interrupt_after"], "interrupt_after");
+  return {
+    ...(body.metadata === undefined || body.metadata === null ? {} : { metadata: body.metadata }),
+    ...(typeof afterSeconds === "number" && afterSeconds > 0 ? { afterSeconds } : {}),
+    ...(interruptBefore === undefined ? {} : { interruptBefore }),
+    ...(interruptAfter === undefined ? {} : { interruptAfter }),
+    ...(checkpointId === undefined ? {} : { checkpointId }),
+  };
 }
 
 /**
@@ -113,12 +144,18 @@ export async function startGraphRun(runtime: Runtime, thread: string, target: { 
     if (!resumed) for await (const event of runtime.runs.events(run.run_id, { after: startSeq })) if (event.type === "run.resumed") resumed = true;
     return { run, from: { seq: startSeq, values: snapshots.length, settled: snapshots.length }, waitForResume: resumed, startSeq };
   }
-  if (body.input === undefined || body.input === null) throw httpError("REQUEST_INVALID", `input is required for graph ${graphId} (or command to resume its interrupted run)`, { field: "input" });
+  const options = runOptionsOf(body);
+  if (options.checkpointId !== undefined) {
+    const state = await runtime.threads.stateAt(thread, options.checkpointId);
+    if (state.createdAt === undefined) throw httpError("NOT_FOUND", `no checkpoint ${JSON.stringify(options.checkpointId.slice(0, 100))} on thread ${thread}`, { field: "checkpoint_id" });
+  }
   const config = graphConfigOf(body.config);
+  // input null continues the thread from its checkpoint (after a breakpoint, or from `checkpoint_id`)
   const run = await runtime.runs.create({
     threadId: thread,
     assistantId: target.assistantId,
-    input: body.input,
+    ...options,
+    input: body.input ?? null,
     ...(config === undefined ? {} : { config }),
     ...(body.context === undefined || body.context === null ? {} : { context: body.context }),
     multitask: body.multitask_strategy === "enqueue" ? "enqueue" : "reject",

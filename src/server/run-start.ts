@@ -7,7 +7,7 @@ import { httpError } from "./http-errors.js";
 import type { StreamCursor } from "./stream-cursor.js";
 import { AgentInput, validate, type RunCreateBody } from "./validation.js";
 import { interruptsOf, toWire } from "./wire.js";
-import { refuseUnsupportedOptions, startGraphRun } from "./graph-run-start.js";
+import { refuseUnsupportedOptions, runOptionsOf, startGraphRun } from "./graph-run-start.js";
 
 /** A run a request started (or resumed), and where its stream should begin. */
 export interface StartedRun {
@@ -129,6 +129,7 @@ async function startOnThread(runtime: Runtime, thread: string, assistantId: stri
   const run = await runtime.runs.create({
     threadId: thread,
     assistantId,
+    ...runOptionsOf(body),
     input: input as never,
     multitask: body.multitask_strategy === "enqueue" ? "enqueue" : "reject",
     ...(body.limits === undefined || body.limits === null ? {} : { limits: body.limits }),

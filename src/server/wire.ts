@@ -87,5 +87,5 @@ export function threadWire(thread: ThreadRecord, state: StateSnapshot | undefine
  */
 export function runWire(run: RunRecord): Record<string, unknown> {
   const { input: _input, lease: _lease, limits: _limits, ...rest } = run;
-  return { ...rest, metadata: {}, multitask_strategy: null, kwargs: {} };
+  return { ...rest, multitask_strategy: null, kwargs: {} };
 }
