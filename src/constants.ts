@@ -335,6 +335,10 @@ export const CLI_DEFAULTS = {
 export const SERVER_DEFAULTS = {
   /** Largest request body accepted (413 PAYLOAD_TOO_LARGE beyond). */
   bodyLimitBytes: 1_048_576,
+  /** Most runs one `POST /runs/batch` creates, and most runs one `POST /runs/cancel` names. */
+  runBatchMax: 100,
+  /** multitask_strategy "interrupt": how long a new run waits for the thread's active runs to stop before it is queued behind them. */
+  interruptStopMs: 10_000,
   /** Open SSE streams send a `: heartbeat` comment this often, so clients and proxies see the line alive. */
   heartbeatMs: 15_000,
   /** While a streamed run is running, its checkpoints are looked at least this often (run events wake it sooner). */

@@ -142,6 +142,18 @@ export function runSql(schema: string) {
       return built;
     },
 
+    /**
+     * $1 run id: deletes the run (its events, decisions, ledger and resumes cascade) unless it is
+     * running or interrupted. Returns `deleted`, and the status it has when it was not deleted.
+     */
+    delete: statement(
+      "runs_delete",
+      `WITH gone AS (
+         DELETE FROM ${runs} r WHERE r.run_id = $1::uuid AND r.status NOT IN ('running', 'interrupted') RETURNING r.run_id
+       )
+       SELECT EXISTS (SELECT 1 FROM gone) AS deleted, (SELECT c.status FROM ${runs} c WHERE c.run_id = $1::uuid) AS status`,
+    ),
+
     /** $1 run id: whether the run exists (a `list` cursor check). */
     exists: statement("runs_exists", `SELECT 1 AS found FROM ${runs} r WHERE r.run_id = $1::uuid`),
 

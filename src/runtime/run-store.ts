@@ -238,6 +238,17 @@ export class RunStore {
     return { run, claimed: { run, epoch: run.lease.epoch } };
   }
 
+  /**
+   * Deletes a run that is not running or interrupted (a pending one included), with its events,
+   * decisions, ledger rows and resumes. RunNotFoundError for none; RunConflictError while active.
+   */
+  async delete(runId: string): Promise<void> {
+    const row = (await this.db.query(this.sql.delete, [checkRunId(runId)])).rows[0];
+    if (row?.["deleted"] === true) return;
+    if (row?.["status"] === null || row?.["status"] === undefined) throw new RunNotFoundError(runId);
+    throw new RunConflictError(`run ${runId} is ${String(row["status"])}; cancel it before deleting it`, { runId, status: row["status"] });
+  }
+
   /** The run with this id; RunNotFoundError for an unknown id or a string that is not a uuid. */
   async get(runId: string): Promise<RunRecord> {
     const result = await this.db.query(this.sql.get, [checkRunId(runId)]);

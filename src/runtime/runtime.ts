@@ -141,6 +141,11 @@ export interface RunsApi {
   get(runId: string): Promise<RunRecord>;
   list(options?: { status?: RunStatus; threadId?: string; limit?: number; before?: string; metadata?: Record<string, unknown> }): Promise<RunRecord[]>;
   cancel(runId: string): Promise<RunRecord>;
+  /**
+   * Deletes a run that is neither running nor interrupted (cancel it first: RunConflictError),
+   * with its events, decisions and ledger rows. Its checkpoints stay in the thread's history.
+   */
+  delete(runId: string): Promise<void>;
   wait(runId: string, options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<RunRecord>;
   /**
    * The run's stored events in seq order (with `follow`, then new ones until the run is terminal).
@@ -427,6 +432,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       if (claimed === null) await notify(db, RUNS_CHANNEL, run.run_id);
       return run;
     },
+    delete: (runId) => runs.delete(runId),
     async execute(runId) {
       const key = runId.toLowerCase();
       const reservation = reserved.get(key);

@@ -24,6 +24,11 @@ const UNSUPPORTED_OPTIONS: Record<string, (value: unknown) => boolean> = {
   langsmith_tracer: () => false,
 };
 
+/** The multitask mode of `runtime.runs.create` a request's strategy becomes ("interrupt" queues behind what is still stopping). */
+export function multitaskOf(body: RunCreateBody): "reject" | "enqueue" {
+  return body.multitask_strategy === "enqueue" || body.multitask_strategy === "interrupt" ? "enqueue" : "reject";
+}
+
 /** Refuses (422 REQUEST_INVALID, naming it) the first LangGraph run option set that devmind does not implement. */
 export function refuseUnsupportedOptions(body: RunCreateBody): void {
   const raw = body as Record<string, unknown>;
@@ -158,7 +163,7 @@ export async function startGraphRun(runtime: Runtime, thread: string, target: { 
     input: body.input ?? null,
     ...(config === undefined ? {} : { config }),
     ...(body.context === undefined || body.context === null ? {} : { context: body.context }),
-    multitask: body.multitask_strategy === "enqueue" ? "enqueue" : "reject",
+    multitask: multitaskOf(body),
     ...(body.limits === undefined || body.limits === null ? {} : { limits: body.limits }),
   });
   return { run, waitForResume: false, startSeq: 0 };

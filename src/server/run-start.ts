@@ -7,7 +7,7 @@ import { httpError } from "./http-errors.js";
 import type { StreamCursor } from "./stream-cursor.js";
 import { AgentInput, validate, type RunCreateBody } from "./validation.js";
 import { interruptsOf, toWire } from "./wire.js";
-import { refuseUnsupportedOptions, runOptionsOf, startGraphRun } from "./graph-run-start.js";
+import { multitaskOf, refuseUnsupportedOptions, runOptionsOf, startGraphRun } from "./graph-run-start.js";
 
 /** A run a request started (or resumed), and where its stream should begin. */
 export interface StartedRun {
@@ -65,8 +65,8 @@ export function normalizeMessages(messages: readonly unknown[]): unknown[] {
 export async function startRun(runtime: Runtime, threadId: string | null, body: RunCreateBody, principal: string): Promise<StartedRun> {
   const assistant = await runtime.assistants.get(body.assistant_id);
   const graphId = assistant.graph_id;
-  if (body.multitask_strategy === "interrupt" || body.multitask_strategy === "rollback") {
-    throw httpError("REQUEST_INVALID", `multitask_strategy ${body.multitask_strategy} is not supported; use "reject" or "enqueue"`);
+  if (body.multitask_strategy === "rollback") {
+    throw httpError("REQUEST_INVALID", 'multitask_strategy rollback is not supported (a cancelled run\'s checkpoints stay); use "interrupt", "reject" or "enqueue"', { field: "multitask_strategy" });
   }
   refuseUnsupportedOptions(body);
   const agent = runtime.graphs.isBuiltinAgent(graphId);
@@ -99,6 +99,7 @@ export async function startRun(runtime: Runtime, threadId: string | null, body: 
     }
   }
   try {
+    if (body.multitask_strategy === "interrupt" && !createdHere && body.command == null) await interruptThread(runtime, thread);
     return agent
       ? await startOnThread(runtime, thread, assistant.assistant_id, body, principal, resume)
       : await startGraphRun(runtime, thread, { assistantId: assistant.assistant_id, graphId }, body, principal);
@@ -131,10 +132,25 @@ async function startOnThread(runtime: Runtime, thread: string, assistantId: stri
     assistantId,
     ...runOptionsOf(body),
     input: input as never,
-    multitask: body.multitask_strategy === "enqueue" ? "enqueue" : "reject",
+    multitask: multitaskOf(body),
     ...(body.limits === undefined || body.limits === null ? {} : { limits: body.limits }),
   });
   return { run, waitForResume: false, startSeq: 0 };
+}
+
+/**
+ * multitask_strategy "interrupt": cancels the thread's pending, running and interrupted runs and
+ * waits (at most SERVER_DEFAULTS.interruptStopMs) until they stopped; the new run is then created
+ * with "enqueue", so it starts after any that is still stopping.
+ */
+async function interruptThread(runtime: Runtime, threadId: string): Promise<void> {
+  const active = (await Promise.all((["pending", "running", "interrupted"] as const).map((status) => runtime.runs.list({ threadId, status, limit: 100 })))).flat();
+  await Promise.all(
+    active.map(async (run) => {
+      const cancelled = await runtime.runs.cancel(run.run_id).catch(() => run);
+      if (cancelled.status === "running") await runtime.runs.waitStopped(run.run_id, { timeoutMs: SERVER_DEFAULTS.interruptStopMs });
+    }),
+  );
 }
 
 const STOPPED = new Set(["interrupted", "success", "error", "timeout", "cancelled"]);

@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import { z } from "zod";
+import { SERVER_DEFAULTS } from "../constants.js";
 import { httpError } from "./http-errors.js";
 
 /** Stream modes a LangGraph client may ask for; devmind produces values, updates, messages(-tuple) and custom. */
@@ -43,6 +44,16 @@ export const RunCreateBody = z
   .passthrough();
 /** A validated run request. */
 export type RunCreateBody = z.infer<typeof RunCreateBody>;
+
+/** `POST /runs/cancel` (the SDK's `cancelMany`): the runs named, or every run of a status (optionally of one thread). */
+export const RunCancelManyBody = z
+  .object({
+    thread_id: z.string().min(1).max(256).nullish(),
+    run_ids: z.array(z.string().min(1).max(64)).min(1).max(SERVER_DEFAULTS.runBatchMax).nullish(),
+    status: z.enum(["pending", "running", "all"]).nullish(),
+  })
+  .strict()
+  .refine((body) => (body.run_ids ?? null) !== null || (body.status ?? null) !== null, { message: "give run_ids or status" });
 
 /** `POST /threads`. `supersteps` (pre-filled state) is not supported. */
 export const ThreadCreateBody = z
