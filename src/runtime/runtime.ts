@@ -395,9 +395,11 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   };
 
   // a thread's checkpoints are read with the graph of its latest run (the agent for a thread without runs)
-  const threads = createThreadsApi(db, async (threadId) => {
+  // (a thread without runs: the graph its metadata names, as LangGraph clients create threads with graph_id)
+  const threads = createThreadsApi(db, async (threadId, taggedGraph) => {
     const [latest] = await runs.list({ threadId, limit: 1 }).catch(() => []);
-    const graphId = latest !== undefined && graphs.has(latest.graph_id) ? latest.graph_id : GRAPHS_DEFAULTS.builtinId;
+    const tagged = latest === undefined ? await taggedGraph() : undefined;
+    const graphId = latest !== undefined && graphs.has(latest.graph_id) ? latest.graph_id : tagged !== undefined && graphs.has(tagged) ? tagged : GRAPHS_DEFAULTS.builtinId;
     const config = latest === undefined ? {} : { configurable: { ...(latest.config.configurable ?? {}), thread_id: threadId } };
     return (await graphs.compiled(graphs.has(graphId) ? graphId : (graphs.ids()[0] ?? graphId), config)) as unknown as StateReadableGraph;
   });

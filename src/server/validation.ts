@@ -55,18 +55,45 @@ export const RunCancelManyBody = z
   .strict()
   .refine((body) => (body.run_ids ?? null) !== null || (body.status ?? null) !== null, { message: "give run_ids or status" });
 
-/** `POST /threads`. `supersteps` (pre-filled state) is not supported. */
+/** One update of a superstep or of `POST /threads/{id}/state`'s kind: values written as a node. */
+const StateUpdate = z.object({ values: z.unknown(), as_node: z.string().min(1).max(256).nullish(), command: z.unknown().optional() }).strict();
+
+/** `POST /threads`: `supersteps` pre-fill the state with the graph `metadata.graph_id` names; `ttl` is refused (threads live until deleted). */
 export const ThreadCreateBody = z
   .object({
     thread_id: z.string().min(1).max(256).nullish(),
     metadata: metadata.nullish(),
     if_exists: z.enum(["raise", "do_nothing"]).nullish(),
+    supersteps: z.array(z.object({ updates: z.array(StateUpdate).min(1).max(100) }).strict()).max(100).nullish(),
     ttl: z.unknown().optional(),
   })
-  .passthrough();
+  .strict();
 
 /** `PATCH /threads/{id}`. */
-export const ThreadPatchBody = z.object({ metadata: metadata.nullish() }).passthrough();
+export const ThreadPatchBody = z.object({ metadata: metadata.nullish(), ttl: z.unknown().optional() }).strict();
+
+/** `POST /threads/count`. `values` (a state filter) is refused when not empty. */
+export const ThreadCountBody = z
+  .object({ metadata: metadata.nullish(), values: metadata.nullish(), status: z.enum(["idle", "busy", "interrupted", "error"]).nullish() })
+  .strict();
+
+/** `POST /threads/{id}/state` (LangGraph's ThreadStateUpdate). */
+export const ThreadStateUpdateBody = z
+  .object({
+    values: z.unknown(),
+    as_node: z.string().min(1).max(256).nullish(),
+    checkpoint_id: CheckpointId.nullish(),
+    checkpoint: z.object({ checkpoint_id: CheckpointId, checkpoint_ns: z.string().max(0).nullish(), thread_id: z.string().nullish() }).passthrough().nullish(),
+  })
+  .strict();
+
+/** `POST /threads/{id}/state/checkpoint` (the SDK's `getState` with a checkpoint object). */
+export const ThreadStateAtBody = z
+  .object({ checkpoint: z.object({ checkpoint_id: CheckpointId, checkpoint_ns: z.string().max(0).nullish(), thread_id: z.string().nullish() }).passthrough(), subgraphs: z.boolean().nullish() })
+  .strict();
+
+/** `POST /threads/prune`: `delete` removes the threads; `keep_latest` is refused. */
+export const ThreadPruneBody = z.object({ thread_ids: z.array(z.string().min(1).max(256)).min(1).max(500), strategy: z.enum(["delete", "keep_latest"]).nullish() }).strict();
 
 /** `POST /threads/search`. */
 export const ThreadSearchBody = z
@@ -78,16 +105,20 @@ export const ThreadSearchBody = z
     offset: z.number().int().min(0).max(1_000_000).nullish(),
     sort_by: z.enum(["thread_id", "created_at", "updated_at", "status"]).nullish(),
     sort_order: z.enum(["asc", "desc"]).nullish(),
+    select: z.array(z.enum(["thread_id", "created_at", "updated_at", "metadata", "status", "values", "interrupts"])).max(7).nullish(),
+    values: metadata.nullish(),
   })
-  .passthrough();
+  .strict();
 
 /** `POST /threads/{id}/history`: `before` a checkpoint id or LangGraph's `{configurable: {checkpoint_id}}`. */
 export const HistoryBody = z
   .object({
     limit: z.number().int().min(1).max(1_000).nullish(),
     before: z.union([CheckpointId, z.object({ configurable: z.object({ checkpoint_id: CheckpointId }).passthrough() }).passthrough()]).nullish(),
+    metadata: metadata.nullish(),
+    checkpoint: z.object({ checkpoint_id: CheckpointId.nullish(), checkpoint_ns: z.string().max(0).nullish(), thread_id: z.string().nullish() }).passthrough().nullish(),
   })
-  .passthrough();
+  .strict();
 
 const ASSISTANT_FIELDS = ["assistant_id", "graph_id", "name", "description", "config", "context", "metadata", "version", "created_at", "updated_at"] as const;
 
