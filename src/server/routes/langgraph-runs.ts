@@ -46,7 +46,10 @@ function runPath(run: RunRecord): string {
  *   (`__interrupt__` added while it waits for approval).
  * - `command: {resume: {decisions: [...]}}` instead of `input` decides the thread's interrupted
  *   run as the caller's key (CONTRACT section 5); the same run continues (same run id).
- * - `multitask_strategy` reject (default: 409 while the thread has an active run) | enqueue.
+ * - `multitask_strategy` reject (default: 409 while the thread has an active run) | enqueue |
+ *   interrupt (cancels the thread's active runs first); run options in `runOptionsOf`.
+ * - `POST /runs/batch [RunCreate...]` -> Run[] (stateless); `POST /runs/cancel {run_ids?|status?,
+ *   thread_id?}` -> 204; `DELETE /threads/{tid}/runs/{rid}` -> 204 (409 while running or interrupted).
  * - `GET /threads/{tid}/runs?limit&offset&status` -> Run[] newest first; `GET .../runs/{rid}` -> Run;
  *   `POST .../runs/{rid}/cancel?wait=0|1` -> 202 Run (200 after it stopped with wait=1);
  *   `GET .../runs/{rid}/join` -> values; `GET .../runs/{rid}/stream` (and `/runs/{rid}/stream`)

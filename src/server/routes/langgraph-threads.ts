@@ -34,13 +34,17 @@ function refuseValuesFilter(values: Record<string, unknown> | null | undefined):
  * LangGraph Platform's threads (CONTRACT section 8), as the SDK's `client.threads` calls them
  * (assistants: `langgraphAssistantRoutes`):
  *
- * - `POST /threads {thread_id?, metadata?, if_exists?}` -> Thread; `GET|PATCH|DELETE /threads/{id}`;
- *   `POST /threads/search {metadata?, ids?, status?, limit?, offset?, sort_by?, sort_order?}` -> Thread[].
+ * - `POST /threads {thread_id?, metadata?, if_exists?, supersteps?}` -> Thread; `GET|PATCH|DELETE /threads/{id}`;
+ *   `POST /threads/search {metadata?, ids?, status?, limit?, offset?, sort_by?, sort_order?, select?}` -> Thread[];
+ *   `POST /threads/count {metadata?, status?}` -> number; `POST /threads/prune {thread_ids, strategy: delete}`.
+ *   `ttl`, `values` filters, `copy` and prune `keep_latest` are refused naming them.
  *   Thread: `{thread_id, created_at, updated_at, metadata, status: idle|busy|interrupted|error,
  *   values: {messages: [...], …} | null, interrupts: {task_id: [{id, value}]}}`.
  * - `GET /threads/{id}/state` -> ThreadState `{values, next, tasks: [{id, name, interrupts}],
  *   checkpoint, parent_checkpoint, metadata, created_at}`; `GET /threads/{id}/state/{checkpoint_id}`;
- *   `POST /threads/{id}/history {limit?, before?}` -> ThreadState[] newest first.
+ *   `POST /threads/{id}/state/checkpoint {checkpoint}`; `POST /threads/{id}/history {limit?, before?,
+ *   metadata?, checkpoint?}` -> ThreadState[] newest first; `POST /threads/{id}/state {values,
+ *   as_node?, checkpoint_id?|checkpoint?}` (`updateState`) -> `{checkpoint, configurable}`.
  */
 export function langgraphThreadRoutes(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
   const { runtime } = deps;
