@@ -146,6 +146,12 @@ export interface RunsApi {
    * with its events, decisions and ledger rows. Its checkpoints stay in the thread's history.
    */
   delete(runId: string): Promise<void>;
+  /**
+   * Rolls a stopped run back (LangGraph's rollback): its checkpoints are removed, so the thread's
+   * state is what it was before the run, and the run is deleted. RunConflictError unless the run
+   * is terminal (cancel it and wait first); RUN_INPUT_INVALID for the built-in agent's runs.
+   */
+  rollback(runId: string): Promise<void>;
   wait(runId: string, options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<RunRecord>;
   /**
    * The run's stored events in seq order (with `follow`, then new ones until the run is terminal).
@@ -435,6 +441,13 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       return run;
     },
     delete: (runId) => runs.delete(runId),
+    async rollback(runId) {
+      const run = await runs.get(runId);
+      if (!TERMINAL.includes(run.status)) throw new RunConflictError(`run ${runId} is ${run.status}; cancel it and wait until it stopped before rolling it back`, { runId, status: run.status });
+      if (graphs.isBuiltinAgent(run.graph_id)) throw new DevmindError("RUN_INPUT_INVALID", "rollback is not supported for runs of the built-in agent", { details: { field: "action" } });
+      await checkpointer.deleteRunCheckpoints(run.thread_id, run.run_id);
+      await runs.delete(run.run_id);
+    },
     async execute(runId) {
       const key = runId.toLowerCase();
       const reservation = reserved.get(key);

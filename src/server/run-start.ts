@@ -65,11 +65,11 @@ export function normalizeMessages(messages: readonly unknown[]): unknown[] {
 export async function startRun(runtime: Runtime, threadId: string | null, body: RunCreateBody, principal: string): Promise<StartedRun> {
   const assistant = await runtime.assistants.get(body.assistant_id);
   const graphId = assistant.graph_id;
-  if (body.multitask_strategy === "rollback") {
-    throw httpError("REQUEST_INVALID", 'multitask_strategy rollback is not supported (a cancelled run\'s checkpoints stay); use "interrupt", "reject" or "enqueue"', { field: "multitask_strategy" });
-  }
   refuseUnsupportedOptions(body);
   const agent = runtime.graphs.isBuiltinAgent(graphId);
+  if (agent && body.multitask_strategy === "rollback") {
+    throw httpError("REQUEST_INVALID", "multitask_strategy rollback is not supported for the built-in agent (its state is not rolled back by run); use interrupt", { field: "multitask_strategy" });
+  }
   const resume = body.command?.resume;
   if (agent) {
     if (body.command?.update !== undefined || body.command?.goto !== undefined) throw httpError("REQUEST_INVALID", "command.update and command.goto are not supported for the agent; use command.resume");
@@ -99,7 +99,9 @@ export async function startRun(runtime: Runtime, threadId: string | null, body: 
     }
   }
   try {
-    if (body.multitask_strategy === "interrupt" && !createdHere && body.command == null) await interruptThread(runtime, thread);
+    if ((body.multitask_strategy === "interrupt" || body.multitask_strategy === "rollback") && !createdHere && body.command == null) {
+      await interruptThread(runtime, thread, body.multitask_strategy === "rollback");
+    }
     return agent
       ? await startOnThread(runtime, thread, assistant.assistant_id, body, principal, resume)
       : await startGraphRun(runtime, thread, { assistantId: assistant.assistant_id, graphId }, body, principal);
@@ -143,14 +145,30 @@ async function startOnThread(runtime: Runtime, thread: string, assistantId: stri
  * waits (at most SERVER_DEFAULTS.interruptStopMs) until they stopped; the new run is then created
  * with "enqueue", so it starts after any that is still stopping.
  */
-async function interruptThread(runtime: Runtime, threadId: string): Promise<void> {
+async function interruptThread(runtime: Runtime, threadId: string, rollback: boolean): Promise<void> {
   const active = (await Promise.all((["pending", "running", "interrupted"] as const).map((status) => runtime.runs.list({ threadId, status, limit: 100 })))).flat();
-  await Promise.all(
-    active.map(async (run) => {
-      const cancelled = await runtime.runs.cancel(run.run_id).catch(() => run);
-      if (cancelled.status === "running") await runtime.runs.waitStopped(run.run_id, { timeoutMs: SERVER_DEFAULTS.interruptStopMs });
-    }),
-  );
+  if (rollback && active.some((run) => runtime.graphs.isBuiltinAgent(run.graph_id))) {
+    throw httpError("REQUEST_INVALID", "multitask_strategy rollback is not supported for the built-in agent's runs; use interrupt", { field: "multitask_strategy" });
+  }
+  await Promise.all(active.map((run) => (rollback ? cancelAndRollback(runtime, run) : stopRun(runtime, run))));
+}
+
+/** Cancels a run and waits (at most SERVER_DEFAULTS.interruptStopMs) until it stopped; returns it as it then is. */
+async function stopRun(runtime: Runtime, run: RunRecord): Promise<RunRecord> {
+  const cancelled = await runtime.runs.cancel(run.run_id).catch(() => run);
+  return cancelled.status === "running" ? runtime.runs.waitStopped(run.run_id, { timeoutMs: SERVER_DEFAULTS.interruptStopMs }) : cancelled;
+}
+
+/**
+ * Cancel with `action=rollback` (and multitask "rollback"): cancels the run, waits until it
+ * stopped, then removes its checkpoints and the run (`runtime.runs.rollback`). A finished run is
+ * rolled back as it is. RunConflictError when it did not stop in time.
+ */
+export async function cancelAndRollback(runtime: Runtime, run: RunRecord): Promise<void> {
+  if (runtime.graphs.isBuiltinAgent(run.graph_id)) throw httpError("REQUEST_INVALID", "rollback is not supported for the built-in agent's runs; cancel with action=interrupt", { field: "action" });
+  const stopped = STOPPED.has(run.status) && run.status !== "interrupted" ? run : await stopRun(runtime, run);
+  if (stopped.status === "running" || stopped.status === "pending") throw new RunConflictError(`run ${run.run_id} is still stopping; retry the rollback`, { runId: run.run_id });
+  await runtime.runs.rollback(run.run_id);
 }
 
 const STOPPED = new Set(["interrupted", "success", "error", "timeout", "cancelled"]);

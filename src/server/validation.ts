@@ -19,11 +19,11 @@ export const AgentInput = z.object({ messages: z.array(z.unknown()).min(1).max(1
  * devmind uses: `assistant_id` (a loaded graph's id or its assistant uuid), `input` (`AgentInput`
  * for the agent, any JSON for another graph), `command` (resume; update and goto for user
  * graphs), `config` (configurable, recursion_limit, tags) and `context` for user graphs,
- * `stream_mode`, `multitask_strategy` reject|enqueue|interrupt, `if_not_exists` create|reject,
+ * `stream_mode`, `multitask_strategy` reject|enqueue|interrupt|rollback, `if_not_exists` create|reject,
  * `on_disconnect` cancel|continue, `metadata`, and devmind's `limits` (a partial of the run
  * limits); `after_seconds`, `interrupt_before`/`interrupt_after` and `checkpoint(_id)` are read by
  * `runOptionsOf`. The LangGraph options devmind does not implement are refused by
- * `refuseUnsupportedOptions` (and rollback by `startRun`).
+ * `refuseUnsupportedOptions` (and rollback of the agent by `startRun`).
  */
 export const RunCreateBody = z
   .object({

@@ -1,4 +1,4 @@
-import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
+import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgraph";
 import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "../../src/db/types.js";
@@ -15,6 +15,15 @@ const chainGraph = new StateGraph(chainState)
   .addEdge("a", "b")
   .addEdge("b", "c")
   .addEdge("c", END)
+  .compile();
+
+/** `a` then `wait`, which interrupts for a value it appends: a run that stays interrupted, with checkpoints, until resumed. */
+const pauseGraph = new StateGraph(chainState)
+  .addNode("a", () => ({ path: ["a"] }))
+  .addNode("wait", () => ({ path: [String(interrupt("value?"))] }))
+  .addEdge(START, "a")
+  .addEdge("a", "wait")
+  .addEdge("wait", END)
   .compile();
 
 /** The SDK's HTTP error status and message of a refused call. */
@@ -39,7 +48,7 @@ describe.each(BACKENDS)("LangGraph run options through the official SDK on %s", 
     await Promise.all(servers.splice(0).map((server) => server.close()));
   });
   const start = async (workers = 1): Promise<{ server: TestServer; client: Client }> => {
-    const server = await startTestServer(owner, [], { workers, graphs: { chain: chainGraph } });
+    const server = await startTestServer(owner, [], { workers, graphs: { chain: chainGraph, pause: pauseGraph } });
     servers.push(server);
     return { server, client: new Client({ apiUrl: server.url, apiKey: TEST_KEYS.alice }) };
   };
@@ -109,7 +118,6 @@ describe.each(BACKENDS)("LangGraph run options through the official SDK on %s", 
       [{ webhook: "http://127.0.0.1:1/hook" }, "webhook"],
       [{ onCompletion: "delete" }, "on_completion"],
       [{ durability: "exit" }, "durability"],
-      [{ multitaskStrategy: "rollback" }, "rollback"],
     ];
     for (const [option, name] of cases) {
       expect(await refusal(client.runs.create(thread.thread_id, "chain", { input: { path: [] }, ...option }))).toMatchObject({ status: 422, message: expect.stringContaining(name) });
@@ -148,7 +156,31 @@ describe.each(BACKENDS)("LangGraph run options through the official SDK on %s", 
     await client.runs.cancelMany({ status: "pending" });
     expect((await server.runtime.runs.list({ status: "pending" })).map((run) => run.run_id)).toEqual([]);
     expect((await server.runtime.runs.get(waiting.run_id)).status).toBe("cancelled");
-    expect(await refusal(client.runs.cancelMany({ status: "all", action: "rollback" }))).toMatchObject({ status: 422, message: expect.stringContaining("rollback") });
-    expect(await refusal(client.runs.cancel(thread.thread_id, second.run_id, false, "rollback"))).toMatchObject({ status: 422, message: expect.stringContaining("rollback") });
+  });
+
+  it("rollback: cancel action=rollback and multitask rollback remove the run and its checkpoints; the thread is as before it", async () => {
+    const { server, client } = await start();
+    const thread = await client.threads.create();
+    expect(await client.runs.wait(thread.thread_id, "pause", { input: { path: ["one"] } })).toMatchObject({ path: ["one", "a"] });
+    const first = (await client.runs.list(thread.thread_id))[0]?.run_id as string;
+    expect(await client.runs.wait(thread.thread_id, "pause", { command: { resume: "done" } })).toEqual({ path: ["one", "a", "done"] });
+    const before = await client.threads.getState(thread.thread_id);
+
+    // an interrupted run, rolled back by cancel: its checkpoints go, the state is the first run's end
+    await client.runs.wait(thread.thread_id, "pause", { input: { path: ["two"] } });
+    const second = (await client.runs.list(thread.thread_id))[0]?.run_id as string;
+    await client.runs.cancel(thread.thread_id, second, true, "rollback");
+    expect((await client.runs.list(thread.thread_id)).map((run) => run.run_id)).toEqual([first]);
+    const after = await client.threads.getState(thread.thread_id);
+    expect([after.values, after.checkpoint.checkpoint_id]).toEqual([before.values, before.checkpoint.checkpoint_id]);
+    expect((await client.threads.getHistory(thread.thread_id, { limit: 50 })).filter((state) => (state.metadata as { run_id?: string } | null)?.run_id === second)).toEqual([]);
+
+    // multitask rollback: the interrupted run goes, the new one runs on the state before it
+    await client.runs.wait(thread.thread_id, "pause", { input: { path: ["three"] } });
+    const third = (await client.runs.list(thread.thread_id))[0]?.run_id as string;
+    const next = await client.runs.wait(thread.thread_id, "chain", { input: { path: ["four"] }, multitaskStrategy: "rollback" });
+    expect(next).toEqual({ path: ["one", "a", "done", "four", "a", "b", "c"] });
+    expect((await client.runs.list(thread.thread_id)).map((run) => run.run_id)).not.toContain(third);
+    expect(await refusal(server.runtime.runs.rollback(first).then(() => client.runs.get(thread.thread_id, first)))).toMatchObject({ status: 404 });
   });
 });

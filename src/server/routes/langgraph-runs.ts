@@ -5,7 +5,7 @@ import { isRunStatus, type RunRecord } from "../../runtime/run-record.js";
 import type { AppDeps } from "../app.js";
 import type { AuthVariables } from "../auth.js";
 import { httpError } from "../http-errors.js";
-import { finalValues, startRun, waitForRun, type StartedRun } from "../run-start.js";
+import { cancelAndRollback, finalValues, startRun, waitForRun, type StartedRun } from "../run-start.js";
 import { runStream } from "../run-stream.js";
 import { sseResponse } from "../sse.js";
 import { parseCursor } from "../stream-cursor.js";
@@ -25,10 +25,11 @@ function modesOf(requested: string | readonly string[] | null | undefined): Set<
   return new Set(list.map((mode) => (mode === "messages-tuple" ? "messages" : mode)));
 }
 
-/** Cancel `action`: interrupt (the default) is what devmind does; rollback is refused naming it. */
-function refuseRollback(action: string | undefined): void {
-  if (action === undefined || action === "" || action === "interrupt") return;
-  throw httpError("REQUEST_INVALID", `cancel action ${JSON.stringify(action.slice(0, 50))} is not supported: devmind cancels with action=interrupt (a cancelled run's checkpoints stay)`, { field: "action" });
+/** Cancel `action`: interrupt (the default) or rollback (the run and its checkpoints removed); anything else 422. */
+function cancelAction(action: string | undefined): "interrupt" | "rollback" {
+  if (action === undefined || action === "" || action === "interrupt") return "interrupt";
+  if (action === "rollback") return "rollback";
+  throw httpError("REQUEST_INVALID", `cancel action ${JSON.stringify(action.slice(0, 50))} is not supported: interrupt or rollback`, { field: "action" });
 }
 
 function runPath(run: RunRecord): string {
@@ -47,7 +48,8 @@ function runPath(run: RunRecord): string {
  * - `command: {resume: {decisions: [...]}}` instead of `input` decides the thread's interrupted
  *   run as the caller's key (CONTRACT section 5); the same run continues (same run id).
  * - `multitask_strategy` reject (default: 409 while the thread has an active run) | enqueue |
- *   interrupt (cancels the thread's active runs first); run options in `runOptionsOf`.
+ *   interrupt (cancels the thread's active runs first) | rollback (and removes them with their
+ *   checkpoints); run options in `runOptionsOf`. Cancel `action=rollback`: `cancelAndRollback`.
  * - `POST /runs/batch [RunCreate...]` -> Run[] (stateless); `POST /runs/cancel {run_ids?|status?,
  *   thread_id?}` -> 204; `DELETE /threads/{tid}/runs/{rid}` -> 204 (409 while running or interrupted).
  * - `GET /threads/{tid}/runs?limit&offset&status` -> Run[] newest first; `GET .../runs/{rid}` -> Run;
@@ -110,7 +112,7 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
   });
   app.post("/runs/cancel", async (c) => {
     const body = await readBody(c, RunCancelManyBody);
-    refuseRollback(c.req.query("action"));
+    const action = cancelAction(c.req.query("action"));
     const named = body.run_ids ?? null;
     const targets =
       named !== null
@@ -123,7 +125,7 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
             )
           ).flat();
     if (body.thread_id != null && targets.some((run) => run.thread_id !== body.thread_id)) throw new RunNotFoundError(targets.find((run) => run.thread_id !== body.thread_id)?.run_id ?? "");
-    await Promise.all(targets.map((run) => runtime.runs.cancel(run.run_id)));
+    await Promise.all(targets.map((run) => (action === "rollback" ? cancelAndRollback(runtime, run) : runtime.runs.cancel(run.run_id))));
     return c.body(null, 204);
   });
   app.post("/threads/:tid/runs", (c) => create(c, c.req.param("tid")));
@@ -146,7 +148,10 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
   app.get("/threads/:tid/runs/:rid", async (c) => c.json(runWire(await threadRun(c))));
   app.post("/threads/:tid/runs/:rid/cancel", async (c) => {
     const run = await threadRun(c);
-    refuseRollback(c.req.query("action"));
+    if (cancelAction(c.req.query("action")) === "rollback") {
+      await cancelAndRollback(runtime, run);
+      return c.body(null, 204);
+    }
     const cancelled = await runtime.runs.cancel(run.run_id);
     if (c.req.query("wait") !== "1" && c.req.query("wait") !== "true") return c.json(runWire(cancelled), 202);
     const stopped = await runtime.runs.wait(run.run_id, { timeoutMs: RUNTIME_DEFAULTS.drainTimeoutMs, signal: c.req.raw.signal });
