@@ -145,6 +145,10 @@ export const RUN_THREAD_LOCK_PREFIX = "devmind:thread:";
 
 /** Bounds of the run store (src/runtime/run-store.ts). */
 export const RUN_STORE_LIMITS = {
+  /** Most nodes one `interrupt_before` / `interrupt_after` list may name. */
+  breakpointsMax: 100,
+  /** Longest `after_seconds` delay (a day). */
+  afterSecondsMax: 86_400,
   /** `list()` page size when none is given, and the largest page it returns. */
   listDefault: 50,
   listMax: 500,
@@ -237,6 +241,17 @@ export const DATABASE_FAULT_DEFAULTS = {
 } as const;
 
 /** Graphs of a project (src/graphs). */
+/** Assistants (runtime.assistants, the HTTP API's /assistants). */
+export const ASSISTANT_DEFAULTS = {
+  /** Assistants per search or versions page when no limit is given, and the most. */
+  pageSize: 10,
+  pageMax: 1_000,
+  /** The metadata of a loaded graph's default assistant (as LangGraph Platform registers it). */
+  defaultMetadata: { created_by: "system" },
+  /** The description of the built-in agent's default assistant. */
+  agentDescription: "devmind's agent: tools with approvals, durable runs",
+} as const;
+
 export const GRAPHS_DEFAULTS = {
   /** The LangGraph CLI's config file, looked for in the working directory. */
   configFile: "langgraph.json",
@@ -320,6 +335,10 @@ export const CLI_DEFAULTS = {
 export const SERVER_DEFAULTS = {
   /** Largest request body accepted (413 PAYLOAD_TOO_LARGE beyond). */
   bodyLimitBytes: 1_048_576,
+  /** Most runs one `POST /runs/batch` creates, and most runs one `POST /runs/cancel` names. */
+  runBatchMax: 100,
+  /** multitask_strategy "interrupt": how long a new run waits for the thread's active runs to stop before it is queued behind them. */
+  interruptStopMs: 10_000,
   /** Open SSE streams send a `: heartbeat` comment this often, so clients and proxies see the line alive. */
   heartbeatMs: 15_000,
   /** While a streamed run is running, its checkpoints are looked at least this often (run events wake it sooner). */

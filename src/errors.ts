@@ -46,6 +46,7 @@ export type DevmindErrorCode =
   // runs (src/runtime)
   | "RUN_NOT_FOUND"
   | "THREAD_NOT_FOUND"
+  | "ASSISTANT_NOT_FOUND"
   | "RUN_CONFLICT"
   | "RUN_INPUT_INVALID"
   | "LEASE_LOST"
@@ -92,6 +93,7 @@ const KIND_BY_CODE: Record<DevmindErrorCode, ErrorKind> = {
   SCRIPT_EXHAUSTED: "user",
   RUN_NOT_FOUND: "user",
   THREAD_NOT_FOUND: "user",
+  ASSISTANT_NOT_FOUND: "user",
   RUN_CONFLICT: "user",
   RUN_INPUT_INVALID: "user",
   LEASE_LOST: "system",
@@ -213,6 +215,13 @@ export class RunNotFoundError extends DevmindError {
 }
 
 /** A thread id that does not exist (HTTP 404). */
+/** No assistant has this id (or its graph is not loaded here); `details.assistantId` names it. */
+export class AssistantNotFoundError extends DevmindError {
+  constructor(assistantId: string, reason = "") {
+    super("ASSISTANT_NOT_FOUND", `no assistant ${JSON.stringify(assistantId.slice(0, 100))}${reason}`, { details: { assistantId: assistantId.slice(0, 100) } });
+  }
+}
+
 export class ThreadNotFoundError extends DevmindError {
   constructor(threadId: string) {
     super("THREAD_NOT_FOUND", `no thread with id ${JSON.stringify(threadId.slice(0, 100))}`, { details: { threadId: threadId.slice(0, 100) } });

@@ -166,6 +166,24 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
     await this.db.query(this.sql.deleteThread, [String(threadId)]);
   }
 
+  /**
+   * Rolls a thread back from one run (LangGraph Platform's rollback): removes the checkpoints the
+   * run wrote (their metadata names `runId`) with their writes, and the pending writes the run
+   * left on the checkpoint it started from (that checkpoint's when the run continued the thread
+   * without input, the newest remaining one when it wrote none). Values stay: unreferenced, they
+   * cost space only. Returns how many checkpoints were removed.
+   */
+  async deleteRunCheckpoints(threadId: string, runId: string): Promise<number> {
+    return this.db.transaction(async (tx) => {
+      const gone = (await tx.query(this.sql.deleteRunCheckpoints, [String(threadId), String(runId)])).rows;
+      const root = gone.filter((row) => row["checkpoint_ns"] === "").sort((a, b) => String(a["checkpoint_id"]).localeCompare(String(b["checkpoint_id"])));
+      const first = root[0];
+      if (first === undefined) await tx.query(this.sql.deletePendingWrites, [String(threadId), null]);
+      else if (first["source"] !== "input" && first["parent_checkpoint_id"] !== null) await tx.query(this.sql.deletePendingWrites, [String(threadId), String(first["parent_checkpoint_id"])]);
+      return gone.length;
+    });
+  }
+
   override async getDeltaChannelHistory(options: { config: RunnableConfig; channels: string[] }): Promise<Record<string, DeltaChannelHistory>> {
     if (options.channels.length === 0) return {};
     const address = readAddress(options.config, "getDeltaChannelHistory");

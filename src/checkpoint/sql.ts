@@ -110,6 +110,28 @@ export function checkpointSql(schema: string) {
       listCache.set(key, built);
       return built;
     },
+    /**
+     * $1 thread, $2 run id: removes the checkpoints whose metadata names the run (every namespace)
+     * and their writes; returns each removed one's namespace, id, parent id and source.
+     */
+    deleteRunCheckpoints: statement(
+      "delete_run_checkpoints",
+      `WITH gone AS (
+         DELETE FROM ${s}.checkpoints c WHERE c.thread_id = $1 AND c.metadata->>'run_id' = $2
+         RETURNING c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.metadata->>'source' AS source
+       ), w AS (
+         DELETE FROM ${s}.checkpoint_writes w USING gone g
+          WHERE w.thread_id = $1 AND w.checkpoint_ns = g.checkpoint_ns AND w.checkpoint_id = g.checkpoint_id
+       )
+       SELECT * FROM gone`,
+    ),
+    /** $1 thread, $2 checkpoint id (null: the thread's newest root checkpoint): removes its pending writes. */
+    deletePendingWrites: statement(
+      "delete_pending_writes",
+      `DELETE FROM ${s}.checkpoint_writes w
+        WHERE w.thread_id = $1 AND w.checkpoint_ns = ''
+          AND w.checkpoint_id = COALESCE($2::text, (SELECT max(c.checkpoint_id) FROM ${s}.checkpoints c WHERE c.thread_id = $1 AND c.checkpoint_ns = ''))`,
+    ),
     /** $1 thread: removes every checkpoint, value and write of the thread in one statement. */
     deleteThread: statement(
       "delete_thread",

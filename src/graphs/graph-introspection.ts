@@ -110,3 +110,26 @@ export async function graphSchemas(graph: CompiledGraphLike): Promise<GraphSchem
     config: null,
   };
 }
+
+interface SubgraphSource {
+  getSubgraphsAsync?: (namespace?: string, recurse?: boolean) => AsyncIterable<[string, CompiledGraphLike]>;
+  getSubgraphs?: (namespace?: string, recurse?: boolean) => Iterable<[string, CompiledGraphLike]>;
+}
+
+/**
+ * The subgraphs of a compiled graph by namespace, each with `graphSchemas` (what LangGraph
+ * Platform's `/assistants/{id}/subgraphs[/{namespace}]?recurse` answers). Empty for a graph
+ * without subgraphs or one that is not a Pregel graph.
+ */
+export async function subgraphSchemas(graph: CompiledGraphLike, options: { namespace?: string | undefined; recurse?: boolean | undefined } = {}): Promise<Record<string, GraphSchemas>> {
+  const source = graph as CompiledGraphLike & SubgraphSource;
+  const found: [string, CompiledGraphLike][] = [];
+  if (typeof source.getSubgraphsAsync === "function") {
+    for await (const entry of source.getSubgraphsAsync(options.namespace, options.recurse)) found.push(entry);
+  } else if (typeof source.getSubgraphs === "function") {
+    found.push(...source.getSubgraphs(options.namespace, options.recurse));
+  }
+  const result: Record<string, GraphSchemas> = {};
+  for (const [namespace, subgraph] of found) result[namespace] = await graphSchemas(subgraph);
+  return result;
+}

@@ -60,7 +60,8 @@ function runnableConfig(run: RunRecord): RunnableConfig {
   return {
     configurable: { ...(run.config.configurable ?? {}), ...ids, thread_id: run.thread_id },
     ...(run.config.tags === undefined ? {} : { tags: run.config.tags }),
-    metadata: { run_id: run.run_id, graph_id: run.graph_id, assistant_id: run.assistant_id },
+    // the run's metadata reaches its checkpoints' metadata (history filters find it), the ids winning
+    metadata: { ...run.metadata, run_id: run.run_id, graph_id: run.graph_id, assistant_id: run.assistant_id },
     recursionLimit: run.config.recursion_limit ?? GRAPHS_DEFAULTS.recursionLimit,
   };
 }
@@ -143,9 +144,13 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
       signal: AbortSignal.any([attempt.signals.cancel, attempt.signals.lost]),
       ledger: new GraphToolLedger(deps.ledger, fence),
     };
+    // time travel: a run's first attempt starts from the checkpoint it names; later ones from its own
+    const fork = !ours && run.checkpoint_id !== null ? { checkpoint_id: run.checkpoint_id, checkpoint_ns: "" } : {};
     const stream = (await graph.stream(input, {
       ...config,
-      configurable: { ...config.configurable, ...fenceConfigurable(fence), [RUN_HANDLE_KEY]: handle },
+      configurable: { ...config.configurable, ...fork, ...fenceConfigurable(fence), [RUN_HANDLE_KEY]: handle },
+      ...(run.interrupt_before === null ? {} : { interruptBefore: run.interrupt_before }),
+      ...(run.interrupt_after === null ? {} : { interruptAfter: run.interrupt_after }),
       ...(run.context === null || run.context === undefined ? {} : { context: run.context }),
       signal: AbortSignal.any([attempt.signals.cancel, attempt.signals.lost, attempt.signals.fault, stop.signal]),
       streamMode: ["tasks", "custom"],

@@ -1,4 +1,5 @@
-import { CONFIG_BOUNDS, RUN_STORE_LIMITS } from "../constants.js";
+import { CONFIG_BOUNDS, GRAPHS_DEFAULTS, RUN_STORE_LIMITS } from "../constants.js";
+import { assistantIdFor } from "../graphs/assistant-id.js";
 import type { Row } from "../db/types.js";
 import { DevmindError, RunNotFoundError } from "../errors.js";
 import type { AgentLimits } from "../graph/limits.js";
@@ -83,6 +84,7 @@ export interface RunRecord {
   error: RunError | null;
   /** The graph the run executes (`agent`: the built-in agent) and the assistant it was started as. */
   graph_id: string;
+  /** The assistant the run was created for (a uuid; a graph's default assistant when none was named). */
   assistant_id: string;
   /** What the run was asked: `{ messages }` for the agent, any JSON value for other graphs. */
   input: unknown;
@@ -92,6 +94,15 @@ export interface RunRecord {
   context: unknown;
   /** While `interrupted`: what it waits on. Null otherwise. */
   interrupts: RunInterrupt[] | null;
+  /** The run's own metadata (LangGraph's run `metadata`); `{}` when none. */
+  metadata: Record<string, unknown>;
+  /** `after_seconds`: no worker claims the run before this time (ISO); null: at once. */
+  not_before: string | null;
+  /** LangGraph's static breakpoints: the graph stops before / after these nodes (`*`: all); null when none. */
+  interrupt_before: string[] | null;
+  interrupt_after: string[] | null;
+  /** The thread checkpoint the run starts from (time travel, forking the thread there); null: the latest. */
+  checkpoint_id: string | null;
   /** Set while `status` is `running`, null otherwise. */
   lease: RunLease | null;
   /** A cancel was requested; a running run's worker stops at its next check. */
@@ -141,12 +152,17 @@ export function runFromRow(row: Row): RunRecord {
     finished_at: (row["finished_at"] as string | null) ?? null,
     error: errorCode === null || errorCode === undefined ? null : { code: errorCode, message: (row["error_message"] as string | null) ?? "" },
     graph_id: (row["graph_id"] as string | undefined) ?? "agent",
-    assistant_id: (row["assistant_id"] as string | undefined) ?? "agent",
+    assistant_id: assistantOfRow(row),
     input: row["input"],
     limits: (row["limits"] as RunLimits | null) ?? {},
     config: (row["config"] as RunGraphConfig | null) ?? {},
     context: row["context"] ?? null,
     interrupts: row["status"] === "interrupted" ? ((row["interrupts"] as RunInterrupt[] | null) ?? []) : null,
+    metadata: (row["metadata"] as Record<string, unknown> | null | undefined) ?? {},
+    not_before: (row["not_before"] as string | null | undefined) ?? null,
+    interrupt_before: (row["interrupt_before"] as string[] | null | undefined) ?? null,
+    interrupt_after: (row["interrupt_after"] as string[] | null | undefined) ?? null,
+    checkpoint_id: (row["checkpoint_id"] as string | null | undefined) ?? null,
     lease:
       leaseOwner === null || leaseOwner === undefined
         ? null
@@ -276,4 +292,13 @@ export function checkRunCounts(counts: RunCounts): RunCounts {
     }
   }
   return counts;
+}
+
+const ASSISTANT_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A run's assistant id; rows from before assistants were stored (and cron runs) name the graph: its default assistant's. */
+function assistantOfRow(row: Row): string {
+  const stored = row["assistant_id"] as string | undefined;
+  if (stored !== undefined && ASSISTANT_UUID.test(stored)) return stored;
+  return assistantIdFor((row["graph_id"] as string | undefined) ?? stored ?? GRAPHS_DEFAULTS.builtinId);
 }

@@ -17,7 +17,8 @@ function runColumns(a: string): string {
     ${a}.error_code, ${a}.error_message, ${a}.input, ${a}.limits,
     ${a}.lease_owner, ${a}.lease_epoch, ${iso(`${a}.lease_expires_at`)} AS lease_expires_at,
     ${a}.cancel_requested_at IS NOT NULL AS cancel_requested, ${a}.active_ms,
-    ${a}.graph_id, ${a}.assistant_id, ${a}.config, ${a}.context, ${a}.interrupts`;
+    ${a}.graph_id, ${a}.assistant_id, ${a}.config, ${a}.context, ${a}.interrupts,
+    ${a}.metadata, ${iso(`${a}.not_before`)} AS not_before, ${a}.interrupt_before, ${a}.interrupt_after, ${a}.checkpoint_id`;
 }
 
 /** `now() + $n milliseconds`. */
@@ -45,6 +46,7 @@ export interface RunListShape {
   status: boolean;
   thread: boolean;
   before: boolean;
+  metadata: boolean;
 }
 
 /**
@@ -67,7 +69,8 @@ export function runSql(schema: string) {
 
     /**
      * $1 run id, $2 thread, $3 input json, $4 limits json, $5 enqueue, $6 graph id, $7 assistant id,
-     * $8 config json, $9 context json (or null). Inserts a pending run unless
+     * $8 config json, $9 context json (or null), $10 metadata json, $11 delay ms (or null), $12
+     * interrupt_before text[], $13 interrupt_after text[], $14 checkpoint id. Inserts a pending run unless
      * the thread has an active run and $5 is false. Always one row: the run's columns (null when
      * not inserted) and the thread's oldest active run (`active_run_id`, `active_status`), if any.
      * Run it after `lockThread` in the same transaction, so its snapshot sees every earlier create.
@@ -79,8 +82,10 @@ export function runSql(schema: string) {
           WHERE a.thread_id = $2::text AND a.status IN ('pending', 'running', 'interrupted')
           ORDER BY a.created_at, a.run_id LIMIT 1
        ), inserted AS (
-         INSERT INTO ${runs} AS r (run_id, thread_id, status, input, limits, created_at, updated_at, graph_id, assistant_id, config, context)
-         SELECT $1::uuid, $2::text, 'pending', $3::jsonb, $4::jsonb, t.at, t.at, $6::text, $7::text, $8::jsonb, $9::jsonb
+         INSERT INTO ${runs} AS r (run_id, thread_id, status, input, limits, created_at, updated_at, graph_id, assistant_id, config, context,
+                                   metadata, not_before, interrupt_before, interrupt_after, checkpoint_id)
+         SELECT $1::uuid, $2::text, 'pending', $3::jsonb, $4::jsonb, t.at, t.at, $6::text, $7::text, $8::jsonb, $9::jsonb,
+                $10::jsonb, t.at + $11::integer * interval '1 millisecond', $12::text[], $13::text[], $14::text
            FROM (SELECT clock_timestamp() AS at) t
           WHERE $5::boolean OR NOT EXISTS (SELECT 1 FROM active)
          RETURNING ${runColumns("r")}
@@ -123,6 +128,7 @@ export function runSql(schema: string) {
       const next = (): string => `$${(n += 1)}`;
       if (shape.status) where.push(`r.status = ${next()}::text`);
       if (shape.thread) where.push(`r.thread_id = ${next()}::text`);
+      if (shape.metadata) where.push(`r.metadata @> ${next()}::jsonb`);
       if (shape.before) where.push(`(r.created_at, r.run_id) < (SELECT c.created_at, c.run_id FROM ${runs} c WHERE c.run_id = ${next()}::uuid)`);
       const limit = next();
       const built = statement(
@@ -135,6 +141,18 @@ export function runSql(schema: string) {
       listCache.set(key, built);
       return built;
     },
+
+    /**
+     * $1 run id: deletes the run (its events, decisions, ledger and resumes cascade) unless it is
+     * running or interrupted. Returns `deleted`, and the status it has when it was not deleted.
+     */
+    delete: statement(
+      "runs_delete",
+      `WITH gone AS (
+         DELETE FROM ${runs} r WHERE r.run_id = $1::uuid AND r.status NOT IN ('running', 'interrupted') RETURNING r.run_id
+       )
+       SELECT EXISTS (SELECT 1 FROM gone) AS deleted, (SELECT c.status FROM ${runs} c WHERE c.run_id = $1::uuid) AS status`,
+    ),
 
     /** $1 run id: whether the run exists (a `list` cursor check). */
     exists: statement("runs_exists", `SELECT 1 AS found FROM ${runs} r WHERE r.run_id = $1::uuid`),
@@ -152,7 +170,7 @@ export function runSql(schema: string) {
               lease_expires_at = ${leaseUntil("$2")}, attempt = r.attempt + 1, updated_at = now()
         WHERE r.run_id = (
                 SELECT p.run_id FROM ${runs} p
-                 WHERE p.status = 'pending' AND p.graph_id = ANY($3::text[])
+                 WHERE p.status = 'pending' AND p.graph_id = ANY($3::text[]) AND (p.not_before IS NULL OR p.not_before <= now())
                    AND NOT EXISTS (SELECT 1 FROM ${runs} o WHERE ${blockedBy("o", "p")})
                  ORDER BY p.created_at, p.run_id
                  LIMIT 1

@@ -53,6 +53,15 @@ export interface CreateRunOptions {
   /** The run's context for its graph (any JSON value). */
   context?: unknown;
   limits?: RunLimits | undefined;
+  /** The run's own metadata (an object), stored and filterable (`list({ metadata })`). */
+  metadata?: Record<string, unknown> | undefined;
+  /** Seconds before any worker may claim the run (LangGraph's `after_seconds`); 0 or absent: at once. */
+  afterSeconds?: number | undefined;
+  /** LangGraph's static breakpoints: node names (or `*`) the graph stops before / after. Not for the agent. */
+  interruptBefore?: string[] | undefined;
+  interruptAfter?: string[] | undefined;
+  /** A checkpoint of the thread the run starts from (time travel: the thread forks there). Not for the agent. */
+  checkpointId?: string | undefined;
   /** "reject" (default): a thread with a pending, running or interrupted run refuses another. "enqueue": queue behind it. */
   multitask?: "reject" | "enqueue" | undefined;
   /**
@@ -71,6 +80,8 @@ export interface ListRunsOptions {
   limit?: number | undefined;
   /** Keyset cursor: the last run id of the previous page; returns runs older than it. */
   before?: string | undefined;
+  /** Runs whose metadata contains this object (jsonb `@>`). */
+  metadata?: Record<string, unknown> | undefined;
 }
 
 /** Who takes a lease and for how long. */
@@ -197,7 +208,8 @@ export class RunStore {
     const lockKey = `${RUN_THREAD_LOCK_PREFIX}${this.db.schema}:${threadId}`;
     const lease = options.claimFor === undefined ? undefined : checkLease(options.claimFor);
     await tx.query(this.sql.lockThread, [lockKey]);
-    const result = await tx.query(this.sql.create, [runId, threadId, input, limits, multitask === "enqueue", graphId, assistantId, config, context]);
+    const extras = runExtras(options, graphId);
+    const result = await tx.query(this.sql.create, [runId, threadId, input, limits, multitask === "enqueue", graphId, assistantId, config, context, ...extras]);
     let row = result.rows[0];
     if (row !== undefined && row["run_id"] !== null) {
       await withRun?.(tx, runId);
@@ -226,6 +238,17 @@ export class RunStore {
     return { run, claimed: { run, epoch: run.lease.epoch } };
   }
 
+  /**
+   * Deletes a run that is not running or interrupted (a pending one included), with its events,
+   * decisions, ledger rows and resumes. RunNotFoundError for none; RunConflictError while active.
+   */
+  async delete(runId: string): Promise<void> {
+    const row = (await this.db.query(this.sql.delete, [checkRunId(runId)])).rows[0];
+    if (row?.["deleted"] === true) return;
+    if (row?.["status"] === null || row?.["status"] === undefined) throw new RunNotFoundError(runId);
+    throw new RunConflictError(`run ${runId} is ${String(row["status"])}; cancel it before deleting it`, { runId, status: row["status"] });
+  }
+
   /** The run with this id; RunNotFoundError for an unknown id or a string that is not a uuid. */
   async get(runId: string): Promise<RunRecord> {
     const result = await this.db.query(this.sql.get, [checkRunId(runId)]);
@@ -250,9 +273,10 @@ export class RunStore {
     const values: unknown[] = [];
     if (options.status !== undefined) values.push(options.status);
     if (options.threadId !== undefined) values.push(checkThreadId(options.threadId));
+    if (options.metadata !== undefined) values.push(serializeJson(checkObject(options.metadata, "metadata"), "metadata"));
     if (options.before !== undefined) values.push(checkRunId(options.before));
     values.push(limit);
-    const shape = { status: options.status !== undefined, thread: options.threadId !== undefined, before: options.before !== undefined };
+    const shape = { status: options.status !== undefined, thread: options.threadId !== undefined, before: options.before !== undefined, metadata: options.metadata !== undefined };
     const result = await this.db.query(this.sql.list(shape), values);
     if (result.rows.length === 0 && options.before !== undefined) {
       const found = await this.db.query(this.sql.exists, [options.before]);
@@ -556,4 +580,37 @@ function countValues(counts: RunCounts | undefined): (number | null)[] {
   if (counts === undefined) return [null, null, null, null, null];
   checkRunCounts(counts);
   return [counts.modelRounds, counts.toolCalls, counts.usage.input_tokens, counts.usage.output_tokens, counts.activeMsDelta];
+}
+
+function checkObject(value: unknown, field: string): Record<string, unknown> {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) throw runInputError(`${field} must be an object`, { field });
+  return value as Record<string, unknown>;
+}
+
+function checkNodeList(value: string[] | undefined, field: string): string[] | null {
+  if (value === undefined) return null;
+  if (!Array.isArray(value) || value.length > RUN_STORE_LIMITS.breakpointsMax || value.some((node) => typeof node !== "string" || node.length === 0 || node.length > RUN_STORE_LIMITS.graphIdMaxChars || node.includes("\0"))) {
+    throw runInputError(`${field} must be a list of at most ${RUN_STORE_LIMITS.breakpointsMax} node names (or "*")`, { field });
+  }
+  return value.length === 0 ? null : value;
+}
+
+/** The create statement's parameters $10.. (metadata, delay ms, breakpoints, checkpoint id), checked. */
+function runExtras(options: CreateRunOptions, graphId: string): [string, number | null, string[] | null, string[] | null, string | null] {
+  const metadata = options.metadata === undefined ? "{}" : serializeJson(checkObject(options.metadata, "metadata"), "metadata");
+  const after = options.afterSeconds ?? 0;
+  if (typeof after !== "number" || !Number.isFinite(after) || after < 0 || after > RUN_STORE_LIMITS.afterSecondsMax) {
+    throw runInputError(`after_seconds must be a number from 0 to ${RUN_STORE_LIMITS.afterSecondsMax}`, { field: "after_seconds" });
+  }
+  const before = checkNodeList(options.interruptBefore, "interrupt_before");
+  const afterNodes = checkNodeList(options.interruptAfter, "interrupt_after");
+  const checkpointId = options.checkpointId ?? null;
+  if (checkpointId !== null && (typeof checkpointId !== "string" || checkpointId.length === 0 || checkpointId.length > 256 || checkpointId.includes("\0"))) {
+    throw runInputError("checkpoint_id must be a checkpoint id of the thread", { field: "checkpoint_id" });
+  }
+  if (graphId === GRAPHS_DEFAULTS.builtinId && (before !== null || afterNodes !== null || checkpointId !== null)) {
+    const field = before !== null ? "interrupt_before" : afterNodes !== null ? "interrupt_after" : "checkpoint_id";
+    throw runInputError(`${field} is not supported for the built-in agent`, { field });
+  }
+  return [metadata, after === 0 ? null : Math.round(after * 1000), before, afterNodes, checkpointId];
 }

@@ -48,8 +48,10 @@ import { ResumeStore, type ResumeCommand, type ResumeRecord } from "./resume-sto
 import { argsDigest } from "./digest.js";
 import type { RunGraphConfig } from "./run-record.js";
 import type { InterruptedRun } from "./run-store.js";
-import { drawGraph, graphSchemas, type GraphDrawing, type GraphSchemas } from "../graphs/graph-introspection.js";
+import { drawGraph, graphSchemas, subgraphSchemas, type GraphDrawing, type GraphSchemas } from "../graphs/graph-introspection.js";
 import type { StateReadableGraph } from "./thread-state.js";
+import { AssistantStore } from "./assistant-store.js";
+import { mergeAssistantConfig, mergeAssistantContext } from "./assistant-merge.js";
 
 // types of what the Runtime API returns, so its users (the CLI, the server) import them from here
 export type { StoredAttachment } from "./attachment-store.js";
@@ -64,6 +66,7 @@ export type { Worker, WorkerOptions } from "./worker.js";
 export type { InterruptedRun } from "./run-store.js";
 /** Whether an interrupt value has LangChain's HITL shape (decided with `runs.decide`). */
 export { isHitlRequest } from "./hitl-decisions.js";
+export type { AssistantFields, AssistantRecord, AssistantSearchOptions, AssistantStore, AssistantVersion } from "./assistant-store.js";
 export type { GraphDrawing, GraphSchemas } from "../graphs/graph-introspection.js";
 export type { CronCreateOptions, CronRecord, CronSearchOptions, CronsApi, CronUpdateOptions } from "./crons-api.js";
 
@@ -106,7 +109,13 @@ export interface RunsApi {
    */
   create(options: {
     threadId?: string;
-    /** The graph to run (default `agent`); GRAPH_NOT_FOUND unless this runtime loaded it. */
+    /**
+     * The assistant to run: its id, or a loaded graph's id (that graph's default assistant;
+     * default `agent`). GRAPH_NOT_FOUND for a graph id this runtime has not loaded,
+     * ASSISTANT_NOT_FOUND for an unknown assistant. The assistant's config and context are the
+     * run's defaults: `config` is merged over them (`configurable` key by key), an object
+     * `context` likewise.
+     */
     assistantId?: string;
     /** `{ messages }` for the agent; any JSON value for another graph. */
     input: RunInput | unknown;
@@ -117,12 +126,32 @@ export interface RunsApi {
     limits?: RunLimits;
     multitask?: "reject" | "enqueue";
     executeHere?: boolean;
+    /** The run's own metadata, stored and filterable (`list({ metadata })`). */
+    metadata?: Record<string, unknown>;
+    /** Seconds before a worker may claim the run (LangGraph's `after_seconds`). */
+    afterSeconds?: number;
+    /** Static breakpoints (node names or `*`): the run ends before / after them, and a later run with input null continues. Not for the agent. */
+    interruptBefore?: string[];
+    interruptAfter?: string[];
+    /** Start from this checkpoint of the thread (time travel: the thread forks there). Not for the agent. */
+    checkpointId?: string;
   }): Promise<RunRecord>;
   execute(runId: string): Promise<RunRecord>;
   decide(runId: string, body: unknown, audit: { principal: string; reason?: string }): Promise<RunRecord>;
   get(runId: string): Promise<RunRecord>;
-  list(options?: { status?: RunStatus; threadId?: string; limit?: number; before?: string }): Promise<RunRecord[]>;
+  list(options?: { status?: RunStatus; threadId?: string; limit?: number; before?: string; metadata?: Record<string, unknown> }): Promise<RunRecord[]>;
   cancel(runId: string): Promise<RunRecord>;
+  /**
+   * Deletes a run that is neither running nor interrupted (cancel it first: RunConflictError),
+   * with its events, decisions and ledger rows. Its checkpoints stay in the thread's history.
+   */
+  delete(runId: string): Promise<void>;
+  /**
+   * Rolls a stopped run back (LangGraph's rollback): its checkpoints are removed, so the thread's
+   * state is what it was before the run, and the run is deleted. RunConflictError unless the run
+   * is terminal (cancel it and wait first); RUN_INPUT_INVALID for the built-in agent's runs.
+   */
+  rollback(runId: string): Promise<void>;
   wait(runId: string, options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<RunRecord>;
   /**
    * The run's stored events in seq order (with `follow`, then new ones until the run is terminal).
@@ -199,6 +228,8 @@ export interface Runtime {
   runs: RunsApi;
   /** The graphs this runtime runs (ids in registration order; `agent` first when built in). */
   graphs: GraphsApi;
+  /** Assistants (the HTTP API's /assistants): each loaded graph's default one, and those created. */
+  assistants: AssistantStore;
   /** Threads (the HTTP API's /threads): records, state and history from the checkpoints. */
   threads: ThreadsApi;
   /** Files runs sent to the user (`send_file`, `gen_image`), served by `GET /files/{id}`. */
@@ -227,6 +258,11 @@ export interface GraphsApi {
   drawing(id: string, options?: { xray?: boolean | number }): Promise<GraphDrawing>;
   /** The graph's input, output and state JSON schemas as far as they are known at runtime (see `graphSchemas`). */
   schemas(id: string): Promise<GraphSchemas>;
+  /**
+   * The graph's subgraphs by namespace (LangGraph's `getSubgraphsAsync`: those under `namespace`
+   * when given, nested ones too with `recurse`), each with its schemas.
+   */
+  subgraphs(id: string, options?: { namespace?: string; recurse?: boolean }): Promise<Record<string, GraphSchemas>>;
 }
 
 /** `runtime.files`: attachments stored by runs' tools. */
@@ -242,6 +278,7 @@ export interface RuntimeHealth {
   workers: DatabaseHealthReport[];
 }
 
+const ASSISTANT_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const WAITING: readonly RunStatus[] = ["interrupted", "success", "error", "timeout", "cancelled"];
 const TERMINAL: readonly RunStatus[] = ["success", "error", "timeout", "cancelled"];
 
@@ -299,6 +336,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   // the long-term memory store every user graph gets as `config.store` (and the HTTP API's /store)
   const store = new PostgresStore(db, { logger: logger.child({ component: "store" }) });
   const graphs = new GraphRegistry(options.graphs, { checkpointer, store, agent: async () => (await build()).graph as unknown as CompiledGraphLike });
+  const assistants = new AssistantStore(db, graphs);
 
   const live = (runId: string, raw: LiveEvent): void => {
     // live events reach terminals and other processes before (or instead of) the store: redact them the same way
@@ -363,9 +401,11 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   };
 
   // a thread's checkpoints are read with the graph of its latest run (the agent for a thread without runs)
-  const threads = createThreadsApi(db, async (threadId) => {
+  // (a thread without runs: the graph its metadata names, as LangGraph clients create threads with graph_id)
+  const threads = createThreadsApi(db, async (threadId, taggedGraph) => {
     const [latest] = await runs.list({ threadId, limit: 1 }).catch(() => []);
-    const graphId = latest !== undefined && graphs.has(latest.graph_id) ? latest.graph_id : GRAPHS_DEFAULTS.builtinId;
+    const tagged = latest === undefined ? await taggedGraph() : undefined;
+    const graphId = latest !== undefined && graphs.has(latest.graph_id) ? latest.graph_id : tagged !== undefined && graphs.has(tagged) ? tagged : GRAPHS_DEFAULTS.builtinId;
     const config = latest === undefined ? {} : { configurable: { ...(latest.config.configurable ?? {}), thread_id: threadId } };
     return (await graphs.compiled(graphs.has(graphId) ? graphId : (graphs.ids()[0] ?? graphId), config)) as unknown as StateReadableGraph;
   });
@@ -374,16 +414,21 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 
   const runsApi: RunsApi = {
     async create(request) {
-      const { executeHere, assistantId, ...rest } = request;
-      const graphId = assistantId ?? GRAPHS_DEFAULTS.builtinId;
-      graphs.check(graphId);
+      const { executeHere, assistantId: requested, ...given } = request;
+      const named = requested ?? GRAPHS_DEFAULTS.builtinId;
+      if (!ASSISTANT_UUID.test(named)) graphs.check(named);
+      const assistant = await assistants.get(named);
+      const graphId = assistant.graph_id;
+      const mergedConfig = mergeAssistantConfig(assistant.config, given.config);
+      const mergedContext = mergeAssistantContext(assistant.context, given.context);
+      const rest = { ...given, ...(mergedConfig === undefined ? {} : { config: mergedConfig }), ...(mergedContext === undefined ? {} : { context: mergedContext }) };
       if (graphs.isBuiltinAgent(graphId)) {
         if (rest.context !== undefined && rest.context !== null) throw new DevmindError("RUN_INPUT_INVALID", "context is not supported for the built-in agent", { details: { field: "context" } });
         if (rest.config !== undefined && Object.keys(rest.config).length > 0) {
           throw new DevmindError("RUN_INPUT_INVALID", "config is not supported for the built-in agent: use limits", { details: { field: "config" } });
         }
       }
-      const create = { ...rest, graphId, assistantId: graphId };
+      const create = { ...rest, graphId, assistantId: assistant.assistant_id };
       // the run and its run.created event commit together
       const created = async (tx: Queryable, runId: string): Promise<void> => void (await events.append(runId, [{ type: "run.created" }], undefined, { tx }));
       const { run, claimed } =
@@ -394,6 +439,14 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       await threads.touch(run.thread_id, graphId);
       if (claimed === null) await notify(db, RUNS_CHANNEL, run.run_id);
       return run;
+    },
+    delete: (runId) => runs.delete(runId),
+    async rollback(runId) {
+      const run = await runs.get(runId);
+      if (!TERMINAL.includes(run.status)) throw new RunConflictError(`run ${runId} is ${run.status}; cancel it and wait until it stopped before rolling it back`, { runId, status: run.status });
+      if (graphs.isBuiltinAgent(run.graph_id)) throw new DevmindError("RUN_INPUT_INVALID", "rollback is not supported for runs of the built-in agent", { details: { field: "action" } });
+      await checkpointer.deleteRunCheckpoints(run.thread_id, run.run_id);
+      await runs.delete(run.run_id);
     },
     async execute(runId) {
       const key = runId.toLowerCase();
@@ -516,12 +569,14 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const workers = new Set<Worker>();
   return {
     runs: runsApi,
+    assistants,
     graphs: {
       ids: () => graphs.ids(),
       has: (id) => graphs.has(id),
       isBuiltinAgent: (id) => graphs.isBuiltinAgent(id),
       drawing: async (id, drawOptions = {}) => drawGraph(await graphs.compiled(id), drawOptions),
       schemas: async (id) => graphSchemas(await graphs.compiled(id)),
+      subgraphs: async (id, subgraphOptions = {}) => subgraphSchemas(await graphs.compiled(id), subgraphOptions),
     },
     threads,
     files: { get: (id) => attachments.get(id) },

@@ -76,6 +76,12 @@ export function threadSql(schema: string) {
             gone_runs AS (DELETE FROM ${runs} r WHERE r.thread_id = $1::text RETURNING 1)
        SELECT (SELECT count(*) FROM gone)::integer AS threads, (SELECT count(*) FROM gone_runs)::integer AS runs`,
     ),
+    /** $1 metadata json (null: any), $2 status (null: any): how many threads match. */
+    count: statement(
+      "threads_count",
+      `SELECT count(*)::integer AS total FROM (SELECT t.metadata, COALESCE(${status}, 'idle') AS status FROM ${threads} t) x
+        WHERE ($1::jsonb IS NULL OR x.metadata @> $1::jsonb) AND ($2::text IS NULL OR x.status = $2::text)`,
+    ),
     /** Parameters in order: [metadata json] [ids text[]] [status] limit offset. */
     search(shape: ThreadSearchShape): Statement {
       const key = JSON.stringify(shape);

@@ -35,7 +35,24 @@ function ofRun(snapshot: StateSnapshot, runId: string): boolean {
 /** What reading a thread's state needs of a graph (the agent's or a user graph compiled with devmind's saver). */
 export interface StateReadableGraph {
   getState(config: { configurable: Record<string, unknown> }): Promise<StateSnapshot>;
-  getStateHistory(config: { configurable: Record<string, unknown> }, options?: { limit?: number; before?: { configurable: Record<string, unknown> } }): AsyncIterable<StateSnapshot>;
+  getStateHistory(
+    config: { configurable: Record<string, unknown> },
+    options?: { limit?: number; before?: { configurable: Record<string, unknown> }; filter?: Record<string, unknown> },
+  ): AsyncIterable<StateSnapshot>;
+  updateState(config: { configurable: Record<string, unknown> }, values: unknown, asNode?: string): Promise<{ configurable?: Record<string, unknown> }>;
+  bulkUpdateState?(config: { configurable: Record<string, unknown> }, supersteps: { updates: { values: unknown; asNode?: string | undefined }[] }[]): Promise<{ configurable?: Record<string, unknown> }>;
+}
+
+/** Filters of `history` (LangGraph's `POST /threads/{id}/history`). */
+export interface HistoryOptions {
+  /** 1..THREAD_STATE_LIMITS.historyMax, default 10. */
+  limit?: number | undefined;
+  /** Only states older than this checkpoint. */
+  before?: string | undefined;
+  /** Only states whose checkpoint metadata contains these keys and values. */
+  metadata?: Record<string, unknown> | undefined;
+  /** Start at this checkpoint (it and its ancestors) instead of the newest. */
+  checkpointId?: string | undefined;
 }
 
 /**
@@ -61,7 +78,7 @@ export class ThreadStateReader {
   }
 
   /** Up to `limit` (default 10) states, newest first, older than checkpoint `before` when given. */
-  async history(threadId: string, options: { limit?: number | undefined; before?: string | undefined } = {}): Promise<StateSnapshot[]> {
+  async history(threadId: string, options: HistoryOptions = {}): Promise<StateSnapshot[]> {
     const limit = options.limit ?? 10;
     if (!Number.isInteger(limit) || limit < 1 || limit > THREAD_STATE_LIMITS.historyMax) {
       throw runInputError(`limit must be an integer from 1 to ${THREAD_STATE_LIMITS.historyMax}`, { field: "limit" });
@@ -69,11 +86,35 @@ export class ThreadStateReader {
     const graph = await this.graphFor(threadId);
     const states: StateSnapshot[] = [];
     const before = options.before === undefined ? undefined : { configurable: { thread_id: threadId, checkpoint_id: options.before } };
-    for await (const snapshot of graph.getStateHistory({ configurable: { thread_id: threadId } }, { limit, ...(before === undefined ? {} : { before }) })) {
+    const from = { configurable: { thread_id: threadId, ...(options.checkpointId === undefined ? {} : { checkpoint_id: options.checkpointId }) } };
+    const filter = options.metadata === undefined ? {} : { filter: options.metadata };
+    for await (const snapshot of graph.getStateHistory(from, { limit, ...(before === undefined ? {} : { before }), ...filter })) {
       states.push(snapshot);
       if (states.length >= limit) break;
     }
     return states;
+  }
+
+  /**
+   * Writes `values` to the thread's state as node `asNode` would (LangGraph's `updateState`), on
+   * its latest checkpoint or on `checkpointId` (forking there). Returns the new checkpoint's id.
+   */
+  async updateState(threadId: string, values: unknown, options: { asNode?: string | undefined; checkpointId?: string | undefined } = {}): Promise<string> {
+    const graph = await this.graphFor(threadId);
+    const config = { configurable: { thread_id: threadId, ...(options.checkpointId === undefined ? {} : { checkpoint_id: options.checkpointId }) } };
+    const next = await graph.updateState(config, values, options.asNode);
+    return String(next.configurable?.["checkpoint_id"] ?? "");
+  }
+
+  /** Applies supersteps of updates (LangGraph's `bulkUpdateState`; one `updateState` per step on older LangGraph). */
+  async applySupersteps(threadId: string, supersteps: readonly { updates: readonly { values: unknown; asNode?: string | undefined }[] }[]): Promise<string> {
+    const graph = await this.graphFor(threadId);
+    const config = { configurable: { thread_id: threadId, checkpoint_ns: "" } };
+    const steps = supersteps.map((step) => ({ updates: step.updates.map((update) => ({ values: update.values, ...(update.asNode === undefined ? {} : { asNode: update.asNode }) })) }));
+    if (typeof graph.bulkUpdateState === "function") return String((await graph.bulkUpdateState(config, steps)).configurable?.["checkpoint_id"] ?? "");
+    let last = "";
+    for (const step of steps) for (const update of step.updates) last = String((await graph.updateState(config, update.values, update.asNode)).configurable?.["checkpoint_id"] ?? "");
+    return last;
   }
 
   /**

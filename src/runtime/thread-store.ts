@@ -111,6 +111,20 @@ export class ThreadStore {
     if (Number(row?.["threads"] ?? 0) === 0 && Number(row?.["runs"] ?? 0) === 0) throw new ThreadNotFoundError(threadId);
   }
 
+  /** The thread's pending, running or interrupted run, if any. */
+  async activeRun(threadId: string): Promise<{ runId: string; status: string } | undefined> {
+    const row = (await this.db.query(this.sql.active, [checkThreadId(threadId)])).rows[0];
+    return row === undefined ? undefined : { runId: String(row["run_id"]), status: String(row["status"]) };
+  }
+
+  /** How many threads match every given filter (LangGraph's `POST /threads/count`). */
+  async count(options: Pick<SearchThreadsOptions, "metadata" | "status"> = {}): Promise<number> {
+    if (options.status !== undefined && !THREAD_STATUSES.includes(options.status)) throw runInputError(`status must be one of ${THREAD_STATUSES.join(", ")}`, { field: "status" });
+    const metadata = options.metadata === undefined ? null : checkMetadata(options.metadata);
+    const result = await this.db.query(this.sql.count, [metadata, options.status ?? null]);
+    return Number(result.rows[0]?.["total"] ?? 0);
+  }
+
   /** Threads matching every given filter, newest update first unless sorted otherwise. */
   async search(options: SearchThreadsOptions = {}): Promise<ThreadRecord[]> {
     const limit = options.limit ?? 10;

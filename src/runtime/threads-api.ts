@@ -2,7 +2,8 @@ import type { StateSnapshot } from "@langchain/langgraph";
 import { PostgresCheckpointSaver } from "../checkpoint/postgres-saver.js";
 import type { Database } from "../db/types.js";
 import { AttachmentStore } from "./attachment-store.js";
-import { ThreadStateReader, type RunSnapshots, type StateReadableGraph } from "./thread-state.js";
+import { ThreadStateReader, type HistoryOptions, type RunSnapshots, type StateReadableGraph } from "./thread-state.js";
+import { RunConflictError } from "../errors.js";
 import { ThreadStore, type SearchThreadsOptions, type ThreadRecord } from "./thread-store.js";
 
 /**
@@ -20,15 +21,34 @@ export interface ThreadsApi {
   touch(threadId: string, graphId?: string): Promise<void>;
   state(threadId: string): Promise<StateSnapshot>;
   stateAt(threadId: string, checkpointId: string): Promise<StateSnapshot>;
-  history(threadId: string, options?: { limit?: number | undefined; before?: string | undefined }): Promise<StateSnapshot[]>;
+  history(threadId: string, options?: HistoryOptions): Promise<StateSnapshot[]>;
+  /** How many threads match (metadata contains, status). */
+  count(options?: Pick<SearchThreadsOptions, "metadata" | "status">): Promise<number>;
+  /**
+   * Writes `values` as node `asNode` (LangGraph's `updateState`) on the thread's latest checkpoint
+   * or on `checkpointId` (forking there); refused (RunConflictError) while a run of the thread is
+   * active. Returns the new checkpoint id.
+   */
+  updateState(threadId: string, values: unknown, options?: { asNode?: string | undefined; checkpointId?: string | undefined }): Promise<string>;
+  /**
+   * Pre-fills a new thread's state: each superstep's updates applied as one step (LangGraph's
+   * `bulkUpdateState`), with the graph the thread's metadata names. Returns the last checkpoint id.
+   */
+  applySupersteps(threadId: string, supersteps: readonly { updates: readonly { values: unknown; asNode?: string | undefined }[] }[]): Promise<string>;
   /** The checkpoints run `runId` wrote after checkpoint `afterId`, oldest first (see ThreadStateReader). */
   runSnapshots(threadId: string, runId: string, afterId: string | undefined): Promise<RunSnapshots>;
 }
 
 /** Builds `runtime.threads` over the database; `graphFor(threadId)` gives the graph whose checkpoints a thread holds. */
-export function createThreadsApi(db: Database, graphFor: (threadId: string) => Promise<StateReadableGraph>): ThreadsApi {
+export function createThreadsApi(db: Database, graphFor: (threadId: string, taggedGraphId: () => Promise<string | undefined>) => Promise<StateReadableGraph>): ThreadsApi {
   const store = new ThreadStore(db);
-  const reader = new ThreadStateReader(graphFor);
+  // the graph a thread's metadata names, read only for a thread without runs
+  const tagged = (threadId: string) => (): Promise<string | undefined> =>
+    store.get(threadId).then(
+      (thread) => (typeof thread.metadata["graph_id"] === "string" ? thread.metadata["graph_id"] : undefined),
+      () => undefined,
+    );
+  const reader = new ThreadStateReader((threadId) => graphFor(threadId, tagged(threadId)));
   return {
     create: (options) => store.create(options),
     get: (threadId) => store.get(threadId),
@@ -43,6 +63,20 @@ export function createThreadsApi(db: Database, graphFor: (threadId: string) => P
     state: (threadId) => reader.state(threadId),
     stateAt: (threadId, checkpointId) => reader.stateAt(threadId, checkpointId),
     history: (threadId, options) => reader.history(threadId, options),
+    count: (options) => store.count(options),
+    async updateState(threadId, values, options) {
+      await store.get(threadId);
+      const active = await store.activeRun(threadId);
+      if (active !== undefined) throw new RunConflictError(`thread ${threadId} has an active run ${active.runId} (${active.status}); its state changes when the run stops`, { threadId });
+      const checkpointId = await reader.updateState(threadId, values, options);
+      await store.patch(threadId, {});
+      return checkpointId;
+    },
+    async applySupersteps(threadId, supersteps) {
+      const checkpointId = await reader.applySupersteps(threadId, supersteps);
+      await store.patch(threadId, {});
+      return checkpointId;
+    },
     runSnapshots: (threadId, runId, afterId) => reader.runSnapshots(threadId, runId, afterId),
   };
 }

@@ -14,13 +14,8 @@ const CONFIG_KEYS = ["configurable", "recursion_limit", "tags"] as const;
  * the option, never accepted and ignored.
  */
 const UNSUPPORTED_OPTIONS: Record<string, (value: unknown) => boolean> = {
-  interrupt_before: (value) => Array.isArray(value) && value.length === 0,
-  interrupt_after: (value) => Array.isArray(value) && value.length === 0,
-  checkpoint: () => false,
-  checkpoint_id: () => false,
   webhook: () => false,
   feedback_keys: (value) => Array.isArray(value) && value.length === 0,
-  after_seconds: (value) => value === 0,
   on_completion: (value) => value === "keep",
   stream_subgraphs: (value) => value === false,
   checkpoint_during: (value) => value === true,
@@ -28,6 +23,11 @@ const UNSUPPORTED_OPTIONS: Record<string, (value: unknown) => boolean> = {
   strict_resume: (value) => value === false,
   langsmith_tracer: () => false,
 };
+
+/** The multitask mode of `runtime.runs.create` a request's strategy becomes ("interrupt" queues behind what is still stopping). */
+export function multitaskOf(body: RunCreateBody): "reject" | "enqueue" {
+  return body.multitask_strategy === "enqueue" || body.multitask_strategy === "interrupt" ? "enqueue" : "reject";
+}
 
 /** Refuses (422 REQUEST_INVALID, naming it) the first LangGraph run option set that devmind does not implement. */
 export function refuseUnsupportedOptions(body: RunCreateBody): void {
@@ -37,9 +37,45 @@ export function refuseUnsupportedOptions(body: RunCreateBody): void {
     if (value === undefined || value === null || neutral(value)) continue;
     throw httpError("REQUEST_INVALID", `${option} is not supported by devmind serve`, { field: option });
   }
-  if (body.metadata !== undefined && body.metadata !== null && Object.keys(body.metadata).length > 0) {
-    throw httpError("REQUEST_INVALID", "run metadata is not supported by devmind serve (thread metadata is: PATCH /threads/{id})", { field: "metadata" });
+}
+
+/** A breakpoint option as LangGraph takes it: `"*"` or a list of node names; undefined when not set. */
+function breakpoints(value: unknown, field: string): string[] | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (value === "*") return ["*"];
+  if (!Array.isArray(value) || !value.every((node) => typeof node === "string")) throw httpError("REQUEST_INVALID", `${field} must be "*" or a list of node names`, { field });
+  return value.length === 0 ? undefined : (value as string[]);
+}
+
+/**
+ * The run options of a request every graph's runs take, in `runtime.runs.create`'s terms:
+ * `metadata`, `after_seconds`, `interrupt_before` / `interrupt_after`, and the checkpoint to start
+ * from (`checkpoint_id`, or `checkpoint: {checkpoint_id, checkpoint_ns: ""}`).
+ */
+export function runOptionsOf(body: RunCreateBody): { metadata?: Record<string, unknown>; afterSeconds?: number; interruptBefore?: string[]; interruptAfter?: string[]; checkpointId?: string } {
+  const raw = body as Record<string, unknown>;
+  const afterSeconds = raw["after_seconds"];
+  if (afterSeconds !== undefined && afterSeconds !== null && (typeof afterSeconds !== "number" || !Number.isFinite(afterSeconds) || afterSeconds < 0)) {
+    throw httpError("REQUEST_INVALID", "after_seconds must be a non-negative number", { field: "after_seconds" });
   }
+  const checkpoint = raw["checkpoint"] as { checkpoint_id?: unknown; checkpoint_ns?: unknown } | null | undefined;
+  if (checkpoint !== undefined && checkpoint !== null) {
+    if (typeof checkpoint !== "object" || typeof checkpoint.checkpoint_id !== "string") throw httpError("REQUEST_INVALID", "checkpoint must be {checkpoint_id, checkpoint_ns?}", { field: "checkpoint" });
+    if (checkpoint.checkpoint_ns !== undefined && checkpoint.checkpoint_ns !== null && checkpoint.checkpoint_ns !== "") {
+      throw httpError("REQUEST_INVALID", "checkpoint.checkpoint_ns is not supported: runs start from a checkpoint of the graph itself", { field: "checkpoint.checkpoint_ns" });
+    }
+  }
+  const checkpointId = (raw["checkpoint_id"] as string | null | undefined) ?? (checkpoint?.checkpoint_id as string | undefined);
+  if (checkpointId !== undefined && typeof checkpointId !== "string") throw httpError("REQUEST_INVALID", "checkpoint_id must be a string", { field: "checkpoint_id" });
+  const interruptBefore = breakpoints(raw["interrupt_before"], "interrupt_before");
+  const interruptAfter = breakpoints(raw["interrupt_after"], "interrupt_after");
+  return {
+    ...(body.metadata === undefined || body.metadata === null ? {} : { metadata: body.metadata }),
+    ...(typeof afterSeconds === "number" && afterSeconds > 0 ? { afterSeconds } : {}),
+    ...(interruptBefore === undefined ? {} : { interruptBefore }),
+    ...(interruptAfter === undefined ? {} : { interruptAfter }),
+    ...(checkpointId === undefined ? {} : { checkpointId }),
+  };
 }
 
 /**
@@ -84,14 +120,15 @@ function isDecisionsBody(value: unknown): boolean {
 
 /**
  * Starts what a run request asks of a user graph (not the built-in agent) on `thread`: a new run
- * of `graphId` with the request's `input` passed through unchanged, its `config` (configurable,
+ * of the assistant `target` names (its config and context under the run's) with the request's `input` passed through unchanged, its `config` (configurable,
  * recursion_limit, tags) and `context`; or — with `command` — the resume of the thread's
  * interrupted run, audited with `principal`: `command.resume` `{decisions: [...]}` on a HITL-shaped
  * interrupt is decided (`runtime.runs.decide`), anything else is `runtime.runs.resume`'s Command
  * (one value, or a map keyed by interrupt id; `update` and `goto` passed through). The same run
  * continues; the stream starts after what the run had already produced.
  */
-export async function startGraphRun(runtime: Runtime, thread: string, graphId: string, body: RunCreateBody, principal: string): Promise<StartedRun> {
+export async function startGraphRun(runtime: Runtime, thread: string, target: { assistantId: string; graphId: string }, body: RunCreateBody, principal: string): Promise<StartedRun> {
+  const { graphId } = target;
   if (hasCommand(body)) {
     if (!isEmptyInput(body.input)) throw httpError("REQUEST_INVALID", "send either input or command, not both");
     const [waiting] = await runtime.runs.list({ threadId: thread, status: "interrupted", limit: 1 });
@@ -112,15 +149,21 @@ export async function startGraphRun(runtime: Runtime, thread: string, graphId: s
     if (!resumed) for await (const event of runtime.runs.events(run.run_id, { after: startSeq })) if (event.type === "run.resumed") resumed = true;
     return { run, from: { seq: startSeq, values: snapshots.length, settled: snapshots.length }, waitForResume: resumed, startSeq };
   }
-  if (body.input === undefined || body.input === null) throw httpError("REQUEST_INVALID", `input is required for graph ${graphId} (or command to resume its interrupted run)`, { field: "input" });
+  const options = runOptionsOf(body);
+  if (options.checkpointId !== undefined) {
+    const state = await runtime.threads.stateAt(thread, options.checkpointId);
+    if (state.createdAt === undefined) throw httpError("NOT_FOUND", `no checkpoint ${JSON.stringify(options.checkpointId.slice(0, 100))} on thread ${thread}`, { field: "checkpoint_id" });
+  }
   const config = graphConfigOf(body.config);
+  // input null continues the thread from its checkpoint (after a breakpoint, or from `checkpoint_id`)
   const run = await runtime.runs.create({
     threadId: thread,
-    assistantId: graphId,
-    input: body.input,
+    assistantId: target.assistantId,
+    ...options,
+    input: body.input ?? null,
     ...(config === undefined ? {} : { config }),
     ...(body.context === undefined || body.context === null ? {} : { context: body.context }),
-    multitask: body.multitask_strategy === "enqueue" ? "enqueue" : "reject",
+    multitask: multitaskOf(body),
     ...(body.limits === undefined || body.limits === null ? {} : { limits: body.limits }),
   });
   return { run, waitForResume: false, startSeq: 0 };

@@ -7,8 +7,7 @@ import { httpError } from "./http-errors.js";
 import type { StreamCursor } from "./stream-cursor.js";
 import { AgentInput, validate, type RunCreateBody } from "./validation.js";
 import { interruptsOf, toWire } from "./wire.js";
-import { graphOfAssistant } from "./assistants.js";
-import { refuseUnsupportedOptions, startGraphRun } from "./graph-run-start.js";
+import { multitaskOf, refuseUnsupportedOptions, runOptionsOf, startGraphRun } from "./graph-run-start.js";
 
 /** A run a request started (or resumed), and where its stream should begin. */
 export interface StartedRun {
@@ -64,12 +63,13 @@ export function normalizeMessages(messages: readonly unknown[]): unknown[] {
  * start another). Run options devmind does not implement are refused naming them.
  */
 export async function startRun(runtime: Runtime, threadId: string | null, body: RunCreateBody, principal: string): Promise<StartedRun> {
-  const graphId = graphOfAssistant(runtime, body.assistant_id);
-  if (body.multitask_strategy === "interrupt" || body.multitask_strategy === "rollback") {
-    throw httpError("REQUEST_INVALID", `multitask_strategy ${body.multitask_strategy} is not supported; use "reject" or "enqueue"`);
-  }
+  const assistant = await runtime.assistants.get(body.assistant_id);
+  const graphId = assistant.graph_id;
   refuseUnsupportedOptions(body);
   const agent = runtime.graphs.isBuiltinAgent(graphId);
+  if (agent && body.multitask_strategy === "rollback") {
+    throw httpError("REQUEST_INVALID", "multitask_strategy rollback is not supported for the built-in agent (its state is not rolled back by run); use interrupt", { field: "multitask_strategy" });
+  }
   const resume = body.command?.resume;
   if (agent) {
     if (body.command?.update !== undefined || body.command?.goto !== undefined) throw httpError("REQUEST_INVALID", "command.update and command.goto are not supported for the agent; use command.resume");
@@ -99,15 +99,19 @@ export async function startRun(runtime: Runtime, threadId: string | null, body: 
     }
   }
   try {
-    return agent ? await startOnThread(runtime, thread, body, principal, resume) : await startGraphRun(runtime, thread, graphId, body, principal);
+    if ((body.multitask_strategy === "interrupt" || body.multitask_strategy === "rollback") && !createdHere && body.command == null) {
+      await interruptThread(runtime, thread, body.multitask_strategy === "rollback");
+    }
+    return agent
+      ? await startOnThread(runtime, thread, assistant.assistant_id, body, principal, resume)
+      : await startGraphRun(runtime, thread, { assistantId: assistant.assistant_id, graphId }, body, principal);
   } catch (error) {
     if (createdHere) await runtime.threads.delete(thread).catch(() => undefined);
     throw error;
   }
 }
 
-async function startOnThread(runtime: Runtime, thread: string, body: RunCreateBody, principal: string, resume: unknown): Promise<StartedRun> {
-
+async function startOnThread(runtime: Runtime, thread: string, assistantId: string, body: RunCreateBody, principal: string, resume: unknown): Promise<StartedRun> {
   if (resume !== undefined) {
     const [waiting] = await runtime.runs.list({ threadId: thread, status: "interrupted", limit: 1 });
     if (waiting === undefined) throw new RunConflictError(`thread ${thread} has no run waiting for approval to resume`, { threadId: thread });
@@ -127,11 +131,44 @@ async function startOnThread(runtime: Runtime, thread: string, body: RunCreateBo
   const input = { ...(body.input as { messages: unknown[] }), messages: normalizeMessages((body.input as { messages: unknown[] }).messages) };
   const run = await runtime.runs.create({
     threadId: thread,
+    assistantId,
+    ...runOptionsOf(body),
     input: input as never,
-    multitask: body.multitask_strategy === "enqueue" ? "enqueue" : "reject",
+    multitask: multitaskOf(body),
     ...(body.limits === undefined || body.limits === null ? {} : { limits: body.limits }),
   });
   return { run, waitForResume: false, startSeq: 0 };
+}
+
+/**
+ * multitask_strategy "interrupt": cancels the thread's pending, running and interrupted runs and
+ * waits (at most SERVER_DEFAULTS.interruptStopMs) until they stopped; the new run is then created
+ * with "enqueue", so it starts after any that is still stopping.
+ */
+async function interruptThread(runtime: Runtime, threadId: string, rollback: boolean): Promise<void> {
+  const active = (await Promise.all((["pending", "running", "interrupted"] as const).map((status) => runtime.runs.list({ threadId, status, limit: 100 })))).flat();
+  if (rollback && active.some((run) => runtime.graphs.isBuiltinAgent(run.graph_id))) {
+    throw httpError("REQUEST_INVALID", "multitask_strategy rollback is not supported for the built-in agent's runs; use interrupt", { field: "multitask_strategy" });
+  }
+  await Promise.all(active.map((run) => (rollback ? cancelAndRollback(runtime, run) : stopRun(runtime, run))));
+}
+
+/** Cancels a run and waits (at most SERVER_DEFAULTS.interruptStopMs) until it stopped; returns it as it then is. */
+async function stopRun(runtime: Runtime, run: RunRecord): Promise<RunRecord> {
+  const cancelled = await runtime.runs.cancel(run.run_id).catch(() => run);
+  return cancelled.status === "running" ? runtime.runs.waitStopped(run.run_id, { timeoutMs: SERVER_DEFAULTS.interruptStopMs }) : cancelled;
+}
+
+/**
+ * Cancel with `action=rollback` (and multitask "rollback"): cancels the run, waits until it
+ * stopped, then removes its checkpoints and the run (`runtime.runs.rollback`). A finished run is
+ * rolled back as it is. RunConflictError when it did not stop in time.
+ */
+export async function cancelAndRollback(runtime: Runtime, run: RunRecord): Promise<void> {
+  if (runtime.graphs.isBuiltinAgent(run.graph_id)) throw httpError("REQUEST_INVALID", "rollback is not supported for the built-in agent's runs; cancel with action=interrupt", { field: "action" });
+  const stopped = STOPPED.has(run.status) && run.status !== "interrupted" ? run : await stopRun(runtime, run);
+  if (stopped.status === "running" || stopped.status === "pending") throw new RunConflictError(`run ${run.run_id} is still stopping; retry the rollback`, { runId: run.run_id });
+  await runtime.runs.rollback(run.run_id);
 }
 
 const STOPPED = new Set(["interrupted", "success", "error", "timeout", "cancelled"]);

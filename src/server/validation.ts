@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import { z } from "zod";
+import { SERVER_DEFAULTS } from "../constants.js";
 import { httpError } from "./http-errors.js";
 
 /** Stream modes a LangGraph client may ask for; devmind produces values, updates, messages(-tuple) and custom. */
@@ -18,9 +19,11 @@ export const AgentInput = z.object({ messages: z.array(z.unknown()).min(1).max(1
  * devmind uses: `assistant_id` (a loaded graph's id or its assistant uuid), `input` (`AgentInput`
  * for the agent, any JSON for another graph), `command` (resume; update and goto for user
  * graphs), `config` (configurable, recursion_limit, tags) and `context` for user graphs,
- * `stream_mode`, `multitask_strategy` reject|enqueue, `if_not_exists` create|reject,
- * `on_disconnect` cancel|continue, and devmind's `limits` (a partial of the run limits). The
- * LangGraph options devmind does not implement are refused by `refuseUnsupportedOptions`.
+ * `stream_mode`, `multitask_strategy` reject|enqueue|interrupt|rollback, `if_not_exists` create|reject,
+ * `on_disconnect` cancel|continue, `metadata`, and devmind's `limits` (a partial of the run
+ * limits); `after_seconds`, `interrupt_before`/`interrupt_after` and `checkpoint(_id)` are read by
+ * `runOptionsOf`. The LangGraph options devmind does not implement are refused by
+ * `refuseUnsupportedOptions` (and rollback of the agent by `startRun`).
  */
 export const RunCreateBody = z
   .object({
@@ -44,18 +47,55 @@ export const RunCreateBody = z
 /** A validated run request. */
 export type RunCreateBody = z.infer<typeof RunCreateBody>;
 
-/** `POST /threads`. `supersteps` (pre-filled state) is not supported. */
+/** `POST /runs/cancel` (the SDK's `cancelMany`): the runs named, or every run of a status (optionally of one thread). */
+export const RunCancelManyBody = z
+  .object({
+    thread_id: z.string().min(1).max(256).nullish(),
+    run_ids: z.array(z.string().min(1).max(64)).min(1).max(SERVER_DEFAULTS.runBatchMax).nullish(),
+    status: z.enum(["pending", "running", "all"]).nullish(),
+  })
+  .strict()
+  .refine((body) => (body.run_ids ?? null) !== null || (body.status ?? null) !== null, { message: "give run_ids or status" });
+
+/** One update of a superstep or of `POST /threads/{id}/state`'s kind: values written as a node. */
+const StateUpdate = z.object({ values: z.unknown(), as_node: z.string().min(1).max(256).nullish(), command: z.unknown().optional() }).strict();
+
+/** `POST /threads`: `supersteps` pre-fill the state with the graph `metadata.graph_id` names; `ttl` is refused (threads live until deleted). */
 export const ThreadCreateBody = z
   .object({
     thread_id: z.string().min(1).max(256).nullish(),
     metadata: metadata.nullish(),
     if_exists: z.enum(["raise", "do_nothing"]).nullish(),
+    supersteps: z.array(z.object({ updates: z.array(StateUpdate).min(1).max(100) }).strict()).max(100).nullish(),
     ttl: z.unknown().optional(),
   })
-  .passthrough();
+  .strict();
 
 /** `PATCH /threads/{id}`. */
-export const ThreadPatchBody = z.object({ metadata: metadata.nullish() }).passthrough();
+export const ThreadPatchBody = z.object({ metadata: metadata.nullish(), ttl: z.unknown().optional() }).strict();
+
+/** `POST /threads/count`. `values` (a state filter) is refused when not empty. */
+export const ThreadCountBody = z
+  .object({ metadata: metadata.nullish(), values: metadata.nullish(), status: z.enum(["idle", "busy", "interrupted", "error"]).nullish() })
+  .strict();
+
+/** `POST /threads/{id}/state` (LangGraph's ThreadStateUpdate). */
+export const ThreadStateUpdateBody = z
+  .object({
+    values: z.unknown(),
+    as_node: z.string().min(1).max(256).nullish(),
+    checkpoint_id: CheckpointId.nullish(),
+    checkpoint: z.object({ checkpoint_id: CheckpointId, checkpoint_ns: z.string().max(0).nullish(), thread_id: z.string().nullish() }).passthrough().nullish(),
+  })
+  .strict();
+
+/** `POST /threads/{id}/state/checkpoint` (the SDK's `getState` with a checkpoint object). */
+export const ThreadStateAtBody = z
+  .object({ checkpoint: z.object({ checkpoint_id: CheckpointId, checkpoint_ns: z.string().max(0).nullish(), thread_id: z.string().nullish() }).passthrough(), subgraphs: z.boolean().nullish() })
+  .strict();
+
+/** `POST /threads/prune`: `delete` removes the threads; `keep_latest` is refused. */
+export const ThreadPruneBody = z.object({ thread_ids: z.array(z.string().min(1).max(256)).min(1).max(500), strategy: z.enum(["delete", "keep_latest"]).nullish() }).strict();
 
 /** `POST /threads/search`. */
 export const ThreadSearchBody = z
@@ -67,18 +107,24 @@ export const ThreadSearchBody = z
     offset: z.number().int().min(0).max(1_000_000).nullish(),
     sort_by: z.enum(["thread_id", "created_at", "updated_at", "status"]).nullish(),
     sort_order: z.enum(["asc", "desc"]).nullish(),
+    select: z.array(z.enum(["thread_id", "created_at", "updated_at", "metadata", "status", "values", "interrupts"])).max(7).nullish(),
+    values: metadata.nullish(),
   })
-  .passthrough();
+  .strict();
 
 /** `POST /threads/{id}/history`: `before` a checkpoint id or LangGraph's `{configurable: {checkpoint_id}}`. */
 export const HistoryBody = z
   .object({
     limit: z.number().int().min(1).max(1_000).nullish(),
     before: z.union([CheckpointId, z.object({ configurable: z.object({ checkpoint_id: CheckpointId }).passthrough() }).passthrough()]).nullish(),
+    metadata: metadata.nullish(),
+    checkpoint: z.object({ checkpoint_id: CheckpointId.nullish(), checkpoint_ns: z.string().max(0).nullish(), thread_id: z.string().nullish() }).passthrough().nullish(),
   })
-  .passthrough();
+  .strict();
 
 const ASSISTANT_FIELDS = ["assistant_id", "graph_id", "name", "description", "config", "context", "metadata", "version", "created_at", "updated_at"] as const;
+
+const assistantSortKeys = z.enum(["assistant_id", "graph_id", "name", "created_at", "updated_at"]);
 
 /** `POST /assistants/search` (LangGraph's AssistantSearchRequest). */
 export const AssistantSearchBody = z
@@ -87,8 +133,8 @@ export const AssistantSearchBody = z
     name: z.string().max(256).nullish(),
     metadata: metadata.nullish(),
     limit: z.number().int().min(1).max(1_000).nullish(),
-    offset: z.number().int().min(0).nullish(),
-    sort_by: z.enum(["assistant_id", "graph_id", "name", "created_at", "updated_at"]).nullish(),
+    offset: z.number().int().min(0).max(1_000_000).nullish(),
+    sort_by: assistantSortKeys.nullish(),
     sort_order: z.enum(["asc", "desc"]).nullish(),
     select: z.array(z.enum(ASSISTANT_FIELDS)).max(ASSISTANT_FIELDS.length).nullish(),
   })
@@ -98,6 +144,40 @@ export const AssistantSearchBody = z
 export const AssistantCountBody = z
   .object({ graph_id: z.string().max(256).nullish(), name: z.string().max(256).nullish(), metadata: metadata.nullish() })
   .strict();
+
+/** `POST /assistants` (LangGraph's AssistantCreate); `config` is checked by the runtime (configurable, recursion_limit, tags). */
+export const AssistantCreateBody = z
+  .object({
+    graph_id: z.string().min(1).max(256),
+    assistant_id: z.string().uuid().nullish(),
+    config: z.record(z.string(), z.unknown()).nullish(),
+    context: z.unknown().optional(),
+    metadata: metadata.nullish(),
+    if_exists: z.enum(["raise", "do_nothing"]).nullish(),
+    name: z.string().max(1_000).nullish(),
+    description: z.string().max(10_000).nullish(),
+  })
+  .strict();
+
+/** `PATCH /assistants/{id}` (LangGraph's AssistantPatch): every field optional; metadata is merged. */
+export const AssistantPatchBody = z
+  .object({
+    graph_id: z.string().min(1).max(256).nullish(),
+    config: z.record(z.string(), z.unknown()).nullish(),
+    context: z.unknown().optional(),
+    metadata: metadata.nullish(),
+    name: z.string().max(1_000).nullish(),
+    description: z.string().max(10_000).nullish(),
+  })
+  .strict();
+
+/** `POST /assistants/{id}/versions`. */
+export const AssistantVersionsBody = z
+  .object({ metadata: metadata.nullish(), limit: z.number().int().min(1).max(1_000).nullish(), offset: z.number().int().min(0).max(1_000_000).nullish() })
+  .strict();
+
+/** `POST /assistants/{id}/latest`. */
+export const AssistantLatestBody = z.object({ version: z.number().int().min(1) }).strict();
 
 /**
  * Reads the JSON body and validates it: no body counts as `{}`; malformed JSON is 400

@@ -1,6 +1,5 @@
 import type { StateSnapshot } from "@langchain/langgraph";
 import { SERVER_DEFAULTS } from "../constants.js";
-import { assistantIdFor } from "../graphs/assistant-id.js";
 import type { RunRecord } from "../runtime/run-record.js";
 import type { ThreadRecord } from "../runtime/runtime.js";
 
@@ -88,5 +87,5 @@ export function threadWire(thread: ThreadRecord, state: StateSnapshot | undefine
  */
 export function runWire(run: RunRecord): Record<string, unknown> {
   const { input: _input, lease: _lease, limits: _limits, ...rest } = run;
-  return { ...rest, assistant_id: assistantIdFor(run.graph_id), metadata: {}, multitask_strategy: null, kwargs: {} };
+  return { ...rest, multitask_strategy: null, kwargs: {} };
 }

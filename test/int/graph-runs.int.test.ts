@@ -7,6 +7,7 @@ import type { Database } from "../../src/db/types.js";
 import type { GraphEntry } from "../../src/graphs/graph-kinds.js";
 import type { EventRecord } from "../helpers/events.js";
 import { createRuntime, type Runtime } from "../../src/runtime/runtime.js";
+import { assistantIdFor } from "../../src/graphs/assistant-id.js";
 import { rejection } from "../helpers/assertions.js";
 import { BACKENDS, freshMigratedSchema, openBackend } from "../helpers/databases.js";
 import { waitUntil } from "../helpers/waits.js";
@@ -114,7 +115,7 @@ describe.each(BACKENDS)("runs of user graphs on %s", (backend) => {
     const runtime = runtimeWith({ review: reviewGraph });
     expect(runtime.graphs.ids()).toEqual(["agent", "review"]);
     const created = await runtime.runs.create({ assistantId: "review", input: { topic: "durable runs" } });
-    expect(created).toMatchObject({ graph_id: "review", assistant_id: "review", status: "pending", input: { topic: "durable runs" }, interrupts: null });
+    expect(created).toMatchObject({ graph_id: "review", assistant_id: assistantIdFor("review"), status: "pending", input: { topic: "durable runs" }, interrupts: null });
     const paused = await runtime.runs.execute(created.run_id);
     expect(paused.status).toBe("interrupted");
     expect(paused.interrupts).toHaveLength(1);

@@ -1,3 +1,4 @@
+import { assistantIdFor } from "../../src/graphs/assistant-id.js";
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
@@ -73,12 +74,17 @@ describe.each(BACKENDS)("RunStore on %s", (backend) => {
         finished_at: null,
         error: null,
         graph_id: "agent",
-        assistant_id: "agent",
+        assistant_id: assistantIdFor("agent"),
         input: INPUT,
         limits: {},
         config: {},
         context: null,
         interrupts: null,
+        metadata: {},
+        not_before: null,
+        interrupt_before: null,
+        interrupt_after: null,
+        checkpoint_id: null,
         lease: null,
         cancel_requested: false,
         active_ms: 0,

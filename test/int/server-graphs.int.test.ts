@@ -63,7 +63,7 @@ describe.each(BACKENDS)("every loaded graph is an assistant of devmind serve, th
     return { server, client: new Client({ apiUrl: server.url, apiKey: TEST_KEYS.alice }) };
   };
 
-  itOnPrimary(backend)("assistants: one per graph with the official ids and shapes; graph and schemas; create/update/delete/versions refused naming them", async () => {
+  itOnPrimary(backend)("assistants: one per graph with the official ids and shapes; graph and schemas (the rest: server-assistants.int.test.ts)", async () => {
     const { server, client } = await start(0);
     const found = await client.assistants.search();
     expect(found.map((a) => [a.assistant_id, a.graph_id, a.name, a.version, a.config, a.metadata])).toEqual([
@@ -85,11 +85,6 @@ describe.each(BACKENDS)("every loaded graph is an assistant of devmind serve, th
     expect(Object.keys((schemas.state_schema as { properties: object }).properties)).toEqual(["topic", "draft", "outcome"]);
     expect(Object.keys((schemas.input_schema as { properties: object }).properties)).toEqual(["topic", "draft", "outcome"]);
 
-    await refused(client.assistants.create({ graphId: "review" }), 422, "assistants create is not supported");
-    await refused(client.assistants.update("review", { name: "x" }), 422, "assistants update is not supported");
-    await refused(client.assistants.delete("review"), 422, "assistants delete is not supported");
-    await refused(client.assistants.getVersions("review"), 422, "assistants versions is not supported");
-    await refused(client.assistants.getSubgraphs("research"), 422, "subgraphs is not supported");
   });
 
   it("example (a): runs.wait to its interrupt, thread state types the interrupt, command.resume finishes the same run", async () => {
@@ -220,8 +215,8 @@ describe.each(BACKENDS)("every loaded graph is an assistant of devmind serve, th
     const other = await client.threads.create();
     await refused(client.runs.create(other.thread_id, "nope", { input: {} }), 404, "nope");
     await refused(client.runs.wait(other.thread_id, "review", { input: { topic: "t" }, config: { run_name: "x" } as never }), 422, "config.run_name");
-    await refused(client.runs.wait(other.thread_id, "review", { input: { topic: "t" }, interruptBefore: ["review"] }), 422, "interrupt_before");
-    await refused(client.runs.wait(other.thread_id, "review", { input: { topic: "t" }, checkpointId: "x" }), 422, "checkpoint_id");
+    await refused(client.runs.wait(other.thread_id, "review", { input: { topic: "t" }, webhook: "http://127.0.0.1:1/hook" }), 422, "webhook");
+    await refused(client.runs.wait(other.thread_id, "review", { input: { topic: "t" }, checkpointId: "nope" }), 404, "no checkpoint");
     await refused(client.runs.create(other.thread_id, "review", { input: { topic: "t" }, streamSubgraphs: true }), 422, "stream_subgraphs");
     await expect(client.runs.wait(other.thread_id, "review", { command: { resume: { approved: true } } })).rejects.toMatchObject({ status: 409 });
     // none of the refused requests left a run behind

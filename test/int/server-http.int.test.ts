@@ -100,7 +100,7 @@ describe.each(BACKENDS)("HTTP API on %s: auth, errors, devmind routes", (backend
     expect(await call(server, `/threads/${tid}/runs`, { method: "POST", json: { assistant_id: "agent", input: { messages: ["x"] }, multitask_strategy: "rollback" } })).toMatchObject({ status: 422 });
     expect(await call(server, `/threads/${tid}/runs`, { method: "POST", json: { assistant_id: "agent", input: { messages: ["x"] }, limits: { maxModelRounds: 0 } } })).toMatchObject({ status: 422, body: { error: "RUN_INPUT_INVALID" } });
     expect(await call(server, `/threads/${tid}/runs/stream`, { method: "POST", json: { assistant_id: "agent", input: { messages: ["x"] }, stream_mode: ["bogus"] } })).toMatchObject({ status: 422 });
-    expect(await call(server, `/threads/${tid}/runs`, { method: "POST", json: { assistant_id: "someone-else", input: { messages: ["x"] } } })).toMatchObject({ status: 404, body: { error: "NOT_FOUND" } });
+    expect(await call(server, `/threads/${tid}/runs`, { method: "POST", json: { assistant_id: "someone-else", input: { messages: ["x"] } } })).toMatchObject({ status: 404, body: { error: "ASSISTANT_NOT_FOUND" } });
     expect(await call(server, `/threads/no-such-thread/runs`, { method: "POST", json: { assistant_id: "agent", input: { messages: ["x"] } } })).toMatchObject({ status: 404, body: { error: "THREAD_NOT_FOUND" } });
     expect(await call(server, `/runs/00000000-0000-4000-8000-000000000000`)).toMatchObject({ status: 404, body: { error: "RUN_NOT_FOUND" } });
     expect(await call(server, `/runs/not-a-uuid/events`)).toMatchObject({ status: 404, body: { error: "RUN_NOT_FOUND" } });

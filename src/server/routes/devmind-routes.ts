@@ -10,7 +10,6 @@ import { parseDecisions } from "../../graph/decisions.js";
 import { intQuery, readJson } from "../validation.js";
 import { isHitlRequest } from "../../runtime/runtime.js";
 import { runWire } from "../wire.js";
-import { assistantIdFor } from "../../graphs/assistant-id.js";
 
 type Env = { Variables: AuthVariables };
 
@@ -76,12 +75,12 @@ export function devmindRoutes(deps: AppDeps): Hono<Env> {
     const limit = intQuery(c.req.query("limit"), "limit", 50, 500) || 50;
     const before = c.req.query("before");
     const runs = await runtime.runs.list({ status, limit, ...(before === undefined ? {} : { before }) });
-    return c.json(runs.map((run) => ({ ...run, assistant_id: assistantIdFor(run.graph_id) })));
+    return c.json(runs);
   });
 
   app.get("/runs/:id", async (c) => {
     const run = await runtime.runs.get(c.req.param("id"));
-    return c.json({ ...run, assistant_id: assistantIdFor(run.graph_id) });
+    return c.json(run);
   });
 
   app.get("/runs/:id/events", async (c) => {

@@ -1,89 +1,137 @@
 import { Hono } from "hono";
+import type { AssistantRecord } from "../../runtime/runtime.js";
 import type { AuthVariables } from "../auth.js";
 import type { AppDeps } from "../app.js";
-import { assistantWire, graphOfAssistant } from "../assistants.js";
 import { httpError } from "../http-errors.js";
-import { AssistantCountBody, AssistantSearchBody, readBody } from "../validation.js";
+import {
+  AssistantCountBody,
+  AssistantCreateBody,
+  AssistantLatestBody,
+  AssistantPatchBody,
+  AssistantSearchBody,
+  AssistantVersionsBody,
+  readBody,
+} from "../validation.js";
 
 type Env = { Variables: AuthVariables };
 
-/** Why assistants cannot be created, changed or versioned here (the same words for every such route). */
-const FIXED = "devmind serves one assistant per loaded graph (langgraph.json); assistants cannot be created, changed, deleted or versioned";
+/** A query flag as the SDK sends it (`true` / `false`), absent as undefined; 422 for anything else. */
+function flagQuery(value: string | undefined, name: string): boolean | undefined {
+  if (value === undefined || value === "") return undefined;
+  if (value === "true" || value === "1") return true;
+  if (value === "false" || value === "0") return false;
+  throw httpError("REQUEST_INVALID", `${name} must be true or false`, { field: name });
+}
+
+/** Only the fields a search asked for (`select`), all of them without one. */
+function selected(assistant: AssistantRecord, select: readonly string[] | null | undefined): Record<string, unknown> {
+  if (select === undefined || select === null) return { ...assistant };
+  return Object.fromEntries(Object.entries(assistant).filter(([field]) => select.includes(field)));
+}
 
 /**
  * LangGraph Platform's assistants (CONTRACT sections 8 and 10), as the SDK's `client.assistants`
- * calls them. Every loaded graph is an assistant: id the uuid5 of the graph id (the graph id is
- * accepted wherever an assistant id is).
+ * calls them, over `runtime.assistants`. Every loaded graph has a default assistant (id the uuid5
+ * of the graph id; the graph id is accepted wherever an assistant id is); others are created.
  *
- * - `GET /assistants/{id}` -> Assistant; `POST /assistants/search {graph_id?, name?, metadata?,
- *   limit?, offset?, sort_by?, sort_order?, select?}` -> Assistant[] (`X-Pagination-Total`);
+ * - `POST /assistants {graph_id, assistant_id?, config?, context?, metadata?, if_exists?, name?,
+ *   description?}` -> Assistant; `GET|PATCH|DELETE /assistants/{id}` (PATCH merges metadata and
+ *   makes a new version; DELETE answers `[id]`; `delete_threads=true` is refused).
+ * - `POST /assistants/search {graph_id?, name?, metadata?, limit?, offset?, sort_by?, sort_order?,
+ *   select?}` -> Assistant[] newest first (`X-Pagination-Total`, `X-Pagination-Next`);
  *   `POST /assistants/count` -> number.
- * - `GET /assistants/{id}/graph?xray` -> the graph's nodes and edges (LangGraph's drawable JSON).
- * - `GET /assistants/{id}/schemas` -> `{graph_id, input_schema, output_schema, state_schema,
- *   config_schema, context_schema}` as far as the graph declares them at runtime.
- * - create, patch, delete, versions, latest and subgraphs: 422 REQUEST_INVALID naming the feature.
+ * - `POST /assistants/{id}/versions {metadata?, limit?, offset?}` -> versions newest first;
+ *   `POST /assistants/{id}/latest {version}` -> the assistant at that version.
+ * - `GET /assistants/{id}/graph?xray`, `/schemas`, `/subgraphs[/{namespace}]?recurse`.
+ * Assistant: `{assistant_id, graph_id, name, description, config, context, metadata, version,
+ * created_at, updated_at}`; its config and context are the defaults of its runs.
  */
 export function langgraphAssistantRoutes(deps: AppDeps): Hono<Env> {
   const { runtime } = deps;
   const app = new Hono<Env>();
-  const startedAt = new Date().toISOString();
 
-  const matching = (body: { graph_id?: string | null | undefined; name?: string | null | undefined; metadata?: Record<string, unknown> | null | undefined }): string[] =>
-    runtime.graphs.ids().filter((graphId) => {
-      if (body.graph_id !== undefined && body.graph_id !== null && body.graph_id !== graphId) return false;
-      if (body.name !== undefined && body.name !== null && !graphId.toLowerCase().includes(body.name.toLowerCase())) return false;
-      const metadata: Record<string, unknown> = { created_by: "system" };
-      return Object.entries(body.metadata ?? {}).every(([key, value]) => JSON.stringify(metadata[key]) === JSON.stringify(value));
-    });
-
+  app.post("/assistants", async (c) => {
+    const body = await readBody(c, AssistantCreateBody);
+    return c.json(
+      await runtime.assistants.create({
+        graphId: body.graph_id,
+        assistantId: body.assistant_id ?? undefined,
+        config: body.config ?? undefined,
+        context: body.context ?? undefined,
+        metadata: body.metadata ?? undefined,
+        ifExists: body.if_exists ?? undefined,
+        name: body.name ?? undefined,
+        description: body.description ?? undefined,
+      }),
+    );
+  });
   app.post("/assistants/search", async (c) => {
     const body = await readBody(c, AssistantSearchBody);
-    const found = matching(body).map((graphId) => assistantWire(runtime, graphId, startedAt));
-    const key = body.sort_by ?? "created_at";
-    const ordered = [...found].sort((a, b) => String(a[key]).localeCompare(String(b[key])));
-    // the official server's default order is newest first; every assistant here has the same time, so graph order stays
-    if (body.sort_by !== undefined && body.sort_by !== null && body.sort_order !== "asc") ordered.reverse();
     const offset = body.offset ?? 0;
-    const page = (body.sort_by === undefined || body.sort_by === null ? found : ordered).slice(offset, offset + (body.limit ?? 10));
-    const selected = body.select === undefined || body.select === null ? page : page.map((item) => Object.fromEntries(Object.entries(item).filter(([field]) => (body.select as readonly string[] | null | undefined)?.includes(field) === true)));
-    c.header("X-Pagination-Total", String(found.length));
-    if (offset + page.length < found.length) c.header("X-Pagination-Next", String(offset + page.length));
-    return c.json(selected);
+    const { assistants, total } = await runtime.assistants.search({
+      graphId: body.graph_id ?? undefined,
+      name: body.name ?? undefined,
+      metadata: body.metadata ?? undefined,
+      limit: body.limit ?? undefined,
+      offset,
+      sortBy: body.sort_by ?? undefined,
+      sortOrder: body.sort_order ?? undefined,
+    });
+    c.header("X-Pagination-Total", String(total));
+    if (offset + assistants.length < total) c.header("X-Pagination-Next", String(offset + assistants.length));
+    return c.json(assistants.map((assistant) => selected(assistant, body.select)));
   });
-  app.post("/assistants/count", async (c) => c.json(matching(await readBody(c, AssistantCountBody)).length));
-  app.post("/assistants", () => {
-    throw httpError("REQUEST_INVALID", `assistants create is not supported: ${FIXED}`);
+  app.post("/assistants/count", async (c) => {
+    const body = await readBody(c, AssistantCountBody);
+    return c.json(await runtime.assistants.count({ graphId: body.graph_id ?? undefined, name: body.name ?? undefined, metadata: body.metadata ?? undefined }));
   });
-  app.get("/assistants/:id", (c) => c.json(assistantWire(runtime, graphOfAssistant(runtime, c.req.param("id")), startedAt)));
+  app.get("/assistants/:id", async (c) => c.json(await runtime.assistants.get(c.req.param("id"))));
+  app.patch("/assistants/:id", async (c) => {
+    const body = await readBody(c, AssistantPatchBody);
+    return c.json(
+      await runtime.assistants.update(c.req.param("id"), {
+        graphId: body.graph_id ?? undefined,
+        config: body.config ?? undefined,
+        context: body.context ?? undefined,
+        metadata: body.metadata ?? undefined,
+        name: body.name ?? undefined,
+        description: body.description ?? undefined,
+      }),
+    );
+  });
+  app.delete("/assistants/:id", async (c) => {
+    if (flagQuery(c.req.query("delete_threads"), "delete_threads") === true) {
+      throw httpError("REQUEST_INVALID", "delete_threads is not supported: delete the assistant's threads with DELETE /threads/{id}", { field: "delete_threads" });
+    }
+    return c.json([await runtime.assistants.delete(c.req.param("id"))]);
+  });
+  app.post("/assistants/:id/versions", async (c) => {
+    const body = await readBody(c, AssistantVersionsBody);
+    return c.json(await runtime.assistants.versions(c.req.param("id"), { metadata: body.metadata ?? undefined, limit: body.limit ?? undefined, offset: body.offset ?? undefined }));
+  });
+  app.post("/assistants/:id/latest", async (c) => {
+    const body = await readBody(c, AssistantLatestBody);
+    return c.json(await runtime.assistants.setLatest(c.req.param("id"), body.version));
+  });
   app.get("/assistants/:id/graph", async (c) => {
-    const graphId = graphOfAssistant(runtime, c.req.param("id"));
+    const { graph_id: graphId } = await runtime.assistants.get(c.req.param("id"));
     const raw = c.req.query("xray");
     if (raw !== undefined && !/^(true|false|\d{1,2})$/.test(raw)) throw httpError("REQUEST_INVALID", "xray must be true, false or a depth");
     const xray = raw === undefined || raw === "false" ? undefined : raw === "true" ? true : Number(raw);
     return c.json(await runtime.graphs.drawing(graphId, xray === undefined ? {} : { xray }));
   });
   app.get("/assistants/:id/schemas", async (c) => {
-    const graphId = graphOfAssistant(runtime, c.req.param("id"));
+    const { graph_id: graphId } = await runtime.assistants.get(c.req.param("id"));
     const schemas = await runtime.graphs.schemas(graphId);
+    // as the official JS server: JavaScript graphs do not tell config and context schemas apart
     return c.json({ graph_id: graphId, input_schema: schemas.input, output_schema: schemas.output, state_schema: schemas.state, config_schema: schemas.config, context_schema: schemas.config });
   });
-  app.get("/assistants/:id/subgraphs/*", () => {
-    throw httpError("REQUEST_INVALID", "assistants subgraphs is not supported: read the graph with GET /assistants/{id}/graph?xray=true");
-  });
-  app.get("/assistants/:id/subgraphs", () => {
-    throw httpError("REQUEST_INVALID", "assistants subgraphs is not supported: read the graph with GET /assistants/{id}/graph?xray=true");
-  });
-  app.patch("/assistants/:id", () => {
-    throw httpError("REQUEST_INVALID", `assistants update is not supported: ${FIXED}`);
-  });
-  app.delete("/assistants/:id", () => {
-    throw httpError("REQUEST_INVALID", `assistants delete is not supported: ${FIXED}`);
-  });
-  app.post("/assistants/:id/versions", () => {
-    throw httpError("REQUEST_INVALID", `assistants versions is not supported: ${FIXED}`);
-  });
-  app.post("/assistants/:id/latest", () => {
-    throw httpError("REQUEST_INVALID", `assistants setLatest is not supported: ${FIXED}`);
-  });
+  const subgraphs = async (id: string, namespace: string | undefined, recurse: string | undefined) => {
+    const { graph_id: graphId } = await runtime.assistants.get(id);
+    const found = await runtime.graphs.subgraphs(graphId, { ...(namespace === undefined ? {} : { namespace }), recurse: flagQuery(recurse, "recurse") === true });
+    return Object.fromEntries(Object.entries(found).map(([ns, schemas]) => [ns, { graph_id: graphId, input_schema: schemas.input, output_schema: schemas.output, state_schema: schemas.state, config_schema: schemas.config, context_schema: schemas.config }]));
+  };
+  app.get("/assistants/:id/subgraphs", async (c) => c.json(await subgraphs(c.req.param("id"), undefined, c.req.query("recurse"))));
+  app.get("/assistants/:id/subgraphs/:namespace", async (c) => c.json(await subgraphs(c.req.param("id"), c.req.param("namespace"), c.req.query("recurse"))));
   return app;
 }

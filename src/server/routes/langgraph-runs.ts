@@ -5,11 +5,13 @@ import { isRunStatus, type RunRecord } from "../../runtime/run-record.js";
 import type { AppDeps } from "../app.js";
 import type { AuthVariables } from "../auth.js";
 import { httpError } from "../http-errors.js";
-import { finalValues, startRun, waitForRun, type StartedRun } from "../run-start.js";
+import { cancelAndRollback, finalValues, startRun, waitForRun, type StartedRun } from "../run-start.js";
 import { runStream } from "../run-stream.js";
 import { sseResponse } from "../sse.js";
 import { parseCursor } from "../stream-cursor.js";
-import { intQuery, readBody, RunCreateBody, STREAM_MODES } from "../validation.js";
+import { intQuery, readBody, readJson, RunCancelManyBody, RunCreateBody, STREAM_MODES, validate } from "../validation.js";
+import { SERVER_DEFAULTS } from "../../constants.js";
+import { z } from "zod";
 import { runWire } from "../wire.js";
 
 type Env = { Variables: AuthVariables };
@@ -21,6 +23,13 @@ function modesOf(requested: string | readonly string[] | null | undefined): Set<
     if (!(STREAM_MODES as readonly string[]).includes(mode)) throw httpError("REQUEST_INVALID", `unknown stream_mode ${JSON.stringify(mode.slice(0, 50))}; devmind serves values, updates, messages-tuple, custom`);
   }
   return new Set(list.map((mode) => (mode === "messages-tuple" ? "messages" : mode)));
+}
+
+/** Cancel `action`: interrupt (the default) or rollback (the run and its checkpoints removed); anything else 422. */
+function cancelAction(action: string | undefined): "interrupt" | "rollback" {
+  if (action === undefined || action === "" || action === "interrupt") return "interrupt";
+  if (action === "rollback") return "rollback";
+  throw httpError("REQUEST_INVALID", `cancel action ${JSON.stringify(action.slice(0, 50))} is not supported: interrupt or rollback`, { field: "action" });
 }
 
 function runPath(run: RunRecord): string {
@@ -38,7 +47,11 @@ function runPath(run: RunRecord): string {
  *   (`__interrupt__` added while it waits for approval).
  * - `command: {resume: {decisions: [...]}}` instead of `input` decides the thread's interrupted
  *   run as the caller's key (CONTRACT section 5); the same run continues (same run id).
- * - `multitask_strategy` reject (default: 409 while the thread has an active run) | enqueue.
+ * - `multitask_strategy` reject (default: 409 while the thread has an active run) | enqueue |
+ *   interrupt (cancels the thread's active runs first) | rollback (and removes them with their
+ *   checkpoints); run options in `runOptionsOf`. Cancel `action=rollback`: `cancelAndRollback`.
+ * - `POST /runs/batch [RunCreate...]` -> Run[] (stateless); `POST /runs/cancel {run_ids?|status?,
+ *   thread_id?}` -> 204; `DELETE /threads/{tid}/runs/{rid}` -> 204 (409 while running or interrupted).
  * - `GET /threads/{tid}/runs?limit&offset&status` -> Run[] newest first; `GET .../runs/{rid}` -> Run;
  *   `POST .../runs/{rid}/cancel?wait=0|1` -> 202 Run (200 after it stopped with wait=1);
  *   `GET .../runs/{rid}/join` -> values; `GET .../runs/{rid}/stream` (and `/runs/{rid}/stream`)
@@ -89,6 +102,32 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
     return c.json(await finalValues(runtime, run));
   };
 
+  app.post("/runs/batch", async (c) => {
+    const raw = await readJson(c);
+    const bodies = validate(z.array(RunCreateBody).min(1).max(SERVER_DEFAULTS.runBatchMax), raw);
+    // one by one, so a refused payload leaves the ones before it created, as the official server's Promise.all would
+    const created: Record<string, unknown>[] = [];
+    for (const body of bodies) created.push(runWire((await startRun(runtime, null, body, c.get("principal"))).run));
+    return c.json(created);
+  });
+  app.post("/runs/cancel", async (c) => {
+    const body = await readBody(c, RunCancelManyBody);
+    const action = cancelAction(c.req.query("action"));
+    const named = body.run_ids ?? null;
+    const targets =
+      named !== null
+        ? await Promise.all(named.map((runId) => runtime.runs.get(runId)))
+        : (
+            await Promise.all(
+              (body.status === "all" ? (["pending", "running"] as const) : [body.status as "pending" | "running"]).map((status) =>
+                runtime.runs.list({ status, limit: 500, ...(body.thread_id == null ? {} : { threadId: body.thread_id }) }),
+              ),
+            )
+          ).flat();
+    if (body.thread_id != null && targets.some((run) => run.thread_id !== body.thread_id)) throw new RunNotFoundError(targets.find((run) => run.thread_id !== body.thread_id)?.run_id ?? "");
+    await Promise.all(targets.map((run) => (action === "rollback" ? cancelAndRollback(runtime, run) : runtime.runs.cancel(run.run_id))));
+    return c.body(null, 204);
+  });
   app.post("/threads/:tid/runs", (c) => create(c, c.req.param("tid")));
   app.post("/runs", (c) => create(c, null));
   app.post("/threads/:tid/runs/stream", (c) => stream(c, c.req.param("tid")));
@@ -109,12 +148,19 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
   app.get("/threads/:tid/runs/:rid", async (c) => c.json(runWire(await threadRun(c))));
   app.post("/threads/:tid/runs/:rid/cancel", async (c) => {
     const run = await threadRun(c);
-    const action = c.req.query("action");
-    if (action !== undefined && action !== "interrupt") throw httpError("REQUEST_INVALID", `cancel action ${JSON.stringify(action.slice(0, 50))} is not supported; devmind cancels (interrupt)`);
+    if (cancelAction(c.req.query("action")) === "rollback") {
+      await cancelAndRollback(runtime, run);
+      return c.body(null, 204);
+    }
     const cancelled = await runtime.runs.cancel(run.run_id);
     if (c.req.query("wait") !== "1" && c.req.query("wait") !== "true") return c.json(runWire(cancelled), 202);
     const stopped = await runtime.runs.wait(run.run_id, { timeoutMs: RUNTIME_DEFAULTS.drainTimeoutMs, signal: c.req.raw.signal });
     return c.json(runWire(stopped));
+  });
+  app.delete("/threads/:tid/runs/:rid", async (c) => {
+    const run = await threadRun(c);
+    await runtime.runs.delete(run.run_id);
+    return c.body(null, 204);
   });
   app.get("/threads/:tid/runs/:rid/join", async (c) => {
     const run = await threadRun(c);

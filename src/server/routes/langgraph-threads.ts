@@ -4,24 +4,58 @@ import type { ThreadRecord } from "../../runtime/runtime.js";
 import type { AuthVariables } from "../auth.js";
 import type { AppDeps } from "../app.js";
 import { httpError } from "../http-errors.js";
-import { CheckpointId, HistoryBody, readBody, ThreadCreateBody, ThreadPatchBody, ThreadSearchBody, validate } from "../validation.js";
+import { hasErrorCode } from "../../errors.js";
+import {
+  CheckpointId,
+  HistoryBody,
+  readBody,
+  ThreadCountBody,
+  ThreadCreateBody,
+  ThreadPatchBody,
+  ThreadPruneBody,
+  ThreadSearchBody,
+  ThreadStateAtBody,
+  ThreadStateUpdateBody,
+  validate,
+} from "../validation.js";
 import { stateWire, threadWire } from "../wire.js";
+
+/** `ttl` is refused: devmind keeps a thread until it is deleted (or pruned). */
+function refuseTtl(ttl: unknown): void {
+  if (ttl !== undefined && ttl !== null) throw httpError("REQUEST_INVALID", "ttl is not supported by devmind serve: threads live until deleted (DELETE /threads/{id} or POST /threads/prune)", { field: "ttl" });
+}
+
+/** A `values` filter (state contents) is refused unless empty: threads are filtered by metadata, ids and status. */
+function refuseValuesFilter(values: Record<string, unknown> | null | undefined): void {
+  if (values !== undefined && values !== null && Object.keys(values).length > 0) throw httpError("REQUEST_INVALID", "values filters are not supported by devmind serve: filter threads by metadata, ids or status", { field: "values" });
+}
 
 /**
  * LangGraph Platform's threads (CONTRACT section 8), as the SDK's `client.threads` calls them
  * (assistants: `langgraphAssistantRoutes`):
  *
- * - `POST /threads {thread_id?, metadata?, if_exists?}` -> Thread; `GET|PATCH|DELETE /threads/{id}`;
- *   `POST /threads/search {metadata?, ids?, status?, limit?, offset?, sort_by?, sort_order?}` -> Thread[].
+ * - `POST /threads {thread_id?, metadata?, if_exists?, supersteps?}` -> Thread; `GET|PATCH|DELETE /threads/{id}`;
+ *   `POST /threads/search {metadata?, ids?, status?, limit?, offset?, sort_by?, sort_order?, select?}` -> Thread[];
+ *   `POST /threads/count {metadata?, status?}` -> number; `POST /threads/prune {thread_ids, strategy: delete}`.
+ *   `ttl`, `values` filters, `copy` and prune `keep_latest` are refused naming them.
  *   Thread: `{thread_id, created_at, updated_at, metadata, status: idle|busy|interrupted|error,
  *   values: {messages: [...], …} | null, interrupts: {task_id: [{id, value}]}}`.
  * - `GET /threads/{id}/state` -> ThreadState `{values, next, tasks: [{id, name, interrupts}],
  *   checkpoint, parent_checkpoint, metadata, created_at}`; `GET /threads/{id}/state/{checkpoint_id}`;
- *   `POST /threads/{id}/history {limit?, before?}` -> ThreadState[] newest first.
+ *   `POST /threads/{id}/state/checkpoint {checkpoint}`; `POST /threads/{id}/history {limit?, before?,
+ *   metadata?, checkpoint?}` -> ThreadState[] newest first; `POST /threads/{id}/state {values,
+ *   as_node?, checkpoint_id?|checkpoint?}` (`updateState`) -> `{checkpoint, configurable}`.
  */
 export function langgraphThreadRoutes(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
   const { runtime } = deps;
   const app = new Hono<{ Variables: AuthVariables }>();
+
+  const stateAtOr404 = async (threadId: string, checkpointId: string): Promise<StateSnapshot> => {
+    await runtime.threads.get(threadId);
+    const state = await runtime.threads.stateAt(threadId, validate(CheckpointId, checkpointId));
+    if (state.createdAt === undefined) throw httpError("NOT_FOUND", "no such checkpoint on this thread", { checkpoint_id: checkpointId.slice(0, 100) });
+    return state;
+  };
 
   const withState = async (thread: ThreadRecord): Promise<Record<string, unknown>> => {
     const state: StateSnapshot = await runtime.threads.state(thread.thread_id);
@@ -30,16 +64,53 @@ export function langgraphThreadRoutes(deps: AppDeps): Hono<{ Variables: AuthVari
 
   app.post("/threads", async (c) => {
     const body = await readBody(c, ThreadCreateBody);
-    if (body["supersteps"] !== undefined && body["supersteps"] !== null) throw httpError("REQUEST_INVALID", "supersteps are not supported");
+    refuseTtl(body.ttl);
+    const supersteps = body.supersteps ?? [];
+    if (supersteps.some((step) => step.updates.some((update) => update.command !== undefined && update.command !== null))) {
+      throw httpError("REQUEST_INVALID", "supersteps[].updates[].command is not supported: give values and as_node", { field: "supersteps" });
+    }
+    const graphId = body.metadata?.["graph_id"];
+    if (supersteps.length > 0 && (typeof graphId !== "string" || !runtime.graphs.has(graphId))) {
+      throw httpError("REQUEST_INVALID", "supersteps need metadata.graph_id naming a loaded graph (the SDK's graphId)", { field: "metadata.graph_id" });
+    }
     const thread = await runtime.threads.create({
       threadId: body.thread_id ?? undefined,
       metadata: body.metadata ?? {},
       ifExists: body.if_exists ?? "raise",
     });
-    return c.json(await withState(thread));
+    if (supersteps.length > 0) {
+      await runtime.threads.applySupersteps(
+        thread.thread_id,
+        supersteps.map((step) => ({ updates: step.updates.map((update) => ({ values: update.values, asNode: update.as_node ?? undefined })) })),
+      );
+    }
+    return c.json(await withState(await runtime.threads.get(thread.thread_id)));
+  });
+  app.post("/threads/count", async (c) => {
+    const body = await readBody(c, ThreadCountBody);
+    refuseValuesFilter(body.values);
+    return c.json(await runtime.threads.count({ metadata: body.metadata ?? undefined, status: body.status ?? undefined }));
+  });
+  app.post("/threads/prune", async (c) => {
+    const body = await readBody(c, ThreadPruneBody);
+    if (body.strategy === "keep_latest") throw httpError("REQUEST_INVALID", "prune strategy keep_latest is not supported: devmind prunes with strategy delete", { field: "strategy" });
+    let pruned = 0;
+    for (const threadId of body.thread_ids) {
+      try {
+        await runtime.threads.delete(threadId);
+        pruned += 1;
+      } catch (error) {
+        if (!hasErrorCode(error, "THREAD_NOT_FOUND")) throw error;
+      }
+    }
+    return c.json({ pruned_count: pruned });
+  });
+  app.post("/threads/:id/copy", () => {
+    throw httpError("REQUEST_INVALID", "threads copy is not supported by devmind serve: start a new thread, or fork this one with a run from a checkpoint (checkpoint_id)", { field: "copy" });
   });
   app.post("/threads/search", async (c) => {
     const body = await readBody(c, ThreadSearchBody);
+    refuseValuesFilter(body.values);
     const threads = await runtime.threads.search({
       metadata: body.metadata ?? undefined,
       ids: body.ids ?? undefined,
@@ -49,11 +120,14 @@ export function langgraphThreadRoutes(deps: AppDeps): Hono<{ Variables: AuthVari
       sortBy: body.sort_by ?? undefined,
       sortOrder: body.sort_order ?? undefined,
     });
-    return c.json(await Promise.all(threads.map(withState)));
+    const found = await Promise.all(threads.map(withState));
+    const select = body.select;
+    return c.json(select === undefined || select === null ? found : found.map((thread) => Object.fromEntries(Object.entries(thread).filter(([field]) => select.includes(field as never)))));
   });
   app.get("/threads/:id", async (c) => c.json(await withState(await runtime.threads.get(c.req.param("id")))));
   app.patch("/threads/:id", async (c) => {
     const body = await readBody(c, ThreadPatchBody);
+    refuseTtl(body.ttl);
     return c.json(await withState(await runtime.threads.patch(c.req.param("id"), body.metadata ?? {})));
   });
   app.delete("/threads/:id", async (c) => {
@@ -65,6 +139,22 @@ export function langgraphThreadRoutes(deps: AppDeps): Hono<{ Variables: AuthVari
     const threadId = c.req.param("id");
     await runtime.threads.get(threadId);
     return c.json(stateWire(await runtime.threads.state(threadId), threadId));
+  });
+  app.post("/threads/:id/state", async (c) => {
+    const threadId = c.req.param("id");
+    const body = await readBody(c, ThreadStateUpdateBody);
+    const checkpointId = body.checkpoint_id ?? body.checkpoint?.checkpoint_id ?? undefined;
+    if (checkpointId !== undefined) await stateAtOr404(threadId, checkpointId);
+    const newId = await runtime.threads.updateState(threadId, body.values, { asNode: body.as_node ?? undefined, checkpointId });
+    // the official server answers {checkpoint}; the SDK's type reads {configurable}: both, the same ids
+    const checkpoint = { thread_id: threadId, checkpoint_ns: "", checkpoint_id: newId };
+    return c.json({ checkpoint, configurable: checkpoint });
+  });
+  app.post("/threads/:id/state/checkpoint", async (c) => {
+    const threadId = c.req.param("id");
+    const body = await readBody(c, ThreadStateAtBody);
+    if (body.subgraphs === true) throw httpError("REQUEST_INVALID", "subgraphs is not supported for a state at a checkpoint", { field: "subgraphs" });
+    return c.json(stateWire(await stateAtOr404(threadId, body.checkpoint.checkpoint_id), threadId));
   });
   app.get("/threads/:id/state/:checkpoint", async (c) => {
     const threadId = c.req.param("id");
@@ -78,7 +168,13 @@ export function langgraphThreadRoutes(deps: AppDeps): Hono<{ Variables: AuthVari
     const body = await readBody(c, HistoryBody);
     await runtime.threads.get(threadId);
     const before = typeof body.before === "string" ? body.before : body.before?.configurable.checkpoint_id;
-    const states = await runtime.threads.history(threadId, { limit: body.limit ?? 10, before });
+    const checkpointId = body.checkpoint?.checkpoint_id ?? undefined;
+    const states = await runtime.threads.history(threadId, {
+      limit: body.limit ?? 10,
+      before,
+      ...(body.metadata === undefined || body.metadata === null ? {} : { metadata: body.metadata }),
+      ...(checkpointId === undefined ? {} : { checkpointId }),
+    });
     return c.json(states.map((state) => stateWire(state, threadId)));
   });
   return app;

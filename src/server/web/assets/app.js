@@ -81,7 +81,8 @@ async function loadGraphs() {
   } catch {
     return;
   }
-  const ids = (Array.isArray(assistants) ? assistants : []).map((/** @type {Record<string, any>} */ a) => String(a.graph_id));
+  // one entry per graph (several assistants may share one)
+  const ids = [...new Set((Array.isArray(assistants) ? assistants : []).map((/** @type {Record<string, any>} */ a) => String(a.graph_id)))];
   const current = graphPicker.value;
   graphPicker.replaceChildren(...ids.map((id) => el("option", { value: id, text: id })));
   if (ids.includes(current)) graphPicker.value = current;

@@ -1,0 +1,102 @@
+import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
+import { Client } from "@langchain/langgraph-sdk";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { Database } from "../../src/db/types.js";
+import { BACKENDS, itOnPrimary, openBackend } from "../helpers/databases.js";
+import { startTestServer, TEST_KEYS, type TestServer } from "../helpers/server.js";
+
+/** Three steps, each appending its name to `path`. */
+const chainState = Annotation.Root({ path: Annotation<string[]>({ reducer: (all, more) => all.concat(more), default: () => [] }) });
+const chainGraph = new StateGraph(chainState)
+  .addNode("a", () => ({ path: ["a"] }))
+  .addNode("b", () => ({ path: ["b"] }))
+  .addNode("c", () => ({ path: ["c"] }))
+  .addEdge(START, "a")
+  .addEdge("a", "b")
+  .addEdge("b", "c")
+  .addEdge("c", END)
+  .compile();
+
+/** The SDK's HTTP error status and message of a refused call. */
+async function refusal(promise: Promise<unknown>): Promise<{ status: number | undefined; message: string }> {
+  const error = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught as { status?: number; message?: string },
+  );
+  return { status: error?.status, message: error?.message ?? "(it succeeded)" };
+}
+
+describe.each(BACKENDS)("threads: state updates, history filters, count and prune through the official SDK on %s", (backend) => {
+  const servers: TestServer[] = [];
+  let owner: Database;
+  beforeAll(async () => {
+    owner = await openBackend(backend);
+  });
+  afterAll(async () => {
+    await owner.close();
+  });
+  afterEach(async () => {
+    await Promise.all(servers.splice(0).map((server) => server.close()));
+  });
+  const start = async (workers = 1): Promise<{ server: TestServer; client: Client }> => {
+    const server = await startTestServer(owner, [], { workers, graphs: { agent: false, chain: chainGraph } });
+    servers.push(server);
+    return { server, client: new Client({ apiUrl: server.url, apiKey: TEST_KEYS.alice }) };
+  };
+
+  itOnPrimary(backend)("supersteps on create, updateState (as_node, at a checkpoint), getState at a checkpoint object, history by metadata and at a checkpoint", async () => {
+    const { client } = await start();
+    const thread = await client.threads.create({ graphId: "chain", supersteps: [{ updates: [{ values: { path: ["seed"] }, asNode: "a" }] }] });
+    const seeded = await client.threads.getState<{ path: string[] }>(thread.thread_id);
+    expect([seeded.values.path, seeded.next]).toEqual([["seed"], ["b"]]);
+
+    const update = await client.threads.updateState(thread.thread_id, { values: { path: ["by-b"] }, asNode: "b" });
+    const updateId = update.configurable?.checkpoint_id as string;
+    const updated = await client.threads.getState<{ path: string[] }>(thread.thread_id);
+    expect([updated.values.path, updated.next, updated.checkpoint.checkpoint_id]).toEqual([["seed", "by-b"], ["c"], updateId]);
+    expect(await client.runs.wait(thread.thread_id, "chain", { input: null })).toEqual({ path: ["seed", "by-b", "c"] });
+
+    // at an earlier checkpoint: the thread forks there
+    const fork = await client.threads.updateState(thread.thread_id, { values: { path: ["fork"] }, asNode: "a", checkpointId: seeded.checkpoint.checkpoint_id as string });
+    const forked = await client.threads.getState<{ path: string[] }>(thread.thread_id);
+    expect([forked.values.path, forked.next, forked.parent_checkpoint?.checkpoint_id]).toEqual([["seed", "fork"], ["b"], seeded.checkpoint.checkpoint_id]);
+    const atObject = await client.threads.getState<{ path: string[] }>(thread.thread_id, { checkpoint_id: updateId, checkpoint_ns: "" } as never);
+    expect(atObject.values.path).toEqual(["seed", "by-b"]);
+
+    const updates = await client.threads.getHistory(thread.thread_id, { metadata: { source: "update" } });
+    expect(updates.map((state) => state.checkpoint.checkpoint_id)).toEqual([fork.configurable?.checkpoint_id, updateId, seeded.checkpoint.checkpoint_id]);
+    const fromUpdate = await client.threads.getHistory(thread.thread_id, { checkpoint: { checkpoint_id: updateId }, limit: 2 });
+    // as LangGraph's savers list with a checkpoint id in the config: that checkpoint alone
+    expect(fromUpdate.map((state) => state.checkpoint.checkpoint_id)).toEqual([updateId]);
+    expect(await refusal(client.threads.updateState(thread.thread_id, { values: { path: ["x"] }, checkpointId: "1f0c0000-0000-6000-8000-000000000000" }))).toMatchObject({ status: 404 });
+  });
+
+  itOnPrimary(backend)("count, prune; updateState waits for no run; ttl, values filters, copy and keep_latest are refused naming them", async () => {
+    const { client } = await start(0);
+    const [one, two] = [await client.threads.create({ metadata: { team: "x" } }), await client.threads.create({ metadata: { team: "y" } })];
+    expect(await client.threads.count()).toBe(2);
+    expect(await client.threads.count({ metadata: { team: "x" } })).toBe(1);
+    const pending = await client.runs.create(two.thread_id, "chain", { input: { path: [] } });
+    expect(await client.threads.count({ status: "busy" })).toBe(1);
+    expect(await refusal(client.threads.updateState(two.thread_id, { values: { path: ["x"] } }))).toMatchObject({ status: 409 });
+    await client.runs.cancel(two.thread_id, pending.run_id);
+
+    expect(await refusal(client.threads.create({ ttl: 60 }))).toMatchObject({ status: 422, message: expect.stringContaining("ttl") });
+    expect(await refusal(client.threads.update(one.thread_id, { ttl: 60 }))).toMatchObject({ status: 422, message: expect.stringContaining("ttl") });
+    expect(await refusal(client.threads.search({ values: { path: [] } }))).toMatchObject({ status: 422, message: expect.stringContaining("values") });
+    expect(await refusal(client.threads.copy(one.thread_id))).toMatchObject({ status: 422, message: expect.stringContaining("copy") });
+    expect(await refusal(client.threads.prune([one.thread_id], { strategy: "keep_latest" }))).toMatchObject({ status: 422, message: expect.stringContaining("keep_latest") });
+    expect((await client.threads.search({ select: ["thread_id"], sortBy: "created_at", sortOrder: "asc" }))).toEqual([{ thread_id: one.thread_id }, { thread_id: two.thread_id }]);
+
+    await client.threads.prune([one.thread_id, two.thread_id]);
+    expect(await client.threads.count()).toBe(0);
+  });
+
+  it("smoke: updateState and the history metadata filter on the engine", async () => {
+    const { client } = await start();
+    const thread = await client.threads.create({ graphId: "chain" });
+    expect(await client.runs.wait(thread.thread_id, "chain", { input: { path: [] }, interruptAfter: ["a"] })).toEqual({ path: ["a"] });
+    await client.threads.updateState(thread.thread_id, { values: { path: ["edit"] } });
+    expect((await client.threads.getHistory(thread.thread_id, { metadata: { source: "update" } })).map((state) => state.values)).toEqual([{ path: ["a", "edit"] }]);
+  });
+});
