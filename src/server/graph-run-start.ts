@@ -18,7 +18,6 @@ const UNSUPPORTED_OPTIONS: Record<string, (value: unknown) => boolean> = {
   interrupt_after: (value) => Array.isArray(value) && value.length === 0,
   checkpoint: () => false,
   checkpoint_id: () => false,
-  webhook: () => false,
   feedback_keys: (value) => Array.isArray(value) && value.length === 0,
   after_seconds: (value) => value === 0,
   on_completion: (value) => value === "keep",
@@ -122,6 +121,7 @@ export async function startGraphRun(runtime: Runtime, thread: string, graphId: s
     ...(body.context === undefined || body.context === null ? {} : { context: body.context }),
     multitask: body.multitask_strategy === "enqueue" ? "enqueue" : "reject",
     ...(body.limits === undefined || body.limits === null ? {} : { limits: body.limits }),
+    webhook: body.webhook ?? null,
   });
   return { run, waitForResume: false, startSeq: 0 };
 }

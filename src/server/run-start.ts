@@ -69,6 +69,10 @@ export async function startRun(runtime: Runtime, threadId: string | null, body: 
     throw httpError("REQUEST_INVALID", `multitask_strategy ${body.multitask_strategy} is not supported; use "reject" or "enqueue"`);
   }
   refuseUnsupportedOptions(body);
+  // a resume continues the same run (devmind does not start another), which keeps its own webhook
+  if (body.webhook !== undefined && body.webhook !== null && body.command !== undefined && body.command !== null) {
+    throw httpError("REQUEST_INVALID", "webhook is not supported with command: the resumed run keeps the webhook it was created with", { field: "webhook" });
+  }
   const agent = runtime.graphs.isBuiltinAgent(graphId);
   const resume = body.command?.resume;
   if (agent) {
@@ -130,6 +134,7 @@ async function startOnThread(runtime: Runtime, thread: string, body: RunCreateBo
     input: input as never,
     multitask: body.multitask_strategy === "enqueue" ? "enqueue" : "reject",
     ...(body.limits === undefined || body.limits === null ? {} : { limits: body.limits }),
+    webhook: body.webhook ?? null,
   });
   return { run, waitForResume: false, startSeq: 0 };
 }

@@ -54,6 +54,8 @@ describe("loadConfig defaults", () => {
       worker: { concurrency: 4, leaseMs: 30_000, maxAttempts: 3 },
       server: { host: "127.0.0.1", port: 8787, apiKeys: [] },
       image: null,
+      webhooks: { allow: ["localhost", "127.0.0.0/8", "::1"], maxAttempts: 5, retryBaseMs: 1_000, timeoutMs: 10_000 },
+      store: { index: null, ttl: { refreshOnRead: true, sweepIntervalMinutes: 60 } },
       logLevel: "info",
     };
     expect(config).toEqual(expected);
