@@ -38,7 +38,6 @@ const NON_PUBLIC: readonly [string, number, "ipv4" | "ipv6"][] = [
   ["240.0.0.0", 4, "ipv4"],
   ["::", 128, "ipv6"],
   ["::1", 128, "ipv6"],
-  ["::ffff:0:0", 96, "ipv6"],
   ["64:ff9b::", 96, "ipv6"],
   ["100::", 64, "ipv6"],
   ["2001:db8::", 32, "ipv6"],
