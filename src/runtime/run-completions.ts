@@ -137,7 +137,12 @@ export async function runCompletionPass(deps: RunCompletionDeps): Promise<number
   for (const row of rows) {
     let settled = row.webhook === null || row.outcome !== null;
     if (!settled) {
-      const run = await deps.getRun(row.run_id);
+      const run = await deps.getRun(row.run_id).catch((error: unknown) => {
+        // deleted with its thread since the claim: its row went with it
+        if (hasErrorCode(error, "RUN_NOT_FOUND")) return null;
+        throw error;
+      });
+      if (run === null) continue;
       const values = await deps.threadValues(row.thread_id).catch(() => null);
       const body = JSON.stringify(webhookPayload(run, values, new Date()));
       const attempt = await postWebhook(deps.policy, row.webhook!, body, settings.timeoutMs);
