@@ -55,7 +55,7 @@ describe.each(BACKENDS)("run webhooks on %s", (backend) => {
       return completion !== null && completion.outcome !== null && completion.done ? completion : undefined;
     }, WAIT_MS);
 
-  it("POSTs the ended run (runs create and wait) once, as LangGraph's server does; retries after a 500", async () => {
+  it("POSTs the ended run (runs create, wait and stream) once, as LangGraph's server does; retries after a 500", async () => {
     const { server, client } = await start();
     const thread = await client.threads.create();
     const run = await client.runs.create(thread.thread_id, "tick", { input: { count: 1 }, webhook: `${receiver.url}/hooks/tick` });
@@ -84,6 +84,13 @@ describe.each(BACKENDS)("run webhooks on %s", (backend) => {
       ["/hooks/wait", 200],
     ]);
     expect(receiver.received[2]!.body).toMatchObject({ run_id: waitedRun, status: "success", values: { count: 11 } });
+
+    // a streamed run: the stream ends, then its webhook carries the same final values
+    let streamedRun: string | undefined;
+    for await (const chunk of client.runs.stream(thread.thread_id, "tick", { input: { count: 20 }, webhook: `${receiver.url}/hooks/stream`, onRunCreated: ({ run_id }) => void (streamedRun = run_id) })) void chunk;
+    expect(streamedRun).toBeDefined();
+    expect(await settled(server.runtime, streamedRun!)).toMatchObject({ outcome: "delivered", attempts: 1 });
+    expect(receiver.received.slice(3).map((request) => [request.path, request.body["run_id"], request.body["values"]])).toEqual([["/hooks/stream", streamedRun, { count: 21 }]]);
   });
 
   itOnPrimary(backend)("refuses targets outside the allow-list with 422 and creates no run", async () => {
