@@ -61,6 +61,9 @@ export function postWebhook(policy: WebhookPolicy, url: string, body: string, ti
       });
       res.on("error", (error) => resolve({ ok: false, retry: true, error: error.message }));
     });
+    // `timeout` bounds silence on the socket; this bounds the whole exchange (a slow-drip answer too)
+    const deadline = setTimeout(() => req.destroy(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+    req.on("close", () => clearTimeout(deadline));
     req.on("timeout", () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
     req.on("error", (error) => resolve(error instanceof RefusedTarget ? { ok: false, retry: false, refused: true, error: error.message } : { ok: false, retry: true, error: error.message }));
     req.end(body);
