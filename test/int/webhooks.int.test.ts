@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import type { Database } from "../../src/db/types.js";
 import { createRuntime, type Runtime } from "../../src/runtime/runtime.js";
+import type { ScriptedTurn } from "../../src/model/scripted-turns.js";
 import { BACKENDS, freshMigratedSchema, itOnPrimary, openBackend } from "../helpers/databases.js";
 import { startTestServer, TEST_KEYS, type TestServer } from "../helpers/server.js";
 import { waitUntil } from "../helpers/waits.js";
@@ -41,10 +42,10 @@ describe.each(BACKENDS)("run webhooks on %s", (backend) => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  const start = async (env: Record<string, string> = FAST, workers = 1): Promise<{ server: TestServer; client: Client }> => {
+  const start = async (env: Record<string, string> = FAST, workers = 1, turns: ScriptedTurn[] = []): Promise<{ server: TestServer; client: Client }> => {
     receiver = await startWebhookReceiver();
     cleanups.push(() => receiver.close());
-    const server = await startTestServer(owner, [], { workers, env, graphs: { agent: false, tick, boom } });
+    const server = await startTestServer(owner, turns, { workers, env, graphs: turns.length > 0 ? { tick } : { agent: false, tick, boom } });
     cleanups.push(() => server.close());
     return { server, client: new Client({ apiUrl: server.url, apiKey: TEST_KEYS.alice }) };
   };
@@ -91,6 +92,19 @@ describe.each(BACKENDS)("run webhooks on %s", (backend) => {
     expect(streamedRun).toBeDefined();
     expect(await settled(server.runtime, streamedRun!)).toMatchObject({ outcome: "delivered", attempts: 1 });
     expect(receiver.received.slice(3).map((request) => [request.path, request.body["run_id"], request.body["values"]])).toEqual([["/hooks/stream", streamedRun, { count: 21 }]]);
+  });
+
+  itOnPrimary(backend)("the agent's webhook carries its messages as LangGraph message dicts", async () => {
+    const { client, server } = await start(FAST, 1, [{ content: "hello back" }]);
+    const thread = await client.threads.create();
+    const run = await client.runs.create(thread.thread_id, "agent", { input: { messages: [{ role: "user", content: "hello" }] }, webhook: `${receiver.url}/agent` });
+    expect(await settled(server.runtime, run.run_id)).toMatchObject({ outcome: "delivered" });
+    const values = receiver.received[0]!.body["values"] as { messages: { type: string; content: string }[] };
+    expect(values.messages.map((message) => [message.type, message.content])).toEqual([
+      ["human", "hello"],
+      ["ai", "hello back"],
+    ]);
+    expect(receiver.received[0]!.body).toMatchObject({ status: "success", stop_reason: "completed", answer: "hello back" });
   });
 
   itOnPrimary(backend)("refuses targets outside the allow-list with 422 and creates no run", async () => {
