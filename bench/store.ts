@@ -183,6 +183,8 @@ export async function runStoreBench(args: readonly string[]): Promise<number> {
       pgliteItemsPerSec: pglite[op].opsPerSec,
     };
   });
+  // the ratio is ours ÷ official items per second: above 1 ours is faster
+  console.log("ratio = ours items/s ÷ official items/s (above 1: ours is faster)");
   console.log(row(["op", "ours items/s", "official", "ratio", "ours p50 ms", "official p50", "PGlite items/s"]));
   for (const entry of summary) {
     console.log(

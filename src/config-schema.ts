@@ -4,6 +4,7 @@
  * config error line; config.ts adds the variable name and the (possibly hidden) value.
  */
 import { z } from "zod";
+import { webhookAllowListProblem } from "./webhooks/webhook-targets.js";
 import {
   API_KEY_NAME_PATTERN,
   CONFIG_BOUNDS,
@@ -107,6 +108,38 @@ function parseApiKeys(value: string): { ok: ApiKeyEntry[] } | { error: string } 
   return entries.length > 0 ? { ok: entries } : { error: form };
 }
 
+function positiveNumber() {
+  return checked((v) => /^\d+(\.\d+)?$/.test(v) && Number(v) > 0, "expected a positive number (minutes)").transform(Number);
+}
+
+function boolean() {
+  return checked((v) => /^(true|false|1|0|yes|no)$/i.test(v), "expected true or false").transform((v) => /^(true|1|yes)$/i.test(v));
+}
+
+function webhookAllowList() {
+  return converted((value) => {
+    const entries = splitList(value);
+    if (entries.length === 0) return { error: "expected comma-separated host names, *.domain, *, IP addresses or CIDR ranges" };
+    const problem = webhookAllowListProblem(entries);
+    return problem === null ? { ok: entries } : { error: `expected host names, *.domain, *, IP addresses or CIDR ranges (${problem})` };
+  });
+}
+
+/** An embeddings model for the store's index: `openai:NAME` (a bare name means openai). */
+export type EmbeddingsSpec = { provider: "openai"; name: string };
+
+function parseEmbeddingsSpec(value: string): { ok: EmbeddingsSpec } | { error: string } {
+  const name = value.startsWith("openai:") ? value.slice("openai:".length).trim() : value.includes(":") ? "" : value;
+  return /^\S+$/.test(name) ? { ok: { provider: "openai", name } } : { error: 'expected "openai:MODEL" or a bare embeddings model name' };
+}
+
+function fieldList() {
+  return converted((value) => {
+    const fields = splitList(value);
+    return fields.length > 0 && fields.every((field) => /^[^\s,]{1,200}$/.test(field)) ? { ok: [...new Set(fields)] } : { error: "expected comma-separated JSON paths such as $, text or memories[*].text" };
+  });
+}
+
 const secretKey = checked((v) => /^[\x21-\x7e]+$/.test(v), "expected printable ASCII characters without spaces");
 const directory = checked((v) => !/^[a-z][a-z0-9+.-]*:\/\//i.test(v) || v === MEMORY_DATA_DIR, `expected a directory path or ${MEMORY_DATA_DIR}`);
 const httpUrl = url(["http:", "https:"]);
@@ -143,6 +176,16 @@ export const ENV_SCHEMA = z.object({
   DEVMIND_IMAGE_MODEL: checked((v) => /^\S+$/.test(v), "expected a model name without spaces").optional(),
   DEVMIND_IMAGE_BASE_URL: httpUrl.optional(),
   DEVMIND_IMAGE_API_KEY: secretKey.optional(),
+  DEVMIND_WEBHOOK_ALLOW: webhookAllowList().optional(),
+  DEVMIND_WEBHOOK_MAX_ATTEMPTS: integer(b.webhookMaxAttempts).optional(),
+  DEVMIND_WEBHOOK_RETRY_MS: integer(b.webhookRetryMs).optional(),
+  DEVMIND_WEBHOOK_TIMEOUT_MS: integer(b.webhookTimeoutMs).optional(),
+  DEVMIND_STORE_INDEX_DIMS: integer(b.storeIndexDims).optional(),
+  DEVMIND_STORE_INDEX_EMBED: converted(parseEmbeddingsSpec).optional(),
+  DEVMIND_STORE_INDEX_FIELDS: fieldList().optional(),
+  DEVMIND_STORE_TTL_MINUTES: positiveNumber().optional(),
+  DEVMIND_STORE_TTL_REFRESH_ON_READ: boolean().optional(),
+  DEVMIND_STORE_SWEEP_MINUTES: positiveNumber().optional(),
   LOG_LEVEL: checked((v) => (LOG_LEVELS as string[]).includes(v.toLowerCase()), `expected one of ${LOG_LEVELS.join(", ")}`)
     .transform((v) => v.toLowerCase() as LogLevel)
     .optional(),

@@ -6,12 +6,12 @@
  * its expected form without echoing secrets.
  */
 import { readDotenvFile } from "./config-dotenv.js";
-import { ENV_SCHEMA, type ApiKeyEntry, type EnvValues, type LogLevel, type ModelSpec, type Variable } from "./config-schema.js";
-import { CONFIG_DEFAULTS } from "./constants.js";
+import { ENV_SCHEMA, type ApiKeyEntry, type EmbeddingsSpec, type EnvValues, type LogLevel, type ModelSpec, type Variable } from "./config-schema.js";
+import { CONFIG_DEFAULTS, STORE_DEFAULTS, WEBHOOK_DEFAULTS } from "./constants.js";
 import { ConfigError } from "./errors.js";
 
 export { parseDotenv } from "./config-dotenv.js";
-export type { ApiKeyEntry, LogLevel, ModelSpec } from "./config-schema.js";
+export type { ApiKeyEntry, EmbeddingsSpec, LogLevel, ModelSpec } from "./config-schema.js";
 
 /** The per-run limits of CONTRACT section 2 (the graph adds the model timeout and retries). */
 export interface RunLimitSettings {
@@ -51,6 +51,16 @@ export interface DevmindConfig {
   server: { host: string; port: number; apiKeys: ApiKeyEntry[] };
   /** Non-null only when DEVMIND_IMAGE_MODEL is set. */
   image: { model: string; baseUrl?: string; apiKey?: string } | null;
+  /** Webhooks of runs and crons: allowed targets (DEVMIND_WEBHOOK_ALLOW) and delivery retries. */
+  webhooks: { allow: string[]; maxAttempts: number; retryBaseMs: number; timeoutMs: number };
+  /**
+   * `runtime.store`: semantic search index (null: none; DEVMIND_STORE_INDEX_*) and TTL
+   * (DEVMIND_STORE_TTL_MINUTES default TTL, refresh on read, sweep interval; minutes).
+   */
+  store: {
+    index: { dims: number; embed: EmbeddingsSpec; fields: string[] } | null;
+    ttl: { defaultTtl?: number; refreshOnRead: boolean; sweepIntervalMinutes: number };
+  };
   logLevel: LogLevel;
 }
 
@@ -96,6 +106,8 @@ export function loadConfig(env?: Env, options: LoadConfigOptions = {}): DevmindC
   });
   const hostProblem = checkHostNeedsKeys(input, problems.some((p) => p.variable === "DEVMIND_HOST"));
   if (hostProblem) problems.push(hostProblem);
+  const indexProblem = checkIndexComplete(input);
+  if (indexProblem) problems.push(indexProblem);
   if (!parsed.success || problems.length > 0) throw invalidConfig(problems);
   return buildConfig(parsed.data);
 }
@@ -182,6 +194,15 @@ function checkHostNeedsKeys(input: Partial<Record<Variable, string>>, hostAlread
   return { variable: "DEVMIND_HOST", line: describeProblem("DEVMIND_HOST", host, expected) };
 }
 
+/** The store's index needs both its dimensions and its embeddings model (fields are optional). */
+function checkIndexComplete(input: Partial<Record<Variable, string>>) {
+  const dims = input.DEVMIND_STORE_INDEX_DIMS !== undefined;
+  const embed = input.DEVMIND_STORE_INDEX_EMBED !== undefined;
+  if (dims === embed && (dims || input.DEVMIND_STORE_INDEX_FIELDS === undefined)) return undefined;
+  const variable = dims ? "DEVMIND_STORE_INDEX_EMBED" : "DEVMIND_STORE_INDEX_DIMS";
+  return { variable, line: `${variable}: expected to be set with ${dims ? "DEVMIND_STORE_INDEX_DIMS" : embed ? "DEVMIND_STORE_INDEX_EMBED" : "DEVMIND_STORE_INDEX_FIELDS"} (the store's index needs dimensions and an embeddings model)` };
+}
+
 function isLoopback(host: string): boolean {
   const bare = host.replace(/^\[(.*)\]$/, "$1").toLowerCase();
   return bare === "localhost" || bare === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare);
@@ -254,6 +275,23 @@ function buildConfig(v: EnvValues): DevmindConfig {
       model: v.DEVMIND_IMAGE_MODEL,
       baseUrl: v.DEVMIND_IMAGE_BASE_URL ?? openai.baseUrl,
       apiKey: v.DEVMIND_IMAGE_API_KEY ?? openai.apiKey,
+    },
+    webhooks: {
+      allow: v.DEVMIND_WEBHOOK_ALLOW ?? [...WEBHOOK_DEFAULTS.allow],
+      maxAttempts: v.DEVMIND_WEBHOOK_MAX_ATTEMPTS ?? WEBHOOK_DEFAULTS.maxAttempts,
+      retryBaseMs: v.DEVMIND_WEBHOOK_RETRY_MS ?? WEBHOOK_DEFAULTS.retryBaseMs,
+      timeoutMs: v.DEVMIND_WEBHOOK_TIMEOUT_MS ?? WEBHOOK_DEFAULTS.timeoutMs,
+    },
+    store: {
+      index:
+        v.DEVMIND_STORE_INDEX_DIMS === undefined || v.DEVMIND_STORE_INDEX_EMBED === undefined
+          ? null
+          : { dims: v.DEVMIND_STORE_INDEX_DIMS, embed: v.DEVMIND_STORE_INDEX_EMBED, fields: v.DEVMIND_STORE_INDEX_FIELDS ?? ["$"] },
+      ttl: {
+        ...(v.DEVMIND_STORE_TTL_MINUTES === undefined ? {} : { defaultTtl: v.DEVMIND_STORE_TTL_MINUTES }),
+        refreshOnRead: v.DEVMIND_STORE_TTL_REFRESH_ON_READ ?? STORE_DEFAULTS.refreshOnRead,
+        sweepIntervalMinutes: v.DEVMIND_STORE_SWEEP_MINUTES ?? STORE_DEFAULTS.sweepIntervalMinutes,
+      },
     },
     logLevel: v.LOG_LEVEL ?? d.logLevel,
   };

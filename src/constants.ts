@@ -74,6 +74,10 @@ export const CONFIG_BOUNDS = {
   leaseMs: { min: 1, max: 3_600_000 },
   maxAttempts: { min: 1, max: 1_000 },
   port: { min: 1, max: 65_535 },
+  webhookMaxAttempts: { min: 1, max: 100 },
+  webhookRetryMs: { min: 1, max: 3_600_000 },
+  webhookTimeoutMs: { min: 1, max: 600_000 },
+  storeIndexDims: { min: 1, max: 16_000 },
 } as const;
 
 /** Tool names in DEVMIND_REQUIRE_APPROVAL / DEVMIND_AUTO_APPROVE must match this. */
@@ -383,6 +387,8 @@ export const STORE_DEFAULTS = {
   maxKeyChars: 1_024,
   /** Deepest namespace accepted. */
   maxNamespaceDepth: 64,
+  /** DEVMIND_STORE_SWEEP_MINUTES default: how often `serve` and `worker` delete expired items. */
+  sweepIntervalMinutes: 60,
   /** Distinct search shapes (lists of filter operators) prepared per store; further ones run unprepared. */
   preparedSearchShapes: 64,
 } as const;
@@ -407,4 +413,26 @@ export const CRON_DEFAULTS = {
   /** Longest schedule expression and time zone name accepted. */
   maxScheduleChars: 200,
   maxTimezoneChars: 100,
+} as const;
+
+/** Webhooks of runs and crons, and what happens after a run ends (src/runtime/run-completions.ts). */
+export const WEBHOOK_DEFAULTS = {
+  /** DEVMIND_WEBHOOK_ALLOW default: loopback only. */
+  allow: ["localhost", "127.0.0.0/8", "::1"] as readonly string[],
+  /** DEVMIND_WEBHOOK_MAX_ATTEMPTS default: POSTs of one run's webhook before giving up. */
+  maxAttempts: 5,
+  /** DEVMIND_WEBHOOK_RETRY_MS default: wait before the second attempt; doubles per attempt. */
+  retryBaseMs: 1_000,
+  /** The wait between attempts never exceeds this. */
+  retryMaxMs: 300_000,
+  /** DEVMIND_WEBHOOK_TIMEOUT_MS default: one POST waits this long for an answer. */
+  timeoutMs: 10_000,
+  /** How often each worker looks for ended runs with a webhook or a thread to delete (one indexed query). */
+  pollMs: 500,
+  /** Rows claimed per pass. */
+  claimBatch: 20,
+  /** Longest webhook URL accepted. */
+  maxUrlChars: 2_048,
+  /** Longest delivery error kept on the row. */
+  maxErrorChars: 500,
 } as const;

@@ -31,6 +31,8 @@ export function registerWorkerCommand(program: Command, setExitCode: (code: numb
           const stopLog = await startWorkerLog(opened.runtime, (line) => void process.stdout.write(`worker: ${line}\n`));
           const worker = opened.runtime.worker({ concurrency });
           await worker.start();
+          // expired memory-store items are deleted every DEVMIND_STORE_SWEEP_MINUTES while the worker runs
+          opened.runtime.store.start();
           return { opened, stopLog, worker, concurrency };
         } catch (error) {
           await opened.close();
@@ -42,6 +44,7 @@ export function registerWorkerCommand(program: Command, setExitCode: (code: numb
         process.stdout.write(`worker ready: ${concurrency} slot${concurrency === 1 ? "" : "s"} on ${opened.database.location} (schema ${opened.database.schema}), graphs ${opened.runtime.graphs.ids().join(", ")}; Ctrl-C to stop\n`);
         await signals.stopped;
         await worker.stop();
+        await opened.runtime.store.stop();
         await stopLog();
         process.stdout.write("worker stopped\n");
         setExitCode(EXIT.success);

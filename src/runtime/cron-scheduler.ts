@@ -6,6 +6,7 @@ import { DevmindError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { CronStore, CronTick, DueCron } from "./cron-store.js";
 import type { EventStore } from "./event-store.js";
+import type { RunCompletions } from "./run-completions.js";
 import type { RunStore } from "./run-store.js";
 
 /** What the scheduler of a worker needs. */
@@ -14,6 +15,8 @@ export interface CronSchedulerDeps {
   crons: CronStore;
   runs: RunStore;
   events: EventStore;
+  /** Where a tick's webhook and on_run_completed "delete" are recorded with its run. */
+  completions: RunCompletions;
   /** The graphs this worker loaded: crons of other graphs are left to workers that have them. */
   graphIds: readonly string[];
   /** Makes sure a tick's thread has a row (`runtime.threads.touch`). */
@@ -50,7 +53,10 @@ async function createTickRun(deps: CronSchedulerDeps, tx: Queryable, due: DueCro
         context: payload.context,
         multitask: payload.multitask_strategy ?? "reject",
       },
-      async (inner, runId) => void (await deps.events.append(runId, [{ type: "run.created", cron_id: cron.cron_id }], undefined, { tx: inner })),
+      async (inner, runId) => {
+        await deps.events.append(runId, [{ type: "run.created", cron_id: cron.cron_id }], undefined, { tx: inner });
+        await deps.completions.insert(inner, runId, { webhook: payload.webhook ?? null, deleteThread: cron.thread_id === null && payload.on_run_completed === "delete" });
+      },
     );
     if ("conflict" in created) {
       deps.logger.info({ event: "cron.skipped", cron_id: cron.cron_id, thread_id: created.conflict.threadId, active_run_id: created.conflict.activeRunId }, "cron tick skipped: its thread has an active run");

@@ -13,6 +13,10 @@ export interface CronPayload {
   context?: unknown;
   /** What a tick does when its thread has an active run: "reject" skips the tick, "enqueue" queues behind it. */
   multitask_strategy?: "reject" | "enqueue";
+  /** Each tick's run calls this URL when it ends. */
+  webhook?: string;
+  /** Stateless crons: "delete" deletes each tick's thread after its run. */
+  on_run_completed?: "keep" | "delete";
 }
 
 /** A cron as `runtime.crons` returns it: the LangGraph SDK's `Cron`, plus when it last ran. */
@@ -36,8 +40,8 @@ export interface CronRecord {
   /** When the last tick's run was created, and its id. */
   last_run_date: string | null;
   last_run_id: string | null;
-  /** Stateless crons keep their threads (deleting them is not supported). */
-  on_run_completed: "keep" | null;
+  /** Stateless crons: whether each tick's thread is kept or deleted after its run; null for a thread's cron. */
+  on_run_completed: "keep" | "delete" | null;
   created_at: string;
   updated_at: string;
 }
@@ -92,7 +96,7 @@ function cronFromRow(row: Row): CronRecord {
     next_run_date: (row["next_run_at"] as string | null) ?? null,
     last_run_date: (row["last_run_at"] as string | null) ?? null,
     last_run_id: (row["last_run_id"] as string | null) ?? null,
-    on_run_completed: threadId === null ? "keep" : null,
+    on_run_completed: threadId === null ? ((row["payload"] as CronPayload).on_run_completed ?? "keep") : null,
     created_at: String(row["created_at"]),
     updated_at: String(row["updated_at"]),
   };

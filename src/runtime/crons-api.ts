@@ -34,6 +34,13 @@ export interface CronCreateOptions {
   multitask?: "reject" | "enqueue" | undefined;
   /** Default true; a disabled cron keeps its schedule and creates no runs. */
   enabled?: boolean | undefined;
+  /** Every tick's run calls this URL when it ends (see `runs.create`'s `webhook`); checked against DEVMIND_WEBHOOK_ALLOW. */
+  webhook?: string | null | undefined;
+  /**
+   * Stateless crons only: "delete" deletes each tick's thread (and its run) once the run ended
+   * and its webhook, if any, was settled; "keep" (default) keeps them.
+   */
+  onRunCompleted?: "keep" | "delete" | null | undefined;
 }
 
 /** What `runtime.crons.update` changes; absent fields stay (`null` clears `timezone` and `endTime`). */
@@ -47,6 +54,9 @@ export interface CronUpdateOptions {
   /** Merged into the stored metadata. */
   metadata?: Record<string, unknown> | undefined;
   enabled?: boolean | undefined;
+  /** `null` removes the webhook. */
+  webhook?: string | null | undefined;
+  onRunCompleted?: "keep" | "delete" | undefined;
 }
 
 /**
@@ -79,6 +89,17 @@ export interface CronGraphs {
   isBuiltinAgent(graphId: string): boolean;
 }
 
+/** Checks a webhook URL against the runtime's allow-list (RUN_INPUT_INVALID otherwise). */
+export type WebhookCheck = (webhook: string) => string;
+
+/** `on_run_completed` of a cron: "delete" only for a stateless cron (a thread's cron keeps its thread). */
+function checkOnRunCompleted(value: unknown, threadId: string | null): "keep" | "delete" | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (value !== "keep" && value !== "delete") throw runInputError('on_run_completed must be "keep" or "delete"', { field: "on_run_completed" });
+  if (value === "delete" && threadId !== null) throw runInputError('on_run_completed "delete" is for stateless crons only (a thread\'s cron keeps its thread)', { field: "on_run_completed" });
+  return value;
+}
+
 /** Checks a tick's run create as `runs.create` would, so every stored cron makes valid runs. */
 function checkPayload(graphs: CronGraphs, graphId: string, payload: CronPayload): CronPayload {
   const agent = graphs.isBuiltinAgent(graphId);
@@ -100,6 +121,8 @@ function checkPayload(graphs: CronGraphs, graphId: string, payload: CronPayload)
     ...(Object.keys(config).length > 0 ? { config: config as Record<string, unknown> } : {}),
     ...(payload.context === undefined || payload.context === null ? {} : { context: payload.context }),
     multitask_strategy: multitask,
+    ...(payload.webhook === undefined || payload.webhook === null ? {} : { webhook: payload.webhook }),
+    ...(payload.on_run_completed === undefined ? {} : { on_run_completed: payload.on_run_completed }),
   };
 }
 
@@ -117,7 +140,8 @@ function checkEnabled(enabled: unknown): boolean {
 }
 
 /** Builds `runtime.crons` over the cron store and the runtime's graphs. */
-export function createCronsApi(crons: CronStore, graphs: CronGraphs): CronsApi {
+export function createCronsApi(crons: CronStore, graphs: CronGraphs, checkWebhook: WebhookCheck): CronsApi {
+  const webhookOf = (webhook: unknown): string | null => (webhook === undefined || webhook === null ? null : checkWebhook(webhook as string));
   return {
     async create(options) {
       const graphId = options.assistantId ?? GRAPHS_DEFAULTS.builtinId;
@@ -125,8 +149,12 @@ export function createCronsApi(crons: CronStore, graphs: CronGraphs): CronsApi {
       const schedule = checkCronSchedule(options.schedule, options.timezone);
       const endTime = checkEndTime(options.endTime);
       const threadId = options.threadId === undefined || options.threadId === null ? null : checkThreadId(options.threadId);
+      const webhook = webhookOf(options.webhook);
+      const onRunCompleted = checkOnRunCompleted(options.onRunCompleted, threadId);
       const payload = checkPayload(graphs, graphId, {
         input: options.input,
+        ...(webhook === null ? {} : { webhook }),
+        ...(onRunCompleted === undefined ? {} : { on_run_completed: onRunCompleted }),
         ...(options.config === undefined ? {} : { config: options.config }),
         ...(options.context === undefined ? {} : { context: options.context }),
         ...(options.multitask === undefined ? {} : { multitask_strategy: options.multitask }),
@@ -142,10 +170,17 @@ export function createCronsApi(crons: CronStore, graphs: CronGraphs): CronsApi {
       const endTime = options.endTime === undefined ? undefined : checkEndTime(options.endTime);
       const metadata = options.metadata === undefined ? undefined : checkMetadata(options.metadata);
       if (options.enabled !== undefined) checkEnabled(options.enabled);
+      const webhook = options.webhook === undefined ? undefined : webhookOf(options.webhook);
       return crons.update(cronId, (current) => {
+        const onRunCompleted = options.onRunCompleted === undefined ? undefined : checkOnRunCompleted(options.onRunCompleted, current.thread_id);
+        // `webhook: null` removes it; absent keeps the stored one
+        const { webhook: storedWebhook, ...kept } = current.payload;
+        const nextWebhook = webhook === undefined ? (storedWebhook ?? null) : webhook;
         const schedule = checkCronSchedule(schedulePatch ?? current.schedule, options.timezone === undefined ? current.timezone : options.timezone);
         const payload = checkPayload(graphs, current.assistant_id, {
-          ...current.payload,
+          ...kept,
+          ...(nextWebhook === null ? {} : { webhook: nextWebhook }),
+          ...(onRunCompleted === undefined ? {} : { on_run_completed: onRunCompleted }),
           ...(options.input === undefined ? {} : { input: options.input }),
           ...(options.config === undefined ? {} : { config: options.config }),
           ...(options.context === undefined ? {} : { context: options.context }),

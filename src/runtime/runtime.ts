@@ -37,6 +37,10 @@ import { createCronsApi, type CronsApi } from "./crons-api.js";
 import { startCronScheduler } from "./cron-scheduler.js";
 import { CronStore } from "./cron-store.js";
 import { checkHealth } from "./health.js";
+import { RunCompletions, startRunCompletions, type RunCompletionRecord } from "./run-completions.js";
+import { checkWebhookUrl, webhookPolicy } from "../webhooks/webhook-targets.js";
+import { storeOptionsFromConfig } from "./runtime-store.js";
+import type { Embeddings } from "@langchain/core/embeddings";
 import { createWorker, type Worker, type WorkerOptions } from "./worker.js";
 import { GraphRegistry } from "../graphs/graph-registry.js";
 import type { CompiledGraphLike, GraphEntry } from "../graphs/graph-kinds.js";
@@ -69,6 +73,7 @@ export { isHitlRequest } from "./hitl-decisions.js";
 export type { AssistantFields, AssistantRecord, AssistantSearchOptions, AssistantStore, AssistantVersion } from "./assistant-store.js";
 export type { GraphDrawing, GraphSchemas } from "../graphs/graph-introspection.js";
 export type { CronCreateOptions, CronRecord, CronSearchOptions, CronsApi, CronUpdateOptions } from "./crons-api.js";
+export type { RunCompletionRecord } from "./run-completions.js";
 
 /** Options of `createRuntime` (CONTRACT section 9). */
 export interface RuntimeOptions {
@@ -90,6 +95,12 @@ export interface RuntimeOptions {
    * these graphs. Default: the agent alone.
    */
   graphs?: Readonly<Record<string, GraphEntry | false>>;
+  /**
+   * The embeddings of the store's semantic index when `config.store.index` is set. Default: an
+   * OpenAI-compatible embeddings model named by `config.store.index.embed`, with the OpenAI key
+   * and base URL of the config.
+   */
+  embeddings?: Embeddings;
 }
 
 /**
@@ -135,6 +146,13 @@ export interface RunsApi {
     interruptAfter?: string[];
     /** Start from this checkpoint of the thread (time travel: the thread forks there). Not for the agent. */
     checkpointId?: string;
+    /**
+     * Called with the run (JSON, as the LangGraph API shows it, with the thread's `values`) once
+     * it ends: success, error, timeout or cancelled. Delivered by the workers after the final
+     * status is stored, retried with backoff (DEVMIND_WEBHOOK_*), never blocking the run. The
+     * target must pass DEVMIND_WEBHOOK_ALLOW (default loopback only): RUN_INPUT_INVALID otherwise.
+     */
+    webhook?: string | null;
   }): Promise<RunRecord>;
   execute(runId: string): Promise<RunRecord>;
   decide(runId: string, body: unknown, audit: { principal: string; reason?: string }): Promise<RunRecord>;
@@ -221,6 +239,8 @@ export interface RunsApi {
    * the tool calls already decided and the interrupts already answered (what no longer waits).
    */
   interrupted(options?: { limit?: number }): Promise<InterruptedRun[]>;
+  /** Where the run's webhook and after-run cleanup stand; null when it asked for neither (or its thread is gone). */
+  completion(runId: string): Promise<RunCompletionRecord | null>;
 }
 
 /** The runtime: runs on one database, executed in this process or by workers anywhere. */
@@ -334,7 +354,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   };
 
   // the long-term memory store every user graph gets as `config.store` (and the HTTP API's /store)
-  const store = new PostgresStore(db, { logger: logger.child({ component: "store" }) });
+  const store = new PostgresStore(db, storeOptionsFromConfig(config, options.embeddings, logger.child({ component: "store" })));
+  const completions = new RunCompletions(db);
+  const policy = webhookPolicy(config.webhooks.allow);
   const graphs = new GraphRegistry(options.graphs, { checkpointer, store, agent: async () => (await build()).graph as unknown as CompiledGraphLike });
   const assistants = new AssistantStore(db, graphs);
 
@@ -414,7 +436,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 
   const runsApi: RunsApi = {
     async create(request) {
-      const { executeHere, assistantId: requested, ...given } = request;
+      const { executeHere, assistantId: requested, webhook: requestedWebhook, ...given } = request;
+      const webhook = requestedWebhook === undefined || requestedWebhook === null ? null : checkWebhookUrl(policy, requestedWebhook);
       const named = requested ?? GRAPHS_DEFAULTS.builtinId;
       if (!ASSISTANT_UUID.test(named)) graphs.check(named);
       const assistant = await assistants.get(named);
@@ -430,7 +453,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       }
       const create = { ...rest, graphId, assistantId: assistant.assistant_id };
       // the run and its run.created event commit together
-      const created = async (tx: Queryable, runId: string): Promise<void> => void (await events.append(runId, [{ type: "run.created" }], undefined, { tx }));
+      const created = async (tx: Queryable, runId: string): Promise<void> => {
+        await events.append(runId, [{ type: "run.created" }], undefined, { tx });
+        await completions.insert(tx, runId, { webhook });
+      };
       const { run, claimed } =
         executeHere === true
           ? await runs.createClaimed({ ...create, claimFor: { owner, leaseMs: config.worker.leaseMs } }, created)
@@ -562,6 +588,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     },
     resumes: (runId) => resumes.list(runId),
     interrupted: (listOptions = {}) => runs.listInterrupted(listOptions.limit),
+    completion: (runId) => completions.get(runId),
   };
   const attachments = new AttachmentStore(db);
   const cronStore = new CronStore(db);
@@ -581,10 +608,32 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     threads,
     files: { get: (id) => attachments.get(id) },
     store,
-    crons: createCronsApi(cronStore, graphs),
+    crons: createCronsApi(cronStore, graphs, (webhook) => checkWebhookUrl(policy, webhook)),
     worker(workerOptions = {}) {
-      const startScheduler = () =>
-        startCronScheduler({ db, crons: cronStore, runs, events, graphIds: graphs.ids(), touchThread: (threadId) => threads.touch(threadId), logger: logger.child({ component: "crons" }) });
+      // each worker schedules crons and delivers what ended runs asked for (webhooks, thread deletion)
+      const startScheduler = () => {
+        const scheduler = startCronScheduler({
+          db,
+          crons: cronStore,
+          runs,
+          events,
+          completions,
+          graphIds: graphs.ids(),
+          touchThread: (threadId) => threads.touch(threadId),
+          logger: logger.child({ component: "crons" }),
+        });
+        const delivery = startRunCompletions({
+          db,
+          completions,
+          getRun: (runId) => runs.get(runId),
+          threadValues: async (threadId) => plainJson((await threads.state(threadId)).values ?? null),
+          deleteThread: (threadId) => threads.delete(threadId),
+          policy,
+          settings: config.webhooks,
+          logger: logger.child({ component: "webhooks" }),
+        });
+        return { stop: async () => void (await Promise.all([scheduler.stop(), delivery.stop()])) };
+      };
       const worker = createWorker({
         db,
         runs,
@@ -611,4 +660,21 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       await Promise.all(unexecuted.map(({ run, epoch }) => runs.release(run.run_id, epoch).catch(() => false)));
     },
   };
+}
+
+/**
+ * A value as plain JSON for a webhook body: LangChain messages become their dicts
+ * (`{type, content, id, ...}`, as LangGraph's API sends them), the rest is JSON as is.
+ */
+function plainJson(value: unknown): unknown {
+  return JSON.parse(
+    JSON.stringify(value ?? null, function replacer(this: Record<string, unknown>, key: string, current: unknown) {
+      const raw = this[key];
+      if (raw !== null && typeof raw === "object" && typeof (raw as { toDict?: unknown }).toDict === "function" && typeof (raw as { getType?: unknown }).getType === "function") {
+        const { type, data } = (raw as { toDict(): { type: string; data: Record<string, unknown> } }).toDict();
+        return { ...data, type };
+      }
+      return current;
+    }),
+  ) as unknown;
 }

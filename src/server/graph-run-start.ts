@@ -14,7 +14,6 @@ const CONFIG_KEYS = ["configurable", "recursion_limit", "tags"] as const;
  * the option, never accepted and ignored.
  */
 const UNSUPPORTED_OPTIONS: Record<string, (value: unknown) => boolean> = {
-  webhook: () => false,
   feedback_keys: (value) => Array.isArray(value) && value.length === 0,
   on_completion: (value) => value === "keep",
   stream_subgraphs: (value) => value === false,
@@ -165,6 +164,7 @@ export async function startGraphRun(runtime: Runtime, thread: string, target: { 
     ...(body.context === undefined || body.context === null ? {} : { context: body.context }),
     multitask: multitaskOf(body),
     ...(body.limits === undefined || body.limits === null ? {} : { limits: body.limits }),
+    webhook: body.webhook ?? null,
   });
   return { run, waitForResume: false, startSeq: 0 };
 }

@@ -66,6 +66,10 @@ export async function startRun(runtime: Runtime, threadId: string | null, body: 
   const assistant = await runtime.assistants.get(body.assistant_id);
   const graphId = assistant.graph_id;
   refuseUnsupportedOptions(body);
+  // a resume continues the same run (devmind does not start another), which keeps its own webhook
+  if (body.webhook !== undefined && body.webhook !== null && body.command !== undefined && body.command !== null) {
+    throw httpError("REQUEST_INVALID", "webhook is not supported with command: the resumed run keeps the webhook it was created with", { field: "webhook" });
+  }
   const agent = runtime.graphs.isBuiltinAgent(graphId);
   if (agent && body.multitask_strategy === "rollback") {
     throw httpError("REQUEST_INVALID", "multitask_strategy rollback is not supported for the built-in agent (its state is not rolled back by run); use interrupt", { field: "multitask_strategy" });
@@ -136,6 +140,7 @@ async function startOnThread(runtime: Runtime, thread: string, assistantId: stri
     input: input as never,
     multitask: multitaskOf(body),
     ...(body.limits === undefined || body.limits === null ? {} : { limits: body.limits }),
+    webhook: body.webhook ?? null,
   });
   return { run, waitForResume: false, startSeq: 0 };
 }

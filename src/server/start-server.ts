@@ -75,6 +75,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       throw error;
     }
   }
+  // expired memory-store items are deleted every DEVMIND_STORE_SWEEP_MINUTES while the server runs
+  options.runtime.store.start();
   const port = (server.address() as AddressInfo).port;
   const shown = host.includes(":") ? `[${host}]` : host;
   let closing: Promise<void> | undefined;
@@ -86,6 +88,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         shutdown.abort();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         await worker?.stop();
+        await options.runtime.store.stop();
         (server as { closeAllConnections?: () => void }).closeAllConnections?.();
         await closed;
       })();

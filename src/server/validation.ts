@@ -42,6 +42,8 @@ export const RunCreateBody = z
     metadata: metadata.nullish(),
     config: z.record(z.string(), z.unknown()).nullish(),
     context: z.unknown().optional(),
+    // called when the run ends; the runtime checks the target (DEVMIND_WEBHOOK_ALLOW)
+    webhook: z.string().max(2_048).nullish(),
   })
   .passthrough();
 /** A validated run request. */

@@ -6,6 +6,7 @@ import type { Worker } from "../../src/runtime/worker.js";
 import { rejection } from "../helpers/assertions.js";
 import { BACKENDS, freshMigratedSchema, openBackend } from "../helpers/databases.js";
 import { waitUntil } from "../helpers/waits.js";
+import { startWebhookReceiver } from "../helpers/webhook-receiver.js";
 
 const Counter = Annotation.Root({ count: Annotation<number>({ reducer: (_, next) => next, default: () => 0 }) });
 const tick = new StateGraph(Counter)
@@ -162,6 +163,39 @@ describe.each(BACKENDS)("scheduled runs (crons) on %s", (backend) => {
     const state = await runtime.threads.state("nightly-thread");
     expect((state.values as { count: number }).count).toBe(11);
     expect((await runtime.threads.history("nightly-thread", { limit: 20 })).length).toBeGreaterThan(3);
+  });
+
+  it('on_run_completed "delete": a stateless tick\'s thread is deleted once its run ended and its webhook was delivered', async () => {
+    const receiver = await startWebhookReceiver();
+    cleanups.push(() => receiver.close());
+    const db = await fresh();
+    const runtime = runtimeOn(db);
+    const deleting = await runtime.crons.create({ assistantId: "tick", schedule: YEARLY, input: { count: 1 }, onRunCompleted: "delete", webhook: `${receiver.url}/cron` });
+    const keeping = await runtime.crons.create({ assistantId: "tick", schedule: YEARLY, input: { count: 2 } });
+    expect([deleting.on_run_completed, keeping.on_run_completed]).toEqual(["delete", "keep"]);
+    expect(deleting.payload).toMatchObject({ webhook: `${receiver.url}/cron`, on_run_completed: "delete" });
+    await rejection(runtime.crons.create({ assistantId: "tick", threadId: "t-1", schedule: YEARLY, input: null, onRunCompleted: "delete" })).then((error) =>
+      expect([error.code, error.details["field"]]).toEqual(["RUN_INPUT_INVALID", "on_run_completed"]),
+    );
+    await rejection(runtime.crons.create({ assistantId: "tick", schedule: YEARLY, input: null, webhook: "http://10.9.9.9/" })).then((error) =>
+      expect([error.code, error.details["field"]]).toEqual(["RUN_INPUT_INVALID", "webhook"]),
+    );
+    await makeDue(db, 1);
+    await startWorker(runtime);
+    const fired = await waitUntil("both ticks fired", async () => {
+      const [a, b] = await Promise.all([runtime.crons.get(deleting.cron_id), runtime.crons.get(keeping.cron_id)]);
+      return a.last_run_id !== null && b.last_run_id !== null ? { deleted: a.last_run_id, kept: b.last_run_id } : undefined;
+    }, WAIT_MS);
+    const kept = await runtime.runs.wait(fired.kept, { timeoutMs: WAIT_MS });
+    expect(kept.status).toBe("success");
+    // the deleting tick's run is gone with its thread, after the webhook carried it
+    await waitUntil("the tick's thread deleted", async () => (await runtime.runs.get(fired.deleted).catch((error: { code?: string }) => error.code)) === "RUN_NOT_FOUND", WAIT_MS);
+    expect(receiver.received.map((request) => [request.path, request.body["run_id"], request.body["status"]])).toEqual([["/cron", fired.deleted, "success"]]);
+    const deletedThread = String(receiver.received[0]!.body["thread_id"]);
+    expect(await rejection(runtime.threads.get(deletedThread)).then((error) => error.code)).toBe("THREAD_NOT_FOUND");
+    expect((await runtime.threads.get(kept.thread_id)).thread_id).toBe(kept.thread_id);
+    // the option can be switched back
+    expect((await runtime.crons.update(deleting.cron_id, { onRunCompleted: "keep", webhook: null })).payload).toEqual({ input: { count: 1 }, multitask_strategy: "reject", on_run_completed: "keep" });
   });
 
   it("leaves a cron of a graph it has not loaded to workers that have it", async () => {

@@ -80,13 +80,22 @@ describe.each(BACKENDS)("the SDK's client.crons against devmind serve on %s", (b
     expect(zone.body.message).toMatch(/timezone/);
     const end = await post("/runs/crons", { assistant_id: "agent", schedule: "* * * * *", end_time: "someday", input: INPUT });
     expect(end.body.message).toMatch(/end_time/);
-    const unknown = await post("/runs/crons", { assistant_id: "agent", schedule: "* * * * *", input: INPUT, webhook: "http://x", interrupt_before: ["a"] });
+    const unknown = await post("/runs/crons", { assistant_id: "agent", schedule: "* * * * *", input: INPUT, stream_mode: "values", interrupt_before: ["a"] });
     expect(unknown.status).toBe(422);
     expect(unknown.body.error).toBe("REQUEST_INVALID");
-    expect(unknown.body.message).toMatch(/webhook/);
+    expect(unknown.body.message).toMatch(/stream_mode/);
     expect(unknown.body.message).toMatch(/interrupt_before/);
-    const deleting = await post("/runs/crons", { assistant_id: "agent", schedule: "* * * * *", input: INPUT, on_run_completed: "delete" });
-    expect(deleting.status).toBe(422);
+    // a webhook outside the allow-list (default loopback only), and "delete" on a thread's cron, are refused
+    const private_ = await post("/runs/crons", { assistant_id: "agent", schedule: "* * * * *", input: INPUT, webhook: "http://10.0.0.7/hook" });
+    expect([private_.status, private_.body.error]).toEqual([422, "RUN_INPUT_INVALID"]);
+    expect(private_.body.message).toMatch(/webhook target "10.0.0.7" is not allowed/);
+    // a loopback webhook and on_run_completed "delete" on a stateless cron are accepted and shown
+    const deleting = await post("/runs/crons", { assistant_id: "agent", schedule: "* * * * *", input: INPUT, on_run_completed: "delete", webhook: "http://127.0.0.1:9/hook" });
+    expect(deleting.status).toBe(200);
+    expect(deleting.body).toMatchObject({ on_run_completed: "delete", payload: { webhook: "http://127.0.0.1:9/hook", on_run_completed: "delete" } });
+    const deletingId = (deleting.body as unknown as { cron_id: string }).cron_id;
+    expect((await post(`/runs/crons/${deletingId}`, { webhook: null, on_run_completed: "keep" }, "PATCH")).body).toMatchObject({ on_run_completed: "keep", payload: { on_run_completed: "keep" } });
+    await server.runtime.crons.delete(deletingId);
     expect((await post("/runs/crons", { assistant_id: "nope", schedule: "* * * * *", input: INPUT })).status).toBe(404);
     expect((await post("/threads/00000000-0000-0000-0000-000000000000/runs/crons", { assistant_id: "agent", schedule: "* * * * *", input: INPUT })).status).toBe(404);
     expect((await post("/runs/crons/00000000-0000-0000-0000-000000000000", { enabled: false }, "PATCH")).status).toBe(404);

@@ -54,6 +54,8 @@ describe("loadConfig defaults", () => {
       worker: { concurrency: 4, leaseMs: 30_000, maxAttempts: 3 },
       server: { host: "127.0.0.1", port: 8787, apiKeys: [] },
       image: null,
+      webhooks: { allow: ["localhost", "127.0.0.0/8", "::1"], maxAttempts: 5, retryBaseMs: 1_000, timeoutMs: 10_000 },
+      store: { index: null, ttl: { refreshOnRead: true, sweepIntervalMinutes: 60 } },
       logLevel: "info",
     };
     expect(config).toEqual(expected);
@@ -431,5 +433,34 @@ describe("redactConfig", () => {
     expect(redacted.databaseUrl).toBe("postgres://db/app");
     expect(redacted.openai.apiKey).toBeUndefined();
     expect(redacted.image).toBeNull();
+  });
+});
+
+describe("webhook and memory-store variables", () => {
+  it("reads the allow-list, retries, the store's index and TTL", () => {
+    const config = loadConfig({
+      DEVMIND_WEBHOOK_ALLOW: "hooks.example.com, 10.1.0.0/16",
+      DEVMIND_WEBHOOK_MAX_ATTEMPTS: "7",
+      DEVMIND_WEBHOOK_RETRY_MS: "250",
+      DEVMIND_WEBHOOK_TIMEOUT_MS: "3000",
+      DEVMIND_STORE_INDEX_DIMS: "1536",
+      DEVMIND_STORE_INDEX_EMBED: "openai:text-embedding-3-small",
+      DEVMIND_STORE_INDEX_FIELDS: "text,memories[*].text",
+      DEVMIND_STORE_TTL_MINUTES: "1440",
+      DEVMIND_STORE_TTL_REFRESH_ON_READ: "false",
+      DEVMIND_STORE_SWEEP_MINUTES: "5",
+    });
+    expect(config.webhooks).toEqual({ allow: ["hooks.example.com", "10.1.0.0/16"], maxAttempts: 7, retryBaseMs: 250, timeoutMs: 3000 });
+    expect(config.store).toEqual({
+      index: { dims: 1536, embed: { provider: "openai", name: "text-embedding-3-small" }, fields: ["text", "memories[*].text"] },
+      ttl: { defaultTtl: 1440, refreshOnRead: false, sweepIntervalMinutes: 5 },
+    });
+  });
+
+  it("refuses a malformed allow-list entry and an index without its model or dimensions", () => {
+    expect(problem({ DEVMIND_WEBHOOK_ALLOW: "localhost,10.0.0.0/99" })).toMatch(/^DEVMIND_WEBHOOK_ALLOW: expected .*prefix/);
+    expect(problem({ DEVMIND_STORE_TTL_MINUTES: "-1" })).toMatch(/^DEVMIND_STORE_TTL_MINUTES: expected a positive number/);
+    expect(configError({ DEVMIND_STORE_INDEX_DIMS: "64" }).details.variables).toEqual(["DEVMIND_STORE_INDEX_EMBED"]);
+    expect(configError({ DEVMIND_STORE_INDEX_EMBED: "text-embedding-3-small" }).details.variables).toEqual(["DEVMIND_STORE_INDEX_DIMS"]);
   });
 });

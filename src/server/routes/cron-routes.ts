@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { z } from "zod";
-import { CRON_DEFAULTS } from "../../constants.js";
+import { CRON_DEFAULTS, WEBHOOK_DEFAULTS } from "../../constants.js";
 import type { CronRecord } from "../../runtime/runtime.js";
 import type { AuthVariables } from "../auth.js";
 import type { AppDeps } from "../app.js";
@@ -30,9 +30,10 @@ const SELECT_FIELDS = [
 
 /**
  * `POST /runs/crons` and `POST /threads/{id}/runs/crons` (the SDK's `client.crons.create` /
- * `createForThread`). Strict: LangGraph options devmind does not implement (`webhook`,
- * `interrupt_before`, `stream_mode`, `durability`, ...) are refused with 422 naming them, never
- * accepted and ignored. `on_run_completed` "delete" (deleting a stateless tick's thread) is not supported.
+ * `createForThread`). Strict: LangGraph options devmind does not implement (`interrupt_before`,
+ * `stream_mode`, `durability`, ...) are refused with 422 naming them, never accepted and ignored.
+ * `webhook` is called when each tick's run ends (422 for a target outside DEVMIND_WEBHOOK_ALLOW);
+ * `on_run_completed` "delete" deletes a stateless tick's thread after its run ("keep" is the default).
  */
 const CronCreateBody = z
   .object({
@@ -46,7 +47,8 @@ const CronCreateBody = z
     enabled: z.boolean().nullish(),
     timezone: z.string().max(CRON_DEFAULTS.maxTimezoneChars).nullish(),
     end_time: z.string().max(64).nullish(),
-    on_run_completed: z.literal("keep").nullish(),
+    webhook: z.string().max(WEBHOOK_DEFAULTS.maxUrlChars).nullish(),
+    on_run_completed: z.enum(["keep", "delete"]).nullish(),
   })
   .strict();
 
@@ -61,7 +63,8 @@ const CronPatchBody = z
     context: z.unknown().optional(),
     metadata: metadata.optional(),
     enabled: z.boolean().optional(),
-    on_run_completed: z.literal("keep").optional(),
+    webhook: z.string().max(WEBHOOK_DEFAULTS.maxUrlChars).nullish(),
+    on_run_completed: z.enum(["keep", "delete"]).optional(),
   })
   .strict();
 
@@ -118,6 +121,8 @@ export function cronRoutes(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
       ...(body.metadata === undefined || body.metadata === null ? {} : { metadata: body.metadata }),
       ...(body.multitask_strategy === undefined || body.multitask_strategy === null ? {} : { multitask: body.multitask_strategy }),
       ...(body.enabled === undefined || body.enabled === null ? {} : { enabled: body.enabled }),
+      ...(body.webhook === undefined || body.webhook === null ? {} : { webhook: body.webhook }),
+      ...(body.on_run_completed === undefined || body.on_run_completed === null ? {} : { onRunCompleted: body.on_run_completed }),
     });
 
   app.post("/runs/crons", async (c) => c.json(cronWire(await create(await readBody(c, CronCreateBody), undefined))));
@@ -163,6 +168,8 @@ export function cronRoutes(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
       ...(body.context === undefined ? {} : { context: body.context }),
       ...(body.metadata === undefined ? {} : { metadata: body.metadata }),
       ...(body.enabled === undefined ? {} : { enabled: body.enabled }),
+      ...(body.webhook === undefined ? {} : { webhook: body.webhook }),
+      ...(body.on_run_completed === undefined ? {} : { onRunCompleted: body.on_run_completed }),
     });
     return c.json(cronWire(updated));
   });
