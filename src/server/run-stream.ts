@@ -6,6 +6,8 @@ import type { RunRecord } from "../runtime/run-record.js";
 import { isRunEvent, type ModelDelta, type Runtime, type StoredRunEvent } from "../runtime/runtime.js";
 import { checkpointIdOf } from "../runtime/thread-state.js";
 import { formatCursor, STREAM_START, type StreamCursor } from "./stream-cursor.js";
+import { checkpointParts, modeEvent, taskResultParts, taskStartParts } from "./stream-modes.js";
+import { toolParts } from "./stream-tools.js";
 import { interruptsOf, toWire } from "./wire.js";
 
 /** One SSE part of a LangGraph run stream: `event` name, JSON `data`, and the resume `id` when durable. */
@@ -17,7 +19,10 @@ export interface StreamPart {
 
 /** What `runStream` emits and from where. */
 export interface RunStreamOptions {
-  /** LangGraph stream modes: values, updates, messages (also for messages-tuple), custom. Others are ignored. */
+  /**
+   * LangGraph stream modes: values, updates, messages (for messages-tuple), custom, checkpoints,
+   * tasks, debug, tools (the routes refuse any other).
+   */
   modes: ReadonlySet<string>;
   /** Continue after this cursor (a `Last-Event-ID`); default: the run's beginning. */
   from?: StreamCursor | undefined;
@@ -125,6 +130,11 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
   const streamedText = new Map<string, string>();
   let boundary: string | undefined;
   let resumed = false;
+  // the checkpoint LangGraph wrote for the run's input (step -1), before the run's first own one:
+  // the `checkpoints` and `debug` modes start with it, as the official server's do
+  const wantsInput = modes.has("checkpoints") || modes.has("debug");
+  let inputSnapshot: StateSnapshot | undefined;
+  let inputRead = false;
   const readSnapshots = async (): Promise<void> => {
     const read = await runtime.threads.runSnapshots(threadId, key, boundary);
     // the last one read before may have gained its tasks' writes (results, interrupts) since
@@ -133,6 +143,13 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
     snapshots.push(...read.snapshots);
     const last = snapshots[snapshots.length - 1];
     boundary = last === undefined ? read.newestId : checkpointIdOf(last);
+    const first = snapshots[0];
+    if (wantsInput && !inputRead && first !== undefined) {
+      const parentId = first.parentConfig?.configurable?.["checkpoint_id"];
+      const parent = typeof parentId === "string" ? await runtime.threads.stateAt(threadId, parentId) : undefined;
+      inputSnapshot = parent?.metadata?.source === "input" ? parent : undefined;
+      inputRead = true;
+    }
   };
 
   const valuesUnit = (index: number): Unit => {
@@ -143,9 +160,14 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
       at: timeOf(snapshot.createdAt),
       parts: () => {
         const parts: { event: string; data: unknown }[] = [];
-        if (modes.has("updates") && previous !== undefined) {
+        // LangGraph's order: each finished task's update and result, the values and checkpoint
+        // they made, then the tasks that checkpoint starts
+        if (index === 0 && inputSnapshot !== undefined) parts.push(...checkpointParts(inputSnapshot, modes, []));
+        if (previous !== undefined) {
           for (const task of previous.tasks) {
-            if (task.result !== undefined && !task.name.startsWith("__")) parts.push({ event: "updates", data: { [task.name]: toWire(task.result) } });
+            if (task.result === undefined || task.name.startsWith("__")) continue;
+            if (modes.has("updates")) parts.push({ event: "updates", data: { [task.name]: toWire(task.result) } });
+            parts.push(...taskResultParts(previous, task, snapshot, modes, []));
           }
         }
         if (modes.has("messages")) {
@@ -162,6 +184,7 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
           }
         }
         if (modes.has("values")) parts.push({ event: "values", data: toWire(snapshot.values ?? {}) });
+        parts.push(...checkpointParts(snapshot, modes, []), ...taskStartParts(snapshot, modes, []));
         return parts;
       },
     };
@@ -173,10 +196,13 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
       at: timeOf(snapshot.createdAt),
       parts: () => {
         const interrupts = interruptsOf(snapshot);
-        if (interrupts.length === 0) return [];
         const parts: { event: string; data: unknown }[] = [];
-        if (modes.has("updates")) parts.push({ event: "updates", data: { __interrupt__: interrupts } });
-        if (modes.has("values")) parts.push({ event: "values", data: { __interrupt__: interrupts } });
+        if (interrupts.length > 0 && modes.has("updates")) parts.push({ event: "updates", data: { __interrupt__: interrupts } });
+        if (interrupts.length > 0 && modes.has("values")) parts.push({ event: "values", data: { __interrupt__: interrupts } });
+        // a task that paused or failed has no next checkpoint to report it: its result goes here
+        for (const task of snapshot.tasks) {
+          if (task.interrupts.length > 0 || (task.error !== undefined && task.error !== null)) parts.push(...taskResultParts(snapshot, task, undefined, modes, []));
+        }
         return parts;
       },
     };
@@ -186,7 +212,10 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
   const eventUnit = (event: StoredRunEvent): Unit => ({
     kind: "e",
     at: timeOf(event.at),
-    parts: () => (!modes.has("custom") ? [] : agent ? [{ event: "custom", data: event }] : isRunEvent(event) && event.type === "custom" ? [{ event: "custom", data: toWire(event.data) }] : []),
+    parts: () => [
+      ...(!modes.has("custom") ? [] : agent ? [{ event: "custom", data: event }] : isRunEvent(event) && event.type === "custom" ? [{ event: modeEvent("custom", []), data: toWire(event.data) }] : []),
+      ...(modes.has("tools") ? toolParts(event) : []),
+    ],
   });
 
   /**
@@ -238,6 +267,64 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
     if (unit.kind !== "e" && cursor.partial?.kind === unit.kind) cursor.partial = undefined;
   }
 
+  /** The next checkpoint unit to send: a checkpoint's interrupts once settled, else the next checkpoint. */
+  const nextCheckpointUnit = (settledUpTo: number): Unit | undefined => {
+    if (cursor.settled < settledUpTo && cursor.settled < cursor.values) return interruptUnit(cursor.settled);
+    return cursor.values < snapshots.length ? valuesUnit(cursor.values) : undefined;
+  };
+
+  /**
+   * The agent's merge: checkpoints and events oldest first (its events are its nodes' own, stamped
+   * as they are stored); on a tie a checkpoint goes before its interrupt, and both before an event.
+   */
+  function* byTime(events: StoredRunEvent[], settledUpTo: number): Generator<StreamPart> {
+    let eventIndex = 0;
+    for (;;) {
+      if (signal.aborted) return;
+      const candidates: { unit: Unit; seq?: number }[] = [];
+      const checkpoint = nextCheckpointUnit(settledUpTo);
+      if (checkpoint !== undefined) candidates.push({ unit: checkpoint });
+      const event = events[eventIndex];
+      if (event !== undefined) candidates.push({ unit: eventUnit(event), seq: event.seq });
+      if (candidates.length === 0) break;
+      const next = candidates.reduce((best, item) => (item.unit.at < best.unit.at ? item : best));
+      if (next.unit.kind === "e") eventIndex += 1;
+      // tokens that arrived meanwhile go before the checkpoint that completes their round
+      yield* tokens();
+      yield* emit(next.unit, next.seq);
+    }
+    yield* tokens();
+  }
+
+  /**
+   * A user graph's merge, in the order its graph streamed: events in `seq` order (the executor
+   * stores them as LangGraph's stream gives them), and before a top-level task's `node.started`
+   * the checkpoint that started it (with everything before it), so a task's `custom` and `tools`
+   * parts come after its `tasks` start and before the checkpoint its result made. Once the run
+   * stopped, the checkpoints left follow the last event. Returns true when an event waits for a
+   * checkpoint not read yet (the caller reads again at once).
+   */
+  function* byTask(events: StoredRunEvent[], settledUpTo: number, paused: boolean): Generator<StreamPart, boolean> {
+    for (const event of events) {
+      if (signal.aborted) return false;
+      if (isRunEvent(event) && event.type === "node.started" && event.ns.length === 0) {
+        const startedBy = snapshots.findIndex((snapshot) => snapshot.tasks.some((task) => task.id === event.task_id));
+        // saved asynchronously by LangGraph: the checkpoint may be stored just after the event
+        if (startedBy < 0 && !paused) return true;
+        while (cursor.values <= startedBy) {
+          const unit = nextCheckpointUnit(settledUpTo);
+          if (unit === undefined) break;
+          yield* emit(unit);
+        }
+      }
+      yield* emit(eventUnit(event), event.seq);
+    }
+    if (paused) {
+      for (let unit = nextCheckpointUnit(settledUpTo); unit !== undefined && !signal.aborted; unit = nextCheckpointUnit(settledUpTo)) yield* emit(unit);
+    }
+    return false;
+  }
+
   try {
     await retryDatabaseFaults(readSnapshots, faultRetry);
     for (;;) {
@@ -261,21 +348,10 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
       // a checkpoint's interrupts are final once a newer one exists or the run stopped running
       const paused = run.status === "interrupted" || TERMINAL.has(run.status);
       const settledUpTo = paused ? snapshots.length : snapshots.length - 1;
-      let eventIndex = 0;
-      for (;;) {
-        if (signal.aborted) return;
-        const candidates: { unit: Unit; seq?: number }[] = [];
-        if (cursor.values < snapshots.length) candidates.push({ unit: valuesUnit(cursor.values) });
-        if (cursor.settled < settledUpTo && cursor.settled < cursor.values) candidates.push({ unit: interruptUnit(cursor.settled) });
-        const event = events[eventIndex];
-        if (event !== undefined) candidates.push({ unit: eventUnit(event), seq: event.seq });
-        if (candidates.length === 0) break;
-        // oldest first; on a tie a checkpoint goes before its interrupt, and both before an event
-        const next = candidates.reduce((best, item) => (item.unit.at < best.unit.at ? item : best));
-        if (next.unit.kind === "e") eventIndex += 1;
-        // tokens that arrived meanwhile go before the checkpoint that completes their round
-        yield* tokens();
-        yield* emit(next.unit, next.seq);
+      if (agent) yield* byTime(events, settledUpTo);
+      else if (yield* byTask(events, settledUpTo, paused)) {
+        await new Promise((resolve) => setTimeout(resolve, SERVER_DEFAULTS.streamCheckpointWaitMs));
+        continue;
       }
       yield* tokens();
 

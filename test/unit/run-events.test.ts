@@ -83,6 +83,7 @@ describe("run event union", () => {
       | "node.started"
       | "node.finished"
       | "custom"
+      | "tools"
       | "resume.given"
     >();
     expectTypeOf<RunEventFields<"run.created">>().toEqualTypeOf<{ cron_id?: string }>();

@@ -14,11 +14,18 @@ import { runWire } from "../wire.js";
 
 type Env = { Variables: AuthVariables };
 
-/** Stream modes from a body or query; default `values`; `messages-tuple` is served as `messages`. */
+const SERVED_MODES = "values, updates, messages-tuple, custom, checkpoints, tasks, debug, tools";
+
+/**
+ * Stream modes from a body or query; default `values`; `messages-tuple` is served as `messages`.
+ * An unknown mode is refused naming it, and so is `events` (LangChain's callback events of every
+ * runnable: devmind's workers do not record them, so no stream could send or replay them).
+ */
 function modesOf(requested: string | readonly string[] | null | undefined): Set<string> {
   const list = requested === undefined || requested === null ? ["values"] : typeof requested === "string" ? [requested] : requested;
   for (const mode of list) {
-    if (!(STREAM_MODES as readonly string[]).includes(mode)) throw httpError("REQUEST_INVALID", `unknown stream_mode ${JSON.stringify(mode.slice(0, 50))}; devmind serves values, updates, messages-tuple, custom`);
+    if (!(STREAM_MODES as readonly string[]).includes(mode)) throw httpError("REQUEST_INVALID", `unknown stream_mode ${JSON.stringify(mode.slice(0, 50))}; devmind serves ${SERVED_MODES}`, { field: "stream_mode" });
+    if (mode === "events") throw httpError("REQUEST_INVALID", `stream_mode "events" (LangChain stream events) is not supported by devmind serve; devmind serves ${SERVED_MODES}`, { field: "stream_mode" });
   }
   return new Set(list.map((mode) => (mode === "messages-tuple" ? "messages" : mode)));
 }
@@ -71,6 +78,7 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
 
   const create = async (c: Context<Env>, threadId: string | null): Promise<Response> => {
     const body = await readBody(c, RunCreateBody);
+    modesOf(body.stream_mode);
     const started = await startRun(runtime, threadId, body, c.get("principal"));
     c.header("Content-Location", runPath(started.run));
     return c.json(runWire(started.run));
@@ -83,6 +91,7 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
   };
   const wait = async (c: Context<Env>, threadId: string | null): Promise<Response> => {
     const body = await readBody(c, RunCreateBody);
+    modesOf(body.stream_mode);
     const started = await startRun(runtime, threadId, body, c.get("principal"));
     c.header("Content-Location", runPath(started.run));
     const run = await waitForRun(runtime, started, c.req.raw.signal);
