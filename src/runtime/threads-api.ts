@@ -23,6 +23,8 @@ export interface ThreadsApi {
   history(threadId: string, options?: { limit?: number | undefined; before?: string | undefined }): Promise<StateSnapshot[]>;
   /** The checkpoints run `runId` wrote after checkpoint `afterId`, oldest first (see ThreadStateReader). */
   runSnapshots(threadId: string, runId: string, afterId: string | undefined): Promise<RunSnapshots>;
+  /** Every checkpoint of one subgraph invocation (namespace `node:task_id[|...]`), oldest first (see ThreadStateReader). */
+  namespaceSnapshots(threadId: string, checkpointNs: string): Promise<StateSnapshot[]>;
 }
 
 /** Builds `runtime.threads` over the database; `graphFor(threadId)` gives the graph whose checkpoints a thread holds. */
@@ -44,5 +46,6 @@ export function createThreadsApi(db: Database, graphFor: (threadId: string) => P
     stateAt: (threadId, checkpointId) => reader.stateAt(threadId, checkpointId),
     history: (threadId, options) => reader.history(threadId, options),
     runSnapshots: (threadId, runId, afterId) => reader.runSnapshots(threadId, runId, afterId),
+    namespaceSnapshots: (threadId, checkpointNs) => reader.namespaceSnapshots(threadId, checkpointNs),
   };
 }

@@ -8,6 +8,7 @@ import { checkpointIdOf } from "../runtime/thread-state.js";
 import { formatCursor, STREAM_START, type StreamCursor } from "./stream-cursor.js";
 import { checkpointParts, modeEvent, taskResultParts, taskStartParts } from "./stream-modes.js";
 import { toolParts } from "./stream-tools.js";
+import { SubgraphParts, subgraphNamespaceOf } from "./subgraph-stream.js";
 import { interruptsOf, toWire } from "./wire.js";
 
 /** One SSE part of a LangGraph run stream: `event` name, JSON `data`, and the resume `id` when durable. */
@@ -31,6 +32,8 @@ export interface RunStreamOptions {
    * ends the stream only once the run has resumed (a `run.resumed` event was read).
    */
   waitForResume?: boolean | undefined;
+  /** `stream_subgraphs`: parts of subgraphs too, named `mode|ns` (user graphs; the agent has none). */
+  subgraphs?: boolean | undefined;
   signal: AbortSignal;
 }
 
@@ -209,12 +212,15 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
   };
   // the agent's custom parts are its run events; a user graph's are what it wrote with config.writer
   const agent = runtime.graphs.isBuiltinAgent(initial.graph_id);
-  const eventUnit = (event: StoredRunEvent): Unit => ({
+  // without stream_subgraphs a subgraph's custom writes reach the parent's stream (as LangGraph's do)
+  const subgraphs = options.subgraphs === true && !agent ? new SubgraphParts(runtime, threadId, modes) : undefined;
+  const eventUnit = (event: StoredRunEvent, attached: { event: string; data: unknown }[] = []): Unit => ({
     kind: "e",
     at: timeOf(event.at),
     parts: () => [
-      ...(!modes.has("custom") ? [] : agent ? [{ event: "custom", data: event }] : isRunEvent(event) && event.type === "custom" ? [{ event: modeEvent("custom", []), data: toWire(event.data) }] : []),
-      ...(modes.has("tools") ? toolParts(event) : []),
+      ...attached,
+      ...(!modes.has("custom") ? [] : agent ? [{ event: "custom", data: event }] : isRunEvent(event) && event.type === "custom" ? [{ event: modeEvent("custom", subgraphs === undefined ? [] : event.ns), data: toWire(event.data) }] : []),
+      ...(modes.has("tools") ? toolParts(event, subgraphs !== undefined) : []),
     ],
   });
 
@@ -250,11 +256,11 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
   /** Emits a unit's parts after those already sent, each with the cursor it leaves behind. */
   function* emit(unit: Unit, seq?: number): Generator<StreamPart> {
     const parts = unit.parts();
-    const skip = unit.kind !== "e" && cursor.partial?.kind === unit.kind ? cursor.partial.parts : 0;
+    const skip = cursor.partial?.kind === unit.kind ? cursor.partial.parts : 0;
     for (let index = skip; index < parts.length; index += 1) {
       const part = parts[index] as { event: string; data: unknown };
       const last = index === parts.length - 1;
-      if (!last) cursor.partial = { kind: unit.kind as "v" | "i", parts: index + 1 };
+      if (!last) cursor.partial = { kind: unit.kind, parts: index + 1 };
       else finish(unit, seq);
       yield { ...part, id: formatCursor(cursor) };
     }
@@ -264,7 +270,7 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
     if (unit.kind === "v") cursor.values += 1;
     else if (unit.kind === "i") cursor.settled += 1;
     else cursor.seq = seq ?? cursor.seq;
-    if (unit.kind !== "e" && cursor.partial?.kind === unit.kind) cursor.partial = undefined;
+    if (cursor.partial?.kind === unit.kind) cursor.partial = undefined;
   }
 
   /** The next checkpoint unit to send: a checkpoint's interrupts once settled, else the next checkpoint. */
@@ -304,9 +310,11 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
    * stopped, the checkpoints left follow the last event. Returns true when an event waits for a
    * checkpoint not read yet (the caller reads again at once).
    */
-  function* byTask(events: StoredRunEvent[], settledUpTo: number, paused: boolean): Generator<StreamPart, boolean> {
+  async function* byTask(events: StoredRunEvent[], settledUpTo: number, paused: boolean): AsyncGenerator<StreamPart, boolean> {
     for (const event of events) {
       if (signal.aborted) return false;
+      const attached = subgraphs === undefined ? [] : await subgraphPartsOf(subgraphs, event, paused);
+      if (attached === undefined) return true;
       if (isRunEvent(event) && event.type === "node.started" && event.ns.length === 0) {
         const startedBy = snapshots.findIndex((snapshot) => snapshot.tasks.some((task) => task.id === event.task_id));
         // saved asynchronously by LangGraph: the checkpoint may be stored just after the event
@@ -317,13 +325,37 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
           yield* emit(unit);
         }
       }
-      yield* emit(eventUnit(event), event.seq);
+      yield* emit(eventUnit(event, attached), event.seq);
     }
     if (paused) {
       for (let unit = nextCheckpointUnit(settledUpTo); unit !== undefined && !signal.aborted; unit = nextCheckpointUnit(settledUpTo)) yield* emit(unit);
     }
     return false;
   }
+
+  /**
+   * With stream_subgraphs, the subgraph parts that go with a node event: before a subgraph task
+   * starts, its subgraph's checkpoints up to the one that started it; when a task that ran a
+   * subgraph ends, the rest of that subgraph. Undefined while the checkpoint of a started task
+   * is not stored yet (the caller reads again).
+   */
+  const subgraphPartsOf = async (parts: SubgraphParts, event: StoredRunEvent, paused: boolean): Promise<{ event: string; data: unknown }[] | undefined> => {
+    if (!isRunEvent(event)) return [];
+    if (event.type === "node.started" && event.ns.length > 0) {
+      if (!parts.knows(event.ns, event.task_id)) await parts.refresh(event.ns);
+      if (!parts.knows(event.ns, event.task_id) && !paused) return undefined;
+      return parts.startedParts(event.ns, event.task_id);
+    }
+    if (event.type === "node.finished") {
+      const steps = event.ns.length === 0 ? snapshots : parts.steps(event.ns);
+      const task = steps.flatMap((snapshot) => snapshot.tasks).find((item) => item.id === event.task_id);
+      const child = task === undefined ? undefined : subgraphNamespaceOf(task);
+      if (child === undefined) return [];
+      await parts.refresh(child);
+      return parts.finishedParts(child, event.at);
+    }
+    return [];
+  };
 
   try {
     await retryDatabaseFaults(readSnapshots, faultRetry);

@@ -8,6 +8,7 @@ import { z } from "zod";
 import type { Database } from "../../src/db/types.js";
 import { BACKENDS, itOn, itOnPrimary, openBackend } from "../helpers/databases.js";
 import { collect, startTestServer, TEST_KEYS, type TestServer } from "../helpers/server.js";
+import { readSse } from "../helpers/server-sse.js";
 
 type Part = { event: string; data: unknown; id?: string };
 
@@ -48,7 +49,10 @@ const toolGraph = new StateGraph(State)
 
 /** `event` names in order, with the step or node each part is about (what the assertions read). */
 function outline(parts: Part[]): string[] {
-  return parts.map(({ event, data }) => {
+  return parts.map(({ event: name, data }) => {
+    // `mode|node:task_id|...` names a subgraph's part: shown as `mode|node`
+    const [event = name, ...ns] = name.split("|");
+    if (ns.length > 0) return `${event}|${ns.map((part) => part.split(":")[0]).join("|")} ${outline([{ event: event as string, data }])[0] as string}`;
     const record = data as Record<string, unknown>;
     if (event === "checkpoints") return `checkpoints ${String((record["metadata"] as { step: number }).step)} -> ${(record["next"] as string[]).join(",")}`;
     if (event === "tasks") return `tasks ${String(record["name"])} ${"input" in record ? "start" : "result"}`;
@@ -139,6 +143,45 @@ describe.each(BACKENDS)("stream modes checkpoints, tasks, debug, tools through t
     const resumed = (await collect(client.runs.stream(thread.thread_id, "tooling", { command: { resume: "yes" }, streamMode: modes }))) as Part[];
     expect(outline(resumed.slice(1))).toEqual(["updates ask", "tasks ask result", "checkpoints 4 -> "]);
     expect(resumed[2]?.data).toMatchObject({ name: "ask", result: { notes: ["answer yes"] }, interrupts: [] });
+  });
+
+  itOnPrimary(backend)("stream_subgraphs: a subgraph's parts named mode|node:task_id between its task's start and result; replayed after any Last-Event-ID", async () => {
+    const { server, client } = await start();
+    const thread = await client.threads.create();
+    const modes: StreamMode[] = ["values", "updates", "checkpoints", "tasks", "custom"];
+    const live = ((await collect(client.runs.stream(thread.thread_id, "tooling", { input: { messages: [] }, streamMode: modes, streamSubgraphs: true }))) as Part[]).slice(1);
+    const lines = outline(live).filter((line) => !line.startsWith("values"));
+    const subStart = lines.indexOf("tasks sub start");
+    expect(lines.slice(subStart, lines.indexOf("tasks sub result") + 1)).toEqual([
+      "tasks sub start",
+      "checkpoints|sub checkpoints -1 -> __start__",
+      "checkpoints|sub checkpoints 0 -> inner",
+      "tasks|sub tasks inner start",
+      'custom|sub custom {"from":"inner"}',
+      "updates|sub updates inner",
+      "tasks|sub tasks inner result",
+      "checkpoints|sub checkpoints 1 -> ",
+      "updates sub",
+      "tasks sub result",
+    ]);
+    // every other part is the parent's, as without stream_subgraphs
+    expect(lines.filter((line) => line.includes("|")).length).toBe(7);
+    const subValues = live.filter((part) => part.event.startsWith("values|sub:"));
+    expect(subValues.map((part) => part.data)).toEqual([{ messages: [expect.objectContaining({ type: "ai" }), expect.objectContaining({ type: "tool" })], notes: [] }, { messages: [expect.objectContaining({ type: "ai" }), expect.objectContaining({ type: "tool" })], notes: ["inner"] }]);
+    const ns = (live.find((part) => part.event.startsWith("tasks|"))?.event as string).split("|")[1] as string;
+    const subTask = live.find((part) => part.event === "tasks" && (part.data as { name: string }).name === "sub" && "input" in (part.data as object))?.data as { id: string };
+    expect(ns).toBe(`sub:${subTask.id}`);
+
+    // the Location the SDK reconnects to keeps stream_subgraphs; every Last-Event-ID continues exactly
+    const [run] = await client.runs.list(thread.thread_id);
+    const join = `${server.url}/threads/${thread.thread_id}/runs/${run?.run_id as string}/stream?${modes.map((mode) => `stream_mode=${mode}`).join("&")}&stream_subgraphs=true`;
+    const replay = async (lastEventId?: string): Promise<Part[]> => (await readSse(await fetch(join, { headers: { "x-api-key": TEST_KEYS.alice, ...(lastEventId === undefined ? {} : { "last-event-id": lastEventId }) } }))).slice(1);
+    expect(await replay()).toEqual(live);
+    for (let cut = 1; cut < live.length; cut += 3) expect(await replay(live[cut - 1]?.id)).toEqual(live.slice(cut));
+    // runs.create and runs.wait have no stream to send subgraph parts on: refused naming it
+    const created = await fetch(`${server.url}/threads/${thread.thread_id}/runs/wait`, { method: "POST", headers: { "x-api-key": TEST_KEYS.alice, "content-type": "application/json" }, body: JSON.stringify({ assistant_id: "tooling", input: {}, stream_subgraphs: true }) });
+    expect(created.status).toBe(422);
+    expect(await created.text()).toContain("stream_subgraphs");
   });
 
   itOnPrimary(backend)("debug wraps checkpoints, task starts and results with step, type and timestamp; unknown and unserved modes are 422 naming them", async () => {

@@ -63,15 +63,16 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
     return run;
   };
 
-  const streamStarted = (c: Context<Env>, started: StartedRun, modes: Set<string>, cancelOnDisconnect: boolean): Response => {
+  const streamStarted = (c: Context<Env>, started: StartedRun, modes: Set<string>, subgraphs: boolean, cancelOnDisconnect: boolean): Response => {
     c.header("Content-Location", runPath(started.run));
     // where the SDK reconnects (with Last-Event-ID); it carries the modes, which a reconnect does not resend
     const query = new URLSearchParams([...modes].map((mode): [string, string] => ["stream_mode", mode === "messages" ? "messages-tuple" : mode]));
+    if (subgraphs) query.set("stream_subgraphs", "true");
     c.header("Location", `${runPath(started.run)}/stream?${query.toString()}`);
     const runId = started.run.run_id;
     return sseResponse(
       c,
-      (signal) => runStream(runtime, runId, { modes, from: started.from, waitForResume: started.waitForResume, signal }),
+      (signal) => runStream(runtime, runId, { modes, from: started.from, waitForResume: started.waitForResume, subgraphs, signal }),
       { shutdown: deps.shutdown, heartbeatMs: deps.heartbeatMs, onClientGone: cancelOnDisconnect ? () => void runtime.runs.cancel(runId).catch(() => undefined) : undefined },
     );
   };
@@ -86,8 +87,10 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
   const stream = async (c: Context<Env>, threadId: string | null): Promise<Response> => {
     const body = await readBody(c, RunCreateBody);
     const modes = modesOf(body.stream_mode);
-    const started = await startRun(runtime, threadId, body, c.get("principal"));
-    return streamStarted(c, started, modes, body.on_disconnect === "cancel");
+    // a stream option: the stream sends subgraph parts (runs.create and runs.wait refuse it)
+    const subgraphs = body.stream_subgraphs === true;
+    const started = await startRun(runtime, threadId, { ...body, stream_subgraphs: undefined }, c.get("principal"));
+    return streamStarted(c, started, modes, subgraphs, body.on_disconnect === "cancel");
   };
   const wait = async (c: Context<Env>, threadId: string | null): Promise<Response> => {
     const body = await readBody(c, RunCreateBody);
@@ -134,7 +137,9 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
     const run = await threadRun(c);
     const modes = modesOf(c.req.queries("stream_mode"));
     const from = parseCursor(c.req.header("last-event-id"));
-    return streamStarted(c, { run, from, waitForResume: false, startSeq: 0 }, modes, c.req.query("cancel_on_disconnect") === "1");
+    const subgraphs = c.req.query("stream_subgraphs");
+    if (subgraphs !== undefined && subgraphs !== "true" && subgraphs !== "false") throw httpError("REQUEST_INVALID", "stream_subgraphs must be true or false", { field: "stream_subgraphs" });
+    return streamStarted(c, { run, from, waitForResume: false, startSeq: 0 }, modes, subgraphs === "true", c.req.query("cancel_on_disconnect") === "1");
   };
   app.get("/threads/:tid/runs/:rid/stream", join);
   app.get("/runs/:rid/stream", join);
