@@ -226,6 +226,27 @@ describe.each(BACKENDS)("stream modes checkpoints, tasks, debug, tools through t
     expect((await client.runs.list(thread.thread_id)).length).toBe(1);
   });
 
+  itOnPrimary(backend)("the built-in agent streams checkpoints, tasks and tools (from its tool-call events), replayed identically", async () => {
+    const server = await startTestServer(owner, [{ tool_calls: [{ id: "a1", name: "add", args: { a: 1, b: 2 } }] }, { content: "it is 3" }], { workers: 1 });
+    servers.push(server);
+    const client = new Client({ apiUrl: server.url, apiKey: TEST_KEYS.alice });
+    const thread = await client.threads.create();
+    const modes: StreamMode[] = ["checkpoints", "tasks", "tools"];
+    const live = ((await collect(client.runs.stream(thread.thread_id, "agent", { input: { messages: [{ type: "human", content: "add 1 and 2" }] }, streamMode: modes }))) as Part[]).slice(1);
+    const lines = outline(live);
+    expect(lines[0]).toBe("checkpoints -1 -> __start__");
+    expect(lines.filter((line) => line.startsWith("tools"))).toEqual(["tools on_tool_start add", "tools on_tool_end add"]);
+    expect(live.find((part) => part.event === "tools")?.data).toEqual({ event: "on_tool_start", toolCallId: "a1", name: "add", input: JSON.stringify({ a: 1, b: 2 }) });
+    // every task that started reports its result, after it; the last checkpoint starts none
+    const starts = live.filter((part) => part.event === "tasks" && "input" in (part.data as object)).map((part) => (part.data as { id: string }).id);
+    const results = live.filter((part) => part.event === "tasks" && "result" in (part.data as object)).map((part) => (part.data as { id: string }).id);
+    expect(results).toEqual(starts);
+    expect(lines.filter((line) => line.startsWith("tasks")).map((line) => line.split(" ")[1])).toEqual(expect.arrayContaining(["model", "tools"]));
+    expect(lines[lines.length - 1]).toMatch(/^checkpoints \d+ -> $/);
+    const [run] = await client.runs.list(thread.thread_id);
+    expect(((await collect(client.runs.joinStream(thread.thread_id, run?.run_id as string, { streamMode: modes }))) as Part[]).slice(1)).toEqual(live);
+  });
+
   itOn(backend, "postgres")("PostgreSQL smoke: tasks and tools parts of a run, live and replayed", async () => {
     const { client } = await start();
     const thread = await client.threads.create();
