@@ -1,4 +1,3 @@
-import type { BaseMessage } from "@langchain/core/messages";
 import type { StateSnapshot } from "@langchain/langgraph";
 import { SERVER_DEFAULTS } from "../constants.js";
 import { retryDatabaseFaults } from "../runtime/backoff.js";
@@ -6,9 +5,10 @@ import type { RunRecord } from "../runtime/run-record.js";
 import { isRunEvent, type ModelDelta, type Runtime, type StoredRunEvent } from "../runtime/runtime.js";
 import { checkpointIdOf } from "../runtime/thread-state.js";
 import { formatCursor, STREAM_START, type StreamCursor } from "./stream-cursor.js";
+import { closingChunk, messagesOf, roundsDone } from "./stream-messages.js";
 import { checkpointParts, modeEvent, taskResultParts, taskStartParts } from "./stream-modes.js";
 import { toolParts } from "./stream-tools.js";
-import { SubgraphParts, subgraphNamespaceOf } from "./subgraph-stream.js";
+import { SubgraphParts } from "./subgraph-stream.js";
 import { interruptsOf, toWire } from "./wire.js";
 
 /** One SSE part of a LangGraph run stream: `event` name, JSON `data`, and the resume `id` when durable. */
@@ -39,6 +39,11 @@ export interface RunStreamOptions {
 
 const TERMINAL = new Set(["success", "error", "timeout", "cancelled"]);
 
+function timeOf(text: string | undefined): number {
+  const parsed = text === undefined ? Number.NaN : Date.parse(text);
+  return Number.isNaN(parsed) ? 0 : parsed;
+}
+
 interface Unit {
   kind: "v" | "i" | "e";
   /** Sort time (ms): checkpoint creation or event time. */
@@ -46,42 +51,6 @@ interface Unit {
   parts: () => { event: string; data: unknown }[];
 }
 
-function messagesOf(snapshot: StateSnapshot | undefined): BaseMessage[] {
-  const messages = (snapshot?.values as { messages?: unknown } | undefined)?.messages;
-  // a user graph's `messages` channel may hold anything: only LangChain messages are streamed as such
-  return Array.isArray(messages) ? (messages as unknown[]).filter((message): message is BaseMessage => typeof (message as BaseMessage | null)?.getType === "function") : [];
-}
-
-function timeOf(text: string | undefined): number {
-  const parsed = text === undefined ? Number.NaN : Date.parse(text);
-  return Number.isNaN(parsed) ? 0 : parsed;
-}
-
-/** AI messages the run has produced so far (in its checkpoints): the model rounds that are complete. */
-function roundsDone(snapshot: StateSnapshot | undefined): number {
-  const start = Number((snapshot?.values as { run_start?: unknown } | undefined)?.run_start ?? 0);
-  return messagesOf(snapshot)
-    .slice(start)
-    .filter((message) => message.getType() === "ai").length;
-}
-
-/**
- * The last token chunk of an AI message whose first tokens this stream sent (`sent`): the rest of
- * its text and its tool calls (as whole `tool_call_chunks`), so that the chunks a client
- * concatenates by id make the stored message, as the official server's `messages-tuple` does
- * (it never sends a streamed message again whole). Text that is not a prefix of the stored
- * content (a retried model call) cannot be taken back: the `values` part that follows has it.
- */
-function closingChunk(wire: Record<string, unknown>, sent: string): Record<string, unknown> {
-  const content = typeof wire["content"] === "string" && wire["content"].startsWith(sent) ? wire["content"].slice(sent.length) : "";
-  const calls = Array.isArray(wire["tool_calls"]) ? (wire["tool_calls"] as { id?: string; name: string; args: unknown }[]) : [];
-  return {
-    ...wire,
-    type: "AIMessageChunk",
-    content,
-    tool_call_chunks: calls.map((call, index) => ({ type: "tool_call_chunk", id: call.id, name: call.name, args: JSON.stringify(call.args ?? {}), index })),
-  };
-}
 
 /**
  * The LangGraph Platform stream of one run, derived from what is durable — the run's events and
@@ -95,9 +64,12 @@ function closingChunk(wire: Record<string, unknown>, sent: string): Record<strin
  * stored run event, for any other graph the data of each stored `custom` event (what the graph
  * wrote with `config.writer`); live token deltas as `messages` chunks (`AIMessageChunk` under the
  * stored message's id, in step order; not replayed; a streamed message ends with a closing chunk
- * instead of being sent again whole); `error {error, message}` at the
- * end of a failed or timed-out run. Ends when the run is interrupted or terminal and everything
- * up to then was sent, or when `signal` aborts.
+ * instead of being sent again whole); `checkpoints`, `tasks` and `debug` from the checkpoints
+ * (`stream-modes.ts`), `tools` from tool events (`stream-tools.ts`), subgraph parts with
+ * `subgraphs` (`subgraph-stream.ts`); `error {error, message}` at the end of a failed or
+ * timed-out run. The agent's parts are merged by time; a user graph's in the order its graph
+ * streamed them (`byTask`). Ends when the run is interrupted or terminal and everything up to
+ * then was sent, or when `signal` aborts.
  */
 export async function* runStream(runtime: Runtime, runId: string, options: RunStreamOptions): AsyncGenerator<StreamPart, void, undefined> {
   const { modes, signal } = options;
@@ -308,17 +280,21 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
    * the checkpoint that started it (with everything before it), so a task's `custom` and `tools`
    * parts come after its `tasks` start and before the checkpoint its result made. Once the run
    * stopped, the checkpoints left follow the last event. Returns true when an event waits for a
-   * checkpoint not read yet (the caller reads again at once).
+   * checkpoint not read yet (the caller reads again soon); a checkpoint that never comes (a task
+   * outside the run's checkpoints) is waited for SERVER_DEFAULTS.streamCheckpointPatienceMs.
    */
+  let waiting: { seq: number; since: number } | undefined;
   async function* byTask(events: StoredRunEvent[], settledUpTo: number, paused: boolean): AsyncGenerator<StreamPart, boolean> {
     for (const event of events) {
       if (signal.aborted) return false;
-      const attached = subgraphs === undefined ? [] : await subgraphPartsOf(subgraphs, event, paused);
+      if (waiting?.seq !== event.seq) waiting = { seq: event.seq, since: Date.now() };
+      const settled = paused || Date.now() - waiting.since > SERVER_DEFAULTS.streamCheckpointPatienceMs;
+      const attached = subgraphs === undefined ? [] : await subgraphs.partsFor(event, snapshots, settled);
       if (attached === undefined) return true;
       if (isRunEvent(event) && event.type === "node.started" && event.ns.length === 0) {
         const startedBy = snapshots.findIndex((snapshot) => snapshot.tasks.some((task) => task.id === event.task_id));
         // saved asynchronously by LangGraph: the checkpoint may be stored just after the event
-        if (startedBy < 0 && !paused) return true;
+        if (startedBy < 0 && !settled) return true;
         while (cursor.values <= startedBy) {
           const unit = nextCheckpointUnit(settledUpTo);
           if (unit === undefined) break;
@@ -332,30 +308,6 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
     }
     return false;
   }
-
-  /**
-   * With stream_subgraphs, the subgraph parts that go with a node event: before a subgraph task
-   * starts, its subgraph's checkpoints up to the one that started it; when a task that ran a
-   * subgraph ends, the rest of that subgraph. Undefined while the checkpoint of a started task
-   * is not stored yet (the caller reads again).
-   */
-  const subgraphPartsOf = async (parts: SubgraphParts, event: StoredRunEvent, paused: boolean): Promise<{ event: string; data: unknown }[] | undefined> => {
-    if (!isRunEvent(event)) return [];
-    if (event.type === "node.started" && event.ns.length > 0) {
-      if (!parts.knows(event.ns, event.task_id)) await parts.refresh(event.ns);
-      if (!parts.knows(event.ns, event.task_id) && !paused) return undefined;
-      return parts.startedParts(event.ns, event.task_id);
-    }
-    if (event.type === "node.finished") {
-      const steps = event.ns.length === 0 ? snapshots : parts.steps(event.ns);
-      const task = steps.flatMap((snapshot) => snapshot.tasks).find((item) => item.id === event.task_id);
-      const child = task === undefined ? undefined : subgraphNamespaceOf(task);
-      if (child === undefined) return [];
-      await parts.refresh(child);
-      return parts.finishedParts(child, event.at);
-    }
-    return [];
-  };
 
   try {
     await retryDatabaseFaults(readSnapshots, faultRetry);

@@ -1,5 +1,5 @@
 import type { StateSnapshot } from "@langchain/langgraph";
-import type { Runtime } from "../runtime/runtime.js";
+import { isRunEvent, type Runtime, type StoredRunEvent } from "../runtime/runtime.js";
 import { interruptsOf, toWire } from "./wire.js";
 import { checkpointParts, modeEvent, taskResultParts, taskStartParts, type ModePart } from "./stream-modes.js";
 
@@ -38,7 +38,31 @@ export class SubgraphParts {
     private readonly modes: ReadonlySet<string>,
   ) {}
 
-  /** Reads a namespace's checkpoints again (a running subgraph adds some). */
+  /**
+   * The subgraph parts that go with a node event: before a subgraph task starts, its subgraph's
+   * checkpoints up to the one that started it; when a task that ran a subgraph ends, the rest of
+   * that subgraph (`root`: the run's own checkpoints, where top-level tasks are). Undefined while
+   * the checkpoint of a started task is not stored yet, unless `settled` (then none is coming).
+   */
+  async partsFor(event: StoredRunEvent, root: readonly StateSnapshot[], settled: boolean): Promise<ModePart[] | undefined> {
+    if (!isRunEvent(event)) return [];
+    if (event.type === "node.started" && event.ns.length > 0) {
+      if (!this.knows(event.ns, event.task_id)) await this.refresh(event.ns);
+      if (!this.knows(event.ns, event.task_id) && !settled) return undefined;
+      return this.startedParts(event.ns, event.task_id);
+    }
+    if (event.type === "node.finished") {
+      const steps = event.ns.length === 0 ? root : this.steps(event.ns);
+      const task = steps.flatMap((snapshot) => snapshot.tasks).find((item) => item.id === event.task_id);
+      const child = task === undefined ? undefined : subgraphNamespaceOf(task);
+      if (child === undefined) return [];
+      await this.refresh(child);
+      return this.finishedParts(child, event.at);
+    }
+    return [];
+  }
+
+  /** Reads (again) a namespace's checkpoints (a running subgraph adds some). */
   async refresh(ns: readonly string[]): Promise<void> {
     const all = await this.runtime.threads.namespaceSnapshots(this.threadId, ns.join("|"));
     const first = all[0];
