@@ -347,6 +347,10 @@ export const SERVER_DEFAULTS = {
   heartbeatMs: 15_000,
   /** While a streamed run is running, its checkpoints are looked at least this often (run events wake it sooner). */
   streamPollMs: 250,
+  /** A user graph's task start read before the checkpoint that started it (saved asynchronously): read again after this long. */
+  streamCheckpointWaitMs: 25,
+  /** ...and waited for at most this long (a task outside the run's checkpoints then goes without it). */
+  streamCheckpointPatienceMs: 5_000,
   /** The one assistant and graph the LangGraph API serves. */
   graphId: "agent",
   /** The assistant's id: LangGraph's default assistant id for graph `agent` (uuid5 of the graph id in LangGraph's namespace). */

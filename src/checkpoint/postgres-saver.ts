@@ -46,9 +46,21 @@ export interface PostgresCheckpointSaverOptions {
  *   await migrate(db);
  *   const graph = builder.compile({ checkpointer: new PostgresCheckpointSaver(db) });
  */
+/** The key of one checkpoint's task writes in flight. */
+function writesKey(threadId: string, namespace: string, checkpointId: string): string {
+  return `${threadId}\u0000${namespace}\u0000${checkpointId}`;
+}
+
 export class PostgresCheckpointSaver extends BaseCheckpointSaver {
   private readonly sql: CheckpointSql;
   private readonly writes: ReturnType<typeof writeStatements>;
+  /**
+   * Task writes still being stored, by the checkpoint they belong to. LangGraph stores a step's
+   * task writes and then, without waiting, the next checkpoint; on a pool they could commit in
+   * the other order, and a reader that sees a checkpoint must also see its parent's writes (the
+   * server streams a step's results once the next checkpoint exists). `put` waits for them.
+   */
+  private readonly pendingWrites = new Map<string, Set<Promise<unknown>>>();
 
   constructor(
     private readonly db: Database,
@@ -105,6 +117,10 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
 
   override async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {
     const address = readAddress(config, "put");
+    if (address.checkpointId !== undefined) {
+      const parentWrites = this.pendingWrites.get(writesKey(address.threadId, address.namespace, address.checkpointId));
+      if (parentWrites !== undefined) await Promise.allSettled([...parentWrites]);
+    }
     const { channel_values: channelValues, id, ...rest } = checkpoint;
     const rows: [string, string, string, string | null, Uint8Array | null][] = [];
     for (const [channel, version] of Object.entries(newVersions)) {
@@ -133,6 +149,20 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
   override async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath = ""): Promise<void> {
     const address = readCheckpointAddress(config, "putWrites");
     if (writes.length === 0) return;
+    const key = writesKey(address.threadId, address.namespace, address.checkpointId);
+    const pending = this.pendingWrites.get(key) ?? new Set<Promise<unknown>>();
+    this.pendingWrites.set(key, pending);
+    const stored = this.storeWrites(address, config, writes, taskId, taskPath);
+    pending.add(stored);
+    try {
+      await stored;
+    } finally {
+      pending.delete(stored);
+      if (pending.size === 0 && this.pendingWrites.get(key) === pending) this.pendingWrites.delete(key);
+    }
+  }
+
+  private async storeWrites(address: ReturnType<typeof readCheckpointAddress>, config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath: string): Promise<void> {
     const rows: [number, string, string, string | null, Uint8Array | null][] = [];
     for (const [index, [channel, value]] of writes.entries()) {
       const encoded = await encodeValue(this.serde, value);

@@ -153,12 +153,16 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
       ...(run.interrupt_after === null ? {} : { interruptAfter: run.interrupt_after }),
       ...(run.context === null || run.context === undefined ? {} : { context: run.context }),
       signal: AbortSignal.any([attempt.signals.cancel, attempt.signals.lost, attempt.signals.fault, stop.signal]),
-      streamMode: ["tasks", "custom"],
+      streamMode: ["tasks", "custom", "tools"],
       subgraphs: true,
     } as RunnableConfig)) as AsyncIterable<[string[], string, unknown]>;
     for await (const [ns, mode, payload] of stream) {
       if (mode === "custom") {
         emit(attempt, { type: "custom", ns, data: payload });
+        continue;
+      }
+      if (mode === "tools") {
+        emit(attempt, { type: "tools", ns, data: toolEventData(payload) });
         continue;
       }
       if (mode !== "tasks") continue;
@@ -220,6 +224,25 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
     clearTimeout(deadline);
     deps.drainSignal?.removeEventListener("abort", onDrain);
   }
+}
+
+/**
+ * A `tools` stream chunk as plain JSON: a LangChain message (a tool's `ToolMessage` output) as its
+ * dict (`{type, content, tool_call_id, ...}`), an error as its text, as the official server sends them.
+ */
+function toolEventData(payload: unknown): unknown {
+  const chunk = payload as { error?: unknown } | null;
+  const withError = chunk !== null && typeof chunk === "object" && "error" in chunk ? { ...chunk, error: errorText(chunk.error) } : payload;
+  return JSON.parse(
+    JSON.stringify(withError ?? null, function replacer(this: Record<string, unknown>, key: string, current: unknown) {
+      const raw = this[key];
+      if (raw !== null && typeof raw === "object" && typeof (raw as { toDict?: unknown }).toDict === "function" && typeof (raw as { getType?: unknown }).getType === "function") {
+        const { type, data } = (raw as { toDict(): { type: string; data: Record<string, unknown> } }).toDict();
+        return { ...data, type };
+      }
+      return current;
+    }),
+  ) as unknown;
 }
 
 function isRecursionError(error: unknown): boolean {

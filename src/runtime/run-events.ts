@@ -23,13 +23,17 @@ export type RunLifecycleEvent =
 /**
  * Events of a run of a user graph (CONTRACT section 10): a task (node) started and finished, from
  * the graph's own stream (`ns` is the task's namespace, `[]` at the top level, `["node:id"]`
- * inside a subgraph), and what the graph wrote with `config.writer` (`custom`).
+ * inside a subgraph), what the graph wrote with `config.writer` (`custom`), and the lifecycle of
+ * each LangChain tool a node invoked (`tools`: LangGraph's `tools` stream mode, `{event:
+ * "on_tool_start" | "on_tool_event" | "on_tool_end" | "on_tool_error", toolCallId, name, ...}` as
+ * plain JSON).
  */
 export type GraphRunEvent =
   | RunLifecycleEvent
   | { type: "node.started"; node: string; task_id: string; ns: string[] }
   | { type: "node.finished"; node: string; task_id: string; ns: string[]; duration_ms: number | null; error: string | null; interrupted: boolean }
   | { type: "custom"; ns: string[]; data: unknown }
+  | { type: "tools"; ns: string[]; data: unknown }
   | { type: "approval.requested"; requests: unknown[] };
 
 /**
@@ -83,6 +87,7 @@ const EVENT_TYPES: Record<RunEventType, boolean> = {
   "node.started": true,
   "node.finished": true,
   custom: true,
+  tools: true,
   "graph.stopped": false,
 };
 

@@ -143,4 +143,25 @@ export class ThreadStateReader {
     }
     return { snapshots: found.reverse(), newestId: newestId ?? afterId, after };
   }
+
+  /**
+   * Every checkpoint of one subgraph invocation on `threadId`, oldest first: the namespace
+   * `checkpointNs` (`node:task_id`, nested ones joined with `|`) that LangGraph gives a subgraph
+   * task. None for a namespace the thread's graph has no subgraph for.
+   */
+  async namespaceSnapshots(threadId: string, checkpointNs: string): Promise<StateSnapshot[]> {
+    const graph = await this.graphFor(threadId);
+    const found: StateSnapshot[] = [];
+    try {
+      for await (const snapshot of graph.getStateHistory({ configurable: { thread_id: threadId, checkpoint_ns: checkpointNs } })) {
+        found.push(snapshot);
+        if (found.length >= THREAD_STATE_LIMITS.runScanMax) break;
+      }
+    } catch (error) {
+      // LangGraph names a namespace without a subgraph in its message: nothing to read there
+      if (error instanceof Error && /not found/i.test(error.message)) return [];
+      throw error;
+    }
+    return found.reverse();
+  }
 }

@@ -37,6 +37,8 @@ export interface ThreadsApi {
   applySupersteps(threadId: string, supersteps: readonly { updates: readonly { values: unknown; asNode?: string | undefined }[] }[]): Promise<string>;
   /** The checkpoints run `runId` wrote after checkpoint `afterId`, oldest first (see ThreadStateReader). */
   runSnapshots(threadId: string, runId: string, afterId: string | undefined): Promise<RunSnapshots>;
+  /** Every checkpoint of one subgraph invocation (namespace `node:task_id[|...]`), oldest first (see ThreadStateReader). */
+  namespaceSnapshots(threadId: string, checkpointNs: string): Promise<StateSnapshot[]>;
 }
 
 /** Builds `runtime.threads` over the database; `graphFor(threadId)` gives the graph whose checkpoints a thread holds. */
@@ -78,5 +80,6 @@ export function createThreadsApi(db: Database, graphFor: (threadId: string, tagg
       return checkpointId;
     },
     runSnapshots: (threadId, runId, afterId) => reader.runSnapshots(threadId, runId, afterId),
+    namespaceSnapshots: (threadId, checkpointNs) => reader.namespaceSnapshots(threadId, checkpointNs),
   };
 }

@@ -1,4 +1,3 @@
-import type { BaseMessage } from "@langchain/core/messages";
 import type { StateSnapshot } from "@langchain/langgraph";
 import { SERVER_DEFAULTS } from "../constants.js";
 import { retryDatabaseFaults } from "../runtime/backoff.js";
@@ -6,6 +5,10 @@ import type { RunRecord } from "../runtime/run-record.js";
 import { isRunEvent, type ModelDelta, type Runtime, type StoredRunEvent } from "../runtime/runtime.js";
 import { checkpointIdOf } from "../runtime/thread-state.js";
 import { formatCursor, STREAM_START, type StreamCursor } from "./stream-cursor.js";
+import { closingChunk, messagesOf, roundsDone } from "./stream-messages.js";
+import { checkpointParts, modeEvent, taskResultParts, taskStartParts } from "./stream-modes.js";
+import { toolParts } from "./stream-tools.js";
+import { SubgraphParts } from "./subgraph-stream.js";
 import { interruptsOf, toWire } from "./wire.js";
 
 /** One SSE part of a LangGraph run stream: `event` name, JSON `data`, and the resume `id` when durable. */
@@ -17,7 +20,10 @@ export interface StreamPart {
 
 /** What `runStream` emits and from where. */
 export interface RunStreamOptions {
-  /** LangGraph stream modes: values, updates, messages (also for messages-tuple), custom. Others are ignored. */
+  /**
+   * LangGraph stream modes: values, updates, messages (for messages-tuple), custom, checkpoints,
+   * tasks, debug, tools (the routes refuse any other).
+   */
   modes: ReadonlySet<string>;
   /** Continue after this cursor (a `Last-Event-ID`); default: the run's beginning. */
   from?: StreamCursor | undefined;
@@ -26,10 +32,17 @@ export interface RunStreamOptions {
    * ends the stream only once the run has resumed (a `run.resumed` event was read).
    */
   waitForResume?: boolean | undefined;
+  /** `stream_subgraphs`: parts of subgraphs too, named `mode|ns` (user graphs; the agent has none). */
+  subgraphs?: boolean | undefined;
   signal: AbortSignal;
 }
 
 const TERMINAL = new Set(["success", "error", "timeout", "cancelled"]);
+
+function timeOf(text: string | undefined): number {
+  const parsed = text === undefined ? Number.NaN : Date.parse(text);
+  return Number.isNaN(parsed) ? 0 : parsed;
+}
 
 interface Unit {
   kind: "v" | "i" | "e";
@@ -38,42 +51,6 @@ interface Unit {
   parts: () => { event: string; data: unknown }[];
 }
 
-function messagesOf(snapshot: StateSnapshot | undefined): BaseMessage[] {
-  const messages = (snapshot?.values as { messages?: unknown } | undefined)?.messages;
-  // a user graph's `messages` channel may hold anything: only LangChain messages are streamed as such
-  return Array.isArray(messages) ? (messages as unknown[]).filter((message): message is BaseMessage => typeof (message as BaseMessage | null)?.getType === "function") : [];
-}
-
-function timeOf(text: string | undefined): number {
-  const parsed = text === undefined ? Number.NaN : Date.parse(text);
-  return Number.isNaN(parsed) ? 0 : parsed;
-}
-
-/** AI messages the run has produced so far (in its checkpoints): the model rounds that are complete. */
-function roundsDone(snapshot: StateSnapshot | undefined): number {
-  const start = Number((snapshot?.values as { run_start?: unknown } | undefined)?.run_start ?? 0);
-  return messagesOf(snapshot)
-    .slice(start)
-    .filter((message) => message.getType() === "ai").length;
-}
-
-/**
- * The last token chunk of an AI message whose first tokens this stream sent (`sent`): the rest of
- * its text and its tool calls (as whole `tool_call_chunks`), so that the chunks a client
- * concatenates by id make the stored message, as the official server's `messages-tuple` does
- * (it never sends a streamed message again whole). Text that is not a prefix of the stored
- * content (a retried model call) cannot be taken back: the `values` part that follows has it.
- */
-function closingChunk(wire: Record<string, unknown>, sent: string): Record<string, unknown> {
-  const content = typeof wire["content"] === "string" && wire["content"].startsWith(sent) ? wire["content"].slice(sent.length) : "";
-  const calls = Array.isArray(wire["tool_calls"]) ? (wire["tool_calls"] as { id?: string; name: string; args: unknown }[]) : [];
-  return {
-    ...wire,
-    type: "AIMessageChunk",
-    content,
-    tool_call_chunks: calls.map((call, index) => ({ type: "tool_call_chunk", id: call.id, name: call.name, args: JSON.stringify(call.args ?? {}), index })),
-  };
-}
 
 /**
  * The LangGraph Platform stream of one run, derived from what is durable — the run's events and
@@ -87,9 +64,12 @@ function closingChunk(wire: Record<string, unknown>, sent: string): Record<strin
  * stored run event, for any other graph the data of each stored `custom` event (what the graph
  * wrote with `config.writer`); live token deltas as `messages` chunks (`AIMessageChunk` under the
  * stored message's id, in step order; not replayed; a streamed message ends with a closing chunk
- * instead of being sent again whole); `error {error, message}` at the
- * end of a failed or timed-out run. Ends when the run is interrupted or terminal and everything
- * up to then was sent, or when `signal` aborts.
+ * instead of being sent again whole); `checkpoints`, `tasks` and `debug` from the checkpoints
+ * (`stream-modes.ts`), `tools` from tool events (`stream-tools.ts`), subgraph parts with
+ * `subgraphs` (`subgraph-stream.ts`); `error {error, message}` at the end of a failed or
+ * timed-out run. The agent's parts are merged by time; a user graph's in the order its graph
+ * streamed them (`byTask`). Ends when the run is interrupted or terminal and everything up to
+ * then was sent, or when `signal` aborts.
  */
 export async function* runStream(runtime: Runtime, runId: string, options: RunStreamOptions): AsyncGenerator<StreamPart, void, undefined> {
   const { modes, signal } = options;
@@ -125,6 +105,11 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
   const streamedText = new Map<string, string>();
   let boundary: string | undefined;
   let resumed = false;
+  // the checkpoint LangGraph wrote for the run's input (step -1), before the run's first own one:
+  // the `checkpoints` and `debug` modes start with it, as the official server's do
+  const wantsInput = modes.has("checkpoints") || modes.has("debug");
+  let inputSnapshot: StateSnapshot | undefined;
+  let inputRead = false;
   const readSnapshots = async (): Promise<void> => {
     const read = await runtime.threads.runSnapshots(threadId, key, boundary);
     // the last one read before may have gained its tasks' writes (results, interrupts) since
@@ -133,6 +118,13 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
     snapshots.push(...read.snapshots);
     const last = snapshots[snapshots.length - 1];
     boundary = last === undefined ? read.newestId : checkpointIdOf(last);
+    const first = snapshots[0];
+    if (wantsInput && !inputRead && first !== undefined) {
+      const parentId = first.parentConfig?.configurable?.["checkpoint_id"];
+      const parent = typeof parentId === "string" ? await runtime.threads.stateAt(threadId, parentId) : undefined;
+      inputSnapshot = parent?.metadata?.source === "input" ? parent : undefined;
+      inputRead = true;
+    }
   };
 
   const valuesUnit = (index: number): Unit => {
@@ -143,9 +135,14 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
       at: timeOf(snapshot.createdAt),
       parts: () => {
         const parts: { event: string; data: unknown }[] = [];
-        if (modes.has("updates") && previous !== undefined) {
+        // LangGraph's order: each finished task's update and result, the values and checkpoint
+        // they made, then the tasks that checkpoint starts
+        if (index === 0 && inputSnapshot !== undefined) parts.push(...checkpointParts(inputSnapshot, modes, []));
+        if (previous !== undefined) {
           for (const task of previous.tasks) {
-            if (task.result !== undefined && !task.name.startsWith("__")) parts.push({ event: "updates", data: { [task.name]: toWire(task.result) } });
+            if (task.result === undefined || task.name.startsWith("__")) continue;
+            if (modes.has("updates")) parts.push({ event: "updates", data: { [task.name]: toWire(task.result) } });
+            parts.push(...taskResultParts(previous, task, snapshot, modes, []));
           }
         }
         if (modes.has("messages")) {
@@ -162,6 +159,7 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
           }
         }
         if (modes.has("values")) parts.push({ event: "values", data: toWire(snapshot.values ?? {}) });
+        parts.push(...checkpointParts(snapshot, modes, []), ...taskStartParts(snapshot, modes, []));
         return parts;
       },
     };
@@ -173,20 +171,29 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
       at: timeOf(snapshot.createdAt),
       parts: () => {
         const interrupts = interruptsOf(snapshot);
-        if (interrupts.length === 0) return [];
         const parts: { event: string; data: unknown }[] = [];
-        if (modes.has("updates")) parts.push({ event: "updates", data: { __interrupt__: interrupts } });
-        if (modes.has("values")) parts.push({ event: "values", data: { __interrupt__: interrupts } });
+        if (interrupts.length > 0 && modes.has("updates")) parts.push({ event: "updates", data: { __interrupt__: interrupts } });
+        if (interrupts.length > 0 && modes.has("values")) parts.push({ event: "values", data: { __interrupt__: interrupts } });
+        // a task that paused or failed has no next checkpoint to report it: its result goes here
+        for (const task of snapshot.tasks) {
+          if (task.interrupts.length > 0 || (task.error !== undefined && task.error !== null)) parts.push(...taskResultParts(snapshot, task, undefined, modes, []));
+        }
         return parts;
       },
     };
   };
   // the agent's custom parts are its run events; a user graph's are what it wrote with config.writer
   const agent = runtime.graphs.isBuiltinAgent(initial.graph_id);
-  const eventUnit = (event: StoredRunEvent): Unit => ({
+  // without stream_subgraphs a subgraph's custom writes reach the parent's stream (as LangGraph's do)
+  const subgraphs = options.subgraphs === true && !agent ? new SubgraphParts(runtime, threadId, modes) : undefined;
+  const eventUnit = (event: StoredRunEvent, attached: { event: string; data: unknown }[] = []): Unit => ({
     kind: "e",
     at: timeOf(event.at),
-    parts: () => (!modes.has("custom") ? [] : agent ? [{ event: "custom", data: event }] : isRunEvent(event) && event.type === "custom" ? [{ event: "custom", data: toWire(event.data) }] : []),
+    parts: () => [
+      ...attached,
+      ...(!modes.has("custom") ? [] : agent ? [{ event: "custom", data: event }] : isRunEvent(event) && event.type === "custom" ? [{ event: modeEvent("custom", subgraphs === undefined ? [] : event.ns), data: toWire(event.data) }] : []),
+      ...(modes.has("tools") ? toolParts(event, subgraphs !== undefined) : []),
+    ],
   });
 
   /**
@@ -221,11 +228,11 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
   /** Emits a unit's parts after those already sent, each with the cursor it leaves behind. */
   function* emit(unit: Unit, seq?: number): Generator<StreamPart> {
     const parts = unit.parts();
-    const skip = unit.kind !== "e" && cursor.partial?.kind === unit.kind ? cursor.partial.parts : 0;
+    const skip = cursor.partial?.kind === unit.kind ? cursor.partial.parts : 0;
     for (let index = skip; index < parts.length; index += 1) {
       const part = parts[index] as { event: string; data: unknown };
       const last = index === parts.length - 1;
-      if (!last) cursor.partial = { kind: unit.kind as "v" | "i", parts: index + 1 };
+      if (!last) cursor.partial = { kind: unit.kind, parts: index + 1 };
       else finish(unit, seq);
       yield { ...part, id: formatCursor(cursor) };
     }
@@ -235,7 +242,71 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
     if (unit.kind === "v") cursor.values += 1;
     else if (unit.kind === "i") cursor.settled += 1;
     else cursor.seq = seq ?? cursor.seq;
-    if (unit.kind !== "e" && cursor.partial?.kind === unit.kind) cursor.partial = undefined;
+    if (cursor.partial?.kind === unit.kind) cursor.partial = undefined;
+  }
+
+  /** The next checkpoint unit to send: a checkpoint's interrupts once settled, else the next checkpoint. */
+  const nextCheckpointUnit = (settledUpTo: number): Unit | undefined => {
+    if (cursor.settled < settledUpTo && cursor.settled < cursor.values) return interruptUnit(cursor.settled);
+    return cursor.values < snapshots.length ? valuesUnit(cursor.values) : undefined;
+  };
+
+  /**
+   * The agent's merge: checkpoints and events oldest first (its events are its nodes' own, stamped
+   * as they are stored); on a tie a checkpoint goes before its interrupt, and both before an event.
+   */
+  function* byTime(events: StoredRunEvent[], settledUpTo: number): Generator<StreamPart> {
+    let eventIndex = 0;
+    for (;;) {
+      if (signal.aborted) return;
+      const candidates: { unit: Unit; seq?: number }[] = [];
+      const checkpoint = nextCheckpointUnit(settledUpTo);
+      if (checkpoint !== undefined) candidates.push({ unit: checkpoint });
+      const event = events[eventIndex];
+      if (event !== undefined) candidates.push({ unit: eventUnit(event), seq: event.seq });
+      if (candidates.length === 0) break;
+      const next = candidates.reduce((best, item) => (item.unit.at < best.unit.at ? item : best));
+      if (next.unit.kind === "e") eventIndex += 1;
+      // tokens that arrived meanwhile go before the checkpoint that completes their round
+      yield* tokens();
+      yield* emit(next.unit, next.seq);
+    }
+    yield* tokens();
+  }
+
+  /**
+   * A user graph's merge, in the order its graph streamed: events in `seq` order (the executor
+   * stores them as LangGraph's stream gives them), and before a top-level task's `node.started`
+   * the checkpoint that started it (with everything before it), so a task's `custom` and `tools`
+   * parts come after its `tasks` start and before the checkpoint its result made. Once the run
+   * stopped, the checkpoints left follow the last event. Returns true when an event waits for a
+   * checkpoint not read yet (the caller reads again soon); a checkpoint that never comes (a task
+   * outside the run's checkpoints) is waited for SERVER_DEFAULTS.streamCheckpointPatienceMs.
+   */
+  let waiting: { seq: number; since: number } | undefined;
+  async function* byTask(events: StoredRunEvent[], settledUpTo: number, paused: boolean): AsyncGenerator<StreamPart, boolean> {
+    for (const event of events) {
+      if (signal.aborted) return false;
+      if (waiting?.seq !== event.seq) waiting = { seq: event.seq, since: Date.now() };
+      const settled = paused || Date.now() - waiting.since > SERVER_DEFAULTS.streamCheckpointPatienceMs;
+      const attached = subgraphs === undefined ? [] : await subgraphs.partsFor(event, snapshots, settled);
+      if (attached === undefined) return true;
+      if (isRunEvent(event) && event.type === "node.started" && event.ns.length === 0) {
+        const startedBy = snapshots.findIndex((snapshot) => snapshot.tasks.some((task) => task.id === event.task_id));
+        // saved asynchronously by LangGraph: the checkpoint may be stored just after the event
+        if (startedBy < 0 && !settled) return true;
+        while (cursor.values <= startedBy) {
+          const unit = nextCheckpointUnit(settledUpTo);
+          if (unit === undefined) break;
+          yield* emit(unit);
+        }
+      }
+      yield* emit(eventUnit(event, attached), event.seq);
+    }
+    if (paused) {
+      for (let unit = nextCheckpointUnit(settledUpTo); unit !== undefined && !signal.aborted; unit = nextCheckpointUnit(settledUpTo)) yield* emit(unit);
+    }
+    return false;
   }
 
   try {
@@ -261,21 +332,10 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
       // a checkpoint's interrupts are final once a newer one exists or the run stopped running
       const paused = run.status === "interrupted" || TERMINAL.has(run.status);
       const settledUpTo = paused ? snapshots.length : snapshots.length - 1;
-      let eventIndex = 0;
-      for (;;) {
-        if (signal.aborted) return;
-        const candidates: { unit: Unit; seq?: number }[] = [];
-        if (cursor.values < snapshots.length) candidates.push({ unit: valuesUnit(cursor.values) });
-        if (cursor.settled < settledUpTo && cursor.settled < cursor.values) candidates.push({ unit: interruptUnit(cursor.settled) });
-        const event = events[eventIndex];
-        if (event !== undefined) candidates.push({ unit: eventUnit(event), seq: event.seq });
-        if (candidates.length === 0) break;
-        // oldest first; on a tie a checkpoint goes before its interrupt, and both before an event
-        const next = candidates.reduce((best, item) => (item.unit.at < best.unit.at ? item : best));
-        if (next.unit.kind === "e") eventIndex += 1;
-        // tokens that arrived meanwhile go before the checkpoint that completes their round
-        yield* tokens();
-        yield* emit(next.unit, next.seq);
+      if (agent) yield* byTime(events, settledUpTo);
+      else if (yield* byTask(events, settledUpTo, paused)) {
+        await new Promise((resolve) => setTimeout(resolve, SERVER_DEFAULTS.streamCheckpointWaitMs));
+        continue;
       }
       yield* tokens();
 

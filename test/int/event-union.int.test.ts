@@ -1,4 +1,7 @@
-import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
+import { AIMessage } from "@langchain/core/messages";
+import { tool } from "@langchain/core/tools";
+import { Annotation, END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
+import { ToolNode } from "@langchain/langgraph/prebuilt";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { graph as reviewGraph } from "../../examples/approval-graph/graph.js";
 import { loadConfig } from "../../src/config.js";
@@ -42,6 +45,7 @@ const FIELDS: { [T in RunEventType]: Record<keyof RunEventFields<T>, Presence> }
   "node.started": { node: "required", task_id: "required", ns: "required" },
   "node.finished": { node: "required", task_id: "required", ns: "required", duration_ms: "required", error: "required", interrupted: "required" },
   custom: { ns: "required", data: "required" },
+  tools: { ns: "required", data: "required" },
   "graph.stopped": { stop_reason: "required" },
 };
 
@@ -70,6 +74,14 @@ const failing = new StateGraph(Counter)
   .addEdge(START, "explode")
   .addEdge("explode", END);
 
+/** A graph whose LangChain tool reports its start and end (`tools` events). */
+const tooled = new StateGraph(MessagesAnnotation)
+  .addNode("call", () => ({ messages: [new AIMessage({ content: "", tool_calls: [{ id: "c1", name: "echo", args: {} }] })] }))
+  .addNode("tools", new ToolNode([tool(async () => "echoed", { name: "echo", description: "Echoes." })]))
+  .addEdge(START, "call")
+  .addEdge("call", "tools")
+  .addEdge("tools", END);
+
 describe.each(BACKENDS)("stored and live events are members of the union on %s", (backend) => {
   let owner: Database;
   let db: Database;
@@ -94,7 +106,7 @@ describe.each(BACKENDS)("stored and live events are members of the union on %s",
 
   function runtimeWith(turns: ScriptedTurn[]): { runtime: Runtime; live: LiveEvent[] } {
     const config = loadConfig({ DEVMIND_WORKSPACE: workspace.dir, DEVMIND_LEASE_MS: "3000", DEVMIND_MODEL_MAX_RETRIES: "1" });
-    const runtime = createRuntime({ db, config, model: new ScriptedChatModel(turns), graphs: { review: reviewGraph, failing } });
+    const runtime = createRuntime({ db, config, model: new ScriptedChatModel(turns), graphs: { review: reviewGraph, failing, tooled } });
     runtimes.push(runtime);
     const live: LiveEvent[] = [];
     runtime.runs.subscribeAll((_runId, event) => live.push(event));
@@ -129,6 +141,11 @@ describe.each(BACKENDS)("stored and live events are members of the union on %s",
     expect((await runtime.runs.execute(review.run_id)).status).toBe("interrupted");
     await runtime.runs.resume(review.run_id, { value: { approved: true } }, { principal: "bob", reason: "fine" });
     expect((await runtime.runs.execute(review.run_id)).status).toBe("success");
+
+    // a graph running a LangChain tool
+    const tooledRun = await runtime.runs.create({ assistantId: "tooled", input: { messages: [] } });
+    runIds.push(tooledRun.run_id);
+    expect((await runtime.runs.execute(tooledRun.run_id)).status).toBe("success");
 
     // a failing graph, and a run cancelled before it ran
     const failed = await runtime.runs.create({ assistantId: "failing", input: {} });

@@ -37,8 +37,11 @@ const CONTRACT_SECTION_6: Record<string, readonly string[]> = {
   "run.cancelled": [],
 };
 
-/** CONTRACT section 10's events of any graph: node started/finished, custom writes, resumes. */
-const CONTRACT_SECTION_10 = ["node.started", "node.finished", "custom", "resume.given"];
+/**
+ * CONTRACT section 10's events of any graph: node started/finished, custom writes, resumes, and
+ * the lifecycle of a graph's LangChain tools (what the `tools` stream mode sends).
+ */
+const CONTRACT_SECTION_10 = ["node.started", "node.finished", "custom", "tools", "resume.given"];
 
 /** Delivered live, never stored (CONTRACT section 6: model.delta; graph.stopped is the agent graph's end marker). */
 const LIVE_ONLY = ["model.delta", "graph.stopped"];
@@ -83,6 +86,7 @@ describe("run event union", () => {
       | "node.started"
       | "node.finished"
       | "custom"
+      | "tools"
       | "resume.given"
     >();
     expectTypeOf<RunEventFields<"run.created">>().toEqualTypeOf<{ cron_id?: string }>();

@@ -16,11 +16,18 @@ import { runWire } from "../wire.js";
 
 type Env = { Variables: AuthVariables };
 
-/** Stream modes from a body or query; default `values`; `messages-tuple` is served as `messages`. */
+const SERVED_MODES = "values, updates, messages-tuple, custom, checkpoints, tasks, debug, tools";
+
+/**
+ * Stream modes from a body or query; default `values`; `messages-tuple` is served as `messages`.
+ * An unknown mode is refused naming it, and so is `events` (LangChain's callback events of every
+ * runnable: devmind's workers do not record them, so no stream could send or replay them).
+ */
 function modesOf(requested: string | readonly string[] | null | undefined): Set<string> {
   const list = requested === undefined || requested === null ? ["values"] : typeof requested === "string" ? [requested] : requested;
   for (const mode of list) {
-    if (!(STREAM_MODES as readonly string[]).includes(mode)) throw httpError("REQUEST_INVALID", `unknown stream_mode ${JSON.stringify(mode.slice(0, 50))}; devmind serves values, updates, messages-tuple, custom`);
+    if (!(STREAM_MODES as readonly string[]).includes(mode)) throw httpError("REQUEST_INVALID", `unknown stream_mode ${JSON.stringify(mode.slice(0, 50))}; devmind serves ${SERVED_MODES}`, { field: "stream_mode" });
+    if (mode === "events") throw httpError("REQUEST_INVALID", `stream_mode "events" (LangChain stream events) is not supported by devmind serve; devmind serves ${SERVED_MODES}`, { field: "stream_mode" });
   }
   return new Set(list.map((mode) => (mode === "messages-tuple" ? "messages" : mode)));
 }
@@ -69,21 +76,23 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
     return run;
   };
 
-  const streamStarted = (c: Context<Env>, started: StartedRun, modes: Set<string>, cancelOnDisconnect: boolean): Response => {
+  const streamStarted = (c: Context<Env>, started: StartedRun, modes: Set<string>, subgraphs: boolean, cancelOnDisconnect: boolean): Response => {
     c.header("Content-Location", runPath(started.run));
     // where the SDK reconnects (with Last-Event-ID); it carries the modes, which a reconnect does not resend
     const query = new URLSearchParams([...modes].map((mode): [string, string] => ["stream_mode", mode === "messages" ? "messages-tuple" : mode]));
+    if (subgraphs) query.set("stream_subgraphs", "true");
     c.header("Location", `${runPath(started.run)}/stream?${query.toString()}`);
     const runId = started.run.run_id;
     return sseResponse(
       c,
-      (signal) => runStream(runtime, runId, { modes, from: started.from, waitForResume: started.waitForResume, signal }),
+      (signal) => runStream(runtime, runId, { modes, from: started.from, waitForResume: started.waitForResume, subgraphs, signal }),
       { shutdown: deps.shutdown, heartbeatMs: deps.heartbeatMs, onClientGone: cancelOnDisconnect ? () => void runtime.runs.cancel(runId).catch(() => undefined) : undefined },
     );
   };
 
   const create = async (c: Context<Env>, threadId: string | null): Promise<Response> => {
     const body = await readBody(c, RunCreateBody);
+    modesOf(body.stream_mode);
     const started = await startRun(runtime, threadId, body, c.get("principal"));
     c.header("Content-Location", runPath(started.run));
     return c.json(runWire(started.run));
@@ -91,11 +100,14 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
   const stream = async (c: Context<Env>, threadId: string | null): Promise<Response> => {
     const body = await readBody(c, RunCreateBody);
     const modes = modesOf(body.stream_mode);
-    const started = await startRun(runtime, threadId, body, c.get("principal"));
-    return streamStarted(c, started, modes, body.on_disconnect === "cancel");
+    // a stream option: the stream sends subgraph parts (runs.create and runs.wait refuse it)
+    const subgraphs = body.stream_subgraphs === true;
+    const started = await startRun(runtime, threadId, { ...body, stream_subgraphs: undefined }, c.get("principal"));
+    return streamStarted(c, started, modes, subgraphs, body.on_disconnect === "cancel");
   };
   const wait = async (c: Context<Env>, threadId: string | null): Promise<Response> => {
     const body = await readBody(c, RunCreateBody);
+    modesOf(body.stream_mode);
     const started = await startRun(runtime, threadId, body, c.get("principal"));
     c.header("Content-Location", runPath(started.run));
     const run = await waitForRun(runtime, started, c.req.raw.signal);
@@ -171,7 +183,9 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
     const run = await threadRun(c);
     const modes = modesOf(c.req.queries("stream_mode"));
     const from = parseCursor(c.req.header("last-event-id"));
-    return streamStarted(c, { run, from, waitForResume: false, startSeq: 0 }, modes, c.req.query("cancel_on_disconnect") === "1");
+    const subgraphs = c.req.query("stream_subgraphs");
+    if (subgraphs !== undefined && subgraphs !== "true" && subgraphs !== "false") throw httpError("REQUEST_INVALID", "stream_subgraphs must be true or false", { field: "stream_subgraphs" });
+    return streamStarted(c, { run, from, waitForResume: false, startSeq: 0 }, modes, subgraphs === "true", c.req.query("cancel_on_disconnect") === "1");
   };
   app.get("/threads/:tid/runs/:rid/stream", join);
   app.get("/runs/:rid/stream", join);

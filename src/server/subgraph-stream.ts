@@ -1,0 +1,145 @@
+import type { StateSnapshot } from "@langchain/langgraph";
+import { isRunEvent, type Runtime, type StoredRunEvent } from "../runtime/runtime.js";
+import { interruptsOf, toWire } from "./wire.js";
+import { checkpointParts, modeEvent, taskResultParts, taskStartParts, type ModePart } from "./stream-modes.js";
+
+type SnapshotTask = StateSnapshot["tasks"][number];
+
+/** The namespace (`["node:task_id", ...]`) a task of a checkpoint runs its subgraph in, if it is a subgraph. */
+export function subgraphNamespaceOf(task: SnapshotTask): string[] | undefined {
+  const ns = (task.state as { configurable?: { checkpoint_ns?: unknown } } | undefined)?.configurable?.checkpoint_ns;
+  return typeof ns === "string" && ns !== "" ? ns.split("|") : undefined;
+}
+
+/** A namespace's checkpoints split as LangGraph writes them: the input checkpoint, then the loop's. */
+interface NamespaceCheckpoints {
+  input: StateSnapshot | undefined;
+  steps: StateSnapshot[];
+}
+
+function hasTasks(snapshot: StateSnapshot): boolean {
+  return snapshot.tasks.some((task) => !task.name.startsWith("__"));
+}
+
+/**
+ * The parts of subgraphs for `stream_subgraphs`, derived from the checkpoints each subgraph
+ * invocation stored under its namespace, as LangGraph streams them (`values|ns`, `updates|ns`,
+ * `checkpoints|ns`, `tasks|ns`, `debug|ns`): the parts up to the checkpoint that started a
+ * subgraph task go with that task's `node.started` event, the rest with the `node.finished` event
+ * of the parent task that ran the subgraph. Attached to stored events, they are sent and replayed
+ * in the events' order. Reads go through `refresh` (async) before the parts are asked for.
+ */
+export class SubgraphParts {
+  private readonly lists = new Map<string, NamespaceCheckpoints>();
+
+  constructor(
+    private readonly runtime: Runtime,
+    private readonly threadId: string,
+    private readonly modes: ReadonlySet<string>,
+  ) {}
+
+  /**
+   * The subgraph parts that go with a node event: before a subgraph task starts, its subgraph's
+   * checkpoints up to the one that started it; when a task that ran a subgraph ends, the rest of
+   * that subgraph (`root`: the run's own checkpoints, where top-level tasks are). Undefined while
+   * the checkpoint of a started task is not stored yet, unless `settled` (then none is coming).
+   */
+  async partsFor(event: StoredRunEvent, root: readonly StateSnapshot[], settled: boolean): Promise<ModePart[] | undefined> {
+    if (!isRunEvent(event)) return [];
+    if (event.type === "node.started" && event.ns.length > 0) {
+      if (!this.knows(event.ns, event.task_id)) await this.refresh(event.ns);
+      if (!this.knows(event.ns, event.task_id) && !settled) return undefined;
+      return this.startedParts(event.ns, event.task_id);
+    }
+    if (event.type === "node.finished") {
+      const steps = event.ns.length === 0 ? root : this.steps(event.ns);
+      const task = steps.flatMap((snapshot) => snapshot.tasks).find((item) => item.id === event.task_id);
+      const child = task === undefined ? undefined : subgraphNamespaceOf(task);
+      if (child === undefined) return [];
+      await this.refresh(child);
+      return this.finishedParts(child, event.at);
+    }
+    return [];
+  }
+
+  /** Reads (again) a namespace's checkpoints (a running subgraph adds some). */
+  async refresh(ns: readonly string[]): Promise<void> {
+    const all = await this.runtime.threads.namespaceSnapshots(this.threadId, ns.join("|"));
+    const first = all[0];
+    const input = first?.metadata?.source === "input" ? first : undefined;
+    this.lists.set(ns.join("|"), { input, steps: input === undefined ? all : all.slice(1) });
+  }
+
+  /** The checkpoints read for a namespace (root tasks' namespaces come from the run's own checkpoints). */
+  steps(ns: readonly string[]): StateSnapshot[] {
+    return this.lists.get(ns.join("|"))?.steps ?? [];
+  }
+
+  /** Whether the checkpoint that started task `taskId` in `ns` was read. */
+  knows(ns: readonly string[], taskId: string): boolean {
+    return this.steps(ns).some((snapshot) => snapshot.tasks.some((task) => task.id === taskId));
+  }
+
+  /**
+   * The parts to send before subgraph task `taskId` of `ns` starts: the checkpoints since the one
+   * whose tasks started before it, once per checkpoint (with its first task; a resumed task
+   * starts again from its checkpoint, which LangGraph streams again too).
+   */
+  startedParts(ns: readonly string[], taskId: string): ModePart[] {
+    const steps = this.steps(ns);
+    const at = steps.findIndex((snapshot) => snapshot.tasks.some((task) => task.id === taskId));
+    if (at < 0 || (steps[at] as StateSnapshot).tasks.find((task) => !task.name.startsWith("__"))?.id !== taskId) return [];
+    let before = at - 1;
+    while (before >= 0 && !hasTasks(steps[before] as StateSnapshot)) before -= 1;
+    return this.range(ns, before + 1, at);
+  }
+
+  /**
+   * The parts left of a subgraph when its parent task ended at `endedAt` (the event's time): the
+   * checkpoints made by then after its last task start, and the interrupts of the last one.
+   * Bounded by time so that a replay after a resume sends what the live stream sent.
+   */
+  finishedParts(ns: readonly string[], endedAt: string): ModePart[] {
+    const end = Date.parse(endedAt);
+    const steps = this.steps(ns).filter((snapshot) => !(Date.parse(snapshot.createdAt ?? "") > end));
+    let last = steps.length - 1;
+    while (last >= 0 && !hasTasks(steps[last] as StateSnapshot)) last -= 1;
+    const parts = this.range(ns, last + 1, steps.length - 1);
+    const final = steps[steps.length - 1];
+    if (final !== undefined) parts.push(...this.interruptParts(final, ns));
+    return parts;
+  }
+
+  /** Checkpoints `from`..`to` of `ns` (each after the interrupts of the one before it). */
+  private range(ns: readonly string[], from: number, to: number): ModePart[] {
+    const list = this.lists.get(ns.join("|"));
+    if (list === undefined) return [];
+    const parts: ModePart[] = [];
+    for (let index = from; index <= to; index += 1) {
+      const snapshot = list.steps[index] as StateSnapshot;
+      const previous = index > 0 ? list.steps[index - 1] : list.input;
+      if (index > 0) parts.push(...this.interruptParts(list.steps[index - 1] as StateSnapshot, ns));
+      if (index === 0 && list.input !== undefined) parts.push(...checkpointParts(list.input, this.modes, ns));
+      for (const task of previous?.tasks ?? []) {
+        if (task.result === undefined || task.name.startsWith("__")) continue;
+        if (this.modes.has("updates")) parts.push({ event: modeEvent("updates", ns), data: { [task.name]: toWire(task.result) } });
+        parts.push(...taskResultParts(previous as StateSnapshot, task, snapshot, this.modes, ns));
+      }
+      if (this.modes.has("values")) parts.push({ event: modeEvent("values", ns), data: toWire(snapshot.values ?? {}) });
+      parts.push(...checkpointParts(snapshot, this.modes, ns), ...taskStartParts(snapshot, this.modes, ns));
+    }
+    return parts;
+  }
+
+  /** A subgraph checkpoint's interrupts (`updates|ns` and `values|ns`) and its paused or failed tasks' results. */
+  private interruptParts(snapshot: StateSnapshot, ns: readonly string[]): ModePart[] {
+    const interrupts = interruptsOf(snapshot);
+    const parts: ModePart[] = [];
+    if (interrupts.length > 0 && this.modes.has("updates")) parts.push({ event: modeEvent("updates", ns), data: { __interrupt__: interrupts } });
+    if (interrupts.length > 0 && this.modes.has("values")) parts.push({ event: modeEvent("values", ns), data: { __interrupt__: interrupts } });
+    for (const task of snapshot.tasks) {
+      if (task.interrupts.length > 0 || (task.error !== undefined && task.error !== null)) parts.push(...taskResultParts(snapshot, task, undefined, this.modes, ns));
+    }
+    return parts;
+  }
+}
