@@ -85,6 +85,57 @@ export interface Redactor {
   text(text: string): string;
   /** `redactedJson(value, secrets)`. */
   json(value: unknown): string;
+  /**
+   * A redactor for one text that arrives in pieces (a model's streamed deltas), so that a secret
+   * split across two pieces is hidden too. Optional: a custom redactor without it gets each piece
+   * redacted on its own.
+   */
+  stream?(): TextStreamRedactor;
+}
+
+/**
+ * Redacts a text that arrives in pieces. `push` returns what may be shown now: everything but a
+ * held-back tail one character shorter than the longest configured secret value (any secret
+ * starting before the tail is then complete, and is hidden whole). `flush` returns the held tail
+ * once the text is complete. Secret patterns (`sk-…`, `Bearer …`) are applied to each returned
+ * piece; they have no bounded length, so only configured values are held back for.
+ */
+export interface TextStreamRedactor {
+  push(piece: string): string;
+  flush(): string;
+}
+
+/** The stream redactor over `values` (at least MIN_SECRET_CHARS long, longest first). */
+function streamRedactor(values: readonly string[]): TextStreamRedactor {
+  const holdBack = Math.max(0, (values[0]?.length ?? 0) - 1);
+  let held = "";
+  return {
+    push(piece) {
+      held += piece;
+      let cut = held.length - holdBack;
+      if (cut <= 0) return "";
+      // a secret starting before the cut is complete in `held`: move the cut past its end
+      for (let moved = true; moved; ) {
+        moved = false;
+        for (const secret of values) {
+          for (let at = held.indexOf(secret, Math.max(0, cut - secret.length + 1)); at !== -1 && at < cut; at = held.indexOf(secret, at + 1)) {
+            if (at + secret.length > cut) {
+              cut = at + secret.length;
+              moved = true;
+            }
+          }
+        }
+      }
+      const shown = held.slice(0, cut);
+      held = held.slice(cut);
+      return redactSecrets(shown, values);
+    },
+    flush() {
+      const rest = held;
+      held = "";
+      return redactSecrets(rest, values);
+    },
+  };
 }
 
 /**
@@ -101,5 +152,6 @@ export function createRedactor(secrets: readonly string[] = []): Redactor {
   return {
     text: (text) => redactSecrets(text, values),
     json: (value) => redactedJson(value, values),
+    stream: () => streamRedactor(values),
   };
 }
