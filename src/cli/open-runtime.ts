@@ -3,6 +3,7 @@ import { configSecrets, describeModelRequirement, loadConfig, type DevmindConfig
 import { ENV_SCHEMA } from "../config-schema.js";
 import { migrate, type MigrateResult } from "../db/migrate.js";
 import { openDatabase } from "../db/open-database.js";
+import type { DataDirProgress } from "../db/pglite-data-dir.js";
 import type { Database } from "../db/types.js";
 import { ConfigError } from "../errors.js";
 import { createLogger, type Logger } from "../logger.js";
@@ -54,6 +55,8 @@ export interface OpenRuntimeOptions {
    * One-shot commands log them at debug, so a first `devmind run` keeps its stderr for the user.
    */
   service?: boolean;
+  /** Told before and after a new embedded database is created (the demo shows it). */
+  onDatabaseProgress?: ((progress: DataDirProgress) => void) | undefined;
   /** The project's graphs (`loadProjectGraphs`); default: the built-in agent alone. */
   graphs?: Record<string, GraphEntry | false> | undefined;
 }
@@ -112,7 +115,7 @@ export async function openRuntime(options: OpenRuntimeOptions = {}): Promise<Ope
   const model = options.model ?? (options.requireModel === true && agentIncluded ? createChatModel(config) : modelIfUsable(config));
   const redactor = createRedactor(configSecrets(config));
   const logger = createLogger({ level: config.logLevel, redact: redactor.text });
-  const db = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, schema: config.dbSchema });
+  const db = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, schema: config.dbSchema, onProgress: options.onDatabaseProgress });
   let runtime: Runtime | undefined;
   try {
     logger.debug({ event: "database.opened", location: db.location, schema: db.schema }, "database opened");

@@ -2,6 +2,7 @@ import { CONFIG_DEFAULTS } from "../constants.js";
 import { validateSchemaName } from "./identifiers.js";
 import { PgDatabase } from "./pg-database.js";
 import { PgliteDatabase } from "./pglite-database.js";
+import type { DataDirProgress } from "./pglite-data-dir.js";
 import type { Database } from "./types.js";
 
 /** Where to open the database; the same fields as the DATABASE_URL / DEVMIND_* variables. */
@@ -22,6 +23,8 @@ export interface OpenDatabaseOptions {
    * time, hence off by default. PostgreSQL: ignored; the store loads the server's extension itself.
    */
   vector?: boolean | undefined;
+  /** Embedded PGlite: told before and after a new database is created (a copy of the built template, or initdb). */
+  onProgress?: ((progress: DataDirProgress) => void) | undefined;
 }
 
 /**
@@ -38,5 +41,5 @@ export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<D
   if (options.url !== undefined && options.url !== "") {
     return PgDatabase.open(options.url, schema, { max: options.maxConnections, connectionTimeoutMs: options.connectionTimeoutMs });
   }
-  return PgliteDatabase.open(options.dataDir ?? CONFIG_DEFAULTS.dataDir, schema, { vector: options.vector === true });
+  return PgliteDatabase.open(options.dataDir ?? CONFIG_DEFAULTS.dataDir, schema, { vector: options.vector === true, onProgress: options.onProgress });
 }
