@@ -95,26 +95,39 @@ export interface Redactor {
 
 /**
  * Redacts a text that arrives in pieces. `push` returns what may be shown now: everything but a
- * held-back tail one character shorter than the longest configured secret value (any secret
- * starting before the tail is then complete, and is hidden whole). `flush` returns the held tail
- * once the text is complete. Secret patterns (`sk-…`, `Bearer …`) are applied to each returned
- * piece; they have no bounded length, so only configured values are held back for.
+ * held-back tail that could be the start of a configured secret value (the longest end of the
+ * text so far that begins one; usually nothing), so a value split across pieces is complete
+ * before any of it is shown, and is hidden whole. `flush` returns the held tail once the text is
+ * complete. Secret patterns (`sk-…`, `Bearer …`) are applied to each returned piece; they have no
+ * bounded length, so only configured values are held back for.
  */
 export interface TextStreamRedactor {
   push(piece: string): string;
   flush(): string;
 }
 
+/** Length of the longest end of `text` that is the start (shorter than the whole) of one of `values`. */
+function partialSecretTail(text: string, values: readonly string[]): number {
+  let longest = 0;
+  for (const value of values) {
+    for (let length = Math.min(value.length - 1, text.length); length > longest; length -= 1) {
+      if (text.endsWith(value.slice(0, length))) {
+        longest = length;
+        break;
+      }
+    }
+  }
+  return longest;
+}
+
 /** The stream redactor over `values` (at least MIN_SECRET_CHARS long, longest first). */
 function streamRedactor(values: readonly string[]): TextStreamRedactor {
-  const holdBack = Math.max(0, (values[0]?.length ?? 0) - 1);
   let held = "";
   return {
     push(piece) {
       held += piece;
-      let cut = held.length - holdBack;
-      if (cut <= 0) return "";
-      // a secret starting before the cut is complete in `held`: move the cut past its end
+      let cut = held.length - partialSecretTail(held, values);
+      // a whole secret that starts before the cut and ends after it is shown whole (as REDACTED)
       for (let moved = true; moved; ) {
         moved = false;
         for (const secret of values) {
@@ -126,6 +139,7 @@ function streamRedactor(values: readonly string[]): TextStreamRedactor {
           }
         }
       }
+      if (cut <= 0) return "";
       const shown = held.slice(0, cut);
       held = held.slice(cut);
       return redactSecrets(shown, values);

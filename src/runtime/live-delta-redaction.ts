@@ -15,7 +15,7 @@ interface MessageStream {
 /**
  * Redacts the live `model.delta` events of every run as one text per streamed message, so a
  * configured secret split across two deltas is hidden like one inside a delta. Each delta is
- * shown minus a held-back tail (shorter than the longest configured secret); the tail is shown
+ * shown minus a held-back tail that could begin a configured secret (usually none); the tail is shown
  * with the run's next delta or released by `flush` when any other event of the run comes (the
  * model round finished or failed, the run stopped). Offsets of the deltas shown count the characters shown
  * before them, redacted text included, so consumers that check continuity keep working.

@@ -321,7 +321,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const streams = new LiveDeltaRedaction(redactor);
   const live = (runId: string, raw: LiveEvent): void => {
     // live events reach terminals and other processes before (or instead of) the store: redact them the same way;
-    // deltas as one text, so a secret split across two of them is hidden too (their tail waits for the next event)
+    // deltas as one text, so a secret split across two of them is hidden too (a tail that could begin one waits)
     if (raw.type === "model.delta") {
       for (const shown of streams.push(runId, raw)) dispatch(runId, shown);
       return;
