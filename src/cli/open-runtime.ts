@@ -3,7 +3,7 @@ import { configSecrets, describeModelRequirement, loadConfig, type DevmindConfig
 import { ENV_SCHEMA } from "../config-schema.js";
 import { migrate, type MigrateResult } from "../db/migrate.js";
 import { openDatabase } from "../db/open-database.js";
-import type { DataDirProgress } from "../db/pglite-data-dir.js";
+import type { DataDirProgress } from "../db/open-database.js";
 import type { Database } from "../db/types.js";
 import { ConfigError } from "../errors.js";
 import { createLogger, type Logger } from "../logger.js";

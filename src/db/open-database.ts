@@ -5,6 +5,8 @@ import { PgliteDatabase } from "./pglite-database.js";
 import type { DataDirProgress } from "./pglite-data-dir.js";
 import type { Database } from "./types.js";
 
+export type { DataDirProgress, DataDirSource } from "./pglite-data-dir.js";
+
 /** Where to open the database; the same fields as the DATABASE_URL / DEVMIND_* variables. */
 export interface OpenDatabaseOptions {
   /** `postgres://…`: use that server. Unset: embedded PGlite. */
