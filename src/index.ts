@@ -6,7 +6,7 @@ export { createLogger, silentLogger, type Logger, type LoggerOptions } from "./l
 export { configSecrets, loadConfig, type DevmindConfig, type RunLimitSettings } from "./config.js";
 export { createRedactor, redactSecrets, type Redactor } from "./secret-redaction.js";
 export { DevmindError, ConfigError, DatabaseError, MigrationError, CheckpointError, hasErrorCode, type DevmindErrorCode, type ErrorKind } from "./errors.js";
-export { openDatabase, type OpenDatabaseOptions } from "./db/open-database.js";
+export { openDatabase, type DataDirProgress, type DataDirSource, type OpenDatabaseOptions } from "./db/open-database.js";
 export { withSchema } from "./db/schema-view.js";
 export type { Database, Queryable, QueryResult, Statement } from "./db/types.js";
 export { migrate, migrationStatus, type MigrateResult, type MigrationState, type MigrateOptions } from "./db/migrate.js";

@@ -85,6 +85,71 @@ export interface Redactor {
   text(text: string): string;
   /** `redactedJson(value, secrets)`. */
   json(value: unknown): string;
+  /**
+   * A redactor for one text that arrives in pieces (a model's streamed deltas), so that a secret
+   * split across two pieces is hidden too. Optional: a custom redactor without it gets each piece
+   * redacted on its own.
+   */
+  stream?(): TextStreamRedactor;
+}
+
+/**
+ * Redacts a text that arrives in pieces. `push` returns what may be shown now: everything but a
+ * held-back tail that could be the start of a configured secret value (the longest end of the
+ * text so far that begins one; usually nothing), so a value split across pieces is complete
+ * before any of it is shown, and is hidden whole. `flush` returns the held tail once the text is
+ * complete. Secret patterns (`sk-…`, `Bearer …`) are applied to each returned piece; they have no
+ * bounded length, so only configured values are held back for.
+ */
+export interface TextStreamRedactor {
+  push(piece: string): string;
+  flush(): string;
+}
+
+/** Length of the longest end of `text` that is the start (shorter than the whole) of one of `values`. */
+function partialSecretTail(text: string, values: readonly string[]): number {
+  let longest = 0;
+  for (const value of values) {
+    for (let length = Math.min(value.length - 1, text.length); length > longest; length -= 1) {
+      if (text.endsWith(value.slice(0, length))) {
+        longest = length;
+        break;
+      }
+    }
+  }
+  return longest;
+}
+
+/** The stream redactor over `values` (at least MIN_SECRET_CHARS long, longest first). */
+function streamRedactor(values: readonly string[]): TextStreamRedactor {
+  let held = "";
+  return {
+    push(piece) {
+      held += piece;
+      let cut = held.length - partialSecretTail(held, values);
+      // a whole secret that starts before the cut and ends after it is shown whole (as REDACTED)
+      for (let moved = true; moved; ) {
+        moved = false;
+        for (const secret of values) {
+          for (let at = held.indexOf(secret, Math.max(0, cut - secret.length + 1)); at !== -1 && at < cut; at = held.indexOf(secret, at + 1)) {
+            if (at + secret.length > cut) {
+              cut = at + secret.length;
+              moved = true;
+            }
+          }
+        }
+      }
+      if (cut <= 0) return "";
+      const shown = held.slice(0, cut);
+      held = held.slice(cut);
+      return redactSecrets(shown, values);
+    },
+    flush() {
+      const rest = held;
+      held = "";
+      return redactSecrets(rest, values);
+    },
+  };
 }
 
 /**
@@ -101,5 +166,6 @@ export function createRedactor(secrets: readonly string[] = []): Redactor {
   return {
     text: (text) => redactSecrets(text, values),
     json: (value) => redactedJson(value, values),
+    stream: () => streamRedactor(values),
   };
 }

@@ -2,6 +2,7 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import { configSecrets, describeModelRequirement, loadConfig, type DevmindConfig, type ModelSpec } from "../config.js";
 import { ENV_SCHEMA } from "../config-schema.js";
 import type { MigrateResult } from "../db/migrate.js";
+import type { DataDirProgress } from "../db/open-database.js";
 import type { Database } from "../db/types.js";
 import { ConfigError } from "../errors.js";
 import { createLogger, type Logger } from "../logger.js";
@@ -51,6 +52,8 @@ export interface OpenRuntimeOptions {
    * One-shot commands log them at debug, so a first `devmind run` keeps its stderr for the user.
    */
   service?: boolean;
+  /** Told before and after a new embedded database is created (the demo shows it). */
+  onDatabaseProgress?: ((progress: DataDirProgress) => void) | undefined;
   /** The project's graphs (`loadProjectGraphs`); default: the built-in agent alone. */
   graphs?: Record<string, GraphEntry | false> | undefined;
 }
@@ -119,7 +122,7 @@ export async function openRuntime(options: OpenRuntimeOptions = {}): Promise<Ope
   const model = options.model ?? (options.requireModel === true && agentIncluded ? createChatModel(config) : await modelIfUsable(config));
   const redactor = createRedactor(configSecrets(config));
   const logger = createLogger({ level: config.logLevel, redact: redactor.text });
-  const db = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, schema: config.dbSchema });
+  const db = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, schema: config.dbSchema, onProgress: options.onDatabaseProgress });
   let runtime: Runtime | undefined;
   try {
     logger.debug({ event: "database.opened", location: db.location, schema: db.schema }, "database opened");

@@ -2,7 +2,10 @@ import { CONFIG_DEFAULTS } from "../constants.js";
 import { validateSchemaName } from "./identifiers.js";
 import { PgDatabase } from "./pg-database.js";
 import { PgliteDatabase } from "./pglite-database.js";
+import type { DataDirProgress } from "./pglite-data-dir.js";
 import type { Database } from "./types.js";
+
+export type { DataDirProgress, DataDirSource } from "./pglite-data-dir.js";
 
 /** Where to open the database; the same fields as the DATABASE_URL / DEVMIND_* variables. */
 export interface OpenDatabaseOptions {
@@ -22,6 +25,8 @@ export interface OpenDatabaseOptions {
    * time, hence off by default. PostgreSQL: ignored; the store loads the server's extension itself.
    */
   vector?: boolean | undefined;
+  /** Embedded PGlite: told before and after a new database is created (a copy of the built template, or initdb). */
+  onProgress?: ((progress: DataDirProgress) => void) | undefined;
 }
 
 /**
@@ -38,5 +43,5 @@ export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<D
   if (options.url !== undefined && options.url !== "") {
     return PgDatabase.open(options.url, schema, { max: options.maxConnections, connectionTimeoutMs: options.connectionTimeoutMs });
   }
-  return PgliteDatabase.open(options.dataDir ?? CONFIG_DEFAULTS.dataDir, schema, { vector: options.vector === true });
+  return PgliteDatabase.open(options.dataDir ?? CONFIG_DEFAULTS.dataDir, schema, { vector: options.vector === true, onProgress: options.onProgress });
 }

@@ -2,7 +2,9 @@ import { randomBytes } from "node:crypto";
 import { closeSync, existsSync, fsyncSync, openSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
+import { PGLITE_INITDB_FLAGS, PGLITE_START_SETTINGS } from "../constants.js";
 import { DatabaseError } from "../errors.js";
+import { copyTemplate, defaultTemplateDir, templateUsable } from "./pglite-template.js";
 
 /** Suffix of the temporary directory a first initialisation runs in, before its rename into place. */
 const INIT_SUFFIX = ".init-";
@@ -13,25 +15,53 @@ const INIT_SUFFIX = ".init-";
  */
 const BOOTSTRAPPED_FILES = ["PG_VERSION", join("global", "pg_control"), "base"];
 
+/** PGlite's own start parameters plus devmind's settings (PGLITE_START_SETTINGS), for every PGlite devmind starts. */
+export function pgliteStartParams(): string[] {
+  return [...PGlite.defaultStartParams, ...Object.entries(PGLITE_START_SETTINGS).flatMap(([name, value]) => ["-c", `${name}=${value}`])];
+}
+
+/** How a new embedded database was made: a copy of the built migrated template, or initdb. */
+export type DataDirSource = "template" | "initdb";
+
+/** Progress of a first open, for a caller that shows it (the demo): before and after the creation. */
+export type DataDirProgress = { phase: "creating"; source: DataDirSource; pgdata: string } | { phase: "created"; source: DataDirSource; pgdata: string; ms: number };
+
+/** Options of `ensureInitialisedDataDir`. */
+export interface EnsureDataDirOptions {
+  /** The migrated template to copy (`defaultTemplateDir()`); null: always initdb. */
+  templateDir?: string | null;
+  /** Called before and after a new database is created; never for an existing one. */
+  onProgress?: ((progress: DataDirProgress) => void) | undefined;
+}
+
 /**
- * Makes sure `pgdata` holds an initialised embedded database, atomically: a new one is created in
- * a sibling temporary directory and renamed into place only once PGlite finished initialising
- * it, so a process killed at any moment of its first start leaves either nothing or a complete
- * directory. Leftover temporary directories (a killed first start) are removed — the caller holds
+ * Makes sure `pgdata` holds an initialised embedded database, atomically: a new one is made in a
+ * sibling temporary directory and renamed into place only once complete, so a process killed at
+ * any moment of its first start leaves either nothing or a complete directory. A new one is a
+ * copy of the migrated template built with the package (`npm run build`, see pglite-template.ts)
+ * when that template matches this code — a file copy instead of initdb's 5-20 s — else PGlite's
+ * initdb. Leftover temporary directories (a killed first start) are removed — the caller holds
  * the data directory's lock, so no live process is using them. A `pgdata` left by an older devmind
  * whose first start was interrupted (no `global/pg_control`) never held data and is initialised
  * again.
  */
-export async function ensureInitialisedDataDir(pgdata: string): Promise<{ created: boolean }> {
+export async function ensureInitialisedDataDir(pgdata: string, options: EnsureDataDirOptions = {}): Promise<{ created: boolean; source?: DataDirSource }> {
   removeInterruptedInits(pgdata);
   if (existsSync(pgdata)) {
     if (isBootstrapped(pgdata)) return { created: false };
     rmSync(pgdata, { recursive: true, force: true });
   }
+  const templateDir = options.templateDir === undefined ? defaultTemplateDir() : options.templateDir;
   const temporary = `${pgdata}${INIT_SUFFIX}${process.pid}-${randomBytes(4).toString("hex")}`;
+  const started = performance.now();
+  const source: DataDirSource = templateDir !== null && templateUsable(templateDir) ? "template" : "initdb";
+  options.onProgress?.({ phase: "creating", source, pgdata });
   try {
-    const pglite = await PGlite.create(temporary);
-    await pglite.close();
+    if (source === "template") copyTemplate(templateDir as string, temporary);
+    else {
+      const pglite = await PGlite.create(temporary, { initDbStartParams: [...PGLITE_INITDB_FLAGS], startParams: pgliteStartParams() });
+      await pglite.close();
+    }
     renameSync(temporary, pgdata);
     fsyncDirectory(dirname(pgdata));
   } catch (error) {
@@ -41,7 +71,16 @@ export async function ensureInitialisedDataDir(pgdata: string): Promise<{ create
       cause: error,
     });
   }
-  return { created: true };
+  options.onProgress?.({ phase: "created", source, pgdata, ms: Math.round(performance.now() - started) });
+  return { created: true, source };
+}
+
+/**
+ * Removes a `pgdata` this process has just made from the template and PGlite could not open, so
+ * the caller can make it again with initdb. Never call it on a directory that may hold data.
+ */
+export function discardNewDataDir(pgdata: string): void {
+  rmSync(pgdata, { recursive: true, force: true });
 }
 
 /**

@@ -1,12 +1,13 @@
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { PGlite, type Extensions, type Transaction } from "@electric-sql/pglite";
-import { MEMORY_DATA_DIR, PGLITE_LOCK_FILE, PGLITE_SUBDIR } from "../constants.js";
+import { CONFIG_DEFAULTS, MEMORY_DATA_DIR, PGLITE_LOCK_FILE, PGLITE_SUBDIR } from "../constants.js";
 import { DatabaseError } from "../errors.js";
 import { validateChannelName } from "./channels.js";
 import { toDatabaseFault } from "./database-faults.js";
 import { acquireLockFile, type HeldLock } from "./lock-file.js";
-import { ensureInitialisedDataDir, unopenableDataDirError } from "./pglite-data-dir.js";
+import { discardNewDataDir, ensureInitialisedDataDir, pgliteStartParams, unopenableDataDirError, type DataDirProgress } from "./pglite-data-dir.js";
+import { quoteIdentifier } from "./identifiers.js";
 import type { Database, Queryable, QueryResult, Row, Statement } from "./types.js";
 
 /** PGlite's pgvector build, loaded only when asked for (it unpacks a bundle at start). */
@@ -44,6 +45,31 @@ class PgliteQueryable implements Queryable {
 }
 
 /**
+ * Opens `pgdata`. A directory this process has just copied from the template that PGlite cannot
+ * open (a template from a PostgreSQL major it does not read) is made again with initdb; any other
+ * directory that cannot be opened is an error naming it, never deleted.
+ */
+async function openFresh(
+  pgdata: string,
+  extensions: Extensions,
+  fromTemplate: boolean,
+  onProgress: ((progress: DataDirProgress) => void) | undefined,
+): Promise<PGlite> {
+  try {
+    return await PGlite.create(pgdata, { extensions, startParams: pgliteStartParams() });
+  } catch (error) {
+    if (!fromTemplate) throw unopenableDataDirError(pgdata, error);
+  }
+  discardNewDataDir(pgdata);
+  await ensureInitialisedDataDir(pgdata, { templateDir: null, onProgress });
+  try {
+    return await PGlite.create(pgdata, { extensions, startParams: pgliteStartParams() });
+  } catch (error) {
+    throw unopenableDataDirError(pgdata, error);
+  }
+}
+
+/**
  * A Database over embedded PGlite: persisted under `<dataDir>/pgdata` behind an exclusive lock
  * file, or in memory for `memory://`. One process, one connection; PGlite serialises queries
  * and keeps plain queries out of an open transaction. `listen` is PGlite's own: notifications
@@ -62,11 +88,18 @@ export class PgliteDatabase extends PgliteQueryable implements Database {
     super(pglite, location);
   }
 
-  /** Opens (creating if needed) the embedded database for `dataDir`; `vector` loads pgvector. */
-  static async open(dataDir: string, schema: string, options: { vector?: boolean } = {}): Promise<PgliteDatabase> {
+  /**
+   * Opens (creating if needed) the embedded database for `dataDir`; `vector` loads pgvector;
+   * `onProgress` hears about the creation of a new one (`templateDir`: see ensureInitialisedDataDir).
+   */
+  static async open(
+    dataDir: string,
+    schema: string,
+    options: { vector?: boolean; onProgress?: ((progress: DataDirProgress) => void) | undefined; templateDir?: string | null } = {},
+  ): Promise<PgliteDatabase> {
     const extensions = options.vector === true ? await vectorExtension() : {};
     if (dataDir === MEMORY_DATA_DIR) {
-      const pglite = await PGlite.create({ extensions });
+      const pglite = await PGlite.create({ extensions, startParams: pgliteStartParams() });
       return new PgliteDatabase(pglite, schema, MEMORY_DATA_DIR, null);
     }
     if (dataDir.trim() === "" || dataDir.includes("\0")) {
@@ -86,17 +119,16 @@ export class PgliteDatabase extends PgliteQueryable implements Database {
     const pgdata = join(root, PGLITE_SUBDIR);
     const lock = acquireLockFile(join(root, PGLITE_LOCK_FILE), `the embedded database in ${pgdata}`);
     try {
-      await ensureInitialisedDataDir(pgdata);
-    } catch (error) {
-      lock.release();
-      throw error;
-    }
-    try {
-      const pglite = await PGlite.create(pgdata, { extensions });
+      const made = await ensureInitialisedDataDir(pgdata, { onProgress: options.onProgress, templateDir: options.templateDir });
+      const pglite = await openFresh(pgdata, extensions, made.source === "template", options.onProgress);
+      // the template is migrated in the default schema: a database for another schema starts without it
+      if (made.source === "template" && schema !== CONFIG_DEFAULTS.dbSchema) {
+        await pglite.exec(`DROP SCHEMA IF EXISTS ${quoteIdentifier(CONFIG_DEFAULTS.dbSchema)} CASCADE`);
+      }
       return new PgliteDatabase(pglite, schema, pgdata, lock);
     } catch (error) {
       lock.release();
-      throw unopenableDataDirError(pgdata, error);
+      throw error;
     }
   }
 

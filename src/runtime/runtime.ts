@@ -9,6 +9,7 @@ import type { Database, Queryable } from "../db/types.js";
 import { RunConflictError } from "../errors.js";
 import { silentLogger, type Logger } from "../logger.js";
 import { createRedactor, type Redactor } from "../secret-redaction.js";
+import { LiveDeltaRedaction } from "./live-delta-redaction.js";
 import { PostgresStore } from "../store/postgres-store.js";
 import type { ActionRequest } from "../graph/approvals.js";
 import { buildAgentGraph, type AgentGraph } from "../graph/build-agent-graph.js";
@@ -360,10 +361,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const graphs = new GraphRegistry(options.graphs, { checkpointer, store, agent: async () => (await build()).graph as unknown as CompiledGraphLike });
   const assistants = new AssistantStore(db, graphs);
 
-  const live = (runId: string, raw: LiveEvent): void => {
-    // live events reach terminals and other processes before (or instead of) the store: redact them the same way
-    // the JSON round trip keeps the event's shape (redaction rewrites string values only)
-    const event: LiveEvent = raw.type === "model.delta" ? { ...raw, text: redactor.text(raw.text) } : (JSON.parse(redactor.json(raw)) as LiveEvent);
+  const dispatch = (runId: string, event: LiveEvent): void => {
     if (event.type === "model.delta") deltas.publish(runId, event.round, event.text, event.message_id, event.offset);
     for (const listener of listeners.get(runId) ?? []) {
       try {
@@ -379,6 +377,18 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         // a listener's failure is its own
       }
     }
+  };
+  const streams = new LiveDeltaRedaction(redactor);
+  const live = (runId: string, raw: LiveEvent): void => {
+    // live events reach terminals and other processes before (or instead of) the store: redact them the same way;
+    // deltas as one text, so a secret split across two of them is hidden too (a tail that could begin one waits)
+    if (raw.type === "model.delta") {
+      for (const shown of streams.push(runId, raw)) dispatch(runId, shown);
+      return;
+    }
+    for (const rest of streams.flush(runId, { end: raw.type !== "model.failed" })) dispatch(runId, rest);
+    // the JSON round trip keeps the event's shape (redaction rewrites string values only)
+    dispatch(runId, JSON.parse(redactor.json(raw)) as LiveEvent);
   };
 
   const executorDeps = (drainSignal?: AbortSignal): ExecutorDeps => ({

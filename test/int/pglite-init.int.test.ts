@@ -1,4 +1,7 @@
 /**
+ * A new embedded database is a copy of the migrated template built with the package
+ * (`dist/pglite-template`, made by `npm run build` and by the tests' global setup) when the
+ * template matches the code, else initdb; a copy PGlite cannot open is made again with initdb.
  * The embedded database's first initialisation is atomic: a process killed at any moment of it
  * leaves a data directory the next start opens (initialising again where needed), and a directory
  * that still cannot be opened gets an error naming it and saying what to do.
@@ -7,8 +10,13 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { CONFIG_DEFAULTS } from "../../src/constants.js";
 import { migrate } from "../../src/db/migrate.js";
+import { readMigrationFiles } from "../../src/db/migration-files.js";
 import { openDatabase } from "../../src/db/open-database.js";
+import type { DataDirProgress } from "../../src/db/pglite-data-dir.js";
+import { PgliteDatabase } from "../../src/db/pglite-database.js";
+import { TEMPLATE_MANIFEST_FILE, defaultTemplateDir, expectedManifest, templateMismatch } from "../../src/db/pglite-template.js";
 import { rejection } from "../helpers/assertions.js";
 import { killLiveChildren, spawnFixture } from "../helpers/child-process.js";
 
@@ -93,5 +101,89 @@ describe("embedded database: first initialisation", () => {
     expect(existsSync(join(pgdata, "global", "pg_control"))).toBe(true);
     // the lock is released: the next try gets the same answer, not DATABASE_LOCKED
     expect((await rejection(openDatabase({ dataDir: root }))).code).toBe("DATA_DIR_INVALID");
+  }, 300_000);
+});
+
+describe("embedded database: the built template", () => {
+  it("a new data directory is a copy of the template: progress says so, migrations are already applied, nothing else is left", async () => {
+    expect(templateMismatch(defaultTemplateDir())).toBeNull();
+    const root = dataDir();
+    const progress: DataDirProgress["phase"][] = [];
+    const sources: string[] = [];
+    const db = await openDatabase({ dataDir: root, onProgress: (step) => (progress.push(step.phase), sources.push(step.source)) });
+    try {
+      expect(progress).toEqual(["creating", "created"]);
+      expect(sources).toEqual(["template", "template"]);
+      const result = await migrate(db);
+      expect(result.applied).toEqual([]);
+      expect(result.current).toBe(readMigrationFiles().length);
+      // devmind's start settings apply to a copy too
+      expect((await db.query<{ shared_buffers: string }>("SHOW shared_buffers")).rows).toEqual([{ shared_buffers: "16MB" }]);
+    } finally {
+      await db.close();
+    }
+    expect(readdirSync(root).sort()).toEqual(["pgdata"]);
+    // an existing directory is opened, never created again
+    const again = await openDatabase({ dataDir: root, onProgress: (step) => progress.push(step.phase) });
+    await again.close();
+    expect(progress).toEqual(["creating", "created"]);
+  }, 300_000);
+
+  it("a database for another schema starts without the template's default schema", async () => {
+    const root = dataDir();
+    const db = await openDatabase({ dataDir: root, schema: "elsewhere" });
+    try {
+      const schemas = await db.query<{ nspname: string }>("SELECT nspname FROM pg_namespace WHERE nspname IN ($1, $2)", [CONFIG_DEFAULTS.dbSchema, "elsewhere"]);
+      expect(schemas.rows).toEqual([]);
+      expect((await migrate(db)).applied).toEqual(readMigrationFiles().map((file) => file.version));
+    } finally {
+      await db.close();
+    }
+  }, 300_000);
+
+  it("a template is used only when its manifest matches the code; migrations that are a prefix of the code's still match", () => {
+    const template = join(dataDir(), "template");
+    mkdirSync(join(template, "pgdata"), { recursive: true });
+    writeFileSync(join(template, "pgdata", "PG_VERSION"), "17\n");
+    const files = readMigrationFiles();
+    const write = (manifest: unknown): void => writeFileSync(join(template, TEMPLATE_MANIFEST_FILE), JSON.stringify(manifest));
+    const expected = expectedManifest(files);
+    write(expected);
+    expect(templateMismatch(template, files)).toBeNull();
+    write({ ...expected, migrations: expected.migrations.slice(0, 2) });
+    expect(templateMismatch(template, files)).toBeNull();
+    write({ ...expected, migrations: expected.migrations.map((m, i) => (i === 1 ? { ...m, checksum: "0".repeat(64) } : m)) });
+    expect(templateMismatch(template, files)).toBe("migration 2 differs from this code's");
+    write({ ...expected, migrations: [...expected.migrations, { version: files.length + 1, checksum: "0".repeat(64) }] });
+    expect(templateMismatch(template, files)).toBe("migrations newer than this code");
+    write({ ...expected, pglite: "0.0.1" });
+    expect(templateMismatch(template, files)).toContain("made by PGlite 0.0.1");
+    write({ ...expected, initdbFlags: [] });
+    expect(templateMismatch(template, files)).toBe("other initdb flags");
+    writeFileSync(join(template, TEMPLATE_MANIFEST_FILE), "{not json");
+    expect(templateMismatch(template, files)).toContain("unreadable manifest");
+    rmSync(join(template, "pgdata"), { recursive: true });
+    expect(templateMismatch(template, files)).toContain("no template");
+  });
+
+  it("a copy of a template PGlite cannot open is discarded and the database is made with initdb", async () => {
+    const template = join(dataDir(), "template");
+    const pgdata = join(template, "pgdata");
+    mkdirSync(join(pgdata, "global"), { recursive: true });
+    mkdirSync(join(pgdata, "base"));
+    writeFileSync(join(pgdata, "PG_VERSION"), "17\n");
+    writeFileSync(join(pgdata, "global", "pg_control"), "not a control file");
+    writeFileSync(join(template, TEMPLATE_MANIFEST_FILE), JSON.stringify(expectedManifest()));
+    const root = dataDir();
+    const steps: string[] = [];
+    const db = await PgliteDatabase.open(root, CONFIG_DEFAULTS.dbSchema, { templateDir: template, onProgress: (step) => steps.push(`${step.phase}:${step.source}`) });
+    try {
+      expect(steps).toEqual(["creating:template", "created:template", "creating:initdb", "created:initdb"]);
+      expect((await migrate(db)).applied).toEqual(readMigrationFiles().map((file) => file.version));
+    } finally {
+      await db.close();
+    }
+    // the broken template itself is left alone
+    expect(existsSync(join(pgdata, "global", "pg_control"))).toBe(true);
   }, 300_000);
 });

@@ -59,12 +59,14 @@ describe("README quick start on a fresh clone [slow]", () => {
     const out = demo.output;
     expect(out).toContain("node dist/src/cli/main.js demo");
     expect(out).toContain("scripted model — no API key used");
-    expect(out).toMatch(/data: .*\/\.devmind\/demo-\d{8}-\d{6}/);
+    expect(out).toMatch(/data: .*\/\.devmind\/demo  \(embedded PGlite database in pgdata\/, shared by every demo; this demo's workspace in \d{8}-\d{6}\/workspace\/\)/);
+    // the first demo makes the database from the template `npm install` built, and says so
+    expect(out).toMatch(/creating the embedded database in .*\/\.devmind\/demo\/pgdata \(a copy of the migrated template built with devmind\)…\ncreated the embedded database in \d+\.\d s/);
     expect(out).toMatch(/✓ read_demo_text\(\)  \d+ ms/);
     expect(out).toMatch(/✓ add\(a=1, b=2\)  \d+ ms/);
     expect(out).toContain('⏸ write_file(path="summary.md"');
     const first = /2\. process (\d+) exited with code 3: the run waits for approval of write_file/.exec(out);
-    const second = /process (\d+) \(fresh\) · continuing run/.exec(out);
+    const second = /process (\d+) \(another process\) · continuing run/.exec(out);
     expect(first).not.toBeNull();
     expect(second).not.toBeNull();
     expect(first?.[1]).not.toBe(second?.[1]);

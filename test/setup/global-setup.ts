@@ -5,9 +5,11 @@
  *   it is current; child processes run `node dist/src/cli/main.js`;
  * - the fixture programs: `src/` + `test/fixtures/` compiled into node_modules/.cache, run with
  *   plain `node` (see build-outputs.ts);
- * - one migrated PGlite template: an embedded database made once (initdb is the slow part, 5-20 s
- *   on a loaded machine), migrated in the default schema, then copied for every embedded database
- *   a test needs (test/helpers/pglite-template.ts), in process and for child processes.
+ * - one migrated PGlite template: the product's own (`dist/pglite-template`, which `npm run build`
+ *   makes and every new embedded data directory is copied from; built here too when missing or
+ *   stale, initdb being the slow part, 5-20 s on a loaded machine), opened once into the run's
+ *   folder as any first open would, then copied for every embedded database a test needs
+ *   (test/helpers/pglite-template.ts), in process and for child processes.
  *
  * The three run concurrently. The template's folder is provided to tests as `pgliteTemplate` and
  * removed in teardown together with every copy made under it.
@@ -19,6 +21,7 @@ import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 import { migrate } from "../../src/db/migrate.js";
 import { openDatabase } from "../../src/db/open-database.js";
+import { buildPgliteTemplate } from "../../src/db/pglite-template-build.js";
 import { FIXTURE_BUILD_DIR, REPO_ROOT, buildIsCurrent } from "./build-outputs.js";
 
 declare module "vitest" {
@@ -75,6 +78,7 @@ async function buildFixtures(): Promise<void> {
 }
 
 async function buildTemplate(runDir: string): Promise<void> {
+  await buildPgliteTemplate();
   const db = await openDatabase({ dataDir: join(runDir, "template") });
   try {
     await migrate(db);

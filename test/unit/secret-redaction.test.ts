@@ -51,4 +51,29 @@ describe("the configured secret values", () => {
   it("shorter than MIN_SECRET_CHARS are not used verbatim (they would hide ordinary words)", () => {
     expect(createRedactor(["abc"]).text("abc def")).toBe("abc def");
   });
+
+  it("a stream redactor hides a configured value split at any point across pieces, and shows everything else in order", () => {
+    const secrets = ["mysecretkey42", "pw1234"];
+    const text = "a mysecretkey42 b pw1234 c mysecretkey42mysecretkey42 d";
+    const expected = `a ${REDACTED} b ${REDACTED} c ${REDACTED}${REDACTED} d`;
+    for (let first = 0; first <= text.length; first += 1) {
+      for (const second of [first, Math.min(text.length, first + 1), Math.min(text.length, first + 7)]) {
+        const stream = createRedactor(secrets).stream?.();
+        if (stream === undefined) throw new Error("createRedactor has a stream redactor");
+        const shown = [text.slice(0, first), text.slice(first, second), text.slice(second)].map((piece) => stream.push(piece)).join("") + stream.flush();
+        expect(shown, `split at ${first}/${second}`).toBe(expected);
+      }
+    }
+  });
+
+  it("a stream redactor holds back only an end of the text that could begin a configured value", () => {
+    const stream = createRedactor(["mysecretkey42"]).stream?.();
+    expect(stream?.push("hello world, and more")).toBe("hello world, and more");
+    expect(stream?.push(" then mysec")).toBe(" then ");
+    expect(stream?.push("ond thoughts m")).toBe("mysecond thoughts ");
+    expect(stream?.flush()).toBe("m");
+    const plain = createRedactor([]).stream?.();
+    expect(plain?.push("no secrets configured")).toBe("no secrets configured");
+    expect(plain?.flush()).toBe("");
+  });
 });
