@@ -32,12 +32,14 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, timeo
 
 describe("logs and secrets of devmind serve / worker", () => {
   it("serve logs JSON lines on stderr and never a configured key, nor stores it in events or the run, when the model server echoes it", async () => {
-    // a new data directory: its migrations are applied by this serve, and logged
+    // a new data directory (a copy of the built template) and a schema of its own: its migrations
+    // are applied by this serve, and logged
     const ctx = context("pglite", { seeded: false });
     model.reset();
     model.enqueue(errorReply(401, `Incorrect API key provided: ${MODEL_KEY}. You can find your API key at https://platform.openai.com/account/api-keys.`));
     const env = {
       ...ctx.env,
+      DEVMIND_DB_SCHEMA: "app",
       OPENAI_API_KEY: MODEL_KEY,
       OPENAI_BASE_URL: model.baseUrl,
       DEVMIND_MODEL_MAX_RETRIES: "0",

@@ -20,13 +20,15 @@ afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true 
 describe("devmind migrate", () => {
   it("migrates the embedded database, then reports it up to date and applied", async () => {
     const cwd = tempDir();
-    const env = { DEVMIND_DATA_DIR: join(cwd, "data") };
+    // a schema of its own: a new data directory is a copy of the built template, whose default
+    // schema is migrated already (test/int/pglite-init covers that copy)
+    const env = { DEVMIND_DATA_DIR: join(cwd, "data"), DEVMIND_DB_SCHEMA: "app" };
     const first = await runCli(["migrate", "--json"], env, { cwd });
     // stderr: one JSON log line per migration applied (LOG_LEVEL info), nothing else
     const logged = first.stderr.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(logged.map((line) => [line["level"], line["event"], line["version"]])).toEqual(VERSIONS.map((v) => ["info", "migration.applied", v]));
     expect(first.code).toBe(0);
-    expect(JSON.parse(first.stdout)).toMatchObject({ schema: "devmind", applied: VERSIONS, current: VERSIONS.length });
+    expect(JSON.parse(first.stdout)).toMatchObject({ schema: "app", applied: VERSIONS, current: VERSIONS.length });
     const second = await runCli(["migrate"], { ...env, LOG_LEVEL: "debug" }, { cwd });
     expect(second.code).toBe(0);
     expect(second.stderr).toContain('"event":"migrations.current"');

@@ -215,7 +215,7 @@ describe.each(BACKENDS)("every loaded graph is an assistant of devmind serve, th
     const other = await client.threads.create();
     await refused(client.runs.create(other.thread_id, "nope", { input: {} }), 404, "nope");
     await refused(client.runs.wait(other.thread_id, "review", { input: { topic: "t" }, config: { run_name: "x" } as never }), 422, "config.run_name");
-    await refused(client.runs.wait(other.thread_id, "review", { input: { topic: "t" }, webhook: "http://127.0.0.1:1/hook" }), 422, "webhook");
+    await refused(client.runs.wait(other.thread_id, "review", { input: { topic: "t" }, webhook: "http://10.0.0.1/hook" }), 422, "webhook");
     await refused(client.runs.wait(other.thread_id, "review", { input: { topic: "t" }, checkpointId: "nope" }), 404, "no checkpoint");
     await refused(client.runs.create(other.thread_id, "review", { input: { topic: "t" }, streamSubgraphs: true }), 422, "stream_subgraphs");
     await expect(client.runs.wait(other.thread_id, "review", { command: { resume: { approved: true } } })).rejects.toMatchObject({ status: 409 });

@@ -115,7 +115,8 @@ describe.each(BACKENDS)("LangGraph run options through the official SDK on %s", 
     const { client } = await start(0);
     const thread = await client.threads.create();
     const cases: [Record<string, unknown>, string][] = [
-      [{ webhook: "http://127.0.0.1:1/hook" }, "webhook"],
+      // a target outside DEVMIND_WEBHOOK_ALLOW (default: loopback only)
+      [{ webhook: "http://10.0.0.1/hook" }, "webhook"],
       [{ onCompletion: "delete" }, "on_completion"],
       [{ durability: "exit" }, "durability"],
     ];
