@@ -36,25 +36,30 @@ describe.each([CHILD_ENGINE])("devmind crons on %s", (backend) => {
     const agentCron = ndjson(agent.stdout)[0] as { cron_id: string; assistant_id: string; thread_id: string; timezone: string | null };
     expect(agentCron).toMatchObject({ assistant_id: "agent", thread_id: "standup", timezone: null });
 
-    const listed = await runCli(["crons", "list"], ctx.env, { cwd: ctx.dir });
+    const [listed, json] = await Promise.all([
+      runCli(["crons", "list"], ctx.env, { cwd: ctx.dir }),
+      runCli(["crons", "list", "--graph", "review", "--json"], ctx.env, { cwd: ctx.dir }),
+    ]);
     expect(listed.code, listed.stderr).toBe(0);
     const lines = listed.stdout.trim().split("\n");
     expect(lines.map((line) => line.split(/\s+/)[0])).toEqual([agentCron.cron_id, cronId]);
     expect(lines[1]).toContain("*/5 * * * * Europe/Paris");
     expect(lines[1]).toContain("new thread");
     expect(lines[0]).toContain("standup");
-    const json = await runCli(["crons", "list", "--graph", "review", "--json"], ctx.env, { cwd: ctx.dir });
     expect(ndjson(json.stdout)).toMatchObject([{ cron_id: cronId, assistant_id: "review", end_time: "2099-01-01T00:00:00.000Z", metadata: { team: "ops" }, payload: { input: { topic: "nightly digest" } } }]);
 
-    const badSchedule = await runCli(["crons", "create", "--schedule", "*/5 * * *", "--input", '{"messages":["x"]}'], ctx.env, { cwd: ctx.dir });
+    // refusals, side by side: none of them creates anything
+    const [badSchedule, badZone, badGraph, noInput] = await Promise.all([
+      runCli(["crons", "create", "--schedule", "*/5 * * *", "--input", '{"messages":["x"]}'], ctx.env, { cwd: ctx.dir }),
+      runCli(["crons", "create", "--schedule", "* * * * *", "--timezone", "Atlantis/Capital", "--input", '{"messages":["x"]}'], ctx.env, { cwd: ctx.dir }),
+      runCli(["crons", "create", "--schedule", "* * * * *", "--graph", "missing", "--input", "{}"], ctx.env, { cwd: ctx.dir }),
+      runCli(["crons", "create", "--schedule", "* * * * *"], ctx.env, { cwd: ctx.dir }),
+    ]);
     expect(badSchedule.code).toBe(2);
     expect(badSchedule.stderr).toContain("schedule");
-    const badZone = await runCli(["crons", "create", "--schedule", "* * * * *", "--timezone", "Atlantis/Capital", "--input", '{"messages":["x"]}'], ctx.env, { cwd: ctx.dir });
     expect(badZone.code).toBe(2);
     expect(badZone.stderr).toContain("timezone");
-    const badGraph = await runCli(["crons", "create", "--schedule", "* * * * *", "--graph", "missing", "--input", "{}"], ctx.env, { cwd: ctx.dir });
     expect(badGraph.code).toBe(2);
-    const noInput = await runCli(["crons", "create", "--schedule", "* * * * *"], ctx.env, { cwd: ctx.dir });
     expect(noInput.code).toBe(2);
 
     const deleted = await runCli(["crons", "delete", cronId], ctx.env, { cwd: ctx.dir });

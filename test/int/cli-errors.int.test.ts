@@ -1,4 +1,3 @@
-import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -112,24 +111,27 @@ describe.each([CHILD_ENGINE])("devmind output into a pipe closed early on %s", (
     const run = await runCli(["run", "add 2 and 3", "--json"], { ...ctx.env, ...model }, { cwd: ctx.dir });
     expect(run.code).toBe(0);
     const runId = String(ndjson(run.stdout).at(-1)?.["run_id"]);
-    for (const [args, reader] of [
+    const cases = [
       [["show", runId], "head -3"],
       [["events", runId, "--json"], "head -1"],
       // a reader gone before the first write: every write fails with EPIPE
       [["show", runId, "--verbose"], "true"],
       [["events", runId, "--json"], "true"],
-    ] as const) {
-      const errFile = join(ctx.dir, "stderr.txt");
-      const piped = spawnSync("bash", ["-c", `${cliCommandLine([...args])} 2>${errFile} | ${reader}; exit "\${PIPESTATUS[0]}"`], {
-        cwd: ctx.dir,
-        env: { PATH: process.env["PATH"] ?? "", ...ctx.env },
-        encoding: "utf8",
-        timeout: 180_000,
-      });
+    ] as const;
+    // the four pipelines side by side, each with its own stderr file
+    const piped = await Promise.all(
+      cases.map(([args, reader], index) => {
+        const errFile = join(ctx.dir, `stderr-${index}.txt`);
+        const line = `${cliCommandLine([...args])} 2>${errFile} | ${reader}; exit "\${PIPESTATUS[0]}"`;
+        return spawnCli([], ctx.env, { cwd: ctx.dir, command: ["bash", ["-c", line]] }).exited.then((result) => ({ result, errFile }));
+      }),
+    );
+    for (const [index, [args, reader]] of cases.entries()) {
+      const { result, errFile } = piped[index] as (typeof piped)[number];
       const what = `${args.join(" ")} | ${reader}`;
       expect(readFileSync(errFile, "utf8"), what).toBe("");
-      expect(piped.status, what).toBe(0);
-      if (reader !== "true") expect(piped.stdout.trim().split("\n").length, what).toBeGreaterThan(0);
+      expect(result.code, what).toBe(0);
+      if (reader !== "true") expect(result.stdout.trim().split("\n").length, what).toBeGreaterThan(0);
     }
   }, 300_000);
 });

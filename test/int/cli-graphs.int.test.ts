@@ -66,15 +66,18 @@ describe("devmind CLI with example (c): createAgent with HITL middleware", () =>
 describe("devmind CLI with user graphs: refusals", () => {
   it("refuses an unknown graph, malformed --input, a task with --input, and --value on a run waiting for a map", async () => {
     const ctx = context();
-    const unknown = await runCli(["run", "--config", REVIEW_CONFIG, "--graph", "nope", "--input", "{}"], ctx.env, { cwd: ctx.dir });
+    // independent refusals, side by side (each loads the project's graphs, then exits 2)
+    const [unknown, malformed, both, missingFile] = await Promise.all([
+      runCli(["run", "--config", REVIEW_CONFIG, "--graph", "nope", "--input", "{}"], ctx.env, { cwd: ctx.dir }),
+      runCli(["run", "--config", REVIEW_CONFIG, "--graph", "review", "--input", "{topic"], ctx.env, { cwd: ctx.dir }),
+      runCli(["run", "write it", "--config", REVIEW_CONFIG, "--input", "{}"], ctx.env, { cwd: ctx.dir }),
+      runCli(["run", "--config", REVIEW_CONFIG, "--input", "@nowhere.json"], ctx.env, { cwd: ctx.dir }),
+    ]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('no graph "nope" is loaded here; known: review');
-    const malformed = await runCli(["run", "--config", REVIEW_CONFIG, "--graph", "review", "--input", "{topic"], ctx.env, { cwd: ctx.dir });
     expect(malformed.code).toBe(2);
     expect(malformed.stderr).toContain("--input: not valid JSON");
-    const both = await runCli(["run", "write it", "--config", REVIEW_CONFIG, "--input", "{}"], ctx.env, { cwd: ctx.dir });
     expect(both.code).toBe(2);
-    const missingFile = await runCli(["run", "--config", REVIEW_CONFIG, "--input", "@nowhere.json"], ctx.env, { cwd: ctx.dir });
     expect(missingFile.code).toBe(2);
     expect(missingFile.stderr).toContain("--input: cannot read nowhere.json");
     const listed = await runCli(["runs", "--json"], ctx.env, { cwd: ctx.dir });

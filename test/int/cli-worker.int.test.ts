@@ -11,8 +11,11 @@ describe.each(BACKENDS)("devmind worker and the embedded-database rule on %s", (
     const model = ctx.script("slow.json", [{ content: "never", delay_ms: 60_000 }]);
     const holder = spawnCli(["run", "think slowly", "--json"], { ...ctx.env, ...model }, { cwd: ctx.dir });
     await holder.waitFor((out) => out.includes('"type":"model.started"'));
-    for (const args of [["runs"], ["worker"], ["run", "another task"]]) {
-      const second = await runCli(args, { ...ctx.env, ...model }, { cwd: ctx.dir });
+    // the three refused processes side by side: none of them may open the directory
+    const attempts = [["runs"], ["worker"], ["run", "another task"]];
+    const refused = await Promise.all(attempts.map((args) => runCli(args, { ...ctx.env, ...model }, { cwd: ctx.dir })));
+    for (const [index, args] of attempts.entries()) {
+      const second = refused[index] as Awaited<ReturnType<typeof runCli>>;
       expect(second.code, args.join(" ")).toBe(2);
       expect(second.stderr).toContain(`in use by process ${holder.pid}`);
       expect(second.stderr).toContain("[DATABASE_LOCKED]");
