@@ -1,10 +1,9 @@
 import { Annotation, END, START, StateGraph, type LangGraphRunnableConfig } from "@langchain/langgraph";
-import { Client } from "@langchain/langgraph-sdk";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { Database } from "../../src/db/types.js";
+import type { Client } from "@langchain/langgraph-sdk";
+import { describe, expect, it } from "vitest";
 import { assistantIdFor } from "../../src/graphs/assistant-id.js";
-import { BACKENDS, itOnPrimary, openBackend } from "../helpers/databases.js";
-import { startTestServer, TEST_KEYS, type TestServer } from "../helpers/server.js";
+import { BACKENDS, itOnPrimary } from "../helpers/databases.js";
+import { sdkRefusal as refusal, sdkServers } from "../helpers/sdk-server.js";
 
 /** A graph that writes down what its run was given: configurable keys, context and tags. */
 const seenState = Annotation.Root({ text: Annotation<string>(), seen: Annotation<Record<string, unknown>>() });
@@ -37,32 +36,9 @@ const nestedGraph = new StateGraph(Annotation.Root({ text: Annotation<string>() 
   .addEdge("inner", END)
   .compile();
 
-/** The SDK's HTTP error status and message of a refused call. */
-async function refusal(promise: Promise<unknown>): Promise<{ status: number | undefined; message: string }> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught as { status?: number; message?: string },
-  );
-  return { status: error?.status, message: error?.message ?? "(it succeeded)" };
-}
-
 describe.each(BACKENDS)("assistants through the official SDK on %s", (backend) => {
-  const servers: TestServer[] = [];
-  let owner: Database;
-  beforeAll(async () => {
-    owner = await openBackend(backend);
-  });
-  afterAll(async () => {
-    await owner.close();
-  });
-  afterEach(async () => {
-    await Promise.all(servers.splice(0).map((server) => server.close()));
-  });
-  const start = async (workers = 1): Promise<Client> => {
-    const server = await startTestServer(owner, [], { workers, graphs: { agent: false, echo: echoGraph, nested: nestedGraph } });
-    servers.push(server);
-    return new Client({ apiUrl: server.url, apiKey: TEST_KEYS.alice });
-  };
+  const servers = sdkServers(backend, { agent: false, echo: echoGraph, nested: nestedGraph });
+  const start = async (workers = 1): Promise<Client> => (await servers(workers)).client;
 
   itOnPrimary(backend)("create, get, update (versions), setLatest, search, count and delete behave as LangGraph Platform's", async () => {
     const client = await start(0);

@@ -1,48 +1,10 @@
-import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
-import { Client } from "@langchain/langgraph-sdk";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { Database } from "../../src/db/types.js";
-import { BACKENDS, itOnPrimary, openBackend } from "../helpers/databases.js";
-import { startTestServer, TEST_KEYS, type TestServer } from "../helpers/server.js";
-
-/** Three steps, each appending its name to `path`. */
-const chainState = Annotation.Root({ path: Annotation<string[]>({ reducer: (all, more) => all.concat(more), default: () => [] }) });
-const chainGraph = new StateGraph(chainState)
-  .addNode("a", () => ({ path: ["a"] }))
-  .addNode("b", () => ({ path: ["b"] }))
-  .addNode("c", () => ({ path: ["c"] }))
-  .addEdge(START, "a")
-  .addEdge("a", "b")
-  .addEdge("b", "c")
-  .addEdge("c", END)
-  .compile();
-
-/** The SDK's HTTP error status and message of a refused call. */
-async function refusal(promise: Promise<unknown>): Promise<{ status: number | undefined; message: string }> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught as { status?: number; message?: string },
-  );
-  return { status: error?.status, message: error?.message ?? "(it succeeded)" };
-}
+import { describe, expect, it } from "vitest";
+import { chainGraph } from "../helpers/chain-graph.js";
+import { BACKENDS, itOnPrimary } from "../helpers/databases.js";
+import { sdkRefusal as refusal, sdkServers } from "../helpers/sdk-server.js";
 
 describe.each(BACKENDS)("threads: state updates, history filters, count and prune through the official SDK on %s", (backend) => {
-  const servers: TestServer[] = [];
-  let owner: Database;
-  beforeAll(async () => {
-    owner = await openBackend(backend);
-  });
-  afterAll(async () => {
-    await owner.close();
-  });
-  afterEach(async () => {
-    await Promise.all(servers.splice(0).map((server) => server.close()));
-  });
-  const start = async (workers = 1): Promise<{ server: TestServer; client: Client }> => {
-    const server = await startTestServer(owner, [], { workers, graphs: { agent: false, chain: chainGraph } });
-    servers.push(server);
-    return { server, client: new Client({ apiUrl: server.url, apiKey: TEST_KEYS.alice }) };
-  };
+  const start = sdkServers(backend, { agent: false, chain: chainGraph });
 
   itOnPrimary(backend)("supersteps on create, updateState (as_node, at a checkpoint), getState at a checkpoint object, history by metadata and at a checkpoint", async () => {
     const { client } = await start();

@@ -1,0 +1,15 @@
+import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
+
+/** A state whose `path` collects the names of the nodes that ran, in order. */
+export const chainState = Annotation.Root({ path: Annotation<string[]>({ reducer: (all, more) => all.concat(more), default: () => [] }) });
+
+/** Three steps, each appending its name to `path`: the official server's tests use such a chain for breakpoints and time travel. */
+export const chainGraph = new StateGraph(chainState)
+  .addNode("a", () => ({ path: ["a"] }))
+  .addNode("b", () => ({ path: ["b"] }))
+  .addNode("c", () => ({ path: ["c"] }))
+  .addEdge(START, "a")
+  .addEdge("a", "b")
+  .addEdge("b", "c")
+  .addEdge("c", END)
+  .compile();
