@@ -29,23 +29,33 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
+/**
+ * A place for a graph worker child: a temp folder (removed after the test) and, on PostgreSQL, a
+ * fresh schema (dropped after it) or, on PGlite, a seeded data directory in that folder; `open`
+ * opens and migrates it in this process.
+ */
+function graphPlace(backend: "pglite" | "postgres", prefix: string, schemaPrefix: string): { root: string; place: GraphWorkerOptions; open: () => Promise<Database> } {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  cleanups.push(() => rmSync(root, { recursive: true, force: true }));
+  const schema = freshSchemaName(schemaPrefix);
+  const place: GraphWorkerOptions = backend === "postgres" ? { url: TEST_DATABASE_URL, schema, leaseMs: LEASE_MS } : { dataDir: seedDataDir(join(root, "data")), schema, leaseMs: LEASE_MS };
+  if (backend === "postgres") {
+    cleanups.push(async () => {
+      const owner = await openDatabase({ url: TEST_DATABASE_URL, schema, maxConnections: 1 });
+      await dropSchema(owner, schema).finally(() => owner.close());
+    });
+  }
+  const open = async (): Promise<Database> => {
+    const db = await openDatabase({ url: place.url, dataDir: place.dataDir, schema });
+    await migrate(db);
+    return db;
+  };
+  return { root, place, open };
+}
+
 describe.each(BACKENDS)("user graph durability on %s", (backend) => {
   it("SIGKILL mid-tool: the node re-runs, the finished call is not repeated and the in-flight one is TOOL_OUTCOME_UNKNOWN", async () => {
-    const root = realpathSync(mkdtempSync(join(tmpdir(), "devmind-graph-crash-")));
-    cleanups.push(() => rmSync(root, { recursive: true, force: true }));
-    const schema = freshSchemaName("gd");
-    const place: GraphWorkerOptions = backend === "postgres" ? { url: TEST_DATABASE_URL, schema, leaseMs: LEASE_MS } : { dataDir: seedDataDir(join(root, "data")), schema, leaseMs: LEASE_MS };
-    const open = async (): Promise<Database> => {
-      const db = await openDatabase({ url: place.url, dataDir: place.dataDir, schema });
-      await migrate(db);
-      return db;
-    };
-    if (backend === "postgres") {
-      cleanups.push(async () => {
-        const owner = await openDatabase({ url: TEST_DATABASE_URL, schema, maxConnections: 1 });
-        await dropSchema(owner, schema).finally(() => owner.close());
-      });
-    }
+    const { root, place, open } = graphPlace(backend, "devmind-graph-crash-", "gd");
     const file = join(root, "notes.txt");
 
     // the parent queues the run and lets go of the database (an embedded one admits one process)
@@ -89,21 +99,7 @@ describe.each(BACKENDS)("user graph durability on %s", (backend) => {
   });
 
   it("a process killed after taking a resume, before its node's result is stored: the next worker applies the same resume, audited once", async () => {
-    const root = realpathSync(mkdtempSync(join(tmpdir(), "devmind-graph-resume-")));
-    cleanups.push(() => rmSync(root, { recursive: true, force: true }));
-    const schema = freshSchemaName("gr");
-    const place: GraphWorkerOptions = backend === "postgres" ? { url: TEST_DATABASE_URL, schema, leaseMs: LEASE_MS } : { dataDir: seedDataDir(join(root, "data")), schema, leaseMs: LEASE_MS };
-    const open = async (): Promise<Database> => {
-      const db = await openDatabase({ url: place.url, dataDir: place.dataDir, schema });
-      await migrate(db);
-      return db;
-    };
-    if (backend === "postgres") {
-      cleanups.push(async () => {
-        const owner = await openDatabase({ url: TEST_DATABASE_URL, schema, maxConnections: 1 });
-        await dropSchema(owner, schema).finally(() => owner.close());
-      });
-    }
+    const { root, place, open } = graphPlace(backend, "devmind-graph-resume-", "gr");
     const file = join(root, "answer");
     const marker = `${file}.resumed`;
     const config = loadConfig({ DEVMIND_LEASE_MS: String(LEASE_MS) });
