@@ -48,6 +48,7 @@ import type { CompiledGraphLike, GraphEntry } from "../graphs/graph-kinds.js";
 import { GRAPHS_DEFAULTS } from "../constants.js";
 import { DevmindError } from "../errors.js";
 import { isHitlRequest, planHitlResume } from "./hitl-decisions.js";
+import { plainJson } from "./plain-json.js";
 import { planResume, type ResumeBody } from "./resume-plan.js";
 import { ResumeStore, type ResumeCommand, type ResumeRecord } from "./resume-store.js";
 import { argsDigest } from "./digest.js";
@@ -71,6 +72,8 @@ export type { Worker, WorkerOptions } from "./worker.js";
 export type { InterruptedRun } from "./run-store.js";
 /** Whether an interrupt value has LangChain's HITL shape (decided with `runs.decide`). */
 export { isHitlRequest } from "./hitl-decisions.js";
+/** A value as the JSON LangGraph clients read (messages as dicts); the HTTP API and webhooks send it. */
+export { plainJson } from "./plain-json.js";
 export type { AssistantFields, AssistantRecord, AssistantSearchOptions, AssistantStore, AssistantVersion } from "./assistant-store.js";
 export type { GraphDrawing, GraphSchemas } from "../graphs/graph-introspection.js";
 export type { CronCreateOptions, CronRecord, CronSearchOptions, CronsApi, CronUpdateOptions } from "./crons-api.js";
@@ -670,21 +673,4 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       await Promise.all(unexecuted.map(({ run, epoch }) => runs.release(run.run_id, epoch).catch(() => false)));
     },
   };
-}
-
-/**
- * A value as plain JSON for a webhook body: LangChain messages become their dicts
- * (`{type, content, id, ...}`, as LangGraph's API sends them), the rest is JSON as is.
- */
-function plainJson(value: unknown): unknown {
-  return JSON.parse(
-    JSON.stringify(value ?? null, function replacer(this: Record<string, unknown>, key: string, current: unknown) {
-      const raw = this[key];
-      if (raw !== null && typeof raw === "object" && typeof (raw as { toDict?: unknown }).toDict === "function" && typeof (raw as { getType?: unknown }).getType === "function") {
-        const { type, data } = (raw as { toDict(): { type: string; data: Record<string, unknown> } }).toDict();
-        return { ...data, type };
-      }
-      return current;
-    }),
-  ) as unknown;
 }

@@ -1,7 +1,7 @@
 import type { StateSnapshot } from "@langchain/langgraph";
 import { SERVER_DEFAULTS } from "../constants.js";
 import type { RunRecord } from "../runtime/run-record.js";
-import type { ThreadRecord } from "../runtime/runtime.js";
+import { plainJson, type ThreadRecord } from "../runtime/runtime.js";
 
 /**
  * The built-in agent's assistant id: LangGraph's default assistant id for graph `agent` (uuid5 of
@@ -10,23 +10,8 @@ import type { ThreadRecord } from "../runtime/runtime.js";
  */
 export const AGENT_ASSISTANT_ID: string = SERVER_DEFAULTS.assistantId;
 
-/**
- * A value as JSON the LangGraph clients read: LangChain messages become message dicts
- * (`{type: "ai", content, id, tool_calls, …}`, the shape `toDict()` gives, flattened), the rest
- * is plain JSON.
- */
-export function toWire(value: unknown): unknown {
-  return JSON.parse(
-    JSON.stringify(value ?? null, function replacer(this: Record<string, unknown>, key: string, current: unknown) {
-      const raw = this[key];
-      if (raw !== null && typeof raw === "object" && typeof (raw as { toDict?: unknown }).toDict === "function" && typeof (raw as { getType?: unknown }).getType === "function") {
-        const { type, data } = (raw as { toDict(): { type: string; data: Record<string, unknown> } }).toDict();
-        return { ...data, type };
-      }
-      return current;
-    }),
-  ) as unknown;
-}
+/** A value as JSON the LangGraph clients read: messages as dicts (the runtime's `plainJson`). */
+export const toWire: (value: unknown) => unknown = plainJson;
 
 /** The interrupts of a snapshot's tasks as `[{id, value}]`. */
 export function interruptsOf(snapshot: StateSnapshot): { id: string | undefined; value: unknown }[] {
