@@ -53,6 +53,9 @@ export async function driveRun(opened: OpenedRuntime, runId: string, options: Dr
   const tail = options.json ? new EventTail(runtime, runId, (event) => out(`${JSON.stringify(event)}\n`)) : null;
   const promptAbort = new AbortController();
   let cancelling = false;
+  // the cancel request itself: waited for before reading the run's end, since a run waiting at an
+  // approval is already "stopped" for `wait` until the cancel has been stored
+  let cancelRequest: Promise<unknown> = Promise.resolve();
   let interrupts = 0;
   let firstInterruptAt = 0;
   const onInterrupt = (): void => {
@@ -69,7 +72,7 @@ export async function driveRun(opened: OpenedRuntime, runId: string, options: Dr
     cancelling = true;
     promptAbort.abort();
     note("■ cancelling… (Ctrl-C again to quit at once)");
-    runtime.runs.cancel(runId).catch(() => undefined);
+    cancelRequest = runtime.runs.cancel(runId).catch(() => undefined);
   };
   const current = await runtime.runs.get(runId);
   const feed = timeline === null ? null : new TimelineFeed(timeline, new CallDetails(runtime, current.thread_id), options.verbose);
@@ -90,7 +93,10 @@ export async function driveRun(opened: OpenedRuntime, runId: string, options: Dr
       await runtime.runs.decide(runId, { decisions }, { principal: options.principal });
       record = await executeOrFollow(opened, runId, follow);
     }
-    if (cancelling) record = await runtime.runs.wait(runId, { timeoutMs: CLI_DEFAULTS.cancelWaitMs });
+    if (cancelling) {
+      await cancelRequest;
+      record = await runtime.runs.wait(runId, { timeoutMs: CLI_DEFAULTS.cancelWaitMs });
+    }
     else record = await runtime.runs.get(runId);
     await tail?.stop();
     unsubscribe();

@@ -183,7 +183,9 @@ describe("run_command", () => {
     const cancel = new AbortController();
     const running = runCommand({ command: FAMILY }, { signal: cancel.signal });
     running.catch(() => undefined);
-    await waitFor(() => existsSync(join(ws, "grandchild.pid")) && readFileSync(join(ws, "grandchild.pid"), "utf8").endsWith("\n"), "the grandchild to start");
+    // the outer shell writes child.pid after forking, and the inner one may write grandchild.pid first
+    const written = (name: string): boolean => existsSync(join(ws, name)) && readFileSync(join(ws, name), "utf8").endsWith("\n");
+    await waitFor(() => written("child.pid") && written("grandchild.pid"), "the child and the grandchild to start");
     const [child, grandchild] = pids("child.pid", "grandchild.pid") as [number, number];
     expect(isAlive(child) && isAlive(grandchild)).toBe(true);
     cancel.abort();
