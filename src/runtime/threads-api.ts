@@ -70,8 +70,11 @@ export interface ThreadsApi {
   namespaceSnapshots(threadId: string, checkpointNs: string): Promise<StateSnapshot[]>;
 }
 
-/** Builds `runtime.threads` over the database; `graphFor(threadId)` gives the graph whose checkpoints a thread holds. */
-export function createThreadsApi(db: Database, graphFor: (threadId: string, taggedGraphId: () => Promise<string | undefined>) => Promise<StateReadableGraph>, logger?: Logger): ThreadsApi {
+/**
+ * Builds `runtime.threads` over the database; `graphFor(threadId)` gives the graph whose
+ * checkpoints a thread holds; `logger` gets the TTL sweeper's results and failures.
+ */
+export function createThreadsApi(db: Database, graphFor: (threadId: string, taggedGraphId: () => Promise<string | undefined>) => Promise<StateReadableGraph>, logger: Logger): ThreadsApi {
   const store = new ThreadStore(db);
   const checkpoints = new ThreadCheckpoints(db);
   let sweeper: TtlSweeper | undefined;
@@ -137,7 +140,7 @@ export function createThreadsApi(db: Database, graphFor: (threadId: string, tagg
     },
     sweepExpired,
     startSweeper() {
-      if (sweeper !== undefined || logger === undefined) return;
+      if (sweeper !== undefined) return;
       sweeper = startTtlSweeper(sweepExpired, THREAD_DEFAULTS.ttlSweepMinutes * 60_000, logger, "threads");
     },
     async stopSweeper() {

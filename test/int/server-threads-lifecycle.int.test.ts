@@ -1,7 +1,7 @@
 import { AIMessage, type BaseMessage } from "@langchain/core/messages";
-import { Annotation, DeltaChannel, END, messagesDeltaReducer, START, StateGraph, type Messages } from "@langchain/langgraph";
+import { Annotation, DeltaChannel, END, interrupt, messagesDeltaReducer, START, StateGraph, type Messages } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
-import { chainGraph } from "../helpers/chain-graph.js";
+import { chainGraph, chainState } from "../helpers/chain-graph.js";
 import { BACKENDS, itOnPrimary } from "../helpers/databases.js";
 import { sdkRefusal as refusal, sdkServers } from "../helpers/sdk-server.js";
 import { waitUntil } from "../helpers/waits.js";
@@ -14,14 +14,23 @@ const echoGraph = new StateGraph(deltaState)
   .addEdge("echo", END)
   .compile();
 
+/** `a` then `wait`, which interrupts for a value it appends. */
+const pauseGraph = new StateGraph(chainState)
+  .addNode("a", () => ({ path: ["a"] }))
+  .addNode("wait", () => ({ path: [String(interrupt("value?"))] }))
+  .addEdge(START, "a")
+  .addEdge("a", "wait")
+  .addEdge("wait", END)
+  .compile();
+
 type Chat = { messages: { content: string }[] };
 const contents = (values: Chat): string[] => values.messages.map((message) => message.content);
 const said = (text: string) => ({ messages: [{ type: "human", content: text }] });
 
 describe.each(BACKENDS)("threads: copy, prune keep_latest, ttl, patchState, on_completion and joinStream through the official SDK on %s", (backend) => {
-  const start = sdkServers(backend, { agent: false, chain: chainGraph, echo: echoGraph });
+  const start = sdkServers(backend, { agent: false, chain: chainGraph, echo: echoGraph, pause: pauseGraph });
 
-  it("copy: the same state and history under a new id, independent of the source; 404 unknown, 409 while a run is active", async () => {
+  it("copy: the same state and history under a new id, independent of the source; 404 for an unknown thread", async () => {
     const { client } = await start();
     const source = await client.threads.create({ graphId: "echo", metadata: { team: "x" } });
     await client.runs.wait(source.thread_id, "echo", { input: said("one") });
@@ -186,5 +195,31 @@ describe.each(BACKENDS)("threads: copy, prune keep_latest, ttl, patchState, on_c
     ]);
     expect(await refusal(client.threads.joinStream(thread.thread_id, { streamMode: "lifecycle" }).next())).toMatchObject({ status: 422, message: expect.stringContaining("lifecycle") });
     expect(await refusal(client.threads.joinStream("00000000-0000-4000-8000-000000000000").next())).toMatchObject({ status: 404 });
+  });
+
+  itOnPrimary(backend)("joinStream on a thread waiting at an interrupt sends what the resumed run does next, not what it did before", async () => {
+    const { client } = await start();
+    const thread = await client.threads.create({ graphId: "pause" });
+    const run = await client.runs.create(thread.thread_id, "pause", { input: { path: [] } });
+    await client.runs.join(thread.thread_id, run.run_id);
+    expect((await client.runs.get(thread.thread_id, run.run_id)).status).toBe("interrupted");
+    const controller = new AbortController();
+    const seen: { event: string; data: unknown }[] = [];
+    const following = (async () => {
+      for await (const part of client.threads.joinStream(thread.thread_id, { signal: controller.signal })) {
+        seen.push(part as { event: string; data: unknown });
+        if (part.event === "values") controller.abort();
+      }
+    })().catch((error: unknown) => {
+      if (!controller.signal.aborted) throw error;
+    });
+    await waitUntil("the stream follows the waiting run", () => seen.some((part) => part.event === "metadata"), 10_000);
+    await client.runs.wait(thread.thread_id, "pause", { command: { resume: "go" } });
+    await waitUntil("the resumed run's values streamed", () => controller.signal.aborted, 10_000);
+    await following;
+    expect(seen.map((part) => [part.event, part.event === "metadata" ? (part.data as { run_id: string }).run_id : part.data])).toEqual([
+      ["metadata", run.run_id],
+      ["values", { path: ["a", "go"] }],
+    ]);
   });
 });
