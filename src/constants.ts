@@ -393,6 +393,20 @@ export const SERVER_CORS = {
   maxAgeSeconds: 600,
 } as const;
 
+/** Threads of the LangGraph API (src/runtime/thread-store.ts, threads-api.ts). */
+export const THREAD_DEFAULTS = {
+  /** Longest thread TTL accepted (`ttl` on POST/PATCH /threads, minutes): one year. */
+  maxTtlMinutes: 525_600,
+  /** How often `serve` and `worker` delete threads past their TTL (LangGraph's default sweep interval). */
+  ttlSweepMinutes: 5,
+  /** One sweep deletes at most this many lapsed threads per batch... */
+  ttlSweepBatchSize: 100,
+  /** ... and runs at most this many batches, so a backlog never holds a sweep for long. */
+  ttlSweepMaxBatches: 10,
+  /** A thread stream (`GET /threads/{id}/stream`) looks for the thread's next run this often while none is active. */
+  streamPollMs: 250,
+} as const;
+
 /** The long-term memory store (src/store/postgres-store.ts). */
 export const STORE_DEFAULTS = {
   /** `search` without a limit returns this many items (LangGraph's default). */

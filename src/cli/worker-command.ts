@@ -31,8 +31,10 @@ export function registerWorkerCommand(program: Command, setExitCode: (code: numb
           const stopLog = await startWorkerLog(opened.runtime, (line) => void process.stdout.write(`worker: ${line}\n`));
           const worker = opened.runtime.worker({ concurrency });
           await worker.start();
-          // expired memory-store items are deleted every DEVMIND_STORE_SWEEP_MINUTES while the worker runs
+          // expired memory-store items are deleted every DEVMIND_STORE_SWEEP_MINUTES while the worker runs,
+          // threads past their TTL every THREAD_DEFAULTS.ttlSweepMinutes
           opened.runtime.store.start();
+          opened.runtime.threads.startSweeper();
           return { opened, stopLog, worker, concurrency };
         } catch (error) {
           await opened.close();
@@ -45,6 +47,7 @@ export function registerWorkerCommand(program: Command, setExitCode: (code: numb
         await signals.stopped;
         await worker.stop();
         await opened.runtime.store.stop();
+        await opened.runtime.threads.stopSweeper();
         await stopLog();
         process.stdout.write("worker stopped\n");
         setExitCode(EXIT.success);

@@ -11,10 +11,16 @@ export function runCompletionSql(schema: string) {
   const completions = `${s}.run_completions`;
   const runs = `${s}.runs`;
   return {
-    /** $1 run id, $2 webhook (or NULL), $3 delete the thread after the run. */
+    /** $1 run id, $2 webhook (or NULL), $3 delete the thread after the run, $4 milliseconds before the row may be handled. */
     insert: statement(
       "run_completions_insert",
-      `INSERT INTO ${completions} (run_id, webhook, delete_thread) VALUES ($1::uuid, $2::text, $3::boolean)`,
+      `INSERT INTO ${completions} (run_id, webhook, delete_thread, next_attempt_at)
+       VALUES ($1::uuid, $2::text, $3::boolean, now() + $4::float8 * interval '1 millisecond')`,
+    ),
+    /** $1 run id: a held row (see insert) may be handled now; a row already claimed or retried keeps its time. */
+    release: statement(
+      "run_completions_release",
+      `UPDATE ${completions} SET next_attempt_at = now() WHERE run_id = $1::uuid AND done_at IS NULL AND attempts = 0 AND next_attempt_at > now()`,
     ),
     /**
      * $1 limit, $2 milliseconds a claim holds: open rows of terminal runs that are due, locked

@@ -13,8 +13,10 @@ import type { WebhookPolicy } from "../webhooks/webhook-targets.js";
 export interface RunCompletionRequest {
   /** POST the ended run here (checked against the allow-list when the run was created). */
   webhook?: string | null | undefined;
-  /** Delete the run's thread after the webhook (a stateless cron tick with on_run_completed "delete"). */
+  /** Delete the run's thread after the webhook (a stateless cron tick with on_run_completed "delete", a stateless run with on_completion "delete"). */
   deleteThread?: boolean | undefined;
+  /** Handle nothing before this many milliseconds have passed (or `release`): a reader of the thread finishes first. */
+  holdMs?: number | undefined;
 }
 
 /** A run's completion row as stored: the webhook's progress and whether all is done. */
@@ -98,7 +100,12 @@ export class RunCompletions {
   async insert(tx: Queryable, runId: string, request: RunCompletionRequest): Promise<void> {
     const webhook = request.webhook ?? null;
     if (webhook === null && request.deleteThread !== true) return;
-    await tx.query(this.sql.insert, [runId, webhook, request.deleteThread === true]);
+    await tx.query(this.sql.insert, [runId, webhook, request.deleteThread === true, request.holdMs ?? 0]);
+  }
+
+  /** Ends the hold of a run's row (`holdMs`): it is handled as soon as the run ended. */
+  async release(runId: string): Promise<void> {
+    await this.db.query(this.sql.release, [runId]);
   }
 
   /** The run's completion row, or null when it asked for nothing (or was deleted with its thread). */

@@ -157,6 +157,16 @@ export interface RunsApi {
      * target must pass DEVMIND_WEBHOOK_ALLOW (default loopback only): RUN_INPUT_INVALID otherwise.
      */
     webhook?: string | null;
+    /**
+     * Delete the run's thread once the run ended (success, error, timeout, cancelled) and its
+     * webhook was delivered (LangGraph's `on_completion: "delete"` of a stateless run), by the workers.
+     */
+    deleteThread?: boolean;
+    /**
+     * With `deleteThread`: the workers leave the thread alone this long (or until
+     * `releaseCompletion`), so a caller still reading it (`runs.wait`, a stream) finishes first.
+     */
+    completionHoldMs?: number;
   }): Promise<RunRecord>;
   execute(runId: string): Promise<RunRecord>;
   decide(runId: string, body: unknown, audit: { principal: string; reason?: string }): Promise<RunRecord>;
@@ -245,6 +255,8 @@ export interface RunsApi {
   interrupted(options?: { limit?: number }): Promise<InterruptedRun[]>;
   /** Where the run's webhook and after-run cleanup stand; null when it asked for neither (or its thread is gone). */
   completion(runId: string): Promise<RunCompletionRecord | null>;
+  /** Ends a run's `completionHoldMs` at once: its thread may be deleted as soon as the run ended. */
+  releaseCompletion(runId: string): Promise<void>;
 }
 
 /** The runtime: runs on one database, executed in this process or by workers anywhere. */
@@ -443,13 +455,13 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     const graphId = latest !== undefined && graphs.has(latest.graph_id) ? latest.graph_id : tagged !== undefined && graphs.has(tagged) ? tagged : GRAPHS_DEFAULTS.builtinId;
     const config = latest === undefined ? {} : { configurable: { ...(latest.config.configurable ?? {}), thread_id: threadId } };
     return (await graphs.compiled(graphs.has(graphId) ? graphId : (graphs.ids()[0] ?? graphId), config)) as unknown as StateReadableGraph;
-  });
+  }, logger.child({ component: "threads" }));
   // the database as runs executed in this process (`runs.execute`) saw it
   const executionHealth = new DatabaseHealth(logger.child({ component: "runtime" }));
 
   const runsApi: RunsApi = {
     async create(request) {
-      const { executeHere, assistantId: requested, webhook: requestedWebhook, ...given } = request;
+      const { executeHere, assistantId: requested, webhook: requestedWebhook, deleteThread, completionHoldMs, ...given } = request;
       const webhook = requestedWebhook === undefined || requestedWebhook === null ? null : checkWebhookUrl(policy, requestedWebhook);
       const named = requested ?? GRAPHS_DEFAULTS.builtinId;
       if (!ASSISTANT_UUID.test(named)) graphs.check(named);
@@ -468,7 +480,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       // the run and its run.created event commit together
       const created = async (tx: Queryable, runId: string): Promise<void> => {
         await events.append(runId, [{ type: "run.created" }], undefined, { tx });
-        await completions.insert(tx, runId, { webhook });
+        await completions.insert(tx, runId, { webhook, deleteThread: deleteThread === true, holdMs: completionHoldMs });
       };
       const { run, claimed } =
         executeHere === true
@@ -602,6 +614,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     resumes: (runId) => resumes.list(runId),
     interrupted: (listOptions = {}) => runs.listInterrupted(listOptions.limit),
     completion: (runId) => completions.get(runId),
+    releaseCompletion: (runId) => completions.release(runId),
   };
   const attachments = new AttachmentStore(db);
   const cronStore = new CronStore(db);
@@ -665,6 +678,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     health: (healthOptions = {}) => checkHealth({ runs, workers: [...workers], execution: executionHealth, prober: `${owner}:health`, ...healthOptions }),
     async close() {
       await store.stop();
+      await threads.stopSweeper();
       await Promise.all([...workers].map((worker) => worker.stop()));
       workers.clear();
       // reserved runs never executed go back to the queue instead of waiting for their lease to lapse

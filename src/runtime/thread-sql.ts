@@ -39,11 +39,15 @@ export function threadSql(schema: string) {
   const columns = `t.thread_id, t.metadata, ${iso("t.created_at")} AS created_at, ${iso("t.updated_at")} AS updated_at, COALESCE(${status}, 'idle') AS status`;
   const searchCache = new Map<string, Statement>();
   return {
-    /** $1 thread id, $2 metadata json: inserts the thread unless it exists; returns it either way with `created`. */
+    /**
+     * $1 thread id, $2 metadata json, $3 ttl minutes (NULL: none): inserts the thread unless it
+     * exists; returns it either way with `created`.
+     */
     create: statement(
       "threads_create",
       `WITH ins AS (
-         INSERT INTO ${threads} (thread_id, metadata) VALUES ($1::text, $2::jsonb)
+         INSERT INTO ${threads} (thread_id, metadata, ttl_minutes, expires_at)
+         VALUES ($1::text, $2::jsonb, $3::float8, now() + $3::float8 * interval '1 minute')
          ON CONFLICT (thread_id) DO NOTHING RETURNING thread_id
        )
        SELECT ${columns}, EXISTS (SELECT 1 FROM ins) AS created FROM ${threads} t WHERE t.thread_id = $1::text
@@ -53,19 +57,43 @@ export function threadSql(schema: string) {
     ),
     /**
      * $1 thread id, $2 metadata json: makes sure the thread exists (with $2 as its metadata when
-     * new, merged under the stored keys otherwise) and marks it updated now.
+     * new, merged under the stored keys otherwise) and marks it updated now (its TTL restarts).
      */
     touch: statement(
       "threads_touch",
       `INSERT INTO ${threads} AS t (thread_id, metadata) VALUES ($1::text, $2::jsonb)
-       ON CONFLICT (thread_id) DO UPDATE SET updated_at = now(), metadata = $2::jsonb || t.metadata`,
+       ON CONFLICT (thread_id) DO UPDATE SET updated_at = now(), metadata = $2::jsonb || t.metadata,
+         expires_at = now() + t.ttl_minutes * interval '1 minute'`,
     ),
     /** $1 thread id. */
     get: statement("threads_get", `SELECT ${columns} FROM ${threads} t WHERE t.thread_id = $1::text`),
-    /** $1 thread id, $2 metadata json merged into the stored one. */
+    /** $1 thread id, $2 metadata json merged into the stored one, $3 new ttl minutes (NULL: keep the TTL); the TTL restarts. */
     patch: statement(
       "threads_patch",
-      `UPDATE ${threads} t SET metadata = t.metadata || $2::jsonb, updated_at = now() WHERE t.thread_id = $1::text RETURNING ${columns}`,
+      `UPDATE ${threads} t SET metadata = t.metadata || $2::jsonb, updated_at = now(),
+              ttl_minutes = COALESCE($3::float8, t.ttl_minutes),
+              expires_at = now() + COALESCE($3::float8, t.ttl_minutes) * interval '1 minute'
+        WHERE t.thread_id = $1::text RETURNING ${columns}`,
+    ),
+    /**
+     * $1 source thread id, $2 new thread id: a new thread with the source's metadata (its
+     * `thread_id` key naming the new thread, as the official server's copy) and TTL; no row when
+     * the source does not exist.
+     */
+    copy: statement(
+      "threads_copy",
+      `INSERT INTO ${threads} (thread_id, metadata, ttl_minutes, expires_at)
+       SELECT $2::text, t.metadata || jsonb_build_object('thread_id', $2::text), t.ttl_minutes, now() + t.ttl_minutes * interval '1 minute'
+         FROM ${threads} t WHERE t.thread_id = $1::text
+       RETURNING thread_id`,
+    ),
+    /** $1 limit: ids of threads past their TTL without a pending, running or interrupted run, soonest lapsed first. */
+    expired: statement(
+      "threads_expired",
+      `SELECT t.thread_id FROM ${threads} t
+        WHERE t.expires_at IS NOT NULL AND t.expires_at <= now()
+          AND NOT EXISTS (SELECT 1 FROM ${runs} r WHERE r.thread_id = t.thread_id AND r.status IN ('pending', 'running', 'interrupted'))
+        ORDER BY t.expires_at LIMIT $1::integer`,
     ),
     /** $1 thread id: whether a run of it is pending, running or interrupted. */
     active: statement("threads_active", `SELECT r.run_id::text AS run_id, r.status FROM ${runs} r WHERE r.thread_id = $1::text AND r.status IN ('pending', 'running', 'interrupted') LIMIT 1`),

@@ -1,6 +1,6 @@
 import { assistantIdFor } from "../graphs/assistant-id.js";
-import { SERVER_DEFAULTS } from "../constants.js";
-import type { Database, Row } from "../db/types.js";
+import { SERVER_DEFAULTS, THREAD_DEFAULTS } from "../constants.js";
+import type { Database, Queryable, Row } from "../db/types.js";
 import { RunConflictError, ThreadNotFoundError } from "../errors.js";
 import { checkThreadId, runInputError } from "./run-record.js";
 import { THREAD_SORT_KEYS, threadSql, type ThreadSortKey, type ThreadSql } from "./thread-sql.js";
@@ -56,13 +56,14 @@ export class ThreadStore {
   }
 
   /**
-   * Creates a thread (a new uuid unless `threadId` is given). An existing id: `ifExists`
-   * "raise" (default) throws RunConflictError, "do_nothing" returns the stored thread.
+   * Creates a thread (a new uuid unless `threadId` is given), deleted by the TTL sweep once
+   * `ttlMinutes` passed without an update when given. An existing id: `ifExists` "raise"
+   * (default) throws RunConflictError, "do_nothing" returns the stored thread.
    */
-  async create(options: { threadId?: string | undefined; metadata?: Record<string, unknown> | undefined; ifExists?: "raise" | "do_nothing" | undefined } = {}): Promise<ThreadRecord> {
+  async create(options: { threadId?: string | undefined; metadata?: Record<string, unknown> | undefined; ifExists?: "raise" | "do_nothing" | undefined; ttlMinutes?: number | undefined } = {}): Promise<ThreadRecord> {
     const threadId = options.threadId === undefined ? crypto.randomUUID() : checkThreadId(options.threadId);
     const metadata = checkMetadata(options.metadata);
-    const result = await this.db.query(this.sql.create, [threadId, metadata]);
+    const result = await this.db.query(this.sql.create, [threadId, metadata, checkTtl(options.ttlMinutes)]);
     const row = result.rows[0];
     if (row === undefined) throw new Error(`thread ${threadId} was neither created nor found`);
     if (row["created"] !== true && (options.ifExists ?? "raise") === "raise") {
@@ -88,9 +89,12 @@ export class ThreadStore {
     return threadFromRow(row);
   }
 
-  /** Merges `metadata` into the thread's; ThreadNotFoundError when there is none. */
-  async patch(threadId: string, metadata: Record<string, unknown>): Promise<ThreadRecord> {
-    const result = await this.db.query(this.sql.patch, [checkThreadId(threadId), checkMetadata(metadata)]);
+  /**
+   * Merges `metadata` into the thread's and restarts its TTL (`ttlMinutes` replaces it);
+   * ThreadNotFoundError when there is none.
+   */
+  async patch(threadId: string, metadata: Record<string, unknown>, ttlMinutes?: number): Promise<ThreadRecord> {
+    const result = await this.db.query(this.sql.patch, [checkThreadId(threadId), checkMetadata(metadata), checkTtl(ttlMinutes)]);
     const row = result.rows[0];
     if (row === undefined) throw new ThreadNotFoundError(threadId);
     return threadFromRow(row);
@@ -109,6 +113,20 @@ export class ThreadStore {
     }
     const row = (await this.db.query(this.sql.deleteThread, [threadId])).rows[0];
     if (Number(row?.["threads"] ?? 0) === 0 && Number(row?.["runs"] ?? 0) === 0) throw new ThreadNotFoundError(threadId);
+  }
+
+  /**
+   * Inserts thread `toThread` with `fromThread`'s metadata (`thread_id` naming the copy) and TTL,
+   * in `tx`; ThreadNotFoundError when `fromThread` does not exist.
+   */
+  async copyRow(tx: Queryable, fromThread: string, toThread: string): Promise<void> {
+    const row = (await tx.query(this.sql.copy, [checkThreadId(fromThread), checkThreadId(toThread)])).rows[0];
+    if (row === undefined) throw new ThreadNotFoundError(fromThread);
+  }
+
+  /** Up to `limit` threads past their TTL without an active run, soonest lapsed first. */
+  async expired(limit: number): Promise<string[]> {
+    return (await this.db.query(this.sql.expired, [limit])).rows.map((row) => String(row["thread_id"]));
   }
 
   /** The thread's pending, running or interrupted run, if any. */
@@ -143,6 +161,15 @@ export class ThreadStore {
     const result = await this.db.query(this.sql.search(shape), values);
     return result.rows.map(threadFromRow);
   }
+}
+
+/** A TTL in minutes (LangGraph's `ttl.ttl`): a positive finite number up to THREAD_DEFAULTS.maxTtlMinutes; null when not given. */
+function checkTtl(ttlMinutes: number | undefined): number | null {
+  if (ttlMinutes === undefined) return null;
+  if (typeof ttlMinutes !== "number" || !Number.isFinite(ttlMinutes) || ttlMinutes <= 0 || ttlMinutes > THREAD_DEFAULTS.maxTtlMinutes) {
+    throw runInputError(`ttl must be a number of minutes above 0 and at most ${THREAD_DEFAULTS.maxTtlMinutes}`, { field: "ttl" });
+  }
+  return ttlMinutes;
 }
 
 function checkMetadata(metadata: Record<string, unknown> | undefined): string {

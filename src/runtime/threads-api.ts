@@ -1,9 +1,13 @@
 import type { StateSnapshot } from "@langchain/langgraph";
 import { PostgresCheckpointSaver } from "../checkpoint/postgres-saver.js";
+import { THREAD_DEFAULTS } from "../constants.js";
 import type { Database } from "../db/types.js";
+import type { Logger } from "../logger.js";
+import { startTtlSweeper, type TtlSweeper } from "../store/ttl-sweeper.js";
 import { AttachmentStore } from "./attachment-store.js";
+import { ThreadCheckpoints } from "./thread-checkpoints.js";
 import { ThreadStateReader, type HistoryOptions, type RunSnapshots, type StateReadableGraph } from "./thread-state.js";
-import { RunConflictError } from "../errors.js";
+import { DevmindError, hasErrorCode, RunConflictError } from "../errors.js";
 import { ThreadStore, type SearchThreadsOptions, type ThreadRecord } from "./thread-store.js";
 
 /**
@@ -11,9 +15,34 @@ import { ThreadStore, type SearchThreadsOptions, type ThreadRecord } from "./thr
  * come from the threads table; state and history come from the agent graph's checkpoints.
  */
 export interface ThreadsApi {
-  create(options?: { threadId?: string | undefined; metadata?: Record<string, unknown> | undefined; ifExists?: "raise" | "do_nothing" | undefined }): Promise<ThreadRecord>;
+  /** `ttlMinutes`: the thread is deleted once that long passed since its last update (see `sweepExpired`). */
+  create(options?: { threadId?: string | undefined; metadata?: Record<string, unknown> | undefined; ifExists?: "raise" | "do_nothing" | undefined; ttlMinutes?: number | undefined }): Promise<ThreadRecord>;
   get(threadId: string): Promise<ThreadRecord>;
-  patch(threadId: string, metadata: Record<string, unknown>): Promise<ThreadRecord>;
+  /** Merges `metadata` into the thread's; `ttlMinutes` replaces its TTL (every update restarts the TTL). */
+  patch(threadId: string, metadata: Record<string, unknown>, ttlMinutes?: number): Promise<ThreadRecord>;
+  /**
+   * A new thread (new uuid) with the thread's metadata (`thread_id` naming the copy), TTL and
+   * whole checkpoint history (same checkpoint ids, values and pending writes), so its state and
+   * history read as the source's; not its runs. ThreadNotFoundError for an unknown thread,
+   * RunConflictError while a run of it is pending, running or interrupted.
+   */
+  copy(threadId: string): Promise<ThreadRecord>;
+  /**
+   * LangGraph's prune strategy keep_latest: keeps only the thread's newest checkpoint (and each
+   * subgraph namespace's), so its state stays and its history is that one checkpoint. Refused
+   * (RunConflictError) while a run of it is active. Returns how many checkpoints were removed.
+   */
+  keepLatest(threadId: string): Promise<number>;
+  /** Merges `metadata` into the metadata of the thread's newest checkpoint (LangGraph's `patchState`); NOT_FOUND without one. */
+  patchStateMetadata(threadId: string, metadata: Record<string, unknown>): Promise<string>;
+  /**
+   * Deletes threads past their TTL that have no pending, running or interrupted run, at most
+   * THREAD_DEFAULTS.ttlSweepBatchSize × ttlSweepMaxBatches per call. Returns how many.
+   */
+  sweepExpired(): Promise<number>;
+  /** Runs `sweepExpired` every THREAD_DEFAULTS.ttlSweepMinutes (`serve`, `worker`) until `stopSweeper`; idempotent. */
+  startSweeper(): void;
+  stopSweeper(): Promise<void>;
   search(options?: SearchThreadsOptions): Promise<ThreadRecord[]>;
   /** Deletes the thread, its runs, its checkpoints and its attachments; refused while a run of it is active. */
   delete(threadId: string): Promise<void>;
@@ -41,9 +70,40 @@ export interface ThreadsApi {
   namespaceSnapshots(threadId: string, checkpointNs: string): Promise<StateSnapshot[]>;
 }
 
-/** Builds `runtime.threads` over the database; `graphFor(threadId)` gives the graph whose checkpoints a thread holds. */
-export function createThreadsApi(db: Database, graphFor: (threadId: string, taggedGraphId: () => Promise<string | undefined>) => Promise<StateReadableGraph>): ThreadsApi {
+/**
+ * Builds `runtime.threads` over the database; `graphFor(threadId)` gives the graph whose
+ * checkpoints a thread holds; `logger` gets the TTL sweeper's results and failures.
+ */
+export function createThreadsApi(db: Database, graphFor: (threadId: string, taggedGraphId: () => Promise<string | undefined>) => Promise<StateReadableGraph>, logger: Logger): ThreadsApi {
   const store = new ThreadStore(db);
+  const checkpoints = new ThreadCheckpoints(db);
+  let sweeper: TtlSweeper | undefined;
+  const refuseActive = async (threadId: string, what: string): Promise<void> => {
+    const active = await store.activeRun(threadId);
+    if (active !== undefined) throw new RunConflictError(`thread ${threadId} has an active run ${active.runId} (${active.status}); ${what}`, { threadId });
+  };
+  const deleteThread = async (threadId: string): Promise<void> => {
+    await store.delete(threadId);
+    await new PostgresCheckpointSaver(db).deleteThread(threadId);
+    await new AttachmentStore(db).deleteForThread(threadId);
+  };
+  const sweepExpired = async (): Promise<number> => {
+    let deleted = 0;
+    for (let batch = 0; batch < THREAD_DEFAULTS.ttlSweepMaxBatches; batch += 1) {
+      const lapsed = await store.expired(THREAD_DEFAULTS.ttlSweepBatchSize);
+      for (const threadId of lapsed) {
+        try {
+          await deleteThread(threadId);
+          deleted += 1;
+        } catch (error) {
+          // gone meanwhile, or a run was created on it since: the next sweep looks again
+          if (!hasErrorCode(error, "THREAD_NOT_FOUND") && !hasErrorCode(error, "RUN_CONFLICT")) throw error;
+        }
+      }
+      if (lapsed.length < THREAD_DEFAULTS.ttlSweepBatchSize) break;
+    }
+    return deleted;
+  };
   // the graph a thread's metadata names, read only for a thread without runs
   const tagged = (threadId: string) => (): Promise<string | undefined> =>
     store.get(threadId).then(
@@ -54,12 +114,39 @@ export function createThreadsApi(db: Database, graphFor: (threadId: string, tagg
   return {
     create: (options) => store.create(options),
     get: (threadId) => store.get(threadId),
-    patch: (threadId, metadata) => store.patch(threadId, metadata),
+    patch: (threadId, metadata, ttlMinutes) => store.patch(threadId, metadata, ttlMinutes),
     search: (options) => store.search(options),
-    async delete(threadId) {
-      await store.delete(threadId);
-      await new PostgresCheckpointSaver(db).deleteThread(threadId);
-      await new AttachmentStore(db).deleteForThread(threadId);
+    delete: deleteThread,
+    async copy(threadId) {
+      await store.get(threadId);
+      await refuseActive(threadId, "copy the thread once it stopped");
+      const copyId = crypto.randomUUID();
+      await db.transaction(async (tx) => {
+        await store.copyRow(tx, threadId, copyId);
+        await checkpoints.copy(tx, threadId, copyId);
+      });
+      return store.get(copyId);
+    },
+    async keepLatest(threadId) {
+      await store.get(threadId);
+      await refuseActive(threadId, "prune the thread once it stopped");
+      return checkpoints.keepLatest(threadId, () => graphFor(threadId, tagged(threadId)));
+    },
+    async patchStateMetadata(threadId, metadata) {
+      await store.get(threadId);
+      const checkpointId = await checkpoints.patchLatestMetadata(threadId, metadata);
+      if (checkpointId === undefined) throw new DevmindError("NOT_FOUND", `thread ${threadId} has no checkpoint to patch`, { details: { threadId } });
+      return checkpointId;
+    },
+    sweepExpired,
+    startSweeper() {
+      if (sweeper !== undefined) return;
+      sweeper = startTtlSweeper(sweepExpired, THREAD_DEFAULTS.ttlSweepMinutes * 60_000, logger, "threads");
+    },
+    async stopSweeper() {
+      const running = sweeper;
+      sweeper = undefined;
+      await running?.stop();
     },
     touch: (threadId, graphId) => store.touch(threadId, graphId),
     state: (threadId) => reader.state(threadId),

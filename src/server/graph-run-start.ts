@@ -15,13 +15,18 @@ const CONFIG_KEYS = ["configurable", "recursion_limit", "tags"] as const;
  */
 const UNSUPPORTED_OPTIONS: Record<string, (value: unknown) => boolean> = {
   feedback_keys: (value) => Array.isArray(value) && value.length === 0,
-  on_completion: (value) => value === "keep",
   stream_subgraphs: (value) => value === false,
   checkpoint_during: (value) => value === true,
   durability: (value) => value === "sync" || value === "async",
   strict_resume: (value) => value === false,
   langsmith_tracer: () => false,
 };
+
+/** What happens to a stateless run's thread after the run (`on_completion: "delete"`), in `runtime.runs.create`'s terms. */
+export interface RunCompletionOptions {
+  deleteThread?: boolean;
+  completionHoldMs?: number;
+}
 
 /** The multitask mode of `runtime.runs.create` a request's strategy becomes ("interrupt" queues behind what is still stopping). */
 export function multitaskOf(body: RunCreateBody): "reject" | "enqueue" {
@@ -126,7 +131,14 @@ function isDecisionsBody(value: unknown): boolean {
  * (one value, or a map keyed by interrupt id; `update` and `goto` passed through). The same run
  * continues; the stream starts after what the run had already produced.
  */
-export async function startGraphRun(runtime: Runtime, thread: string, target: { assistantId: string; graphId: string }, body: RunCreateBody, principal: string): Promise<StartedRun> {
+export async function startGraphRun(
+  runtime: Runtime,
+  thread: string,
+  target: { assistantId: string; graphId: string },
+  body: RunCreateBody,
+  principal: string,
+  completion: RunCompletionOptions = {},
+): Promise<StartedRun> {
   const { graphId } = target;
   if (hasCommand(body)) {
     if (!isEmptyInput(body.input)) throw httpError("REQUEST_INVALID", "send either input or command, not both");
@@ -165,6 +177,7 @@ export async function startGraphRun(runtime: Runtime, thread: string, target: { 
     multitask: multitaskOf(body),
     ...(body.limits === undefined || body.limits === null ? {} : { limits: body.limits }),
     webhook: body.webhook ?? null,
+    ...completion,
   });
   return { run, waitForResume: false, startSeq: 0 };
 }

@@ -7,7 +7,7 @@ import { httpError } from "./http-errors.js";
 import type { StreamCursor } from "./stream-cursor.js";
 import { AgentInput, validate, type RunCreateBody } from "./validation.js";
 import { interruptsOf, toWire } from "./wire.js";
-import { multitaskOf, refuseUnsupportedOptions, runOptionsOf, startGraphRun } from "./graph-run-start.js";
+import { multitaskOf, refuseUnsupportedOptions, runOptionsOf, startGraphRun, type RunCompletionOptions } from "./graph-run-start.js";
 
 /** A run a request started (or resumed), and where its stream should begin. */
 export interface StartedRun {
@@ -61,11 +61,19 @@ export function normalizeMessages(messages: readonly unknown[]): unknown[] {
  * section 5 on the thread's interrupted run, recorded with `principal`; for any other graph,
  * `startGraphRun`. A resumed run continues on a worker (devmind resumes the same run, it does not
  * start another). Run options devmind does not implement are refused naming them.
+ * `on_completion: "delete"` (stateless runs only; 422 on a thread's) has the workers delete the
+ * new thread once the run ended, after `holdCompletionMs` or `runtime.runs.releaseCompletion`
+ * when the caller still reads it (wait, stream).
  */
-export async function startRun(runtime: Runtime, threadId: string | null, body: RunCreateBody, principal: string): Promise<StartedRun> {
+export async function startRun(runtime: Runtime, threadId: string | null, body: RunCreateBody, principal: string, options: { holdCompletionMs?: number } = {}): Promise<StartedRun> {
   const assistant = await runtime.assistants.get(body.assistant_id);
   const graphId = assistant.graph_id;
   refuseUnsupportedOptions(body);
+  if (body.on_completion === "delete" && threadId !== null) {
+    throw httpError("REQUEST_INVALID", 'on_completion "delete" is for stateless runs (POST /runs, /runs/stream, /runs/wait): a run on a thread keeps its thread', { field: "on_completion" });
+  }
+  const completion: RunCompletionOptions =
+    body.on_completion === "delete" ? { deleteThread: true, ...(options.holdCompletionMs === undefined ? {} : { completionHoldMs: options.holdCompletionMs }) } : {};
   // a resume continues the same run (devmind does not start another), which keeps its own webhook
   if (body.webhook !== undefined && body.webhook !== null && body.command !== undefined && body.command !== null) {
     throw httpError("REQUEST_INVALID", "webhook is not supported with command: the resumed run keeps the webhook it was created with", { field: "webhook" });
@@ -107,15 +115,15 @@ export async function startRun(runtime: Runtime, threadId: string | null, body: 
       await interruptThread(runtime, thread, body.multitask_strategy === "rollback");
     }
     return agent
-      ? await startOnThread(runtime, thread, assistant.assistant_id, body, principal, resume)
-      : await startGraphRun(runtime, thread, { assistantId: assistant.assistant_id, graphId }, body, principal);
+      ? await startOnThread(runtime, thread, assistant.assistant_id, body, principal, resume, completion)
+      : await startGraphRun(runtime, thread, { assistantId: assistant.assistant_id, graphId }, body, principal, completion);
   } catch (error) {
     if (createdHere) await runtime.threads.delete(thread).catch(() => undefined);
     throw error;
   }
 }
 
-async function startOnThread(runtime: Runtime, thread: string, assistantId: string, body: RunCreateBody, principal: string, resume: unknown): Promise<StartedRun> {
+async function startOnThread(runtime: Runtime, thread: string, assistantId: string, body: RunCreateBody, principal: string, resume: unknown, completion: RunCompletionOptions): Promise<StartedRun> {
   if (resume !== undefined) {
     const [waiting] = await runtime.runs.list({ threadId: thread, status: "interrupted", limit: 1 });
     if (waiting === undefined) throw new RunConflictError(`thread ${thread} has no run waiting for approval to resume`, { threadId: thread });
@@ -141,6 +149,7 @@ async function startOnThread(runtime: Runtime, thread: string, assistantId: stri
     multitask: multitaskOf(body),
     ...(body.limits === undefined || body.limits === null ? {} : { limits: body.limits }),
     webhook: body.webhook ?? null,
+    ...completion,
   });
   return { run, waitForResume: false, startSeq: 0 };
 }

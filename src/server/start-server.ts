@@ -75,8 +75,10 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       throw error;
     }
   }
-  // expired memory-store items are deleted every DEVMIND_STORE_SWEEP_MINUTES while the server runs
+  // expired memory-store items are deleted every DEVMIND_STORE_SWEEP_MINUTES while the server runs,
+  // threads past their TTL every THREAD_DEFAULTS.ttlSweepMinutes
   options.runtime.store.start();
+  options.runtime.threads.startSweeper();
   const port = (server.address() as AddressInfo).port;
   const shown = host.includes(":") ? `[${host}]` : host;
   let closing: Promise<void> | undefined;
@@ -89,6 +91,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         await worker?.stop();
         await options.runtime.store.stop();
+        await options.runtime.threads.stopSweeper();
         (server as { closeAllConnections?: () => void }).closeAllConnections?.();
         await closed;
       })();

@@ -42,6 +42,8 @@ export const RunCreateBody = z
     multitask_strategy: z.enum(["reject", "enqueue", "interrupt", "rollback"]).nullish(),
     if_not_exists: z.enum(["create", "reject"]).nullish(),
     on_disconnect: z.enum(["cancel", "continue"]).nullish(),
+    // stateless runs only: "delete" removes the new thread once the run ended
+    on_completion: z.enum(["delete", "keep"]).nullish(),
     limits: z.record(z.string(), z.number()).nullish(),
     metadata: metadata.nullish(),
     config: z.record(z.string(), z.unknown()).nullish(),
@@ -66,19 +68,28 @@ export const RunCancelManyBody = z
 /** One update of a superstep or of `POST /threads/{id}/state`'s kind: values written as a node. */
 const StateUpdate = z.object({ values: z.unknown(), as_node: z.string().min(1).max(256).nullish(), command: z.unknown().optional() }).strict();
 
-/** `POST /threads`: `supersteps` pre-fill the state with the graph `metadata.graph_id` names; `ttl` is refused (threads live until deleted). */
+/**
+ * A thread's TTL as LangGraph takes it: `{strategy: "delete", ttl: minutes}` (the SDK sends a
+ * number as that object). The thread is deleted once `ttl` minutes passed since its last update.
+ */
+export const ThreadTtl = z.object({ strategy: z.literal("delete").nullish(), ttl: z.number().positive() }).strict();
+
+/** `POST /threads`: `supersteps` pre-fill the state with the graph `metadata.graph_id` names; `ttl` (ThreadTtl). */
 export const ThreadCreateBody = z
   .object({
     thread_id: z.string().min(1).max(256).nullish(),
     metadata: metadata.nullish(),
     if_exists: z.enum(["raise", "do_nothing"]).nullish(),
     supersteps: z.array(z.object({ updates: z.array(StateUpdate).min(1).max(100) }).strict()).max(100).nullish(),
-    ttl: z.unknown().optional(),
+    ttl: ThreadTtl.nullish(),
   })
   .strict();
 
-/** `PATCH /threads/{id}`. */
-export const ThreadPatchBody = z.object({ metadata: metadata.nullish(), ttl: z.unknown().optional() }).strict();
+/** `PATCH /threads/{id}`: `metadata` merged, `ttl` (ThreadTtl) replaces the thread's. */
+export const ThreadPatchBody = z.object({ metadata: metadata.nullish(), ttl: ThreadTtl.nullish() }).strict();
+
+/** `PATCH /threads/{id}/state` (the SDK's `patchState`): metadata merged into the newest checkpoint's. */
+export const ThreadStatePatchBody = z.object({ metadata }).strict();
 
 /** `POST /threads/count`. `values` (a state filter) is refused when not empty. */
 export const ThreadCountBody = z
@@ -100,7 +111,7 @@ export const ThreadStateAtBody = z
   .object({ checkpoint: z.object({ checkpoint_id: CheckpointId, checkpoint_ns: z.string().max(0).nullish(), thread_id: z.string().nullish() }).passthrough(), subgraphs: z.boolean().nullish() })
   .strict();
 
-/** `POST /threads/prune`: `delete` removes the threads; `keep_latest` is refused. */
+/** `POST /threads/prune`: `delete` removes the threads; `keep_latest` keeps each one's newest checkpoint only. */
 export const ThreadPruneBody = z.object({ thread_ids: z.array(z.string().min(1).max(256)).min(1).max(500), strategy: z.enum(["delete", "keep_latest"]).nullish() }).strict();
 
 /** `POST /threads/search`. */

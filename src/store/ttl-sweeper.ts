@@ -8,9 +8,10 @@ export interface TtlSweeper {
 /**
  * Calls `sweep` every `intervalMs` (measured from the end of the previous sweep, so sweeps never
  * overlap) until stopped. The timer does not keep the process alive; a failed sweep is logged and
- * the next one runs on schedule.
+ * the next one runs on schedule. `what` names the swept items in the log events (`store.swept`,
+ * `threads.swept`).
  */
-export function startTtlSweeper(sweep: () => Promise<number>, intervalMs: number, logger: Logger): TtlSweeper {
+export function startTtlSweeper(sweep: () => Promise<number>, intervalMs: number, logger: Logger, what: "store" | "threads" = "store"): TtlSweeper {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let stopped = false;
@@ -20,10 +21,10 @@ export function startTtlSweeper(sweep: () => Promise<number>, intervalMs: number
     timer = setTimeout(() => {
       running = sweep()
         .then((deleted) => {
-          if (deleted > 0) logger.debug({ event: "store.swept", deleted }, "expired store items deleted");
+          if (deleted > 0) logger.debug({ event: `${what}.swept`, deleted }, what === "store" ? "expired store items deleted" : "expired threads deleted");
         })
         .catch((error: unknown) => {
-          logger.warn({ event: "store.sweep_failed", err: error instanceof Error ? error.message : String(error) }, "store TTL sweep failed");
+          logger.warn({ event: `${what}.sweep_failed`, err: error instanceof Error ? error.message : String(error) }, `${what === "store" ? "store" : "thread"} TTL sweep failed`);
         })
         .finally(() => {
           running = undefined;

@@ -9,6 +9,7 @@ import { cancelAndRollback, finalValues, startRun, waitForRun, type StartedRun }
 import { runStream } from "../run-stream.js";
 import { sseResponse } from "../sse.js";
 import { parseCursor } from "../stream-cursor.js";
+import { parseThreadCursor, threadStream } from "../thread-stream.js";
 import { intQuery, readBody, readJson, RunCancelManyBody, RunCreateBody, STREAM_MODES, validate } from "../validation.js";
 import { SERVER_DEFAULTS } from "../../constants.js";
 import { z } from "zod";
@@ -63,6 +64,8 @@ function runPath(run: RunRecord): string {
  *   `POST .../runs/{rid}/cancel?wait=0|1` -> 202 Run (200 after it stopped with wait=1);
  *   `GET .../runs/{rid}/join` -> values; `GET .../runs/{rid}/stream` (and `/runs/{rid}/stream`)
  *   -> SSE from the start, or after `Last-Event-ID`.
+ * - `GET /threads/{tid}/stream?stream_mode=run_modes` (`threads.joinStream`) -> SSE of the thread's
+ *   runs as they come (`threadStream`), after `Last-Event-ID`; `lifecycle` and `state_update` 422.
  * Run: LangGraph's fields plus devmind's record (`stop_reason`, `answer`, counts, `usage`, `error`).
  */
 export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
@@ -76,7 +79,11 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
     return run;
   };
 
-  const streamStarted = (c: Context<Env>, started: StartedRun, modes: Set<string>, subgraphs: boolean, cancelOnDisconnect: boolean): Response => {
+  // a stateless run with on_completion "delete" read by this request: its thread is deleted once the request is done with it
+  const holdFor = (threadId: string | null) => (threadId === null ? { holdCompletionMs: SERVER_DEFAULTS.waitMaxMs } : {});
+  const release = (run: RunRecord): Promise<void> => runtime.runs.releaseCompletion(run.run_id).catch(() => undefined);
+
+  const streamStarted = (c: Context<Env>, started: StartedRun, modes: Set<string>, subgraphs: boolean, cancelOnDisconnect: boolean, releaseAtEnd = false): Response => {
     c.header("Content-Location", runPath(started.run));
     // where the SDK reconnects (with Last-Event-ID); it carries the modes, which a reconnect does not resend
     const query = new URLSearchParams([...modes].map((mode): [string, string] => ["stream_mode", mode === "messages" ? "messages-tuple" : mode]));
@@ -85,7 +92,13 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
     const runId = started.run.run_id;
     return sseResponse(
       c,
-      (signal) => runStream(runtime, runId, { modes, from: started.from, waitForResume: started.waitForResume, subgraphs, signal }),
+      async function* parts(signal) {
+        try {
+          yield* runStream(runtime, runId, { modes, from: started.from, waitForResume: started.waitForResume, subgraphs, signal });
+        } finally {
+          if (releaseAtEnd) await release(started.run);
+        }
+      },
       { shutdown: deps.shutdown, heartbeatMs: deps.heartbeatMs, onClientGone: cancelOnDisconnect ? () => void runtime.runs.cancel(runId).catch(() => undefined) : undefined },
     );
   };
@@ -102,16 +115,20 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
     const modes = modesOf(body.stream_mode);
     // a stream option: the stream sends subgraph parts (runs.create and runs.wait refuse it)
     const subgraphs = body.stream_subgraphs === true;
-    const started = await startRun(runtime, threadId, { ...body, stream_subgraphs: undefined }, c.get("principal"));
-    return streamStarted(c, started, modes, subgraphs, body.on_disconnect === "cancel");
+    const started = await startRun(runtime, threadId, { ...body, stream_subgraphs: undefined }, c.get("principal"), holdFor(threadId));
+    return streamStarted(c, started, modes, subgraphs, body.on_disconnect === "cancel", threadId === null);
   };
   const wait = async (c: Context<Env>, threadId: string | null): Promise<Response> => {
     const body = await readBody(c, RunCreateBody);
     modesOf(body.stream_mode);
-    const started = await startRun(runtime, threadId, body, c.get("principal"));
+    const started = await startRun(runtime, threadId, body, c.get("principal"), holdFor(threadId));
     c.header("Content-Location", runPath(started.run));
-    const run = await waitForRun(runtime, started, c.req.raw.signal);
-    return c.json(await finalValues(runtime, run));
+    try {
+      const run = await waitForRun(runtime, started, c.req.raw.signal);
+      return c.json(await finalValues(runtime, run));
+    } finally {
+      if (threadId === null) await release(started.run);
+    }
   };
 
   app.post("/runs/batch", async (c) => {
@@ -187,6 +204,21 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
     if (subgraphs !== undefined && subgraphs !== "true" && subgraphs !== "false") throw httpError("REQUEST_INVALID", "stream_subgraphs must be true or false", { field: "stream_subgraphs" });
     return streamStarted(c, { run, from, waitForResume: false, startSeq: 0 }, modes, subgraphs === "true", c.req.query("cancel_on_disconnect") === "1");
   };
+  // the SDK's threads.joinStream: every run of the thread in turn; `run_modes` sends each run's values
+  app.get("/threads/:tid/stream", async (c) => {
+    const threadId = c.req.param("tid");
+    await runtime.threads.get(threadId);
+    const requested = c.req.queries("stream_mode") ?? ["run_modes"];
+    const refused = requested.find((mode) => mode === "lifecycle" || mode === "state_update");
+    if (refused !== undefined) {
+      throw httpError("REQUEST_INVALID", `thread stream_mode "${refused}" is not supported by devmind serve: run_modes (each run's values) or run stream modes (${SERVED_MODES})`, { field: "stream_mode" });
+    }
+    const runModes = requested.filter((mode) => mode !== "run_modes");
+    const modes = runModes.length === 0 ? new Set(["values"]) : modesOf(runModes);
+    if (requested.includes("run_modes")) modes.add("values");
+    const from = parseThreadCursor(c.req.header("last-event-id"));
+    return sseResponse(c, (signal) => threadStream(runtime, threadId, { modes, from, signal }), { shutdown: deps.shutdown, heartbeatMs: deps.heartbeatMs });
+  });
   app.get("/threads/:tid/runs/:rid/stream", join);
   app.get("/runs/:rid/stream", join);
   return app;

@@ -15,15 +15,11 @@ import {
   ThreadPruneBody,
   ThreadSearchBody,
   ThreadStateAtBody,
+  ThreadStatePatchBody,
   ThreadStateUpdateBody,
   validate,
 } from "../validation.js";
 import { stateWire, threadWire } from "../wire.js";
-
-/** `ttl` is refused: devmind keeps a thread until it is deleted (or pruned). */
-function refuseTtl(ttl: unknown): void {
-  if (ttl !== undefined && ttl !== null) throw httpError("REQUEST_INVALID", "ttl is not supported by devmind serve: threads live until deleted (DELETE /threads/{id} or POST /threads/prune)", { field: "ttl" });
-}
 
 /** A `values` filter (state contents) is refused unless empty: threads are filtered by metadata, ids and status. */
 function refuseValuesFilter(values: Record<string, unknown> | null | undefined): void {
@@ -36,15 +32,18 @@ function refuseValuesFilter(values: Record<string, unknown> | null | undefined):
  *
  * - `POST /threads {thread_id?, metadata?, if_exists?, supersteps?}` -> Thread; `GET|PATCH|DELETE /threads/{id}`;
  *   `POST /threads/search {metadata?, ids?, status?, limit?, offset?, sort_by?, sort_order?, select?}` -> Thread[];
- *   `POST /threads/count {metadata?, status?}` -> number; `POST /threads/prune {thread_ids, strategy: delete}`.
- *   `ttl`, `values` filters, `copy` and prune `keep_latest` are refused naming them.
+ *   `POST /threads/count {metadata?, status?}` -> number; `POST /threads/prune {thread_ids, strategy:
+ *   delete|keep_latest}` -> `{pruned_count}`; `POST /threads/{id}/copy` -> Thread (409 while a run
+ *   of it is active); `ttl: {strategy: delete, ttl: minutes}` on create and PATCH. `values` filters
+ *   are refused naming them.
  *   Thread: `{thread_id, created_at, updated_at, metadata, status: idle|busy|interrupted|error,
  *   values: {messages: [...], …} | null, interrupts: {task_id: [{id, value}]}}`.
  * - `GET /threads/{id}/state` -> ThreadState `{values, next, tasks: [{id, name, interrupts}],
  *   checkpoint, parent_checkpoint, metadata, created_at}`; `GET /threads/{id}/state/{checkpoint_id}`;
  *   `POST /threads/{id}/state/checkpoint {checkpoint}`; `POST /threads/{id}/history {limit?, before?,
  *   metadata?, checkpoint?}` -> ThreadState[] newest first; `POST /threads/{id}/state {values,
- *   as_node?, checkpoint_id?|checkpoint?}` (`updateState`) -> `{checkpoint, configurable}`.
+ *   as_node?, checkpoint_id?|checkpoint?}` (`updateState`) -> `{checkpoint, configurable}`;
+ *   `PATCH /threads/{id}/state {metadata}` (`patchState`) -> 204.
  */
 export function langgraphThreadRoutes(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
   const { runtime } = deps;
@@ -64,7 +63,6 @@ export function langgraphThreadRoutes(deps: AppDeps): Hono<{ Variables: AuthVari
 
   app.post("/threads", async (c) => {
     const body = await readBody(c, ThreadCreateBody);
-    refuseTtl(body.ttl);
     const supersteps = body.supersteps ?? [];
     if (supersteps.some((step) => step.updates.some((update) => update.command !== undefined && update.command !== null))) {
       throw httpError("REQUEST_INVALID", "supersteps[].updates[].command is not supported: give values and as_node", { field: "supersteps" });
@@ -77,6 +75,7 @@ export function langgraphThreadRoutes(deps: AppDeps): Hono<{ Variables: AuthVari
       threadId: body.thread_id ?? undefined,
       metadata: body.metadata ?? {},
       ifExists: body.if_exists ?? "raise",
+      ...(body.ttl === undefined || body.ttl === null ? {} : { ttlMinutes: body.ttl.ttl }),
     });
     if (supersteps.length > 0) {
       await runtime.threads.applySupersteps(
@@ -93,11 +92,12 @@ export function langgraphThreadRoutes(deps: AppDeps): Hono<{ Variables: AuthVari
   });
   app.post("/threads/prune", async (c) => {
     const body = await readBody(c, ThreadPruneBody);
-    if (body.strategy === "keep_latest") throw httpError("REQUEST_INVALID", "prune strategy keep_latest is not supported: devmind prunes with strategy delete", { field: "strategy" });
+    const keepLatest = body.strategy === "keep_latest";
     let pruned = 0;
     for (const threadId of body.thread_ids) {
       try {
-        await runtime.threads.delete(threadId);
+        if (keepLatest) await runtime.threads.keepLatest(threadId);
+        else await runtime.threads.delete(threadId);
         pruned += 1;
       } catch (error) {
         if (!hasErrorCode(error, "THREAD_NOT_FOUND")) throw error;
@@ -105,9 +105,7 @@ export function langgraphThreadRoutes(deps: AppDeps): Hono<{ Variables: AuthVari
     }
     return c.json({ pruned_count: pruned });
   });
-  app.post("/threads/:id/copy", () => {
-    throw httpError("REQUEST_INVALID", "threads copy is not supported by devmind serve: start a new thread, or fork this one with a run from a checkpoint (checkpoint_id)", { field: "copy" });
-  });
+  app.post("/threads/:id/copy", async (c) => c.json(await withState(await runtime.threads.copy(c.req.param("id")))));
   app.post("/threads/search", async (c) => {
     const body = await readBody(c, ThreadSearchBody);
     refuseValuesFilter(body.values);
@@ -127,8 +125,8 @@ export function langgraphThreadRoutes(deps: AppDeps): Hono<{ Variables: AuthVari
   app.get("/threads/:id", async (c) => c.json(await withState(await runtime.threads.get(c.req.param("id")))));
   app.patch("/threads/:id", async (c) => {
     const body = await readBody(c, ThreadPatchBody);
-    refuseTtl(body.ttl);
-    return c.json(await withState(await runtime.threads.patch(c.req.param("id"), body.metadata ?? {})));
+    const ttlMinutes = body.ttl === undefined || body.ttl === null ? undefined : body.ttl.ttl;
+    return c.json(await withState(await runtime.threads.patch(c.req.param("id"), body.metadata ?? {}, ttlMinutes)));
   });
   app.delete("/threads/:id", async (c) => {
     await runtime.threads.delete(c.req.param("id"));
@@ -149,6 +147,11 @@ export function langgraphThreadRoutes(deps: AppDeps): Hono<{ Variables: AuthVari
     // the official server answers {checkpoint}; the SDK's type reads {configurable}: both, the same ids
     const checkpoint = { thread_id: threadId, checkpoint_ns: "", checkpoint_id: newId };
     return c.json({ checkpoint, configurable: checkpoint });
+  });
+  app.patch("/threads/:id/state", async (c) => {
+    const body = await readBody(c, ThreadStatePatchBody);
+    await runtime.threads.patchStateMetadata(c.req.param("id"), body.metadata);
+    return c.body(null, 204);
   });
   app.post("/threads/:id/state/checkpoint", async (c) => {
     const threadId = c.req.param("id");

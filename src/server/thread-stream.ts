@@ -1,0 +1,120 @@
+import { THREAD_DEFAULTS } from "../constants.js";
+import { hasErrorCode } from "../errors.js";
+import type { RunRecord } from "../runtime/run-record.js";
+import type { Runtime } from "../runtime/runtime.js";
+import { runStream, type StreamPart } from "./run-stream.js";
+import { parseCursor, type StreamCursor } from "./stream-cursor.js";
+
+/** Where a thread stream is: a run of the thread and the run stream's cursor in it. */
+export interface ThreadStreamCursor {
+  runId: string;
+  cursor: StreamCursor;
+}
+
+/** A thread stream part's SSE id: the run, then its run stream cursor (`RUN_ID:12-4-3`). */
+export function formatThreadCursor(runId: string, runCursor: string): string {
+  return `${runId}:${runCursor}`;
+}
+
+/** Parses a thread stream `Last-Event-ID`; undefined for anything this server did not write. */
+export function parseThreadCursor(id: string | undefined | null): ThreadStreamCursor | undefined {
+  if (id === undefined || id === null) return undefined;
+  const colon = id.indexOf(":");
+  if (colon <= 0) return undefined;
+  const runId = id.slice(0, colon).trim();
+  const cursor = parseCursor(id.slice(colon + 1));
+  if (!/^[0-9a-f-]{36}$/i.test(runId) || cursor === undefined) return undefined;
+  return { runId: runId.toLowerCase(), cursor };
+}
+
+const ACTIVE = new Set(["pending", "running", "interrupted"]);
+
+function isAfter(run: RunRecord, other: RunRecord): boolean {
+  return run.created_at > other.created_at || (run.created_at === other.created_at && run.run_id > other.run_id);
+}
+
+/** Waits `ms` or until `signal` aborts. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
+
+/**
+ * LangGraph Platform's thread stream (`GET /threads/{id}/stream`, the SDK's
+ * `threads.joinStream`): the run stream (`runStream`, in `modes`) of each run of the thread in
+ * turn, as they come, until the client goes away (`signal`). It starts with the thread's active
+ * run (pending or running: from its start; waiting at an interrupt: from where it waits, sent
+ * once it resumes), else with the next run created. A run that stops at an interrupt is followed
+ * again when it resumes (devmind resumes the same run). Part ids are `RUN_ID:CURSOR`; `from` (a
+ * `Last-Event-ID`) continues after that part, then follows the runs created after that run.
+ */
+export async function* threadStream(
+  runtime: Runtime,
+  threadId: string,
+  options: { modes: ReadonlySet<string>; from?: ThreadStreamCursor | undefined; signal: AbortSignal },
+): AsyncGenerator<StreamPart, void, undefined> {
+  const { modes, signal } = options;
+  let current: RunRecord | undefined;
+  let cursor: StreamCursor | undefined;
+  let waitForResume = false;
+  // the run followed last: the next one is the oldest created after it
+  let previous: RunRecord | undefined;
+  if (options.from !== undefined) {
+    const run = await runtime.runs.get(options.from.runId).catch(() => undefined);
+    if (run !== undefined && run.thread_id === threadId) [current, cursor] = [run, options.from.cursor];
+  }
+  if (current === undefined) {
+    const recent = await runtime.runs.list({ threadId, limit: 100 });
+    const active = recent.filter((run) => ACTIVE.has(run.status)).pop();
+    if (active === undefined) previous = recent[0];
+    else if (active.status === "interrupted") {
+      // from where it waits: what it sent before the interrupt is history, not news
+      const { snapshots } = await runtime.threads.runSnapshots(threadId, active.run_id, undefined);
+      [current, cursor, waitForResume] = [active, { seq: await runtime.runs.lastEventSeq(active.run_id), values: snapshots.length, settled: snapshots.length }, true];
+    } else current = active;
+  }
+  let continuing = false;
+  while (!signal.aborted) {
+    if (current === undefined) {
+      const recent = await runtime.runs.list({ threadId, limit: 100 });
+      const next = recent.filter((run) => previous === undefined || isAfter(run, previous)).pop();
+      if (next === undefined) {
+        await pause(THREAD_DEFAULTS.streamPollMs, signal);
+        continue;
+      }
+      [current, cursor, waitForResume, continuing] = [next, undefined, false, false];
+    }
+    const run: RunRecord = current;
+    try {
+      for await (const part of runStream(runtime, run.run_id, { modes, from: cursor, waitForResume, signal })) {
+        // a run followed again after its interrupt: its metadata part was sent already
+        if (continuing && part.event === "metadata") continue;
+        if (part.id === undefined) yield part;
+        else {
+          cursor = parseCursor(part.id);
+          yield { ...part, id: formatThreadCursor(run.run_id, part.id) };
+        }
+      }
+    } catch (error) {
+      // the run was deleted (with its thread, or by itself): nothing more of it to send
+      if (!hasErrorCode(error, "RUN_NOT_FOUND") && !hasErrorCode(error, "THREAD_NOT_FOUND")) throw error;
+    }
+    if (signal.aborted) break;
+    const after = await runtime.runs.get(run.run_id).catch(() => undefined);
+    if (after?.status === "interrupted") {
+      // devmind resumes the same run: follow it again once it resumed, after what was sent
+      [waitForResume, continuing] = [true, true];
+      continue;
+    }
+    [previous, current, cursor, continuing] = [after ?? run, undefined, undefined, false];
+    // the thread itself is gone: the stream ends
+    if (after === undefined && (await runtime.threads.get(threadId).then(() => false, () => true))) break;
+  }
+}
