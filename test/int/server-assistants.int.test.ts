@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { assistantIdFor } from "../../src/graphs/assistant-id.js";
 import { BACKENDS, itOnPrimary } from "../helpers/databases.js";
 import { sdkRefusal as refusal, sdkServers } from "../helpers/sdk-server.js";
+import { TEST_KEYS } from "../helpers/server.js";
 
 /** A graph that writes down what its run was given: configurable keys, context and tags. */
 const seenState = Annotation.Root({ text: Annotation<string>(), seen: Annotation<Record<string, unknown>>() });
@@ -24,11 +25,13 @@ const echoGraph = new StateGraph(seenState)
   .addEdge("look", END)
   .compile();
 
-/** A parent graph with one subgraph node, `inner`. */
+/** A parent graph with one subgraph node, `inner`, of two nodes (LangGraph's xray expands only subgraphs of more than one). */
 const innerGraph = new StateGraph(Annotation.Root({ text: Annotation<string>() }))
   .addNode("shout", (state: { text: string }) => ({ text: state.text.toUpperCase() }))
+  .addNode("mark", (state: { text: string }) => ({ text: `${state.text}!` }))
   .addEdge(START, "shout")
-  .addEdge("shout", END)
+  .addEdge("shout", "mark")
+  .addEdge("mark", END)
   .compile();
 const nestedGraph = new StateGraph(Annotation.Root({ text: Annotation<string>() }))
   .addNode("inner", innerGraph)
@@ -116,6 +119,25 @@ describe.each(BACKENDS)("assistants through the official SDK on %s", (backend) =
     expect(Object.keys((subgraphs["inner"]?.state_schema as { properties: object }).properties)).toEqual(["text"]);
     expect(Object.keys(await client.assistants.getSubgraphs("nested", { namespace: "inner" }))).toEqual(["inner"]);
     expect(await client.assistants.getSubgraphs("echo")).toEqual({});
+  });
+
+  itOnPrimary(backend)("getGraph draws the parent's nodes, and with xray the subgraph's nodes under its namespace", async () => {
+    const { server, client } = await servers(0);
+    const ids = (drawing: { nodes: { id: string | number }[] }): string[] => drawing.nodes.map((node) => String(node.id)).sort();
+    const flat = await client.assistants.getGraph("nested");
+    expect(ids(flat)).toEqual(["__end__", "__start__", "inner"]);
+    const expanded = await client.assistants.getGraph("nested", { xray: true });
+    expect(ids(expanded)).toEqual(["__end__", "__start__", "inner:mark", "inner:shout"]);
+    expect(expanded.edges.map((edge) => [edge.source, edge.target]).sort()).toEqual([
+      ["__start__", "inner:shout"],
+      ["inner:mark", "__end__"],
+      ["inner:shout", "inner:mark"],
+    ]);
+    expect(ids(await client.assistants.getGraph("nested", { xray: 1 }))).toEqual(ids(expanded));
+    expect(ids(await client.assistants.getGraph("nested", { xray: false }))).toEqual(ids(flat));
+    const bad = await fetch(`${server.url}/assistants/nested/graph?xray=deep`, { headers: { "x-api-key": TEST_KEYS.alice } });
+    expect(bad.status).toBe(422);
+    expect(await bad.text()).toContain("xray");
   });
 
   it("smoke: an assistant created through the SDK is stored and runs with its config", async () => {
