@@ -56,7 +56,7 @@ describe.each(BACKENDS)("the built-in agent: time travel, breakpoints and rollba
   };
 
   it("Regenerate as Agent Chat UI sends it: no input and the AI message's parent checkpoint re-run the model on a new branch", async () => {
-    const { server, client } = await start([{ content: "the answer" }]);
+    const { server, client } = await start([{ content: "the answer" }, { content: "the follow-up" }]);
     const thread = await client.threads.create();
     const first = messagesOf(await client.runs.wait(thread.thread_id, "agent", { input: { messages: [{ type: "human", content: "question" }] } }));
     expect(first.map((m) => m.type)).toEqual(["human", "ai"]);
@@ -101,6 +101,25 @@ describe.each(BACKENDS)("the built-in agent: time travel, breakpoints and rollba
     expect([record.checkpoint_id, record.input, record.answer, record.model_rounds]).toEqual([parent.checkpoint_id, null, "the answer", 1]);
     // the new branch's checkpoints name the run that wrote them
     expect(after.filter((s) => (s.metadata as { run_id?: string } | null)?.run_id === record.run_id).length).toBeGreaterThan(0);
+
+    // a message sent on the old branch (as the UI sends it after switching back): the input enters at its head
+    const followUp = messagesOf(
+      await client.runs.wait(thread.thread_id, "agent", { input: { messages: [{ type: "human", content: "and then?" }] }, checkpoint: { checkpoint_id: oldHead.checkpoint.checkpoint_id as string, checkpoint_ns: "", checkpoint_map: null } }),
+    );
+    expect(followUp.map((m) => [m.type, m.content])).toEqual([
+      ["human", "question"],
+      ["ai", "the answer"],
+      ["human", "and then?"],
+      ["ai", "the follow-up"],
+    ]);
+    expect(followUp[1]?.id).toBe(oldAi);
+
+    // Regenerate the regenerated answer: its parent is the fork's own entry checkpoint; a third branch
+    const latest = await client.threads.getHistory(thread.thread_id, { limit: 100 });
+    const third = messagesOf(await client.runs.wait(thread.thread_id, "agent", { input: null, checkpoint: parentOfFirstSeen(latest, newAi) }));
+    expect(third.map((m) => m.type)).toEqual(["human", "ai"]);
+    expect(new Set([third[1]?.id, newAi, oldAi]).size).toBe(3);
+    expect(server.model.calls.length).toBe(4);
   });
 
   itOnPrimary(backend)("a fork's new tool call runs in the fork: never the original branch's ledger result", async () => {
