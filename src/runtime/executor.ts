@@ -14,9 +14,7 @@ import type { DecisionRecord, DecisionStore } from "./decision-store.js";
 import type { EventStore, NewRunEvent } from "./event-store.js";
 import type { Fence } from "./fence.js";
 import type { Queryable } from "../db/types.js";
-import { inputMessages } from "./run-input.js";
-import { answersForDanglingCalls } from "./dangling-calls.js";
-import type { BaseMessage } from "@langchain/core/messages";
+import { agentEntry, reachedBreakpoint, stoppedAtBreakpoint } from "./agent-start.js";
 import { checkpointIdOf } from "./thread-state.js";
 import { RunLedger } from "./run-ledger.js";
 import type { ClaimedRun, RunCounts, RunRecord } from "./run-record.js";
@@ -201,12 +199,20 @@ export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, ow
     const thread = { configurable: { thread_id: run.thread_id } };
     const before = await graph.getState(thread);
     const ours = (before.values as { run_id?: unknown }).run_id === run.run_id;
+    // time travel: a run's first attempt starts from the checkpoint it names; later ones from its own
+    const fork = !ours && run.checkpoint_id !== null ? { checkpoint_id: run.checkpoint_id } : {};
     let input: unknown = undefined;
     if (!ours) {
-      // calls a cancelled run left waiting are answered (TOOL_NOT_RUN) before the new input
-      const dangling = answersForDanglingCalls((before.values as { messages?: BaseMessage[] }).messages);
-      input = { messages: [...dangling, ...inputMessages(run.input)], run_id: run.run_id };
+      const from = run.checkpoint_id === null ? before : await graph.getState({ configurable: { ...thread.configurable, ...fork } });
+      const entry = agentEntry(run, from, deps.runTimeoutMs);
       await append([{ type: "run.started", attempt: run.attempt, worker: owner }]);
+      if (entry.kind === "nothing") {
+        // no input and nothing pending where it starts (a finished thread): done at once
+        await chain;
+        if (lostLease) return await deps.runs.get(run.run_id);
+        return await finishRun(deps, run, epoch, "completed", null, { modelRounds: 0, toolCalls: 0, usage: { input_tokens: 0, output_tokens: 0 }, activeMsDelta: Date.now() - started }, null);
+      }
+      input = entry.input;
     } else {
       const requests = pendingRequests(before);
       if (requests.length > 0) {
@@ -217,6 +223,9 @@ export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, ow
         }
         input = new Command({ resume: { decisions: requests.map((request) => resumeDecision(decided.get(request.tool_call_id) as DecisionRecord)) } });
         await append([{ type: "run.resumed", reason: "approval", attempt: run.attempt, worker: owner }]);
+      } else if (reachedBreakpoint(run, before)) {
+        // its last attempt stopped at a breakpoint and died before the run was marked finished
+        input = undefined;
       } else if (before.tasks.length > 0) {
         // not `before.next`: it leaves out tasks whose writes are already stored, e.g. a model step
         // that finished while the checkpoint after it was still being saved when the process died;
@@ -237,7 +246,12 @@ export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, ow
         ...(deps.drainSignal === undefined ? {} : { drainSignal: deps.drainSignal }),
       };
       await graph.invoke(input as never, {
-        configurable: { thread_id: run.thread_id, ...fenceConfigurable(fence) },
+        configurable: { thread_id: run.thread_id, ...fork, ...fenceConfigurable(fence) },
+        // the run's ids (and metadata) in every checkpoint's metadata: history filters find them,
+        // and a rollback removes the checkpoints that name the run
+        metadata: { ...run.metadata, run_id: run.run_id, graph_id: run.graph_id, assistant_id: run.assistant_id },
+        ...(run.interrupt_before === null ? {} : { interruptBefore: run.interrupt_before }),
+        ...(run.interrupt_after === null ? {} : { interruptAfter: run.interrupt_after }),
         context,
         signal: AbortSignal.any([lost.signal, fault.signal]),
         recursionLimit: deps.recursionLimit,
@@ -256,6 +270,8 @@ export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, ow
       }
       return await deps.runs.get(run.run_id);
     }
+    // a static breakpoint ends the run; a later run without input continues from there
+    if (stoppedAtBreakpoint(run, after)) return await finishRun(deps, run, epoch, "completed", null, counts, null);
     const values = after.values as { stop_reason?: StopReason | null; answer?: string | null; error?: { code: string; message: string } | null };
     const stopReason: StopReason = values.stop_reason ?? "internal_error";
     const error = values.error ?? (values.stop_reason ? null : { code: "INTERNAL_ERROR", message: "the graph ended without a stop reason" });

@@ -43,7 +43,10 @@ export const REAPED_RUN_EVENTS = {
 export interface CreateRunOptions {
   /** The conversation; a new uuid when absent. */
   threadId?: string | undefined;
-  /** The graph the run executes (default `agent`); its input must be `{ messages }` only for the agent. */
+  /**
+   * The graph the run executes (default `agent`). The agent's input is `{ messages }` or null (no
+   * input: the run continues the thread from its checkpoint, or from `checkpointId`).
+   */
   graphId?: string | undefined;
   /** The assistant the run was started as (default: the graph id). */
   assistantId?: string | undefined;
@@ -57,10 +60,10 @@ export interface CreateRunOptions {
   metadata?: Record<string, unknown> | undefined;
   /** Seconds before any worker may claim the run (LangGraph's `after_seconds`); 0 or absent: at once. */
   afterSeconds?: number | undefined;
-  /** LangGraph's static breakpoints: node names (or `*`) the graph stops before / after. Not for the agent. */
+  /** LangGraph's static breakpoints: node names (or `*`) the graph stops before / after. */
   interruptBefore?: string[] | undefined;
   interruptAfter?: string[] | undefined;
-  /** A checkpoint of the thread the run starts from (time travel: the thread forks there). Not for the agent. */
+  /** A checkpoint of the thread the run starts from (time travel: the thread forks there). */
   checkpointId?: string | undefined;
   /** "reject" (default): a thread with a pending, running or interrupted run refuses another. "enqueue": queue behind it. */
   multitask?: "reject" | "enqueue" | undefined;
@@ -195,7 +198,9 @@ export class RunStore {
   ): Promise<{ run: RunRecord } | { conflict: { threadId: string; activeRunId: string | undefined; activeStatus: string | undefined } }> {
     const graphId = checkGraphId(options.graphId ?? GRAPHS_DEFAULTS.builtinId, "graphId");
     const assistantId = checkGraphId(options.assistantId ?? graphId, "assistantId");
-    const input = serializeRunInput(options.input, { messages: graphId === GRAPHS_DEFAULTS.builtinId });
+    // the agent's input is `{ messages }`, or none (null: the run continues the thread from its checkpoint)
+    const noInput = options.input === null || options.input === undefined;
+    const input = serializeRunInput(options.input, { messages: graphId === GRAPHS_DEFAULTS.builtinId && !noInput });
     const config = JSON.stringify(checkRunGraphConfig(options.config));
     const context = options.context === undefined || options.context === null ? null : serializeJson(options.context, "context");
     const limits = JSON.stringify(checkRunLimits(options.limits));
@@ -208,7 +213,7 @@ export class RunStore {
     const lockKey = `${RUN_THREAD_LOCK_PREFIX}${this.db.schema}:${threadId}`;
     const lease = options.claimFor === undefined ? undefined : checkLease(options.claimFor);
     await tx.query(this.sql.lockThread, [lockKey]);
-    const extras = runExtras(options, graphId);
+    const extras = runExtras(options);
     const result = await tx.query(this.sql.create, [runId, threadId, input, limits, multitask === "enqueue", graphId, assistantId, config, context, ...extras]);
     let row = result.rows[0];
     if (row !== undefined && row["run_id"] !== null) {
@@ -596,7 +601,7 @@ function checkNodeList(value: string[] | undefined, field: string): string[] | n
 }
 
 /** The create statement's parameters $10.. (metadata, delay ms, breakpoints, checkpoint id), checked. */
-function runExtras(options: CreateRunOptions, graphId: string): [string, number | null, string[] | null, string[] | null, string | null] {
+function runExtras(options: CreateRunOptions): [string, number | null, string[] | null, string[] | null, string | null] {
   const metadata = options.metadata === undefined ? "{}" : serializeJson(checkObject(options.metadata, "metadata"), "metadata");
   const after = options.afterSeconds ?? 0;
   if (typeof after !== "number" || !Number.isFinite(after) || after < 0 || after > RUN_STORE_LIMITS.afterSecondsMax) {
@@ -607,10 +612,6 @@ function runExtras(options: CreateRunOptions, graphId: string): [string, number 
   const checkpointId = options.checkpointId ?? null;
   if (checkpointId !== null && (typeof checkpointId !== "string" || checkpointId.length === 0 || checkpointId.length > 256 || checkpointId.includes("\0"))) {
     throw runInputError("checkpoint_id must be a checkpoint id of the thread", { field: "checkpoint_id" });
-  }
-  if (graphId === GRAPHS_DEFAULTS.builtinId && (before !== null || afterNodes !== null || checkpointId !== null)) {
-    const field = before !== null ? "interrupt_before" : afterNodes !== null ? "interrupt_after" : "checkpoint_id";
-    throw runInputError(`${field} is not supported for the built-in agent`, { field });
   }
   return [metadata, after === 0 ? null : Math.round(after * 1000), before, afterNodes, checkpointId];
 }

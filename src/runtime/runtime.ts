@@ -132,7 +132,11 @@ export interface RunsApi {
      * `context` likewise.
      */
     assistantId?: string;
-    /** `{ messages }` for the agent; any JSON value for another graph. */
+    /**
+     * `{ messages }` for the agent, or null: no input, the run continues the thread from its
+     * checkpoint (after a breakpoint; from `checkpointId`: LangGraph's Regenerate); any JSON value
+     * for another graph.
+     */
     input: RunInput | unknown;
     /** The graph's config: `configurable`, `recursion_limit`, `tags` (not for the agent: use `limits`). */
     config?: RunGraphConfig;
@@ -145,10 +149,10 @@ export interface RunsApi {
     metadata?: Record<string, unknown>;
     /** Seconds before a worker may claim the run (LangGraph's `after_seconds`). */
     afterSeconds?: number;
-    /** Static breakpoints (node names or `*`): the run ends before / after them, and a later run with input null continues. Not for the agent. */
+    /** Static breakpoints (node names or `*`): the run ends before / after them, and a later run with input null continues. */
     interruptBefore?: string[];
     interruptAfter?: string[];
-    /** Start from this checkpoint of the thread (time travel: the thread forks there). Not for the agent. */
+    /** Start from this checkpoint of the thread (time travel: the thread forks there; the checkpoint's branch is left as it was). */
     checkpointId?: string;
     /**
      * Called with the run (JSON, as the LangGraph API shows it, with the thread's `values`) once
@@ -181,7 +185,8 @@ export interface RunsApi {
   /**
    * Rolls a stopped run back (LangGraph's rollback): its checkpoints are removed, so the thread's
    * state is what it was before the run, and the run is deleted. RunConflictError unless the run
-   * is terminal (cancel it and wait first); RUN_INPUT_INVALID for the built-in agent's runs.
+   * is terminal (cancel it and wait first). The run's events, approval decisions and tool ledger
+   * go with it; what its tools did outside the thread is not undone.
    */
   rollback(runId: string): Promise<void>;
   wait(runId: string, options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<RunRecord>;
@@ -495,7 +500,6 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     async rollback(runId) {
       const run = await runs.get(runId);
       if (!TERMINAL.includes(run.status)) throw new RunConflictError(`run ${runId} is ${run.status}; cancel it and wait until it stopped before rolling it back`, { runId, status: run.status });
-      if (graphs.isBuiltinAgent(run.graph_id)) throw new DevmindError("RUN_INPUT_INVALID", "rollback is not supported for runs of the built-in agent", { details: { field: "action" } });
       await checkpointer.deleteRunCheckpoints(run.thread_id, run.run_id);
       await runs.delete(run.run_id);
     },

@@ -57,10 +57,12 @@ export function normalizeMessages(messages: readonly unknown[]): unknown[] {
 /**
  * Starts what a LangGraph run request asks for on `threadId` (null: a new thread, as for
  * stateless runs) with the graph its `assistant_id` names (404 for none loaded): for the agent,
- * a new run with `input {messages}`, or — with `command.resume` — the decisions of CONTRACT
- * section 5 on the thread's interrupted run, recorded with `principal`; for any other graph,
- * `startGraphRun`. A resumed run continues on a worker (devmind resumes the same run, it does not
- * start another). Run options devmind does not implement are refused naming them.
+ * a new run with `input {messages}` or none (it continues the thread's checkpoint, or the one
+ * `checkpoint_id` names), or — with `command.resume` — the decisions of CONTRACT section 5 on the
+ * thread's interrupted run, recorded with `principal`; for any other graph, `startGraphRun`. A
+ * resumed run continues on a worker (devmind resumes the same run, it does not start another).
+ * Multitask `interrupt` / `rollback` stop (and roll back) the thread's active runs first. Run
+ * options devmind does not implement are refused naming them.
  * `on_completion: "delete"` (stateless runs only; 422 on a thread's) has the workers delete the
  * new thread once the run ended, after `holdCompletionMs` or `runtime.runs.releaseCompletion`
  * when the caller still reads it (wait, stream).
@@ -79,9 +81,6 @@ export async function startRun(runtime: Runtime, threadId: string | null, body: 
     throw httpError("REQUEST_INVALID", "webhook is not supported with command: the resumed run keeps the webhook it was created with", { field: "webhook" });
   }
   const agent = runtime.graphs.isBuiltinAgent(graphId);
-  if (agent && body.multitask_strategy === "rollback") {
-    throw httpError("REQUEST_INVALID", "multitask_strategy rollback is not supported for the built-in agent (its state is not rolled back by run); use interrupt", { field: "multitask_strategy" });
-  }
   const resume = body.command?.resume;
   if (agent) {
     if (body.command?.update !== undefined || body.command?.goto !== undefined) throw httpError("REQUEST_INVALID", "command.update and command.goto are not supported for the agent; use command.resume");
@@ -89,8 +88,8 @@ export async function startRun(runtime: Runtime, threadId: string | null, body: 
     const input = body.input;
     const hasInput = input !== undefined && input !== null && !(typeof input === "object" && !Array.isArray(input) && Object.keys(input).length === 0);
     if (resume !== undefined && hasInput) throw httpError("REQUEST_INVALID", "send either input or command.resume, not both");
-    if (resume === undefined && !hasInput) throw httpError("REQUEST_INVALID", "input { messages: [...] } is required (or command.resume to continue an interrupted run)");
-    if (resume === undefined) validate(AgentInput, input);
+    // without a command, only null (or none) is no input: the run continues the thread's checkpoint
+    if (resume === undefined && input !== undefined && input !== null) validate(AgentInput, input);
     if (body.config !== undefined && body.config !== null && Object.keys(body.config).length > 0) throw httpError("REQUEST_INVALID", "config is not supported for the agent: use limits", { field: "config" });
     if (body.context !== undefined && body.context !== null) throw httpError("REQUEST_INVALID", "context is not supported for the agent", { field: "context" });
   }
@@ -123,6 +122,12 @@ export async function startRun(runtime: Runtime, threadId: string | null, body: 
   }
 }
 
+/**
+ * The agent's run on `thread`: the resume of its interrupted run (`command.resume`), or a new run
+ * with `input {messages}` or none (`input` null or absent: it continues from the thread's
+ * checkpoint, or from `checkpoint_id` — Agent Chat UI's Regenerate — running what is pending
+ * there), with the run options of `runOptionsOf`.
+ */
 async function startOnThread(runtime: Runtime, thread: string, assistantId: string, body: RunCreateBody, principal: string, resume: unknown, completion: RunCompletionOptions): Promise<StartedRun> {
   if (resume !== undefined) {
     const [waiting] = await runtime.runs.list({ threadId: thread, status: "interrupted", limit: 1 });
@@ -140,11 +145,20 @@ async function startOnThread(runtime: Runtime, thread: string, assistantId: stri
       startSeq,
     };
   }
-  const input = { ...(body.input as { messages: unknown[] }), messages: normalizeMessages((body.input as { messages: unknown[] }).messages) };
+  const options = runOptionsOf(body);
+  const given = body.input as { messages: unknown[] } | null | undefined;
+  const input = given === undefined || given === null ? null : { ...given, messages: normalizeMessages(given.messages) };
+  const from = options.checkpointId === undefined ? await runtime.threads.state(thread) : await runtime.threads.stateAt(thread, options.checkpointId);
+  if (options.checkpointId !== undefined && from.createdAt === undefined) {
+    throw httpError("NOT_FOUND", `no checkpoint ${JSON.stringify(options.checkpointId.slice(0, 100))} on thread ${thread}`, { field: "checkpoint_id" });
+  }
+  if (input === null && from.createdAt === undefined) {
+    throw httpError("REQUEST_INVALID", "input { messages: [...] } is required: the thread has no checkpoint to continue from (input null continues one; command.resume resumes an interrupted run)", { field: "input" });
+  }
   const run = await runtime.runs.create({
     threadId: thread,
     assistantId,
-    ...runOptionsOf(body),
+    ...options,
     input: input as never,
     multitask: multitaskOf(body),
     ...(body.limits === undefined || body.limits === null ? {} : { limits: body.limits }),
@@ -161,9 +175,6 @@ async function startOnThread(runtime: Runtime, thread: string, assistantId: stri
  */
 async function interruptThread(runtime: Runtime, threadId: string, rollback: boolean): Promise<void> {
   const active = (await Promise.all((["pending", "running", "interrupted"] as const).map((status) => runtime.runs.list({ threadId, status, limit: 100 })))).flat();
-  if (rollback && active.some((run) => runtime.graphs.isBuiltinAgent(run.graph_id))) {
-    throw httpError("REQUEST_INVALID", "multitask_strategy rollback is not supported for the built-in agent's runs; use interrupt", { field: "multitask_strategy" });
-  }
   await Promise.all(active.map((run) => (rollback ? cancelAndRollback(runtime, run) : stopRun(runtime, run))));
 }
 
@@ -179,7 +190,6 @@ async function stopRun(runtime: Runtime, run: RunRecord): Promise<RunRecord> {
  * rolled back as it is. RunConflictError when it did not stop in time.
  */
 export async function cancelAndRollback(runtime: Runtime, run: RunRecord): Promise<void> {
-  if (runtime.graphs.isBuiltinAgent(run.graph_id)) throw httpError("REQUEST_INVALID", "rollback is not supported for the built-in agent's runs; cancel with action=interrupt", { field: "action" });
   const stopped = STOPPED.has(run.status) && run.status !== "interrupted" ? run : await stopRun(runtime, run);
   if (stopped.status === "running" || stopped.status === "pending") throw new RunConflictError(`run ${run.run_id} is still stopping; retry the rollback`, { runId: run.run_id });
   await runtime.runs.rollback(run.run_id);

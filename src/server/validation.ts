@@ -21,13 +21,13 @@ export const AgentInput = z.object({ messages: z.array(z.unknown()).min(1).max(1
 /**
  * `POST /threads/{id}/runs[/stream|/wait]` and `POST /runs[/stream|/wait]` (LangGraph RunCreate).
  * devmind uses: `assistant_id` (a loaded graph's id or its assistant uuid), `input` (`AgentInput`
- * for the agent, any JSON for another graph), `command` (resume; update and goto for user
+ * or null for the agent, any JSON for another graph), `command` (resume; update and goto for user
  * graphs), `config` (configurable, recursion_limit, tags) and `context` for user graphs,
  * `stream_mode`, `multitask_strategy` reject|enqueue|interrupt|rollback, `if_not_exists` create|reject,
  * `on_disconnect` cancel|continue, `metadata`, and devmind's `limits` (a partial of the run
  * limits); `after_seconds`, `interrupt_before`/`interrupt_after` and `checkpoint(_id)` are read by
- * `runOptionsOf`. The LangGraph options devmind does not implement are refused by
- * `refuseUnsupportedOptions` (and rollback of the agent by `startRun`).
+ * `runOptionsOf`, for every graph. The LangGraph options devmind does not implement are refused
+ * by `refuseUnsupportedOptions`.
  */
 export const RunCreateBody = z
   .object({

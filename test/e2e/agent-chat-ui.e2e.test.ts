@@ -2,7 +2,7 @@
  * Agent Chat UI, unchanged, against `devmind serve` in Debian's chromium (opt-in: `npm run
  * test:chat-ui`; see test/e2e/agent-chat-ui.ts for where the UI comes from). One server with the
  * scripted model; three threads: approve, edit, reject; a reload of an interrupted thread and of
- * a finished one. The page must never throw, and log no console error of its own beyond the two
+ * a finished one; a Regenerate of a finished thread's answer. The page must never throw, and log no console error of its own beyond the two
  * React development warnings the UI logs on every load (listed below).
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -104,12 +104,15 @@ describe("Agent Chat UI against devmind serve", () => {
 
   /** The `command.resume` values the UI sent, in order. */
   const resumes: unknown[] = [];
+  /** The run requests the UI sent with a `checkpoint` (Regenerate), in order. */
+  const fromCheckpoint: { input?: unknown; checkpoint?: { checkpoint_id?: string } }[] = [];
   const openPage = async (): Promise<Page> => {
     const page = await context.newPage();
     page.on("request", (request) => {
       if (request.method() !== "POST" || !request.url().endsWith("/runs/stream")) return;
-      const body = request.postDataJSON() as { command?: { resume?: unknown } } | null;
+      const body = request.postDataJSON() as { input?: unknown; command?: { resume?: unknown }; checkpoint?: { checkpoint_id?: string } } | null;
       if (body?.command?.resume !== undefined) resumes.push(body.command.resume);
+      if (body?.checkpoint !== undefined && body.checkpoint !== null) fromCheckpoint.push(body);
     });
     page.on("console", (message) => {
       if (message.type() !== "error") return;
@@ -174,7 +177,7 @@ describe("Agent Chat UI against devmind serve", () => {
     throw new Error(`thread ${threadId}: its run did not reach ${status}`);
   };
 
-  it("chat with tool calls; approve: the run finishes and the thread reloads", async () => {
+  it("chat with tool calls; approve: the run finishes and the thread reloads; Regenerate answers again on a new branch", async () => {
     const page = await openPage();
     const threadId = await startThread(page);
     await expectApprovalForm(page);
@@ -208,6 +211,32 @@ describe("Agent Chat UI against devmind serve", () => {
     await expect(page.getByText("Tool Result: write_file").count()).resolves.toBe(1);
     await expect(page.getByRole("button", { name: "Approve" }).count()).resolves.toBe(0);
     await shot(page, "3-reloaded");
+
+    // Regenerate the final answer: a run without input from the answer's parent checkpoint; the
+    // model answers again on a new branch, which the UI shows with its branch switcher
+    type StateMessage = { id: string; type: string; content: unknown };
+    const answered = ((await api(`/threads/${threadId}/state`)) as { values: { messages: StateMessage[] } }).values.messages;
+    const answer = page.getByText("All done: the sum is in sum.txt.", { exact: true });
+    await answer.hover();
+    await page.getByRole("button", { name: "Refresh" }).last().click();
+    await expect.poll(async () => (await runsOf(threadId)).length, { timeout: PAGE_WAIT_MS }).toBe(2);
+    await waitForRunStatus(page, threadId, "success");
+    await page.getByText("2 / 2", { exact: true }).waitFor({ timeout: PAGE_WAIT_MS });
+    expect(fromCheckpoint.map((body) => [body.input ?? null, typeof body.checkpoint?.checkpoint_id])).toEqual([[null, "string"]]);
+    const regenerated = ((await api(`/threads/${threadId}/state`)) as { values: { messages: StateMessage[] } }).values.messages;
+    // the same conversation up to the answer, then a new answer message (the scripted model says the same)
+    expect(regenerated.slice(0, -1).map((m) => m.id)).toEqual(answered.slice(0, -1).map((m) => m.id));
+    expect([regenerated.at(-1)?.type, regenerated.at(-1)?.content, regenerated.at(-1)?.id === answered.at(-1)?.id]).toEqual(["ai", "All done: the sum is in sum.txt.", false]);
+    await expect(answer.count()).resolves.toBe(1);
+    // the regenerate ran the model only: no tool ran again, nothing waited for approval
+    const [regenerateRun] = await runsOf(threadId);
+    const types = (await (await fetch(`${serve?.url}/runs/${regenerateRun?.run_id}/events?follow=0`, { headers: { "x-api-key": KEY } })).text())
+      .split("\n")
+      .filter((line) => line.startsWith("data: "))
+      .map((line) => (JSON.parse(line.slice(6)) as { type: string }).type);
+    expect(types.filter((type) => type.startsWith("tool.") || type.startsWith("approval."))).toEqual([]);
+    expect(types).toContain("model.finished");
+    await shot(page, "3b-regenerated");
     await page.close();
     expect(pageErrors).toEqual([]);
     expect(consoleErrors).toEqual([]);

@@ -62,7 +62,7 @@ function routes(ids: SetupIds): { spec: RouteSpec; params: Record<string, string
       { messages: [{ role: "user", content: 5 }] },
     ],
     stream_mode: ["bogus", 1, ["values", "bogus"], {}],
-    multitask_strategy: ["bogus", 1, "rollback"],
+    multitask_strategy: ["bogus", 1, "ROLLBACK"],
     if_not_exists: ["bogus", 1, true],
     on_disconnect: ["bogus", 1],
     limits: ["x", 1, [], { maxModelRounds: "x" }, { maxModelRounds: {} }, { maxModelRounds: 0 }, { maxModelRounds: 1.5 }, { bogus: 1 }],

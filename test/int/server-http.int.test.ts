@@ -97,7 +97,7 @@ describe.each(BACKENDS)("HTTP API on %s: auth, errors, devmind routes", (backend
     expect(await call(server, `/threads/${tid}/runs`, { method: "POST", json: { assistant_id: "agent", input: { messages: "hi" } } })).toMatchObject({ status: 422, body: { error: "REQUEST_INVALID" } });
     expect(await call(server, `/threads/${tid}/runs`, { method: "POST", json: { assistant_id: "agent" } })).toMatchObject({ status: 422, body: { error: "REQUEST_INVALID" } });
     expect(await call(server, `/threads/${tid}/runs`, { method: "POST", json: { assistant_id: "agent", input: { messages: [{ role: "wizard", content: "x" }] } } })).toMatchObject({ status: 422, body: { error: "RUN_INPUT_INVALID" } });
-    expect(await call(server, `/threads/${tid}/runs`, { method: "POST", json: { assistant_id: "agent", input: { messages: ["x"] }, multitask_strategy: "rollback" } })).toMatchObject({ status: 422 });
+    expect(await call(server, `/threads/${tid}/runs`, { method: "POST", json: { assistant_id: "agent", input: { messages: ["x"] }, checkpoint_id: "1f0c0000-0000-6000-8000-000000000000" } })).toMatchObject({ status: 404 });
     expect(await call(server, `/threads/${tid}/runs`, { method: "POST", json: { assistant_id: "agent", input: { messages: ["x"] }, limits: { maxModelRounds: 0 } } })).toMatchObject({ status: 422, body: { error: "RUN_INPUT_INVALID" } });
     expect(await call(server, `/threads/${tid}/runs/stream`, { method: "POST", json: { assistant_id: "agent", input: { messages: ["x"] }, stream_mode: ["bogus"] } })).toMatchObject({ status: 422 });
     expect(await call(server, `/threads/${tid}/runs`, { method: "POST", json: { assistant_id: "someone-else", input: { messages: ["x"] } } })).toMatchObject({ status: 404, body: { error: "ASSISTANT_NOT_FOUND" } });

@@ -1,0 +1,51 @@
+import { Command, type StateSnapshot } from "@langchain/langgraph";
+import { describe, expect, it } from "vitest";
+import { agentEntry, reachedBreakpoint, stoppedAtBreakpoint } from "../../src/runtime/agent-start.js";
+import type { RunRecord } from "../../src/runtime/run-record.js";
+
+/** The fields of a run record these functions read. */
+function run(fields: Partial<RunRecord>): RunRecord {
+  return { run_id: "r-new", input: null, limits: {}, interrupt_before: null, interrupt_after: null, checkpoint_id: null, ...fields } as RunRecord;
+}
+
+/** A state as LangGraph's getState gives it, reduced to what these functions read. */
+function snapshot(next: string[], source: string, messages: unknown[] = []): StateSnapshot {
+  return { values: { messages, run_id: "r-old" }, next, tasks: next.map((name) => ({ id: name, name, interrupts: [] })), metadata: { source, step: 3, parents: {} }, config: {}, createdAt: "2026-12-01T00:00:00Z" } as unknown as StateSnapshot;
+}
+
+describe("how an agent run enters its graph", () => {
+  it("with messages: they enter from the start with the run's id; without: a Command of the run's own run-scoped fields, or nothing to do", () => {
+    const withInput = agentEntry(run({ input: { messages: ["hi"] } }), snapshot([], "loop"), 1_000);
+    expect(withInput.kind).toBe("input");
+    expect((withInput as { input: { run_id: string; messages: unknown[] } }).input.run_id).toBe("r-new");
+    expect((withInput as { input: { messages: unknown[] } }).input.messages).toHaveLength(1);
+
+    const before = Date.now();
+    const resumed = agentEntry(run({ limits: { runTimeoutMs: 5_000 } }), snapshot(["model"], "loop"), 1_000);
+    expect(resumed.kind).toBe("continue");
+    const command = (resumed as { input: Command }).input;
+    expect(command).toBeInstanceOf(Command);
+    const update = command.update as Record<string, unknown>;
+    expect([update["run_id"], update["stop_reason"], update["answer"], update["error"], update["approvals"]]).toEqual(["r-new", null, null, null, {}]);
+    // the run's own limit, not the default
+    expect(update["deadline_at"] as number).toBeGreaterThanOrEqual(before + 5_000);
+    expect(update["deadline_at"] as number).toBeLessThan(before + 5_000 + 60_000);
+
+    expect(agentEntry(run({}), snapshot([], "loop"), 1_000)).toEqual({ kind: "nothing" });
+  });
+
+  it("breakpoints: a step's checkpoint before an interrupt_before node is where the run stopped; its entry checkpoint is not", () => {
+    const breakpoint = run({ interrupt_before: ["tools"] });
+    expect(reachedBreakpoint(breakpoint, snapshot(["tools"], "loop"))).toBe(true);
+    expect(reachedBreakpoint(breakpoint, snapshot(["model"], "loop"))).toBe(false);
+    // LangGraph passes a breakpoint where a run enters (continuing from it)
+    expect(reachedBreakpoint(breakpoint, snapshot(["tools"], "input"))).toBe(false);
+    expect(reachedBreakpoint(breakpoint, snapshot(["tools"], "fork"))).toBe(false);
+    expect(reachedBreakpoint(run({ interrupt_before: ["*"] }), snapshot(["guard"], "loop"))).toBe(true);
+    expect(reachedBreakpoint(run({}), snapshot(["tools"], "loop"))).toBe(false);
+
+    expect(stoppedAtBreakpoint(run({ interrupt_after: ["model"] }), snapshot(["guard"], "loop"))).toBe(true);
+    expect(stoppedAtBreakpoint(run({ interrupt_after: ["model"] }), snapshot([], "loop"))).toBe(false);
+    expect(stoppedAtBreakpoint(run({}), snapshot(["guard"], "loop"))).toBe(false);
+  });
+});
