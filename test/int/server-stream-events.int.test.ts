@@ -1,6 +1,6 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
-import { END, interrupt, MessagesAnnotation, START, StateGraph, type LangGraphRunnableConfig } from "@langchain/langgraph";
+import { Annotation, END, interrupt, MessagesAnnotation, START, StateGraph, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { ToolNode } from "@langchain/langgraph/prebuilt";
 import { Client, type StreamMode } from "@langchain/langgraph-sdk";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -34,6 +34,26 @@ const askGraph = new StateGraph(MessagesAnnotation)
   .addNode("ask", () => ({ messages: [{ role: "user", content: `answer ${String(interrupt("keep it?"))}` }] }))
   .addEdge(START, "ask")
   .addEdge("ask", END);
+
+/** A graph with a subgraph whose node writes a custom part, and a node of its own that writes one. */
+const Notes = Annotation.Root({ notes: Annotation<string[]>({ reducer: (all, more) => all.concat(more), default: () => [] }) });
+const innerGraph = new StateGraph(Notes)
+  .addNode("inner", (_state: typeof Notes.State, config: LangGraphRunnableConfig) => {
+    config.writer?.({ from: "inner" });
+    return { notes: ["inner"] };
+  })
+  .addEdge(START, "inner")
+  .addEdge("inner", END)
+  .compile();
+const nestedGraph = new StateGraph(Notes)
+  .addNode("outer", (_state: typeof Notes.State, config: LangGraphRunnableConfig) => {
+    config.writer?.({ from: "outer" });
+    return { notes: ["outer"] };
+  })
+  .addNode("sub", innerGraph)
+  .addEdge(START, "outer")
+  .addEdge("outer", "sub")
+  .addEdge("sub", END);
 
 const events = (parts: Part[]): StreamEvent[] => parts.filter((part) => part.event === "events").map((part) => part.data as StreamEvent);
 
@@ -74,7 +94,7 @@ describe.each(BACKENDS)("stream mode events (LangChain stream events v2) through
   });
   /** A server with the chat graph, or (with `turns`) the built-in agent on a scripted model, and the SDK client for it. */
   const start = async (turns?: ScriptedTurn[]): Promise<{ server: TestServer; client: Client }> => {
-    const server = await startTestServer(owner, turns ?? [], { workers: 1, ...(turns === undefined ? { graphs: { agent: false, chat: () => chatGraph(), ask: askGraph } } : {}) });
+    const server = await startTestServer(owner, turns ?? [], { workers: 1, ...(turns === undefined ? { graphs: { agent: false, chat: () => chatGraph(), ask: askGraph, nested: nestedGraph } } : {}) });
     servers.push(server);
     return { server, client: new Client({ apiUrl: server.url, apiKey: TEST_KEYS.alice }) };
   };
@@ -174,6 +194,32 @@ describe.each(BACKENDS)("stream mode events (LangChain stream events v2) through
     expect(outline(resumed)[0]).toBe("on_chain_start LangGraph");
     expect(outline(resumed)).toContain("on_chain_start ask");
     expect(outline(resumed).at(-1)).toBe("on_chain_end LangGraph");
+  });
+
+  itOnPrimary(backend)("recording events leaves the other modes' parts as they are, with a subgraph; stream_subgraphs leaves out on_chain_stream events", async () => {
+    const { client } = await start();
+    const bare = (parts: Part[]): Part[] => parts.map(({ event, data }) => ({ event, data }));
+    const run = async (modes: StreamMode[], subgraphs = false): Promise<Part[]> => {
+      const thread = await client.threads.create();
+      return ((await collect(client.runs.stream(thread.thread_id, "nested", { input: { notes: [] }, streamMode: modes, streamSubgraphs: subgraphs }))) as Part[]).slice(1);
+    };
+    const without = await run(["tasks", "custom", "updates"]);
+    const withEvents = await run(["tasks", "custom", "updates", "events"]);
+    const others = withEvents.filter((part) => part.event !== "events");
+    // task ids differ between threads: compare names, kinds and payloads without them
+    const shape = (parts: Part[]): unknown[] => bare(parts).map((part) => JSON.parse(JSON.stringify(part).replace(/"id":"[^"]+"/g, '"id":"-"')) as unknown);
+    expect(shape(others)).toEqual(shape(without));
+    expect(others.map((part) => part.event)).toContain("custom");
+    const lines = outline(withEvents);
+    expect(lines[0]).toBe("on_chain_start LangGraph");
+    expect(lines.at(-1)).toBe("on_chain_end LangGraph");
+    // the subgraph's own run and its node are among the events
+    expect(lines).toEqual(expect.arrayContaining(["on_chain_start sub", "on_chain_start inner", "on_chain_end inner", "on_chain_end sub"]));
+    expect(lines.indexOf("on_chain_start inner")).toBeGreaterThan(lines.indexOf("on_chain_start sub"));
+    const nestedStreams = lines.filter((line) => line.startsWith("on_chain_stream")).length;
+    const sub = outline(await run(["events"], true));
+    expect(sub.filter((line) => line.startsWith("on_chain_stream"))).toEqual([]);
+    expect(sub.length).toBe(lines.length - nestedStreams);
   });
 
   itOnPrimary(backend)("the built-in agent with its scripted model: graph, node and chat model events, replayed identically; not in its custom parts", async () => {
