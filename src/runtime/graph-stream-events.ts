@@ -61,6 +61,18 @@ async function* recordedChunks(graph: EventStreaming, input: unknown, options: R
       continue;
     }
     kept += 1;
-    recording.emit({ type: "events", data: plainJson(event) });
+    recording.emit({ type: "events", data: eventJson(event) });
+  }
+}
+
+/**
+ * An event as plain JSON; one whose payload JSON cannot hold (a cycle, a BigInt) keeps its
+ * `event`, `name`, `run_id` and `tags`, and says why its `data` is missing, rather than failing the run.
+ */
+function eventJson(event: StreamEventV2): unknown {
+  try {
+    return plainJson(event);
+  } catch (error) {
+    return { event: event.event, name: event.name ?? null, run_id: event.run_id, tags: event.tags ?? [], metadata: {}, data: { unserialisable: (error as Error).message } };
   }
 }
