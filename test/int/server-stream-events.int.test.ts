@@ -29,6 +29,12 @@ function chatGraph() {
     .addEdge("tools", "agent");
 }
 
+/** A graph whose node writes the server's API key and a secret-looking token into its output. */
+const leakGraph = new StateGraph(MessagesAnnotation)
+  .addNode("leak", () => ({ messages: [{ role: "assistant", content: `the key is ${TEST_KEYS.alice}, the token sk-live1234567890abcdef` }] }))
+  .addEdge(START, "leak")
+  .addEdge("leak", END);
+
 /** A graph that waits for a value. */
 const askGraph = new StateGraph(MessagesAnnotation)
   .addNode("ask", () => ({ messages: [{ role: "user", content: `answer ${String(interrupt("keep it?"))}` }] }))
@@ -94,7 +100,7 @@ describe.each(BACKENDS)("stream mode events (LangChain stream events v2) through
   });
   /** A server with the chat graph, or (with `turns`) the built-in agent on a scripted model, and the SDK client for it. */
   const start = async (turns?: ScriptedTurn[]): Promise<{ server: TestServer; client: Client }> => {
-    const server = await startTestServer(owner, turns ?? [], { workers: 1, ...(turns === undefined ? { graphs: { agent: false, chat: () => chatGraph(), ask: askGraph, nested: nestedGraph } } : {}) });
+    const server = await startTestServer(owner, turns ?? [], { workers: 1, ...(turns === undefined ? { graphs: { agent: false, chat: () => chatGraph(), ask: askGraph, nested: nestedGraph, leak: leakGraph } } : {}) });
     servers.push(server);
     return { server, client: new Client({ apiUrl: server.url, apiKey: TEST_KEYS.alice }) };
   };
@@ -160,7 +166,7 @@ describe.each(BACKENDS)("stream mode events (LangChain stream events v2) through
     expect(await refused.text()).toContain('stream_mode \\"events\\"');
   });
 
-  itOnPrimary(backend)("runs.create with events records them for joinStream; past limits.maxStreamEvents one marker, and the root's end still last; a resume asks for events only of a run that records them", async () => {
+  itOnPrimary(backend)("runs.create with events records them for joinStream; past limits.maxStreamEvents one marker, and the root's end still last; a resume asks for events only of a run that records them; secrets redacted", async () => {
     const { server, client } = await start();
     const thread = await client.threads.create();
     const created = await client.runs.create(thread.thread_id, "chat", { input: INPUT, streamMode: ["events"] });
@@ -175,6 +181,14 @@ describe.each(BACKENDS)("stream mode events (LangChain stream events v2) through
     expect(outline(parts)).toEqual([...outline(joined).slice(0, 4), "on_events_truncated devmind", "on_chain_end LangGraph"]);
     expect(events(parts)[4]).toEqual({ event: "on_events_truncated", name: "devmind", run_id: capped.run_id, tags: [], metadata: {}, data: { limit: 4 } });
     expect((await storedTypes(server.runtime, capped.run_id)).filter((type) => type === "events.truncated")).toEqual(["events.truncated"]);
+    // stored (and so sent) redacted, as every stored event: no configured key, no secret-looking text
+    const leakThread = await client.threads.create();
+    const leaked = JSON.stringify(events(((await collect(client.runs.stream(leakThread.thread_id, "leak", { input: { messages: [] }, streamMode: ["events"] }))) as Part[]).slice(1)));
+    expect(leaked).toContain("on_chain_end");
+    expect(leaked).not.toContain(TEST_KEYS.alice);
+    expect(leaked).not.toContain("sk-live1234567890abcdef");
+    expect(leaked).toContain("[REDACTED]");
+
     // the cap is bounded
     await expect(server.runtime.runs.create({ threadId: capped.thread_id, assistantId: "chat", input: INPUT, limits: { maxStreamEvents: 0 } })).rejects.toMatchObject({ code: "RUN_INPUT_INVALID" });
 
