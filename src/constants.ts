@@ -290,6 +290,21 @@ export const GRAPHS_DEFAULTS = {
   assistantNamespace: "6ba7b821-9dad-11d1-80b4-00c04fd430c8",
 } as const;
 
+/**
+ * Recording a run's LangChain stream events (the `events` stream mode, src/runtime/graph-stream-events.ts):
+ * only runs that ask for them record them, each a stored run event.
+ */
+export const STREAM_EVENTS_DEFAULTS = {
+  /**
+   * The most stream events one attempt of a run records (a model's every token is one) when the run
+   * was created with stream_mode `events` and no `limits.maxStreamEvents`; past it the graph's own
+   * start and end are still recorded and one `events.truncated` marker says the rest was left out.
+   */
+  maxPerRun: 5_000,
+  /** Bounds of `limits.maxStreamEvents`. */
+  maxPerRunBounds: { min: 1, max: 100_000 },
+} as const;
+
 /** NOTIFY channel telling workers there may be a run to claim. */
 export const RUNS_CHANNEL = "devmind_runs";
 

@@ -50,6 +50,8 @@ export interface ModelCallOptions {
   onAttemptFailed?: (info: ModelAttemptFailure) => void;
   /** Exact secrets (e.g. the configured API key) to remove from error messages, besides the usual key patterns. */
   secrets?: readonly string[] | undefined;
+  /** LangChain callbacks of the calling node (set only when the run records stream events). */
+  callbacks?: RunnableConfig["callbacks"];
 }
 
 /** Thrown inside an attempt when our timeout or the run's cancel signal fired; never escapes `callModel`. */
@@ -109,7 +111,7 @@ async function attempt(model: CallableModel, messages: BaseMessage[], options: M
   const signal = options.signal === undefined ? timeout : AbortSignal.any([timeout, options.signal]);
   const aborted = abortedBy(signal);
   let iterator: AsyncIterator<AIMessageChunk> | undefined;
-  const config: RunnableConfig = { signal };
+  const config: RunnableConfig = options.callbacks === undefined ? { signal } : { signal, callbacks: options.callbacks };
   try {
     const started = Promise.resolve().then(() => model.stream(messages, config));
     // if we stop waiting, close the stream whenever it does arrive

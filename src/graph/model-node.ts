@@ -137,6 +137,7 @@ export function createModelNode(deps: ModelDeps) {
         timeoutMs,
         maxRetries: limits.modelMaxRetries,
         signal: context.cancelSignal,
+        ...(context.streamEvents === true && config.callbacks !== undefined ? { callbacks: config.callbacks } : {}),
         onDelta: (text) => {
           const offset = streamed;
           streamed += text.length;

@@ -31,6 +31,12 @@ export interface AgentRunContext {
   ledger?: ToolCallLedger;
   /** Aborting it stops the run at the next step boundary (DrainError), resumable from there. */
   drainSignal?: AbortSignal;
+  /**
+   * The run records LangChain's stream events (the `events` stream mode): the model node hands its
+   * callbacks to the model call, so the model's start, tokens and end are among them. Off by
+   * default: a model call then starts no callback run of its own.
+   */
+  streamEvents?: boolean;
 }
 
 /** Reads the run context and thread id from a node's config. */

@@ -23,6 +23,9 @@ import { finalEvent, statusForStopReason } from "./status.js";
 import type { ToolLedger } from "./tool-ledger.js";
 import type { GraphRegistry } from "../graphs/graph-registry.js";
 import { executeGraphAttempt, type Attempt } from "./graph-attempt.js";
+import { graphChunks } from "./graph-stream-events.js";
+import type { CompiledGraphLike } from "../graphs/graph-kinds.js";
+import type { RunnableConfig } from "@langchain/core/runnables";
 import { interruptsOf } from "./graph-state.js";
 import type { ResumeStore } from "./resume-store.js";
 import type { RunEventData } from "./run-events.js";
@@ -244,8 +247,9 @@ export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, ow
         limits: run.limits,
         ledger: new RunLedger(deps.ledger, deps.decisions, fence),
         ...(deps.drainSignal === undefined ? {} : { drainSignal: deps.drainSignal }),
+        ...(run.limits.maxStreamEvents === undefined ? {} : { streamEvents: true }),
       };
-      await graph.invoke(input as never, {
+      const options = {
         configurable: { thread_id: run.thread_id, ...fork, ...fenceConfigurable(fence) },
         // the run's ids (and metadata) in every checkpoint's metadata: history filters find them,
         // and a rollback removes the checkpoints that name the run
@@ -255,7 +259,17 @@ export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, ow
         context,
         signal: AbortSignal.any([lost.signal, fault.signal]),
         recursionLimit: deps.recursionLimit,
-      } as never);
+      };
+      if (run.limits.maxStreamEvents === undefined) await graph.invoke(input as never, options as never);
+      else {
+        // a run created with the `events` stream mode records LangChain's stream events (graph-stream-events.ts)
+        const emit = (event: RunEventData): void => {
+          deps.live(run.run_id, event);
+          void append([event as NewRunEvent]).catch(() => undefined);
+        };
+        const chunks = await graphChunks(graph as unknown as CompiledGraphLike, input, options as RunnableConfig, run.run_id, { limit: run.limits.maxStreamEvents, emit });
+        for await (const _chunk of chunks) continue;
+      }
     }
     await chain;
     if (lostLease) return await deps.runs.get(run.run_id);

@@ -12,6 +12,7 @@ import type { NewRunEvent } from "./event-store.js";
 import type { ExecutorDeps } from "./executor.js";
 import type { Fence } from "./fence.js";
 import { GraphToolLedger } from "./graph-tool-ledger.js";
+import { graphChunks } from "./graph-stream-events.js";
 import { interruptsOf } from "./graph-state.js";
 import { isHitlRequest } from "./hitl-decisions.js";
 import type { ResumeRecord } from "./resume-store.js";
@@ -146,7 +147,9 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
     };
     // time travel: a run's first attempt starts from the checkpoint it names; later ones from its own
     const fork = !ours && run.checkpoint_id !== null ? { checkpoint_id: run.checkpoint_id, checkpoint_ns: "" } : {};
-    const stream = (await graph.stream(input, {
+    // a run created with the `events` stream mode records LangChain's stream events too (graph-stream-events.ts)
+    const recording = run.limits.maxStreamEvents === undefined ? null : { limit: run.limits.maxStreamEvents, emit: (event: GraphRunEvent) => emit(attempt, event) };
+    const options = {
       ...config,
       configurable: { ...config.configurable, ...fork, ...fenceConfigurable(fence), [RUN_HANDLE_KEY]: handle },
       ...(run.interrupt_before === null ? {} : { interruptBefore: run.interrupt_before }),
@@ -155,7 +158,8 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
       signal: AbortSignal.any([attempt.signals.cancel, attempt.signals.lost, attempt.signals.fault, stop.signal]),
       streamMode: ["tasks", "custom", "tools"],
       subgraphs: true,
-    } as RunnableConfig)) as AsyncIterable<[string[], string, unknown]>;
+    } as RunnableConfig;
+    const stream = await graphChunks(graph, input, options, run.run_id, recording);
     for await (const [ns, mode, payload] of stream) {
       if (mode === "custom") {
         emit(attempt, { type: "custom", ns, data: payload });

@@ -26,7 +26,11 @@ export type RunLifecycleEvent =
  * inside a subgraph), what the graph wrote with `config.writer` (`custom`), and the lifecycle of
  * each LangChain tool a node invoked (`tools`: LangGraph's `tools` stream mode, `{event:
  * "on_tool_start" | "on_tool_event" | "on_tool_end" | "on_tool_error", toolCallId, name, ...}` as
- * plain JSON).
+ * plain JSON), and — for a run created with the `events` stream mode (`limits.maxStreamEvents`) —
+ * each LangChain stream event (v2: `{event: "on_chain_start" | "on_chat_model_stream" | ..., name,
+ * run_id, tags, metadata, data}` as plain JSON, the root graph's own `on_chain_stream`
+ * left out) in the order LangChain produced it (`events`), and `events.truncated` once when the
+ * run's attempt reached its limit and left later ones out.
  */
 export type GraphRunEvent =
   | RunLifecycleEvent
@@ -34,6 +38,8 @@ export type GraphRunEvent =
   | { type: "node.finished"; node: string; task_id: string; ns: string[]; duration_ms: number | null; error: string | null; interrupted: boolean }
   | { type: "custom"; ns: string[]; data: unknown }
   | { type: "tools"; ns: string[]; data: unknown }
+  | { type: "events"; data: unknown }
+  | { type: "events.truncated"; limit: number }
   | { type: "approval.requested"; requests: unknown[] };
 
 /**
@@ -88,6 +94,8 @@ const EVENT_TYPES: Record<RunEventType, boolean> = {
   "node.finished": true,
   custom: true,
   tools: true,
+  events: true,
+  "events.truncated": true,
   "graph.stopped": false,
 };
 

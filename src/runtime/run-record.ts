@@ -1,4 +1,4 @@
-import { CONFIG_BOUNDS, GRAPHS_DEFAULTS, RUN_STORE_LIMITS } from "../constants.js";
+import { CONFIG_BOUNDS, GRAPHS_DEFAULTS, RUN_STORE_LIMITS, STREAM_EVENTS_DEFAULTS } from "../constants.js";
 import { assistantIdFor } from "../graphs/assistant-id.js";
 import type { Row } from "../db/types.js";
 import { DevmindError, RunNotFoundError } from "../errors.js";
@@ -49,8 +49,13 @@ export interface RunGraphConfig {
   tags?: string[];
 }
 
-/** The per-run overrides of the agent limits (CONTRACT section 9); absent fields use the defaults. */
-export type RunLimits = Partial<AgentLimits>;
+/**
+ * The per-run overrides of the agent limits (CONTRACT section 9); absent fields use the defaults.
+ * `maxStreamEvents` is a run's own: the most LangChain stream events (the `events` stream mode)
+ * each attempt of the run records; absent, none are recorded (the HTTP API sets
+ * STREAM_EVENTS_DEFAULTS.maxPerRun for a run created with stream_mode `events`).
+ */
+export type RunLimits = Partial<AgentLimits> & { maxStreamEvents?: number };
 
 /** The lease of a running run: who holds it, its fencing token, and when it lapses unless renewed. */
 export interface RunLease {
@@ -265,8 +270,16 @@ export function checkRunLimits(limits: RunLimits | undefined): RunLimits {
   const checked: RunLimits = {};
   for (const [key, value] of Object.entries(limits)) {
     if (value === undefined) continue;
+    if (key === "maxStreamEvents") {
+      const { min, max } = STREAM_EVENTS_DEFAULTS.maxPerRunBounds;
+      if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
+        throw runInputError(`limit maxStreamEvents must be an integer from ${min} to ${max}, got ${JSON.stringify(value)}`, { field: "limits", limit: key });
+      }
+      checked.maxStreamEvents = value;
+      continue;
+    }
     if (!LIMIT_KEYS.has(key)) {
-      throw runInputError(`unknown limit ${JSON.stringify(key)}; known: ${[...LIMIT_KEYS].join(", ")}`, { field: "limits", limit: key });
+      throw runInputError(`unknown limit ${JSON.stringify(key)}; known: ${[...LIMIT_KEYS, "maxStreamEvents"].join(", ")}`, { field: "limits", limit: key });
     }
     const { min, max } = CONFIG_BOUNDS[key as keyof AgentLimits];
     if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {

@@ -1,5 +1,6 @@
 import { RunConflictError } from "../errors.js";
-import type { RunGraphConfig } from "../runtime/run-record.js";
+import { STREAM_EVENTS_DEFAULTS } from "../constants.js";
+import type { RunGraphConfig, RunLimits, RunRecord } from "../runtime/run-record.js";
 import { isHitlRequest, type Runtime } from "../runtime/runtime.js";
 import { httpError } from "./http-errors.js";
 import type { StartedRun } from "./run-start.js";
@@ -40,6 +41,35 @@ export function refuseUnsupportedOptions(body: RunCreateBody): void {
     const value = raw[option];
     if (value === undefined || value === null || neutral(value)) continue;
     throw httpError("REQUEST_INVALID", `${option} is not supported by devmind serve`, { field: option });
+  }
+}
+
+/** True when a request's `stream_mode` (one mode or a list) includes `events`. */
+function wantsStreamEvents(body: RunCreateBody): boolean {
+  const modes = body.stream_mode;
+  return modes === "events" || (Array.isArray(modes) && modes.includes("events"));
+}
+
+/**
+ * The run's `limits` for `runtime.runs.create`: the request's devmind `limits`, plus — when its
+ * `stream_mode` includes `events` — `maxStreamEvents` (STREAM_EVENTS_DEFAULTS.maxPerRun unless the
+ * request set it), which makes the worker record the run's LangChain stream events. Undefined
+ * when there are none.
+ */
+export function runLimitsOf(body: RunCreateBody): RunLimits | undefined {
+  const given = body.limits === undefined || body.limits === null ? undefined : (body.limits as RunLimits);
+  if (!wantsStreamEvents(body)) return given;
+  return { ...given, maxStreamEvents: given?.maxStreamEvents ?? STREAM_EVENTS_DEFAULTS.maxPerRun };
+}
+
+/**
+ * A resume continues the interrupted run, which records LangChain stream events only if it was
+ * created asking for them: a resume asking for `events` of a run that does not record them is
+ * refused (422) rather than streamed without them.
+ */
+export function refuseEventsOnResume(body: RunCreateBody, waiting: RunRecord): void {
+  if (wantsStreamEvents(body) && waiting.limits.maxStreamEvents === undefined) {
+    throw httpError("REQUEST_INVALID", `stream_mode "events" is not available when resuming run ${waiting.run_id}: it was created without it, so its LangChain stream events are not recorded`, { field: "stream_mode" });
   }
 }
 
@@ -145,6 +175,7 @@ export async function startGraphRun(
     const [waiting] = await runtime.runs.list({ threadId: thread, status: "interrupted", limit: 1 });
     if (waiting === undefined) throw new RunConflictError(`thread ${thread} has no interrupted run to resume`, { threadId: thread });
     if (waiting.graph_id !== graphId) throw new RunConflictError(`thread ${thread}'s interrupted run is of graph ${waiting.graph_id}, not ${graphId}`, { threadId: thread, graphId: waiting.graph_id });
+    refuseEventsOnResume(body, waiting);
     const startSeq = await runtime.runs.lastEventSeq(waiting.run_id);
     const { snapshots } = await runtime.threads.runSnapshots(thread, waiting.run_id, undefined);
     const command = body.command as { resume?: unknown; update?: unknown; goto?: unknown };
@@ -166,6 +197,7 @@ export async function startGraphRun(
     if (state.createdAt === undefined) throw httpError("NOT_FOUND", `no checkpoint ${JSON.stringify(options.checkpointId.slice(0, 100))} on thread ${thread}`, { field: "checkpoint_id" });
   }
   const config = graphConfigOf(body.config);
+  const limits = runLimitsOf(body);
   // input null continues the thread from its checkpoint (after a breakpoint, or from `checkpoint_id`)
   const run = await runtime.runs.create({
     threadId: thread,
@@ -175,7 +207,7 @@ export async function startGraphRun(
     ...(config === undefined ? {} : { config }),
     ...(body.context === undefined || body.context === null ? {} : { context: body.context }),
     multitask: multitaskOf(body),
-    ...(body.limits === undefined || body.limits === null ? {} : { limits: body.limits }),
+    ...(limits === undefined ? {} : { limits }),
     webhook: body.webhook ?? null,
     ...completion,
   });

@@ -7,7 +7,7 @@ import { httpError } from "./http-errors.js";
 import type { StreamCursor } from "./stream-cursor.js";
 import { AgentInput, validate, type RunCreateBody } from "./validation.js";
 import { interruptsOf, toWire } from "./wire.js";
-import { multitaskOf, refuseUnsupportedOptions, runOptionsOf, startGraphRun, type RunCompletionOptions } from "./graph-run-start.js";
+import { multitaskOf, refuseEventsOnResume, refuseUnsupportedOptions, runLimitsOf, runOptionsOf, startGraphRun, type RunCompletionOptions } from "./graph-run-start.js";
 
 /** A run a request started (or resumed), and where its stream should begin. */
 export interface StartedRun {
@@ -132,6 +132,7 @@ async function startOnThread(runtime: Runtime, thread: string, assistantId: stri
   if (resume !== undefined) {
     const [waiting] = await runtime.runs.list({ threadId: thread, status: "interrupted", limit: 1 });
     if (waiting === undefined) throw new RunConflictError(`thread ${thread} has no run waiting for approval to resume`, { threadId: thread });
+    refuseEventsOnResume(body, waiting);
     const startSeq = await runtime.runs.lastEventSeq(waiting.run_id);
     const { snapshots } = await runtime.threads.runSnapshots(thread, waiting.run_id, undefined);
     await runtime.runs.decide(waiting.run_id, resume, { principal });
@@ -155,13 +156,14 @@ async function startOnThread(runtime: Runtime, thread: string, assistantId: stri
   if (input === null && from.createdAt === undefined) {
     throw httpError("REQUEST_INVALID", "input { messages: [...] } is required: the thread has no checkpoint to continue from (input null continues one; command.resume resumes an interrupted run)", { field: "input" });
   }
+  const limits = runLimitsOf(body);
   const run = await runtime.runs.create({
     threadId: thread,
     assistantId,
     ...options,
     input: input as never,
     multitask: multitaskOf(body),
-    ...(body.limits === undefined || body.limits === null ? {} : { limits: body.limits }),
+    ...(limits === undefined ? {} : { limits }),
     webhook: body.webhook ?? null,
     ...completion,
   });

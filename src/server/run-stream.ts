@@ -7,6 +7,7 @@ import { checkpointIdOf } from "../runtime/thread-state.js";
 import { formatCursor, STREAM_START, type StreamCursor } from "./stream-cursor.js";
 import { closingChunk, messagesOf, roundsDone } from "./stream-messages.js";
 import { checkpointParts, modeEvent, taskResultParts, taskStartParts } from "./stream-modes.js";
+import { eventsParts, isStreamEventRecord } from "./stream-events.js";
 import { toolParts } from "./stream-tools.js";
 import { SubgraphParts } from "./subgraph-stream.js";
 import { interruptsOf, toWire } from "./wire.js";
@@ -22,7 +23,7 @@ export interface StreamPart {
 export interface RunStreamOptions {
   /**
    * LangGraph stream modes: values, updates, messages (for messages-tuple), custom, checkpoints,
-   * tasks, debug, tools (the routes refuse any other).
+   * tasks, debug, tools, events (the routes refuse any other).
    */
   modes: ReadonlySet<string>;
   /** Continue after this cursor (a `Last-Event-ID`); default: the run's beginning. */
@@ -61,11 +62,12 @@ interface Unit {
  * that produced it: `{node: writes}`), `messages` (`[message, metadata]` for each new non-human
  * message) and `values` (the state); when a checkpoint's tasks were interrupted (an approval),
  * `updates` and `values` with `{__interrupt__: [{id, value}]}`; `custom`: for the agent each
- * stored run event, for any other graph the data of each stored `custom` event (what the graph
+ * stored run event (but its recorded LangChain stream events), for any other graph the data of each stored `custom` event (what the graph
  * wrote with `config.writer`); live token deltas as `messages` chunks (`AIMessageChunk` under the
  * stored message's id, in step order; not replayed; a streamed message ends with a closing chunk
  * instead of being sent again whole); `checkpoints`, `tasks` and `debug` from the checkpoints
- * (`stream-modes.ts`), `tools` from tool events (`stream-tools.ts`), subgraph parts with
+ * (`stream-modes.ts`), `tools` from tool events (`stream-tools.ts`), `events` from the LangChain
+ * stream events the run recorded (`stream-events.ts`), subgraph parts with
  * `subgraphs` (`subgraph-stream.ts`); `error {error, message}` at the end of a failed or
  * timed-out run. The agent's parts are merged by time; a user graph's in the order its graph
  * streamed them (`byTask`). Ends when the run is interrupted or terminal and everything up to
@@ -191,8 +193,9 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
     at: timeOf(event.at),
     parts: () => [
       ...attached,
-      ...(!modes.has("custom") ? [] : agent ? [{ event: "custom", data: event }] : isRunEvent(event) && event.type === "custom" ? [{ event: modeEvent("custom", subgraphs === undefined ? [] : event.ns), data: toWire(event.data) }] : []),
+      ...(!modes.has("custom") ? [] : agent ? (isStreamEventRecord(event) ? [] : [{ event: "custom", data: event }]) : isRunEvent(event) && event.type === "custom" ? [{ event: modeEvent("custom", subgraphs === undefined ? [] : event.ns), data: toWire(event.data) }] : []),
       ...(modes.has("tools") ? toolParts(event, subgraphs !== undefined) : []),
+      ...(modes.has("events") ? eventsParts(event, options.subgraphs === true) : []),
     ],
   });
 

@@ -46,6 +46,8 @@ const FIELDS: { [T in RunEventType]: Record<keyof RunEventFields<T>, Presence> }
   "node.finished": { node: "required", task_id: "required", ns: "required", duration_ms: "required", error: "required", interrupted: "required" },
   custom: { ns: "required", data: "required" },
   tools: { ns: "required", data: "required" },
+  events: { data: "required" },
+  "events.truncated": { limit: "required" },
   "graph.stopped": { stop_reason: "required" },
 };
 
@@ -142,8 +144,8 @@ describe.each(BACKENDS)("stored and live events are members of the union on %s",
     await runtime.runs.resume(review.run_id, { value: { approved: true } }, { principal: "bob", reason: "fine" });
     expect((await runtime.runs.execute(review.run_id)).status).toBe("success");
 
-    // a graph running a LangChain tool
-    const tooledRun = await runtime.runs.create({ assistantId: "tooled", input: { messages: [] } });
+    // a graph running a LangChain tool, recording LangChain's stream events (capped: the marker too)
+    const tooledRun = await runtime.runs.create({ assistantId: "tooled", input: { messages: [] }, limits: { maxStreamEvents: 2 } });
     runIds.push(tooledRun.run_id);
     expect((await runtime.runs.execute(tooledRun.run_id)).status).toBe("success");
 

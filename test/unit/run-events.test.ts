@@ -39,9 +39,11 @@ const CONTRACT_SECTION_6: Record<string, readonly string[]> = {
 
 /**
  * CONTRACT section 10's events of any graph: node started/finished, custom writes, resumes, and
- * the lifecycle of a graph's LangChain tools (what the `tools` stream mode sends).
+ * the lifecycle of a graph's LangChain tools (what the `tools` stream mode sends), and the
+ * LangChain stream events a run created with the `events` stream mode records (with the marker
+ * of its cap).
  */
-const CONTRACT_SECTION_10 = ["node.started", "node.finished", "custom", "tools", "resume.given"];
+const CONTRACT_SECTION_10 = ["node.started", "node.finished", "custom", "tools", "events", "events.truncated", "resume.given"];
 
 /** Delivered live, never stored (CONTRACT section 6: model.delta; graph.stopped is the agent graph's end marker). */
 const LIVE_ONLY = ["model.delta", "graph.stopped"];
@@ -87,6 +89,8 @@ describe("run event union", () => {
       | "node.finished"
       | "custom"
       | "tools"
+      | "events"
+      | "events.truncated"
       | "resume.given"
     >();
     expectTypeOf<RunEventFields<"run.created">>().toEqualTypeOf<{ cron_id?: string }>();
@@ -109,6 +113,8 @@ describe("run event union", () => {
     expectTypeOf<keyof RunEventFields<"node.started">>().toEqualTypeOf<"node" | "task_id" | "ns">();
     expectTypeOf<keyof RunEventFields<"node.finished">>().toEqualTypeOf<"node" | "task_id" | "ns" | "duration_ms" | "error" | "interrupted">();
     expectTypeOf<keyof RunEventFields<"custom">>().toEqualTypeOf<"ns" | "data">();
+    expectTypeOf<RunEventFields<"events">>().toEqualTypeOf<{ data: unknown }>();
+    expectTypeOf<RunEventFields<"events.truncated">>().toEqualTypeOf<{ limit: number }>();
     expectTypeOf<keyof RunEventFields<"resume.given">>().toEqualTypeOf<"interrupt_ids" | "by" | "reason" | "value_digest">();
   });
 

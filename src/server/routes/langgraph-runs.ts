@@ -17,18 +17,17 @@ import { runWire } from "../wire.js";
 
 type Env = { Variables: AuthVariables };
 
-const SERVED_MODES = "values, updates, messages-tuple, custom, checkpoints, tasks, debug, tools";
+const SERVED_MODES = "values, updates, messages-tuple, custom, checkpoints, tasks, debug, tools, events";
 
 /**
  * Stream modes from a body or query; default `values`; `messages-tuple` is served as `messages`.
- * An unknown mode is refused naming it, and so is `events` (LangChain's callback events of every
- * runnable: devmind's workers do not record them, so no stream could send or replay them).
+ * An unknown mode is refused naming it. `events` (LangChain's stream events) is sent from what
+ * the run recorded: a run created with it records them (`runLimitsOf`).
  */
 function modesOf(requested: string | readonly string[] | null | undefined): Set<string> {
   const list = requested === undefined || requested === null ? ["values"] : typeof requested === "string" ? [requested] : requested;
   for (const mode of list) {
     if (!(STREAM_MODES as readonly string[]).includes(mode)) throw httpError("REQUEST_INVALID", `unknown stream_mode ${JSON.stringify(mode.slice(0, 50))}; devmind serves ${SERVED_MODES}`, { field: "stream_mode" });
-    if (mode === "events") throw httpError("REQUEST_INVALID", `stream_mode "events" (LangChain stream events) is not supported by devmind serve; devmind serves ${SERVED_MODES}`, { field: "stream_mode" });
   }
   return new Set(list.map((mode) => (mode === "messages-tuple" ? "messages" : mode)));
 }
@@ -199,6 +198,9 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
   const join = async (c: Context<Env>): Promise<Response> => {
     const run = await threadRun(c);
     const modes = modesOf(c.req.queries("stream_mode"));
+    if (modes.has("events") && run.limits.maxStreamEvents === undefined) {
+      throw httpError("REQUEST_INVALID", `stream_mode "events" is not available for run ${run.run_id}: it was created without it, so its LangChain stream events were not recorded`, { field: "stream_mode" });
+    }
     const from = parseCursor(c.req.header("last-event-id"));
     const subgraphs = c.req.query("stream_subgraphs");
     if (subgraphs !== undefined && subgraphs !== "true" && subgraphs !== "false") throw httpError("REQUEST_INVALID", "stream_subgraphs must be true or false", { field: "stream_subgraphs" });
