@@ -23,6 +23,11 @@ export default defineConfig({
         test: {
           name: "int",
           include: ["test/int/**/*.test.ts"],
+          // one module graph per worker process, not one per file: importing LangGraph, LangChain,
+          // PGlite (and compiling its WebAssembly) again for each of 60+ files cost about 40% of
+          // the suite's CPU. Files share no state: each opens its own schemas, data directories,
+          // servers and children and closes them, and restores any environment variable it sets.
+          isolate: false,
           // builds dist/ and the fixture programs, makes the migrated PGlite template; runs only
           // when an integration file is selected, so `npm test -- test/unit` stays quick
           globalSetup: ["test/setup/global-setup.ts"],
