@@ -259,7 +259,7 @@ export function runSql(schema: string) {
 
     /**
      * $1 run id, $2 epoch, $3 status, $4 stop reason, $5 answer, $6 error code, $7 error message,
-     * $8..$12 counts: the run ends.
+     * $8..$12 counts: the run ends. Returns the ended run's columns (no row: the fence did not hold).
      */
     finish: statement(
       "runs_finish",
@@ -268,13 +268,13 @@ export function runSql(schema: string) {
             SET status = $3::text, stop_reason = $4::text, answer = $5::text, error_code = $6::text, error_message = $7::text,
                 lease_owner = NULL, lease_expires_at = NULL, finished_at = now(), updated_at = now(), ${countsSet(8)},
                 interrupts = NULL, interrupt_checkpoint = NULL
-          WHERE ${FENCE} RETURNING r.run_id
+          WHERE ${FENCE} RETURNING ${runColumns("r")}
        ), used AS (
          UPDATE ${s}.run_resumes AS u SET consumed_at = clock_timestamp()
-           FROM changed c WHERE u.run_id = c.run_id AND u.consumed_at IS NULL
+           FROM changed c WHERE u.run_id = c.run_id::uuid AND u.consumed_at IS NULL
          RETURNING u.run_id
        )
-       SELECT c.run_id, (SELECT count(*) FROM used)::integer AS used FROM changed c`,
+       SELECT c.*, (SELECT count(*) FROM used)::integer AS used FROM changed c`,
     ),
 
     /**

@@ -431,6 +431,14 @@ export class RunStore {
    * in that transaction (e.g. `EventStore.appendWith`, so the final event commits with it).
    */
   async finish(runId: string, epoch: number, outcome: FinishRunOptions, options: { tx?: Queryable } = {}): Promise<boolean> {
+    return (await this.finishRecord(runId, epoch, outcome, options)) !== null;
+  }
+
+  /**
+   * Like `finish`, returning the run as the statement left it (what `get` reads once it commits),
+   * or null when the fence did not hold: the finisher needs no read after its write.
+   */
+  async finishRecord(runId: string, epoch: number, outcome: FinishRunOptions, options: { tx?: Queryable } = {}): Promise<RunRecord | null> {
     const id = checkRunId(runId);
     checkEpoch(epoch);
     const { status, stopReason, answer, error } = outcome;
@@ -448,7 +456,8 @@ export class RunStore {
     const redact = (text: string | null | undefined): string | null => (typeof text === "string" ? this.redactor.text(text) : null);
     const values = [id, epoch, status, stopReason, redact(answer), error?.code ?? null, redact(error?.message), ...countValues(checkRunCounts(outcome.counts))];
     const result = await (options.tx ?? this.db).query(this.sql.finish, values);
-    return result.rows.length > 0;
+    const row = result.rows[0];
+    return row === undefined ? null : runFromRow(row);
   }
 
   /**
