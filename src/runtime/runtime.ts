@@ -390,6 +390,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       return;
     }
     for (const rest of streams.flush(runId, { end: raw.type !== "model.failed" })) dispatch(runId, rest);
+    // nobody in this process listens to it: no redacted copy to make (the store redacts its own)
+    if (!listeners.has(runId) && everyRun.size === 0) return;
     // the JSON round trip keeps the event's shape (redaction rewrites string values only)
     dispatch(runId, JSON.parse(redactor.json(raw)) as LiveEvent);
   };
