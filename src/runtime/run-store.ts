@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { CONFIG_BOUNDS, GRAPHS_DEFAULTS, RUN_STORE_LIMITS, RUN_THREAD_LOCK_PREFIX } from "../constants.js";
 import type { Database, Queryable, Row } from "../db/types.js";
-import { RunConflictError, RunNotFoundError } from "../errors.js";
+import { GraphNotFoundError, RunConflictError, RunNotFoundError } from "../errors.js";
 import type { RunError, StopReason } from "../graph/state.js";
 import {
   checkRunCounts,
@@ -311,9 +311,10 @@ export class RunStore {
    * Claims this run (to execute or resume it in this process) when its status is in `from` and
    * nothing on its thread is ahead of it. Otherwise RunConflictError saying why (not waiting,
    * already running, finished, or another run of the thread comes first); RunNotFoundError for
-   * an unknown id.
+   * an unknown id. With `graphs`, only a run of one of them is claimed (else GraphNotFoundError,
+   * before any status is looked at), so the claimer needs no read to check it first.
    */
-  async claim(runId: string, options: LeaseOptions & { from: readonly ("pending" | "interrupted")[] }): Promise<ClaimedRun> {
+  async claim(runId: string, options: LeaseOptions & { from: readonly ("pending" | "interrupted")[]; graphs?: readonly string[] }): Promise<ClaimedRun> {
     const id = checkRunId(runId);
     const { owner, leaseMs } = checkLease(options);
     const from = options.from;
@@ -322,7 +323,7 @@ export class RunStore {
     }
     let row: Row | undefined;
     try {
-      const result = await this.db.query(this.sql.claim, [id, owner, leaseMs, from.includes("pending"), from.includes("interrupted")]);
+      const result = await this.db.query(this.sql.claim, [id, owner, leaseMs, from.includes("pending"), from.includes("interrupted"), options.graphs ?? null]);
       row = result.rows[0];
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
@@ -331,6 +332,8 @@ export class RunStore {
     if (row !== undefined && row["run_id"] !== null) return claimed(row);
     const status = row?.["current_status"] as RunStatus | null | undefined;
     if (status === null || status === undefined) throw new RunNotFoundError(runId);
+    const graph = row?.["current_graph"] as string;
+    if (options.graphs !== undefined && !options.graphs.includes(graph)) throw new GraphNotFoundError(graph, options.graphs);
     const details = { runId, status };
     if (status === "running") throw new RunConflictError(`run ${runId} is already running`, details);
     if (status !== "pending" && status !== "interrupted") {

@@ -493,8 +493,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       const key = runId.toLowerCase();
       const reservation = reserved.get(key);
       reserved.delete(key);
-      if (reservation === undefined) graphs.check((await runs.get(runId)).graph_id);
-      const claimed = reservation ?? (await runs.claim(runId, { owner, leaseMs: config.worker.leaseMs, from: ["pending", "interrupted"] }));
+      // a run of a graph not loaded here is not claimed (GraphNotFoundError)
+      const claimed = reservation ?? (await runs.claim(runId, { owner, leaseMs: config.worker.leaseMs, from: ["pending", "interrupted"], graphs: graphs.ids() }));
       const after = await executeWithRecovery(executorDeps(), claimed, owner, {
         trigger: "manual",
         health: executionHealth,
