@@ -214,7 +214,7 @@ export class RunStore {
     if (row !== undefined && row["run_id"] !== null) {
       await withRun?.(tx, runId);
       if (lease !== undefined) {
-        const taken = await tx.query(this.sql.claim, [runId, lease.owner, lease.leaseMs, true, false]);
+        const taken = await tx.query(this.sql.claim, [runId, lease.owner, lease.leaseMs, true, false, null]);
         const claimedRow = taken.rows[0];
         if (claimedRow !== undefined && claimedRow["run_id"] !== null) row = claimedRow;
       }
