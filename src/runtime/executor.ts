@@ -92,9 +92,11 @@ function storedEvent(event: AgentEvent): NewRunEvent | null {
  * stored decisions, or continues one whose process died or drained (from its last checkpoint;
  * `run.resumed` says `recovery` for a worker, `manual` for `runs.execute`). Every write
  * — checkpoints, ledger, events, status — carries the lease epoch, so a worker whose lease was
- * taken over writes nothing more. Returns the run record as stored afterwards.
+ * taken over writes nothing more. Returns the run record as stored afterwards. `fresh`: nothing
+ * of this run has executed before (its first claim, executed for the first time), so a user
+ * graph's run starts without reading the thread's state to find out.
  */
-export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, owner: string, trigger: "worker" | "manual" = "worker"): Promise<RunRecord> {
+export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, owner: string, trigger: "worker" | "manual" = "worker", fresh = false): Promise<RunRecord> {
   const { run, epoch } = claimed;
   const fence: Fence = { runId: run.run_id, epoch };
   const started = Date.now();
@@ -182,6 +184,7 @@ export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, ow
       fence,
       owner,
       trigger,
+      fresh,
       started,
       signals: { cancel: cancel.signal, lost: lost.signal, fault: fault.signal },
       append,
@@ -325,7 +328,12 @@ export async function finishRun(
   const final = finalEvent(status, stopReason, answer, error);
   // the final status and the final event commit together: a process dying in between must not
   // leave a finished run without its run.succeeded / run.failed / … event
-  const held = await deps.events.appendWith(run.run_id, [final], (tx) => deps.runs.finish(run.run_id, epoch, { status, stopReason, answer, counts, error }, { tx }));
+  let ended: RunRecord | null = null;
+  const held = await deps.events.appendWith(run.run_id, [final], async (tx) => {
+    ended = await deps.runs.finishRecord(run.run_id, epoch, { status, stopReason, answer, counts, error }, { tx });
+    return ended !== null;
+  });
   if (held) deps.live(run.run_id, final);
-  return deps.runs.get(run.run_id);
+  // the run as the committed finish left it; read back only when another holder wrote it
+  return held && ended !== null ? ended : deps.runs.get(run.run_id);
 }

@@ -156,11 +156,14 @@ export async function executeWithRecovery(deps: ExecutorDeps, claimed: ClaimedRu
   const runId = claimed.run.run_id;
   const startedWaiting = Date.now();
   let trigger = options.trigger;
+  // the run's first claim, executed for the first time: nothing of it ran before (a claim counts
+  // every attempt; a run released, re-queued or resumed is claimed again with a higher one)
+  let fresh = claimed.run.attempt === 1;
   for (;;) {
     let kind: DatabaseFaultKind;
     let lastFault: unknown;
     try {
-      const after = await executeClaimed(deps, claimed, owner, trigger);
+      const after = await executeClaimed(deps, claimed, owner, trigger, fresh);
       health.stored();
       return after;
     } catch (error) {
@@ -169,6 +172,7 @@ export async function executeWithRecovery(deps: ExecutorDeps, claimed: ClaimedRu
       kind = faultKind;
       lastFault = error;
       health.fault(kind, error);
+      fresh = false;
     }
     // renew the lease at least every third of it while waiting (a lapsed lease is renewed too,
     // unless a reaper re-queued the run), so the run stays this worker's

@@ -11,6 +11,7 @@ import type { StopReason } from "../graph/state.js";
 import type { NewRunEvent } from "./event-store.js";
 import type { ExecutorDeps } from "./executor.js";
 import type { Fence } from "./fence.js";
+import { graphRunsTools } from "../graphs/tool-nodes.js";
 import { GraphToolLedger } from "./graph-tool-ledger.js";
 import { graphChunks } from "./graph-stream-events.js";
 import { interruptsOf } from "./graph-state.js";
@@ -28,6 +29,8 @@ export interface Attempt {
   fence: Fence;
   owner: string;
   trigger: "worker" | "manual";
+  /** Nothing of this run has executed before (its first claim, executed for the first time). */
+  fresh: boolean;
   started: number;
   signals: { cancel: AbortSignal; lost: AbortSignal; fault: AbortSignal };
   /** Stores events in order (fenced; retried through a database fault). */
@@ -114,12 +117,15 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
     const config = runnableConfig(run);
     const graph: CompiledGraphLike = await deps.graphs.compiled(run.graph_id, config);
     const thread = { configurable: { thread_id: run.thread_id } };
-    const before = (await graph.getState(thread)) as StateSnapshot;
-    const ours = before.metadata?.["run_id" as never] === run.run_id;
+    // a fresh run has no checkpoint of its own yet: its state is read only to continue or resume it
+    const before = attempt.fresh ? null : ((await graph.getState(thread)) as StateSnapshot);
+    const ours = before !== null && before.metadata?.["run_id" as never] === run.run_id;
     let input: unknown;
-    if (!ours) {
+    if (before === null || !ours) {
       input = run.input;
-      await attempt.append([{ type: "run.started", attempt: run.attempt, worker: owner }]);
+      // stored in order ahead of the graph's events, while the graph starts (not awaited: a
+      // lease lost meanwhile fails the graph's first fenced checkpoint and stops the attempt)
+      void attempt.append([{ type: "run.started", attempt: run.attempt, worker: owner }]).catch(() => undefined);
     } else {
       const pending = interruptsOf(before);
       if (pending.length > 0) {
@@ -156,7 +162,8 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
       ...(run.interrupt_after === null ? {} : { interruptAfter: run.interrupt_after }),
       ...(run.context === null || run.context === undefined ? {} : { context: run.context }),
       signal: AbortSignal.any([attempt.signals.cancel, attempt.signals.lost, attempt.signals.fault, stop.signal]),
-      streamMode: ["tasks", "custom", "tools"],
+      // LangGraph's tool callback handler runs around every node, edge and write: only for graphs with tools
+      streamMode: graphRunsTools(graph) ? ["tasks", "custom", "tools"] : ["tasks", "custom"],
       subgraphs: true,
     } as RunnableConfig;
     const stream = await graphChunks(graph, input, options, run.run_id, recording);

@@ -180,15 +180,16 @@ export function runSql(schema: string) {
     ),
 
     /**
-     * $1 run id, $2 owner, $3 lease ms, $4 from pending, $5 from interrupted. Claims this run if
-     * its status is allowed and nothing on its thread is ahead of it. Always one row: the run's
-     * columns (null when not claimed), `current_status` (null: no such run) and the blocking run
+     * $1 run id, $2 owner, $3 lease ms, $4 from pending, $5 from interrupted, $6 graph ids the
+     * claimer runs (null: any). Claims this run if its status is allowed, its graph is one of $6 and
+     * nothing on its thread is ahead of it. Always one row: the run's columns (null when not
+     * claimed), `current_status` and `current_graph` (null: no such run) and the blocking run
      * (`blocker_id`, `blocker_status`), if any.
      */
     claim: statement(
       "runs_claim",
       `WITH cur AS (
-         SELECT c.run_id, c.thread_id, c.status, c.created_at FROM ${runs} c WHERE c.run_id = $1::uuid
+         SELECT c.run_id, c.thread_id, c.status, c.created_at, c.graph_id FROM ${runs} c WHERE c.run_id = $1::uuid
        ), blocker AS (
          SELECT o.run_id, o.status FROM ${runs} o, cur WHERE ${blockedBy("o", "cur")}
           ORDER BY o.created_at, o.run_id LIMIT 1
@@ -198,10 +199,11 @@ export function runSql(schema: string) {
                 lease_expires_at = ${leaseUntil("$3")}, attempt = r.attempt + 1, updated_at = now()
           WHERE r.run_id = $1::uuid
             AND ((r.status = 'pending' AND $4::boolean) OR (r.status = 'interrupted' AND $5::boolean))
+            AND ($6::text[] IS NULL OR r.graph_id = ANY($6::text[]))
             AND NOT EXISTS (SELECT 1 FROM blocker)
          RETURNING ${runColumns("r")}
        )
-       SELECT cl.*, cur.status AS current_status, b.run_id::text AS blocker_id, b.status AS blocker_status
+       SELECT cl.*, cur.status AS current_status, cur.graph_id AS current_graph, b.run_id::text AS blocker_id, b.status AS blocker_status
          FROM (SELECT 1) one LEFT JOIN claimed cl ON true LEFT JOIN cur ON true LEFT JOIN blocker b ON true`,
     ),
 
@@ -259,7 +261,7 @@ export function runSql(schema: string) {
 
     /**
      * $1 run id, $2 epoch, $3 status, $4 stop reason, $5 answer, $6 error code, $7 error message,
-     * $8..$12 counts: the run ends.
+     * $8..$12 counts: the run ends. Returns the ended run's columns (no row: the fence did not hold).
      */
     finish: statement(
       "runs_finish",
@@ -268,13 +270,13 @@ export function runSql(schema: string) {
             SET status = $3::text, stop_reason = $4::text, answer = $5::text, error_code = $6::text, error_message = $7::text,
                 lease_owner = NULL, lease_expires_at = NULL, finished_at = now(), updated_at = now(), ${countsSet(8)},
                 interrupts = NULL, interrupt_checkpoint = NULL
-          WHERE ${FENCE} RETURNING r.run_id
+          WHERE ${FENCE} RETURNING ${runColumns("r")}
        ), used AS (
          UPDATE ${s}.run_resumes AS u SET consumed_at = clock_timestamp()
-           FROM changed c WHERE u.run_id = c.run_id AND u.consumed_at IS NULL
+           FROM changed c WHERE u.run_id = c.run_id::uuid AND u.consumed_at IS NULL
          RETURNING u.run_id
        )
-       SELECT c.run_id, (SELECT count(*) FROM used)::integer AS used FROM changed c`,
+       SELECT c.*, (SELECT count(*) FROM used)::integer AS used FROM changed c`,
     ),
 
     /**

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { CONFIG_BOUNDS, GRAPHS_DEFAULTS, RUN_STORE_LIMITS, RUN_THREAD_LOCK_PREFIX } from "../constants.js";
 import type { Database, Queryable, Row } from "../db/types.js";
-import { RunConflictError, RunNotFoundError } from "../errors.js";
+import { GraphNotFoundError, RunConflictError, RunNotFoundError } from "../errors.js";
 import type { RunError, StopReason } from "../graph/state.js";
 import {
   checkRunCounts,
@@ -219,7 +219,7 @@ export class RunStore {
     if (row !== undefined && row["run_id"] !== null) {
       await withRun?.(tx, runId);
       if (lease !== undefined) {
-        const taken = await tx.query(this.sql.claim, [runId, lease.owner, lease.leaseMs, true, false]);
+        const taken = await tx.query(this.sql.claim, [runId, lease.owner, lease.leaseMs, true, false, null]);
         const claimedRow = taken.rows[0];
         if (claimedRow !== undefined && claimedRow["run_id"] !== null) row = claimedRow;
       }
@@ -316,9 +316,10 @@ export class RunStore {
    * Claims this run (to execute or resume it in this process) when its status is in `from` and
    * nothing on its thread is ahead of it. Otherwise RunConflictError saying why (not waiting,
    * already running, finished, or another run of the thread comes first); RunNotFoundError for
-   * an unknown id.
+   * an unknown id. With `graphs`, only a run of one of them is claimed (else GraphNotFoundError,
+   * before any status is looked at), so the claimer needs no read to check it first.
    */
-  async claim(runId: string, options: LeaseOptions & { from: readonly ("pending" | "interrupted")[] }): Promise<ClaimedRun> {
+  async claim(runId: string, options: LeaseOptions & { from: readonly ("pending" | "interrupted")[]; graphs?: readonly string[] }): Promise<ClaimedRun> {
     const id = checkRunId(runId);
     const { owner, leaseMs } = checkLease(options);
     const from = options.from;
@@ -327,7 +328,7 @@ export class RunStore {
     }
     let row: Row | undefined;
     try {
-      const result = await this.db.query(this.sql.claim, [id, owner, leaseMs, from.includes("pending"), from.includes("interrupted")]);
+      const result = await this.db.query(this.sql.claim, [id, owner, leaseMs, from.includes("pending"), from.includes("interrupted"), options.graphs ?? null]);
       row = result.rows[0];
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
@@ -336,6 +337,8 @@ export class RunStore {
     if (row !== undefined && row["run_id"] !== null) return claimed(row);
     const status = row?.["current_status"] as RunStatus | null | undefined;
     if (status === null || status === undefined) throw new RunNotFoundError(runId);
+    const graph = row?.["current_graph"] as string;
+    if (options.graphs !== undefined && !options.graphs.includes(graph)) throw new GraphNotFoundError(graph, options.graphs);
     const details = { runId, status };
     if (status === "running") throw new RunConflictError(`run ${runId} is already running`, details);
     if (status !== "pending" && status !== "interrupted") {
@@ -436,6 +439,14 @@ export class RunStore {
    * in that transaction (e.g. `EventStore.appendWith`, so the final event commits with it).
    */
   async finish(runId: string, epoch: number, outcome: FinishRunOptions, options: { tx?: Queryable } = {}): Promise<boolean> {
+    return (await this.finishRecord(runId, epoch, outcome, options)) !== null;
+  }
+
+  /**
+   * Like `finish`, returning the run as the statement left it (what `get` reads once it commits),
+   * or null when the fence did not hold: the finisher needs no read after its write.
+   */
+  async finishRecord(runId: string, epoch: number, outcome: FinishRunOptions, options: { tx?: Queryable } = {}): Promise<RunRecord | null> {
     const id = checkRunId(runId);
     checkEpoch(epoch);
     const { status, stopReason, answer, error } = outcome;
@@ -453,7 +464,8 @@ export class RunStore {
     const redact = (text: string | null | undefined): string | null => (typeof text === "string" ? this.redactor.text(text) : null);
     const values = [id, epoch, status, stopReason, redact(answer), error?.code ?? null, redact(error?.message), ...countValues(checkRunCounts(outcome.counts))];
     const result = await (options.tx ?? this.db).query(this.sql.finish, values);
-    return result.rows.length > 0;
+    const row = result.rows[0];
+    return row === undefined ? null : runFromRow(row);
   }
 
   /**

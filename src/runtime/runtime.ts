@@ -407,6 +407,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       return;
     }
     for (const rest of streams.flush(runId, { end: raw.type !== "model.failed" })) dispatch(runId, rest);
+    // nobody in this process listens to it: no redacted copy to make (the store redacts its own)
+    if (!listeners.has(runId) && everyRun.size === 0) return;
     // the JSON round trip keeps the event's shape (redaction rewrites string values only)
     dispatch(runId, JSON.parse(redactor.json(raw)) as LiveEvent);
   };
@@ -507,8 +509,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       const key = runId.toLowerCase();
       const reservation = reserved.get(key);
       reserved.delete(key);
-      if (reservation === undefined) graphs.check((await runs.get(runId)).graph_id);
-      const claimed = reservation ?? (await runs.claim(runId, { owner, leaseMs: config.worker.leaseMs, from: ["pending", "interrupted"] }));
+      // a run of a graph not loaded here is not claimed (GraphNotFoundError)
+      const claimed = reservation ?? (await runs.claim(runId, { owner, leaseMs: config.worker.leaseMs, from: ["pending", "interrupted"], graphs: graphs.ids() }));
       const after = await executeWithRecovery(executorDeps(), claimed, owner, {
         trigger: "manual",
         health: executionHealth,
