@@ -162,8 +162,9 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
       ...(run.interrupt_after === null ? {} : { interruptAfter: run.interrupt_after }),
       ...(run.context === null || run.context === undefined ? {} : { context: run.context }),
       signal: AbortSignal.any([attempt.signals.cancel, attempt.signals.lost, attempt.signals.fault, stop.signal]),
-      // LangGraph's tool callback handler runs around every node, edge and write: only for graphs with tools
-      streamMode: graphRunsTools(graph) ? ["tasks", "custom", "tools"] : ["tasks", "custom"],
+      // LangGraph's tool callback handler runs around every node, edge and write: only for graphs
+      // with a tool node, or a run created asking for the `tools` stream mode
+      streamMode: run.limits.recordTools === true || graphRunsTools(graph) ? ["tasks", "custom", "tools"] : ["tasks", "custom"],
       subgraphs: true,
     } as RunnableConfig;
     const stream = await graphChunks(graph, input, options, run.run_id, recording);

@@ -55,7 +55,7 @@ export interface RunGraphConfig {
  * each attempt of the run records; absent, none are recorded (the HTTP API sets
  * STREAM_EVENTS_DEFAULTS.maxPerRun for a run created with stream_mode `events`).
  */
-export type RunLimits = Partial<AgentLimits> & { maxStreamEvents?: number };
+export type RunLimits = Partial<AgentLimits> & { maxStreamEvents?: number; recordTools?: boolean };
 
 /** The lease of a running run: who holds it, its fencing token, and when it lapses unless renewed. */
 export interface RunLease {
@@ -278,8 +278,13 @@ export function checkRunLimits(limits: RunLimits | undefined): RunLimits {
       checked.maxStreamEvents = value;
       continue;
     }
+    if (key === "recordTools") {
+      if (value !== true) throw runInputError(`limit recordTools must be true, got ${JSON.stringify(value)}`, { field: "limits", limit: key });
+      checked.recordTools = true;
+      continue;
+    }
     if (!LIMIT_KEYS.has(key)) {
-      throw runInputError(`unknown limit ${JSON.stringify(key)}; known: ${[...LIMIT_KEYS, "maxStreamEvents"].join(", ")}`, { field: "limits", limit: key });
+      throw runInputError(`unknown limit ${JSON.stringify(key)}; known: ${[...LIMIT_KEYS, "maxStreamEvents", "recordTools"].join(", ")}`, { field: "limits", limit: key });
     }
     const { min, max } = CONFIG_BOUNDS[key as keyof AgentLimits];
     if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {

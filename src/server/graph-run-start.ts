@@ -44,22 +44,30 @@ export function refuseUnsupportedOptions(body: RunCreateBody): void {
   }
 }
 
+/** True when a request's `stream_mode` (one mode or a list) includes `mode`. */
+function wantsMode(body: RunCreateBody, mode: string): boolean {
+  const modes = body.stream_mode;
+  return modes === mode || (Array.isArray(modes) && modes.includes(mode));
+}
+
 /** True when a request's `stream_mode` (one mode or a list) includes `events`. */
 function wantsStreamEvents(body: RunCreateBody): boolean {
-  const modes = body.stream_mode;
-  return modes === "events" || (Array.isArray(modes) && modes.includes("events"));
+  return wantsMode(body, "events");
 }
 
 /**
  * The run's `limits` for `runtime.runs.create`: the request's devmind `limits`, plus — when its
  * `stream_mode` includes `events` — `maxStreamEvents` (STREAM_EVENTS_DEFAULTS.maxPerRun unless the
- * request set it), which makes the worker record the run's LangChain stream events. Undefined
- * when there are none.
+ * request set it), which makes the worker record the run's LangChain stream events, and — when it
+ * includes `tools` — `recordTools`, which makes the worker record tool events even for a graph
+ * without a tool node (a node that calls a tool itself). Undefined when there are none.
  */
 export function runLimitsOf(body: RunCreateBody): RunLimits | undefined {
   const given = body.limits === undefined || body.limits === null ? undefined : (body.limits as RunLimits);
-  if (!wantsStreamEvents(body)) return given;
-  return { ...given, maxStreamEvents: given?.maxStreamEvents ?? STREAM_EVENTS_DEFAULTS.maxPerRun };
+  const events = wantsStreamEvents(body) ? { maxStreamEvents: given?.maxStreamEvents ?? STREAM_EVENTS_DEFAULTS.maxPerRun } : {};
+  const tools = wantsMode(body, "tools") ? { recordTools: true } : {};
+  if (given === undefined && Object.keys(events).length === 0 && Object.keys(tools).length === 0) return undefined;
+  return { ...given, ...events, ...tools };
 }
 
 /**

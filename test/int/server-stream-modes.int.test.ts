@@ -47,6 +47,15 @@ const toolGraph = new StateGraph(State)
   .addEdge("sub", "ask")
   .addEdge("ask", END);
 
+/** A graph with no tool node whose one node invokes a LangChain tool itself. */
+const directToolGraph = new StateGraph(State)
+  .addNode("look", async (_state: typeof State.State, config: LangGraphRunnableConfig) => {
+    const found = await lookup.invoke({ id: "call-d", name: "lookup", args: { word: "heron" }, type: "tool_call" }, config);
+    return { messages: [found] };
+  })
+  .addEdge(START, "look")
+  .addEdge("look", END);
+
 /** `event` names in order, with the step or node each part is about (what the assertions read). */
 function outline(parts: Part[]): string[] {
   return parts.map(({ event: name, data }) => {
@@ -77,7 +86,7 @@ describe.each(BACKENDS)("stream modes checkpoints, tasks, debug, tools through t
     await Promise.all(servers.splice(0).map((server) => server.close()));
   });
   const start = async (): Promise<{ server: TestServer; client: Client }> => {
-    const server = await startTestServer(owner, [], { workers: 1, graphs: { agent: false, tooling: toolGraph } });
+    const server = await startTestServer(owner, [], { workers: 1, graphs: { agent: false, tooling: toolGraph, direct: directToolGraph } });
     servers.push(server);
     return { server, client: new Client({ apiUrl: server.url, apiKey: TEST_KEYS.alice }) };
   };
@@ -246,6 +255,22 @@ describe.each(BACKENDS)("stream modes checkpoints, tasks, debug, tools through t
     expect(lines[lines.length - 1]).toMatch(/^checkpoints \d+ -> $/);
     const [run] = await client.runs.list(thread.thread_id);
     expect(((await collect(client.runs.joinStream(thread.thread_id, run?.run_id as string, { streamMode: modes }))) as Part[]).slice(1)).toEqual(live);
+  });
+
+  itOnPrimary(backend)("a graph without a tool node whose node invokes a tool: its tool events are recorded for a run created with the tools mode, not for others", async () => {
+    const { client } = await start();
+    const thread = await client.threads.create();
+    const modes: StreamMode[] = ["tasks", "tools"];
+    const live = ((await collect(client.runs.stream(thread.thread_id, "direct", { input: { messages: [] }, streamMode: modes }))) as Part[]).slice(1);
+    expect(outline(live)).toEqual(["tasks look start", "tools on_tool_start lookup", "tools on_tool_end lookup", "tasks look result"]);
+    expect(live.find((part) => part.event === "tools")?.data).toMatchObject({ event: "on_tool_start", toolCallId: "call-d", name: "lookup" });
+    const [run] = await client.runs.list(thread.thread_id);
+    expect((await collect(client.runs.joinStream(thread.thread_id, run?.run_id as string, { streamMode: modes }))).slice(1)).toEqual(live);
+    // created without the mode: this graph runs without LangGraph's tool handler, so a later join has no tool parts
+    const other = await client.threads.create();
+    await client.runs.wait(other.thread_id, "direct", { input: { messages: [] } });
+    const [plain] = await client.runs.list(other.thread_id);
+    expect(outline(((await collect(client.runs.joinStream(other.thread_id, plain?.run_id as string, { streamMode: modes }))) as Part[]).slice(1))).toEqual(["tasks look start", "tasks look result"]);
   });
 
   itOn(backend, "postgres")("PostgreSQL smoke: tasks and tools parts of a run, live and replayed", async () => {
