@@ -5,7 +5,7 @@ import type { RunRecord } from "../runtime/run-record.js";
 import { isRunEvent, type ModelDelta, type Runtime, type StoredRunEvent } from "../runtime/runtime.js";
 import { checkpointIdOf } from "../runtime/thread-state.js";
 import { formatCursor, STREAM_START, type StreamCursor } from "./stream-cursor.js";
-import { closingChunk, messagesOf, roundsDone } from "./stream-messages.js";
+import { closingChunk, completedMessages, messagesOf, MESSAGES_EVENTS_MODE, roundsDone } from "./stream-messages.js";
 import { checkpointParts, modeEvent, taskResultParts, taskStartParts } from "./stream-modes.js";
 import { eventsParts, isStreamEventRecord } from "./stream-events.js";
 import { toolParts } from "./stream-tools.js";
@@ -97,7 +97,7 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
         if (signal.type === "model.delta") deltas.push(signal);
         poke();
       },
-      { deltas: modes.has("messages") },
+      { deltas: modes.has("messages") || modes.has(MESSAGES_EVENTS_MODE) },
     )
     .catch(() => null);
   signal.addEventListener("abort", poke, { once: true });
@@ -160,6 +160,10 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
             parts.push({ event: "messages", data: [sent === undefined ? wire : closingChunk(wire, sent), { langgraph_node: node, langgraph_step: snapshot.metadata?.step ?? null, langgraph_checkpoint_ns: "", run_id: key, thread_id: threadId }] });
           }
         }
+        if (modes.has(MESSAGES_EVENTS_MODE)) {
+          const complete = completedMessages(snapshot, previous, toWire);
+          if (complete !== undefined) parts.push(complete);
+        }
         if (modes.has("values")) parts.push({ event: "values", data: toWire(snapshot.values ?? {}) });
         parts.push(...checkpointParts(snapshot, modes, []), ...taskStartParts(snapshot, modes, []));
         return parts;
@@ -221,9 +225,16 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
       }
       const sent = streamedText.get(delta.message_id);
       if (sent === undefined && delta.offset !== 0) continue;
-      streamedText.set(delta.message_id, (sent ?? "") + delta.text);
+      const text = (sent ?? "") + delta.text;
+      streamedText.set(delta.message_id, text);
+      const metadata = { langgraph_node: "model", langgraph_step: (last.metadata?.step ?? 0) + 1, langgraph_checkpoint_ns: "", run_id: key, thread_id: threadId };
       const chunk = { type: "AIMessageChunk", id: delta.message_id, content: delta.text, tool_calls: [], tool_call_chunks: [], invalid_tool_calls: [], additional_kwargs: {}, response_metadata: {} };
-      yield { event: "messages", data: [chunk, { langgraph_node: "model", langgraph_step: (last.metadata?.step ?? 0) + 1, langgraph_checkpoint_ns: "", run_id: key, thread_id: threadId }] };
+      if (modes.has("messages")) yield { event: "messages", data: [chunk, metadata] };
+      // the `messages` mode: the message's metadata at its first token, then the text so far at each
+      if (modes.has(MESSAGES_EVENTS_MODE)) {
+        if (sent === undefined) yield { event: "messages/metadata", data: { [delta.message_id]: { metadata } } };
+        yield { event: "messages/partial", data: [{ ...chunk, content: text }] };
+      }
     }
     deltas.push(...later);
   }

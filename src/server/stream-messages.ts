@@ -33,3 +33,21 @@ export function closingChunk(wire: Record<string, unknown>, sent: string): Recor
     tool_call_chunks: calls.map((call, index) => ({ type: "tool_call_chunk", id: call.id, name: call.name, args: JSON.stringify(call.args ?? {}), index })),
   };
 }
+
+/**
+ * The internal name of LangGraph's older `messages` stream mode (`messages/metadata`,
+ * `messages/partial`, `messages/complete` events), kept apart from `messages`, which is how the
+ * server names `messages-tuple` inside.
+ */
+export const MESSAGES_EVENTS_MODE = "messages/events";
+
+/**
+ * `messages/complete` of the `messages` mode for a checkpoint: every message with an id in its
+ * state that the previous checkpoint of the stream did not hold (all of them for the first), whole,
+ * as the official server sends each message of a root `values` chunk once.
+ */
+export function completedMessages(snapshot: StateSnapshot, previous: StateSnapshot | undefined, toWire: (value: unknown) => unknown): { event: string; data: unknown } | undefined {
+  const known = new Set(messagesOf(previous).map((message) => message.id));
+  const fresh = messagesOf(snapshot).filter((message) => message.id !== undefined && !known.has(message.id));
+  return fresh.length === 0 ? undefined : { event: "messages/complete", data: fresh.map((message) => toWire(message)) };
+}

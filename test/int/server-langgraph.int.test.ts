@@ -418,6 +418,37 @@ describe.each(BACKENDS)("LangGraph SDK Client against devmind serve on %s", (bac
     expect(messagesOf(thread.values).map((m) => m.type)).toEqual(["human", "ai"]);
   });
 
+  itOnPrimary(backend)("messages (LangGraph's older mode): metadata at a message's first token, partials with the text so far, each message complete once; replayed without the live tokens", async () => {
+    const { client } = await start([
+      { content: "let me add", tool_calls: [{ id: "call_add", name: "add", args: { a: 2, b: 3 } }], delay_ms: 300 },
+      { content: "the sum is 5, as computed", delay_ms: 300 },
+    ]);
+    const thread = await client.threads.create();
+    const parts = (await collect(client.runs.stream(thread.thread_id, "agent", { input: { messages: [{ type: "human", content: "add 2 and 3" }] }, streamMode: ["messages", "values"] }))) as Part[];
+    const stored = messagesOf(parts.filter((p) => p.event === "values").pop()?.data);
+    expect(stored.map((m) => m.type)).toEqual(["human", "ai", "tool", "ai"]);
+    expect(parts.some((p) => p.event === "messages")).toBe(false);
+    // each stored message complete exactly once, in the order the state got them
+    const completed = parts.filter((p) => p.event === "messages/complete").flatMap((p) => p.data as Msg[]);
+    expect(completed.map((m) => [m.type, m.id])).toEqual(stored.map((m) => [m.type, m.id]));
+    // a streamed answer: its metadata first, then partials growing to its text, all before it is complete
+    const answer = stored[3]?.id as string;
+    const own = parts.map((p, index) => ({ ...p, index })).filter((p) => (p.event === "messages/metadata" && answer in (p.data as object)) || (p.event === "messages/partial" && (p.data as Msg[])[0]?.id === answer));
+    expect(own[0]?.event).toBe("messages/metadata");
+    expect((own[0]?.data as Record<string, { metadata: Record<string, unknown> }>)[answer]?.metadata).toMatchObject({ langgraph_node: "model", thread_id: thread.thread_id });
+    const texts = own.slice(1).map((p) => (p.data as Msg[])[0]?.content as string);
+    expect(texts.length).toBeGreaterThan(1);
+    expect(texts.every((text, index) => index === 0 || text.startsWith(texts[index - 1] as string))).toBe(true);
+    expect(texts.at(-1)).toBe("the sum is 5, as computed");
+    const completeAt = parts.findIndex((p) => p.event === "messages/complete" && (p.data as Msg[]).some((m) => m.id === answer));
+    expect(completeAt).toBeGreaterThan(own.at(-1)?.index as number);
+    // a replay has no live tokens: the same complete messages, in the same order
+    const [run] = await client.runs.list(thread.thread_id);
+    const replayed = (await collect(client.runs.joinStream(thread.thread_id, run?.run_id as string, { streamMode: ["messages"] }))) as Part[];
+    expect(replayed.filter((p) => p.event.startsWith("messages")).map((p) => p.event)).toEqual(parts.filter((p) => p.event === "messages/complete").map((p) => p.event));
+    expect(replayed.filter((p) => p.event === "messages/complete").flatMap((p) => (p.data as Msg[]).map((m) => m.id))).toEqual(stored.map((m) => m.id));
+  });
+
   it("messages-tuple over two model rounds: one id per stored message, tokens after the previous round's tool update", async () => {
     const { client } = await start([
       { content: "let me add", tool_calls: [{ id: "call_add", name: "add", args: { a: 2, b: 3 } }], delay_ms: 300 },

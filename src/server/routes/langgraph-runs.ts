@@ -7,6 +7,7 @@ import type { AuthVariables } from "../auth.js";
 import { httpError } from "../http-errors.js";
 import { cancelAndRollback, finalValues, startRun, waitForRun, type StartedRun } from "../run-start.js";
 import { runStream } from "../run-stream.js";
+import { MESSAGES_EVENTS_MODE } from "../stream-messages.js";
 import { sseResponse } from "../sse.js";
 import { parseCursor } from "../stream-cursor.js";
 import { parseThreadCursor, threadStream } from "../thread-stream.js";
@@ -17,10 +18,11 @@ import { runWire } from "../wire.js";
 
 type Env = { Variables: AuthVariables };
 
-const SERVED_MODES = "values, updates, messages-tuple, custom, checkpoints, tasks, debug, tools, events";
+const SERVED_MODES = "values, updates, messages, messages-tuple, custom, checkpoints, tasks, debug, tools, events";
 
 /**
- * Stream modes from a body or query; default `values`; `messages-tuple` is served as `messages`.
+ * Stream modes from a body or query; default `values`; `messages-tuple` is served as `messages`,
+ * and LangGraph's older `messages` mode as MESSAGES_EVENTS_MODE.
  * An unknown mode is refused naming it. `events` (LangChain's stream events) is sent from what
  * the run recorded: a run created with it records them (`runLimitsOf`).
  */
@@ -29,7 +31,7 @@ function modesOf(requested: string | readonly string[] | null | undefined): Set<
   for (const mode of list) {
     if (!(STREAM_MODES as readonly string[]).includes(mode)) throw httpError("REQUEST_INVALID", `unknown stream_mode ${JSON.stringify(mode.slice(0, 50))}; devmind serves ${SERVED_MODES}`, { field: "stream_mode" });
   }
-  return new Set(list.map((mode) => (mode === "messages-tuple" ? "messages" : mode)));
+  return new Set(list.map((mode) => (mode === "messages-tuple" ? "messages" : mode === "messages" ? MESSAGES_EVENTS_MODE : mode)));
 }
 
 /** Cancel `action`: interrupt (the default) or rollback (the run and its checkpoints removed); anything else 422. */
@@ -85,7 +87,7 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
   const streamStarted = (c: Context<Env>, started: StartedRun, modes: Set<string>, subgraphs: boolean, cancelOnDisconnect: boolean, releaseAtEnd = false): Response => {
     c.header("Content-Location", runPath(started.run));
     // where the SDK reconnects (with Last-Event-ID); it carries the modes, which a reconnect does not resend
-    const query = new URLSearchParams([...modes].map((mode): [string, string] => ["stream_mode", mode === "messages" ? "messages-tuple" : mode]));
+    const query = new URLSearchParams([...modes].map((mode): [string, string] => ["stream_mode", mode === "messages" ? "messages-tuple" : mode === MESSAGES_EVENTS_MODE ? "messages" : mode]));
     if (subgraphs) query.set("stream_subgraphs", "true");
     c.header("Location", `${runPath(started.run)}/stream?${query.toString()}`);
     const runId = started.run.run_id;
