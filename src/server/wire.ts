@@ -34,15 +34,27 @@ export function stateWire(snapshot: StateSnapshot, threadId: string): Record<str
       name: task.name,
       error: task.error === undefined || task.error === null ? null : String((task.error as { message?: unknown }).message ?? task.error),
       interrupts: task.interrupts.map((item) => ({ id: item.id, value: toWire(item.value) })),
-      checkpoint: null,
+      // as the official server: the task's path, a subgraph task's checkpoint (its namespace), the result or null
+      ...(task.path === undefined ? {} : { path: toWire(task.path) }),
+      checkpoint: subgraphCheckpoint(task.state, threadId),
       state: null,
-      ...(task.result === undefined ? {} : { result: toWire(task.result) }),
+      result: task.result === undefined ? null : toWire(task.result),
     })),
     metadata: toWire(snapshot.metadata ?? {}),
     created_at: snapshot.createdAt ?? null,
     checkpoint: checkpointWire(snapshot.config, threadId) ?? { thread_id: threadId, checkpoint_ns: "", checkpoint_id: null, checkpoint_map: null },
     parent_checkpoint: checkpointWire(snapshot.parentConfig, threadId),
   };
+}
+
+/** The checkpoint a subgraph task's `state` config names (its `checkpoint_ns`), else null. */
+function subgraphCheckpoint(state: unknown, threadId: string): Record<string, unknown> | null {
+  if (state === null || typeof state !== "object" || !("configurable" in state)) return null;
+  const configurable = (state as StateSnapshot["config"]).configurable ?? {};
+  const ns = configurable["checkpoint_ns"];
+  if (typeof ns !== "string") return null;
+  const id = configurable["checkpoint_id"];
+  return { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: typeof id === "string" ? id : null, checkpoint_map: null };
 }
 
 /** A thread as LangGraph's Thread, with the latest state's values and open interrupts (by task id). */

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
-import { Client } from "@langchain/langgraph-sdk";
+import { Client, type ThreadTask } from "@langchain/langgraph-sdk";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { graph as reviewGraph } from "../../examples/approval-graph/graph.js";
 import { agent as notesAgent } from "../../examples/hitl-agent/graph.js";
@@ -97,6 +97,8 @@ describe.each(BACKENDS)("every loaded graph is an assistant of devmind serve, th
     const state = await client.threads.getState(thread.thread_id);
     expect(state.next).toEqual(["review"]);
     expect(state.tasks.map((task) => [task.name, task.interrupts])).toEqual([["review", [{ id: interrupt?.id, value: REVIEW_QUESTION }]]]);
+    // the task as the official server types it: its path, no result yet, no subgraph checkpoint
+    expect(state.tasks[0]).toMatchObject({ path: ["__pregel_pull", "review"], result: null, checkpoint: null, error: null });
     const threadRecord = await client.threads.get(thread.thread_id);
     expect(threadRecord.status).toBe("interrupted");
     expect(Object.values(threadRecord.interrupts ?? {})).toEqual([[{ id: interrupt?.id, value: REVIEW_QUESTION }]]);
@@ -142,6 +144,14 @@ describe.each(BACKENDS)("every loaded graph is an assistant of devmind serve, th
     const interrupts = paused["__interrupt__"] as Interrupt[];
     expect(interrupts.map((item) => item.value).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)))).toEqual([{ confirm: "abc -> unsure" }, { confirm: "fgh -> unsure" }]);
     const byQuestion = new Map(interrupts.map((item) => [(item.value as { confirm: string }).confirm, item.id]));
+    // each waiting branch is a subgraph task: its checkpoint names the subgraph's namespace, its path the Send
+    const waiting = (await client.threads.getState(thread.thread_id)).tasks.filter((task) => task.interrupts.length > 0) as (ThreadTask & { path?: unknown[] })[];
+    expect(waiting).toHaveLength(2);
+    for (const task of waiting) {
+      expect(task.checkpoint).toMatchObject({ thread_id: thread.thread_id, checkpoint_ns: expect.stringMatching(new RegExp(`^${task.name}:${task.id}`)) });
+      expect(task.path?.[0]).toBe("__pregel_push");
+      expect(task.result).toBeNull();
+    }
 
     const [run] = await client.runs.list(thread.thread_id);
     const approvals = (await api(server, "/approvals?status=pending")).body as { approvals: { run_id: string; graph_id: string; requests: unknown[]; interrupts: { id: string }[] }[] };
