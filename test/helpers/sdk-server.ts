@@ -1,16 +1,22 @@
 import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, afterEach, beforeAll } from "vitest";
 import type { Database } from "../../src/db/types.js";
+import type { ScriptedTurn } from "../../src/model/scripted-turns.js";
 import type { RuntimeOptions } from "../../src/runtime/runtime.js";
 import { openBackend } from "./databases.js";
 import { startTestServer, TEST_KEYS, type TestServer } from "./server.js";
 
 /**
  * For a `describe` of SDK tests on `backend`: opens the backend once for the block (closed after
- * it), and returns `start(workers)`, which starts a test server with `graphs` on a fresh schema
- * and the official SDK `Client` (alice's key) for it. Servers are closed after each test.
+ * it), and returns `start(workers, options)`, which starts a test server with `graphs` (default:
+ * the built-in agent alone; `options.graphs` overrides them for one server) on a fresh schema, its
+ * scripted model answering `options.turns`, and the official SDK `Client` (alice's key) for it.
+ * Servers are closed after each test.
  */
-export function sdkServers(backend: "pglite" | "postgres", graphs: RuntimeOptions["graphs"]): (workers?: number) => Promise<{ server: TestServer; client: Client }> {
+export function sdkServers(
+  backend: "pglite" | "postgres",
+  graphs?: RuntimeOptions["graphs"],
+): (workers?: number, options?: { turns?: ScriptedTurn[]; graphs?: RuntimeOptions["graphs"] }) => Promise<{ server: TestServer; client: Client }> {
   const servers: TestServer[] = [];
   let owner: Database;
   beforeAll(async () => {
@@ -22,8 +28,9 @@ export function sdkServers(backend: "pglite" | "postgres", graphs: RuntimeOption
   afterEach(async () => {
     await Promise.all(servers.splice(0).map((server) => server.close()));
   });
-  return async (workers = 1) => {
-    const server = await startTestServer(owner, [], { workers, graphs });
+  return async (workers = 1, options = {}) => {
+    const chosen = options.graphs ?? graphs;
+    const server = await startTestServer(owner, options.turns ?? [], { workers, ...(chosen === undefined ? {} : { graphs: chosen }) });
     servers.push(server);
     return { server, client: new Client({ apiUrl: server.url, apiKey: TEST_KEYS.alice }) };
   };

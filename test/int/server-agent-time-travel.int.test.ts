@@ -1,13 +1,12 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Client, type ThreadState } from "@langchain/langgraph-sdk";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { Database } from "../../src/db/types.js";
+import type { Client, ThreadState } from "@langchain/langgraph-sdk";
+import { describe, expect, it } from "vitest";
 import type { ScriptedTurn } from "../../src/model/scripted-turns.js";
 import { ToolLedger } from "../../src/runtime/tool-ledger.js";
-import { BACKENDS, itOnPrimary, openBackend } from "../helpers/databases.js";
-import { sdkRefusal as refusal } from "../helpers/sdk-server.js";
-import { collect, startTestServer, TEST_KEYS, type TestServer } from "../helpers/server.js";
+import { BACKENDS, itOnPrimary } from "../helpers/databases.js";
+import { sdkRefusal as refusal, sdkServers } from "../helpers/sdk-server.js";
+import { collect, type TestServer } from "../helpers/server.js";
 
 type Msg = { type: string; content: unknown; id?: string; tool_call_id?: string; tool_calls?: { id: string; name: string }[] };
 type Part = { event: string; data: unknown };
@@ -38,22 +37,8 @@ function chainOf(history: ThreadState[], from: ThreadState): string[] {
 }
 
 describe.each(BACKENDS)("the built-in agent: time travel, breakpoints and rollback through the official SDK on %s", (backend) => {
-  const servers: TestServer[] = [];
-  let owner: Database;
-  beforeAll(async () => {
-    owner = await openBackend(backend);
-  });
-  afterAll(async () => {
-    await owner.close();
-  });
-  afterEach(async () => {
-    await Promise.all(servers.splice(0).map((server) => server.close()));
-  });
-  const start = async (turns: ScriptedTurn[]): Promise<{ server: TestServer; client: Client }> => {
-    const server = await startTestServer(owner, turns, { workers: 1 });
-    servers.push(server);
-    return { server, client: new Client({ apiUrl: server.url, apiKey: TEST_KEYS.alice }) };
-  };
+  const servers = sdkServers(backend);
+  const start = (turns: ScriptedTurn[]): Promise<{ server: TestServer; client: Client }> => servers(1, { turns });
 
   it("Regenerate as Agent Chat UI sends it: no input and the AI message's parent checkpoint re-run the model on a new branch", async () => {
     const { server, client } = await start([{ content: "the answer" }, { content: "the follow-up" }]);

@@ -2,15 +2,15 @@ import type { BaseMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { Annotation, END, interrupt, MessagesAnnotation, START, StateGraph, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { ToolNode } from "@langchain/langgraph/prebuilt";
-import { Client, type StreamMode } from "@langchain/langgraph-sdk";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { Client, StreamMode } from "@langchain/langgraph-sdk";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import type { Database } from "../../src/db/types.js";
 import { ScriptedChatModel } from "../../src/model/scripted-model.js";
 import type { ScriptedTurn } from "../../src/model/scripted-turns.js";
 import type { Runtime } from "../../src/runtime/runtime.js";
-import { BACKENDS, itOnPrimary, openBackend } from "../helpers/databases.js";
-import { collect, startTestServer, TEST_KEYS, type TestServer } from "../helpers/server.js";
+import { BACKENDS, itOnPrimary } from "../helpers/databases.js";
+import { sdkServers } from "../helpers/sdk-server.js";
+import { collect, TEST_KEYS, type TestServer } from "../helpers/server.js";
 
 type Part = { event: string; data: unknown; id?: string };
 type StreamEvent = { event: string; name: string; run_id: string; tags: string[]; metadata: Record<string, unknown>; data: Record<string, unknown> };
@@ -87,23 +87,9 @@ async function storedTypes(runtime: Runtime, runId: string): Promise<string[]> {
 const INPUT = { messages: [{ type: "human", content: "what is an otter?" }] };
 
 describe.each(BACKENDS)("stream mode events (LangChain stream events v2) through the SDK on %s", (backend) => {
-  const servers: TestServer[] = [];
-  let owner: Database;
-  beforeAll(async () => {
-    owner = await openBackend(backend);
-  });
-  afterAll(async () => {
-    await owner.close();
-  });
-  afterEach(async () => {
-    await Promise.all(servers.splice(0).map((server) => server.close()));
-  });
-  /** A server with the chat graph, or (with `turns`) the built-in agent on a scripted model, and the SDK client for it. */
-  const start = async (turns?: ScriptedTurn[]): Promise<{ server: TestServer; client: Client }> => {
-    const server = await startTestServer(owner, turns ?? [], { workers: 1, ...(turns === undefined ? { graphs: { agent: false, chat: () => chatGraph(), ask: askGraph, nested: nestedGraph, leak: leakGraph } } : {}) });
-    servers.push(server);
-    return { server, client: new Client({ apiUrl: server.url, apiKey: TEST_KEYS.alice }) };
-  };
+  const servers = sdkServers(backend, { agent: false, chat: () => chatGraph(), ask: askGraph, nested: nestedGraph, leak: leakGraph });
+  /** A server with the test graphs, or (with `turns`) the built-in agent on a scripted model, and the SDK client for it. */
+  const start = (turns?: ScriptedTurn[]): Promise<{ server: TestServer; client: Client }> => servers(1, turns === undefined ? {} : { turns, graphs: {} });
 
   it("a user graph's LangChain events in LangChain's order, root start first and root end last; joinStream and every Last-Event-ID replay them; a run without events records none", async () => {
     const { server, client } = await start();
