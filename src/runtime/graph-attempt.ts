@@ -15,6 +15,7 @@ import { graphRunsTools } from "../graphs/tool-nodes.js";
 import { GraphToolLedger } from "./graph-tool-ledger.js";
 import { graphChunks } from "./graph-stream-events.js";
 import { interruptsOf } from "./graph-state.js";
+import { plainJson } from "./plain-json.js";
 import { isHitlRequest } from "./hitl-decisions.js";
 import type { ResumeRecord } from "./resume-store.js";
 import type { RunCounts, RunInterrupt, RunRecord } from "./run-record.js";
@@ -245,16 +246,7 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
 function toolEventData(payload: unknown): unknown {
   const chunk = payload as { error?: unknown } | null;
   const withError = chunk !== null && typeof chunk === "object" && "error" in chunk ? { ...chunk, error: errorText(chunk.error) } : payload;
-  return JSON.parse(
-    JSON.stringify(withError ?? null, function replacer(this: Record<string, unknown>, key: string, current: unknown) {
-      const raw = this[key];
-      if (raw !== null && typeof raw === "object" && typeof (raw as { toDict?: unknown }).toDict === "function" && typeof (raw as { getType?: unknown }).getType === "function") {
-        const { type, data } = (raw as { toDict(): { type: string; data: Record<string, unknown> } }).toDict();
-        return { ...data, type };
-      }
-      return current;
-    }),
-  ) as unknown;
+  return plainJson(withError);
 }
 
 function isRecursionError(error: unknown): boolean {

@@ -1,17 +1,8 @@
-import { END, interrupt, START, StateGraph } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
-import { chainGraph, chainState } from "../helpers/chain-graph.js";
+import { chainGraph, pauseGraph } from "../helpers/chain-graph.js";
 import { BACKENDS, itOnPrimary } from "../helpers/databases.js";
 import { sdkRefusal as refusal, sdkServers } from "../helpers/sdk-server.js";
 
-/** `a` then `wait`, which interrupts for a value it appends: a run that stays interrupted, with checkpoints, until resumed. */
-const pauseGraph = new StateGraph(chainState)
-  .addNode("a", () => ({ path: ["a"] }))
-  .addNode("wait", () => ({ path: [String(interrupt("value?"))] }))
-  .addEdge(START, "a")
-  .addEdge("a", "wait")
-  .addEdge("wait", END)
-  .compile();
 
 describe.each(BACKENDS)("LangGraph run options through the official SDK on %s", (backend) => {
   const start = sdkServers(backend, { chain: chainGraph, pause: pauseGraph });

@@ -1,7 +1,7 @@
 import { AIMessage, type BaseMessage } from "@langchain/core/messages";
-import { Annotation, DeltaChannel, END, interrupt, messagesDeltaReducer, START, StateGraph, type Messages } from "@langchain/langgraph";
+import { Annotation, DeltaChannel, END, messagesDeltaReducer, START, StateGraph, type Messages } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
-import { chainGraph, chainState } from "../helpers/chain-graph.js";
+import { chainGraph, pauseGraph } from "../helpers/chain-graph.js";
 import { BACKENDS, itOnPrimary } from "../helpers/databases.js";
 import { sdkRefusal as refusal, sdkServers } from "../helpers/sdk-server.js";
 import { waitUntil } from "../helpers/waits.js";
@@ -14,14 +14,6 @@ const echoGraph = new StateGraph(deltaState)
   .addEdge("echo", END)
   .compile();
 
-/** `a` then `wait`, which interrupts for a value it appends. */
-const pauseGraph = new StateGraph(chainState)
-  .addNode("a", () => ({ path: ["a"] }))
-  .addNode("wait", () => ({ path: [String(interrupt("value?"))] }))
-  .addEdge(START, "a")
-  .addEdge("a", "wait")
-  .addEdge("wait", END)
-  .compile();
 
 type Chat = { messages: { content: string }[] };
 const contents = (values: Chat): string[] => values.messages.map((message) => message.content);
