@@ -117,7 +117,8 @@ describe.each(BACKENDS)("user graph durability on %s", (backend) => {
     // a worker process takes the resume and is killed inside the resumed node
     const child = spawnFixture(FIXTURE, [JSON.stringify(place)], 60_000);
     await waitForLine(child, "ready", 30_000);
-    await waitUntil("the resumed node to run", () => existsSync(marker), 30_000);
+    // the marker's line is whole (appendFileSync creates the file before it writes the line)
+    await waitUntil("the resumed node to run", () => existsSync(marker) && readFileSync(marker, "utf8").endsWith("\n"), 30_000);
     child.process.kill("SIGKILL");
     await child.exited;
     expect(readFileSync(marker, "utf8")).toBe("yes, go\n");
