@@ -13,16 +13,32 @@ export type LoadedGraph =
 /** Extensions loaded through tsx (no build step), as the LangGraph CLI does. */
 const TYPESCRIPT = new Set([".ts", ".mts", ".cts", ".tsx"]);
 
+/** tsx's module hooks, registered once per process by the first TypeScript graph. */
+let typescriptHooks: Promise<void> | undefined;
+
 /**
- * Imports a graph module: TypeScript through tsx's loader API (a runtime dependency, so a
- * project's `.ts` graphs need no build), JavaScript with Node's own `import()`.
+ * Registers tsx's ESM hooks for the whole process, once. Not tsx's `tsImport`: that loads the
+ * graph file and everything it imports under a namespace of its own, so a project graph got a
+ * second copy of `@langchain/langgraph` and `@langchain/core` (about 2 s of CPU per process that
+ * loads graphs, and values of one copy failing `instanceof` checks of the other). With the hooks
+ * registered, the graph's bare imports resolve to the modules the process already loaded.
+ */
+function registerTypeScript(): Promise<void> {
+  typescriptHooks ??= import("tsx/esm/api").then(({ register }) => {
+    register();
+  });
+  typescriptHooks.catch(() => (typescriptHooks = undefined));
+  return typescriptHooks;
+}
+
+/**
+ * Imports a graph module: TypeScript through tsx's hooks (a runtime dependency, so a project's
+ * `.ts` graphs need no build), JavaScript with Node's own `import()`. A module is loaded once per
+ * process, as any import.
  */
 export async function importGraphModule(file: string): Promise<Record<string, unknown>> {
   const url = pathToFileURL(file).href;
-  if (TYPESCRIPT.has(extname(file).toLowerCase())) {
-    const { tsImport } = await import("tsx/esm/api");
-    return (await tsImport(url, import.meta.url)) as Record<string, unknown>;
-  }
+  if (TYPESCRIPT.has(extname(file).toLowerCase())) await registerTypeScript();
   return (await import(url)) as Record<string, unknown>;
 }
 

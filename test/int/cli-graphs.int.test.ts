@@ -15,6 +15,7 @@ const EXAMPLES = resolve(fileURLToPath(new URL("../../examples/", import.meta.ur
 const REVIEW_CONFIG = join(EXAMPLES, "approval-graph", "langgraph.json");
 const RESEARCH_CONFIG = join(EXAMPLES, "parallel-research", "langgraph.json");
 const HITL_CONFIG = join(EXAMPLES, "hitl-agent", "langgraph.json");
+const ONE_COPY_GRAPH = fileURLToPath(new URL("../fixtures/graphs/one-copy.ts", import.meta.url));
 const context = cliContexts();
 
 // the CLI is above the runtime seam: both engines are covered below it (graph-runs, crons)
@@ -41,6 +42,14 @@ describe.each([CHILD_ENGINE])("devmind CLI with user graphs on %s", (backend) =>
     const again = await runCli(["resume", result.run_id, "--config", REVIEW_CONFIG, "--value", "true"], ctx.env, { cwd: ctx.dir });
     expect(again.code).toBe(2);
     expect(again.stderr).toContain("already finished");
+  });
+  it("a TypeScript graph shares the CLI's LangGraph: one copy of each package, not a second one for the graph file", async () => {
+    const ctx = context(backend);
+    const config = join(ctx.dir, "one-copy.json");
+    writeFileSync(config, JSON.stringify({ graphs: { probe: `${ONE_COPY_GRAPH}:graph` } }));
+    const run = await runCli(["run", "--config", config, "--graph", "probe", "--input", "{}", "--json"], ctx.env, { cwd: ctx.dir });
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(ndjson(run.stdout).at(-1)).toMatchObject({ type: "result", status: "success" });
   });
 });
 
