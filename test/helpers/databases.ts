@@ -59,10 +59,13 @@ export function itOn(backend: string, wanted: "postgres" | "pglite"): typeof it 
 
 /**
  * The engine the layers above the runtime seam (HTTP routes, the web page, CLI flows, tools in the
- * graph) are tested on: PGlite, always available and the CLI's default. Engine-specific behaviour
- * (saver, leases, LISTEN/NOTIFY, locks, migrations, recovery, run store) runs on every backend.
+ * graph) are tested on: PostgreSQL when the test server is configured (CI), else PGlite. PGlite
+ * runs the engine as WebAssembly in the test process itself, a quarter or more of such a file's
+ * CPU. Each such file keeps a plain `it` that runs on the other engine too. Engine-specific
+ * behaviour (saver, leases, LISTEN/NOTIFY, locks, migrations, recovery, run store) runs on every
+ * backend.
  */
-export const PRIMARY_ENGINE = "pglite";
+export const PRIMARY_ENGINE: "pglite" | "postgres" = TEST_DATABASE_URL === undefined ? "pglite" : "postgres";
 
 /**
  * `it` for a behaviour above the runtime seam: registered on PRIMARY_ENGINE only (not skipped
