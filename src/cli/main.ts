@@ -3,6 +3,8 @@
  * The `devmind` command line. Commands are registered by their own modules; this file only
  * wires them, turns errors into exit codes (CONTRACT section 7) and exits.
  */
+// first: V8 flags must be set before any module compiles PGlite's WebAssembly
+import "./apply-v8-flags.js";
 import { Command, CommanderError } from "commander";
 import { configSecrets, loadConfig } from "../config.js";
 import { createRedactor, redactText } from "../secret-redaction.js";
