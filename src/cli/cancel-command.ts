@@ -24,7 +24,7 @@ export function registerCancelCommand(program: Command, setExitCode: (code: numb
     .option("--json", "print the result line as JSON")
     .action(async (runId: string, options: OutputOptions) => {
       checkRunId(runId);
-      const opened = await openRuntime({});
+      const opened = await openRuntime({ callsNoModel: true });
       try {
         const { runtime } = opened;
         const before = await runtime.runs.get(runId);

@@ -39,7 +39,7 @@ export function registerCronsCommand(program: Command, setExitCode: (code: numbe
     .option("--limit <n>", `at most this many (default ${CRON_DEFAULTS.searchLimit * 5})`, integerOption("--limit", 1, CRON_DEFAULTS.maxSearchLimit))
     .option("--json", "print one cron record per line")
     .action(async (options: { graph?: string; thread?: string; limit?: number; json?: boolean }) => {
-      const opened = await openRuntime({});
+      const opened = await openRuntime({ callsNoModel: true });
       try {
         const found = await opened.runtime.crons.search({ assistantId: options.graph, threadId: options.thread, limit: options.limit ?? CRON_DEFAULTS.searchLimit * 5 });
         for (const cron of found) process.stdout.write(`${options.json === true ? JSON.stringify(cron) : cronLine(cron)}\n`);
@@ -73,7 +73,7 @@ export function registerCronsCommand(program: Command, setExitCode: (code: numbe
       }
       const project = await loadProjectGraphs(options.config);
       const graphId = options.graph ?? (project.graphs === undefined ? GRAPHS_DEFAULTS.builtinId : firstGraph(project.graphs));
-      const opened = await openRuntime({ graphs: project.graphs });
+      const opened = await openRuntime({ callsNoModel: true, graphs: project.graphs });
       try {
         const cron = await opened.runtime.crons.create({
           assistantId: graphId,
@@ -104,7 +104,7 @@ export function registerCronsCommand(program: Command, setExitCode: (code: numbe
     .description("delete a cron (the runs it created stay)")
     .argument("<cron-id>", "the cron to delete")
     .action(async (cronId: string) => {
-      const opened = await openRuntime({});
+      const opened = await openRuntime({ callsNoModel: true });
       try {
         await opened.runtime.crons.delete(cronId);
         process.stderr.write(`deleted cron ${cronId}\n`);

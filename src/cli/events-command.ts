@@ -22,7 +22,7 @@ export function registerEventsCommand(program: Command, setExitCode: (code: numb
     .option("--verbose", "show full tool arguments, model usage, workers")
     .action(async (runId: string, options: OutputOptions & { follow?: boolean }) => {
       checkRunId(runId);
-      const opened = await openRuntime({});
+      const opened = await openRuntime({ callsNoModel: true });
       const stop = new AbortController();
       const onInterrupt = (): void => stop.abort();
       process.on("SIGINT", onInterrupt);

@@ -40,6 +40,12 @@ export interface OpenRuntimeOptions {
   requireModel?: boolean;
   /** Overrides the configured model (a test's). */
   model?: BaseChatModel;
+  /**
+   * The command never calls the model (show, events, runs, cancel, crons): the runtime gets a
+   * stand-in that is never called, and the configured model is not built, so LangChain's OpenAI
+   * client (about 0.4 s of CPU per start) is not loaded.
+   */
+  callsNoModel?: boolean;
   /** `--model SPEC`: parsed like DEVMIND_MODEL and put in place of the configured model. */
   modelSpec?: string;
   /**
@@ -87,6 +93,12 @@ export async function requireModel(config: DevmindConfig): Promise<void> {
   createChatModel(config);
 }
 
+/** The model of a command that never calls one: a stand-in whose only answer is an error. */
+async function modelNeverCalled(): Promise<BaseChatModel> {
+  const { ScriptedChatModel } = await import("../model/scripted-model.js");
+  return new ScriptedChatModel([{ error: "this command does not call the model" }], { name: "not-called" });
+}
+
 /**
  * Commands that read or decide never call the model, but the runtime builds its graph (to read
  * a run's pending approvals) with one. Without a configured model they get this stand-in, whose
@@ -110,16 +122,17 @@ async function modelIfUsable(config: DevmindConfig): Promise<BaseChatModel> {
  * `--version` or a refused option costs no LangChain or PGlite load.
  */
 export async function openRuntime(options: OpenRuntimeOptions = {}): Promise<OpenedRuntime> {
-  const [{ migrate }, { openDatabase }, { createChatModel }, { createRuntime }] = await Promise.all([
-    import("../db/migrate.js"),
-    import("../db/open-database.js"),
-    import("../model/create-chat-model.js"),
-    import("../runtime/runtime.js"),
-  ]);
+  const [{ migrate }, { openDatabase }, { createRuntime }] = await Promise.all([import("../db/migrate.js"), import("../db/open-database.js"), import("../runtime/runtime.js")]);
   const config = withModelSpec(options.config ?? loadConfig(), options.modelSpec);
   // the model is needed only when the built-in agent is one of the graphs
   const agentIncluded = options.graphs?.[GRAPHS_DEFAULTS.builtinId] === undefined;
-  const model = options.model ?? (options.requireModel === true && agentIncluded ? createChatModel(config) : await modelIfUsable(config));
+  const model =
+    options.model ??
+    (options.callsNoModel === true
+      ? await modelNeverCalled()
+      : options.requireModel === true && agentIncluded
+        ? (await import("../model/create-chat-model.js")).createChatModel(config)
+        : await modelIfUsable(config));
   const redactor = createRedactor(configSecrets(config));
   const logger = createLogger({ level: config.logLevel, redact: redactor.text });
   const db = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, schema: config.dbSchema, onProgress: options.onDatabaseProgress });

@@ -17,7 +17,7 @@ export function registerRunsCommand(program: Command, setExitCode: (code: number
     .action(async (options: { status?: string; limit?: number; json?: boolean }, command: Command) => {
       const status = options.status;
       if (status !== undefined && !isRunStatus(status)) command.error(`error: --status must be one of ${RUN_STATUSES.join(", ")}`, { exitCode: EXIT.usage });
-      const opened = await openRuntime({});
+      const opened = await openRuntime({ callsNoModel: true });
       try {
         const runs = await opened.runtime.runs.list({ limit: options.limit ?? CLI_DEFAULTS.runsListDefault, ...(status === undefined ? {} : { status }) });
         for (const run of runs) process.stdout.write(`${options.json === true ? JSON.stringify(run) : runLine(run)}\n`);

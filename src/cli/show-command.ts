@@ -23,7 +23,7 @@ export function registerShowCommand(program: Command, setExitCode: (code: number
     .option("--verbose", "show full tool arguments, model usage, workers")
     .action(async (runId: string, options: OutputOptions) => {
       checkRunId(runId);
-      const opened = await openRuntime({});
+      const opened = await openRuntime({ callsNoModel: true });
       try {
         const { runtime } = opened;
         const run = await runtime.runs.get(runId);

@@ -1,10 +1,37 @@
-import type { Embeddings } from "@langchain/core/embeddings";
-import { OpenAIEmbeddings } from "@langchain/openai";
+import { Embeddings } from "@langchain/core/embeddings";
+import type { OpenAIEmbeddings } from "@langchain/openai";
 import type { DevmindConfig } from "../config.js";
 import { MODEL_DEFAULTS } from "../constants.js";
 import { ConfigError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { PostgresStoreOptions } from "../store/postgres-store.js";
+
+type OpenAIEmbeddingsOptions = NonNullable<ConstructorParameters<typeof OpenAIEmbeddings>[0]>;
+
+/**
+ * LangChain's OpenAIEmbeddings, loaded at its first use: the runtime is created by every CLI
+ * command, and LangChain's OpenAI client costs about 0.4 s of CPU to load.
+ */
+class LazyOpenAIEmbeddings extends Embeddings {
+  private client: Promise<Embeddings> | undefined;
+
+  constructor(private readonly options: OpenAIEmbeddingsOptions) {
+    super({});
+  }
+
+  private load(): Promise<Embeddings> {
+    this.client ??= import("@langchain/openai").then(({ OpenAIEmbeddings: Client }) => new Client(this.options));
+    return this.client;
+  }
+
+  override async embedDocuments(documents: string[]): Promise<number[][]> {
+    return (await this.load()).embedDocuments(documents);
+  }
+
+  override async embedQuery(document: string): Promise<number[]> {
+    return (await this.load()).embedQuery(document);
+  }
+}
 
 /**
  * The embeddings the configuration names for the store's index (DEVMIND_STORE_INDEX_EMBED): an
@@ -20,7 +47,7 @@ export function embeddingsFromConfig(config: DevmindConfig): Embeddings {
       variables: ["OPENAI_API_KEY", "OPENAI_BASE_URL"],
     });
   }
-  return new OpenAIEmbeddings({
+  return new LazyOpenAIEmbeddings({
     model: index.embed.name,
     dimensions: index.dims,
     apiKey: apiKey ?? MODEL_DEFAULTS.placeholderApiKey,

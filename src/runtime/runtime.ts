@@ -14,7 +14,6 @@ import { PostgresStore } from "../store/postgres-store.js";
 import type { ActionRequest } from "../graph/approvals.js";
 import { buildAgentGraph, type AgentGraph } from "../graph/build-agent-graph.js";
 import { limitsFromConfig } from "../graph/limits.js";
-import { createChatModel } from "../model/create-chat-model.js";
 import { builtinTools } from "../tools/builtin/index.js";
 import type { Tool } from "../tools/define-tool.js";
 import { ToolRegistry } from "../tools/registry.js";
@@ -366,7 +365,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         requireApproval: config.requireApproval,
         autoApprove: config.autoApprove,
       });
-      const model = options.model ?? createChatModel(config);
+      // LangChain's OpenAI client loads only when a run first needs the configured model
+      const model = options.model ?? (await import("../model/create-chat-model.js")).createChatModel(config);
       const graph = buildAgentGraph({ model, tools: registry, checkpointer, limits });
       return { graph, registry };
     })();
