@@ -89,8 +89,8 @@ export function parseModelFlag(spec: string): ModelSpec {
  * will execute here.
  */
 export async function requireModel(config: DevmindConfig): Promise<void> {
-  const { createChatModel } = await import("../model/create-chat-model.js");
-  createChatModel(config);
+  const { loadChatModel } = await import("../model/load-chat-model.js");
+  await loadChatModel(config);
 }
 
 /** The model of a command that never calls one: a stand-in whose only answer is an error. */
@@ -105,9 +105,9 @@ async function modelNeverCalled(): Promise<BaseChatModel> {
  * only answer is an error saying what to set (or why the configured one cannot be built).
  */
 async function modelIfUsable(config: DevmindConfig): Promise<BaseChatModel> {
-  const [{ createChatModel }, { ScriptedChatModel }] = await Promise.all([import("../model/create-chat-model.js"), import("../model/scripted-model.js")]);
+  const [{ loadChatModel }, { ScriptedChatModel }] = await Promise.all([import("../model/load-chat-model.js"), import("../model/scripted-model.js")]);
   try {
-    return createChatModel(config);
+    return await loadChatModel(config);
   } catch (error) {
     const message = error instanceof Error && config.model !== null ? error.message : describeModelRequirement();
     return new ScriptedChatModel([{ error: message }], { name: "unconfigured" });
@@ -131,7 +131,7 @@ export async function openRuntime(options: OpenRuntimeOptions = {}): Promise<Ope
     (options.callsNoModel === true
       ? await modelNeverCalled()
       : options.requireModel === true && agentIncluded
-        ? (await import("../model/create-chat-model.js")).createChatModel(config)
+        ? await (await import("../model/load-chat-model.js")).loadChatModel(config)
         : await modelIfUsable(config));
   const redactor = createRedactor(configSecrets(config));
   const logger = createLogger({ level: config.logLevel, redact: redactor.text });

@@ -25,7 +25,7 @@ import { describeModelRequirement, type DevmindConfig } from "../config.js";
 import { MODEL_DEFAULTS } from "../constants.js";
 import { ConfigError } from "../errors.js";
 import { withResponseDeadline, type FetchLike } from "./response-deadline.js";
-import { loadScriptFile, ScriptedChatModel } from "./scripted-model.js";
+import { scriptedModelFromFile } from "./scripted-model.js";
 
 /** Options of `createChatModel`. */
 export interface CreateChatModelOptions {
@@ -49,7 +49,7 @@ export interface CreateChatModelOptions {
 export function createChatModel(config: DevmindConfig, options: CreateChatModelOptions = {}): BaseChatModel {
   const spec = config.model;
   if (spec === null) throw new ConfigError(describeModelRequirement(), { variables: ["DEVMIND_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL"] });
-  if (spec.provider === "scripted") return new ScriptedChatModel(loadScriptFile(spec.path), { name: `scripted:${spec.path}` });
+  if (spec.provider === "scripted") return scriptedModelFromFile(spec.path);
   return createOpenAiModel(config, spec.name, options);
 }
 

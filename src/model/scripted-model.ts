@@ -21,6 +21,7 @@ import { MODEL_DEFAULTS } from "../constants.js";
 import { ModelError } from "../errors.js";
 import { defaultToolCallId, parseScript, type ScriptedTurn } from "./scripted-turns.js";
 
+import { loadScriptFile } from "./script-file.js";
 export { loadScriptFile } from "./script-file.js";
 export {
   defaultToolCallId,
@@ -278,4 +279,9 @@ function toolName(tool: BindToolsInput): string {
   const candidate = tool as { name?: unknown; function?: { name?: unknown } };
   if (typeof candidate.function?.name === "string") return candidate.function.name;
   return typeof candidate.name === "string" ? candidate.name : "";
+}
+
+/** The scripted model of DEVMIND_MODEL=scripted:PATH: the turns of the JSON file at `path`. */
+export function scriptedModelFromFile(path: string): ScriptedChatModel {
+  return new ScriptedChatModel(loadScriptFile(path), { name: `scripted:${path}` });
 }

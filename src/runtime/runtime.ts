@@ -14,6 +14,7 @@ import { PostgresStore } from "../store/postgres-store.js";
 import type { ActionRequest } from "../graph/approvals.js";
 import { buildAgentGraph, type AgentGraph } from "../graph/build-agent-graph.js";
 import { limitsFromConfig } from "../graph/limits.js";
+import { loadChatModel } from "../model/load-chat-model.js";
 import { builtinTools } from "../tools/builtin/index.js";
 import type { Tool } from "../tools/define-tool.js";
 import { ToolRegistry } from "../tools/registry.js";
@@ -365,8 +366,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         requireApproval: config.requireApproval,
         autoApprove: config.autoApprove,
       });
-      // LangChain's OpenAI client loads only when a run first needs the configured model
-      const model = options.model ?? (await import("../model/create-chat-model.js")).createChatModel(config);
+      // LangChain's OpenAI client loads only when a run first needs a configured OpenAI model
+      const model = options.model ?? (await loadChatModel(config));
       const graph = buildAgentGraph({ model, tools: registry, checkpointer, limits });
       return { graph, registry };
     })();
