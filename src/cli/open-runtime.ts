@@ -93,10 +93,10 @@ export async function requireModel(config: DevmindConfig): Promise<void> {
   await loadChatModel(config);
 }
 
-/** The model of a command that never calls one: a stand-in whose only answer is an error. */
-async function modelNeverCalled(): Promise<BaseChatModel> {
+/** A stand-in model whose only answer is an error saying `message`. */
+async function standInModel(message: string, name: string): Promise<BaseChatModel> {
   const { ScriptedChatModel } = await import("../model/scripted-model.js");
-  return new ScriptedChatModel([{ error: "this command does not call the model" }], { name: "not-called" });
+  return new ScriptedChatModel([{ error: message }], { name });
 }
 
 /**
@@ -105,13 +105,26 @@ async function modelNeverCalled(): Promise<BaseChatModel> {
  * only answer is an error saying what to set (or why the configured one cannot be built).
  */
 async function modelIfUsable(config: DevmindConfig): Promise<BaseChatModel> {
-  const [{ loadChatModel }, { ScriptedChatModel }] = await Promise.all([import("../model/load-chat-model.js"), import("../model/scripted-model.js")]);
+  const { loadChatModel } = await import("../model/load-chat-model.js");
   try {
     return await loadChatModel(config);
   } catch (error) {
-    const message = error instanceof Error && config.model !== null ? error.message : describeModelRequirement();
-    return new ScriptedChatModel([{ error: message }], { name: "unconfigured" });
+    return standInModel(error instanceof Error && config.model !== null ? error.message : describeModelRequirement(), "unconfigured");
   }
+}
+
+/**
+ * The model a command's runtime gets: the test's, a stand-in for a command that never calls one,
+ * the configured one (ConfigError without it) for a command that will call it, else the
+ * configured one when usable (see `modelIfUsable`). The model is needed only when the built-in
+ * agent is one of the graphs.
+ */
+async function commandModel(options: OpenRuntimeOptions, config: DevmindConfig): Promise<BaseChatModel> {
+  if (options.model !== undefined) return options.model;
+  if (options.callsNoModel === true) return standInModel("this command does not call the model", "not-called");
+  const agentIncluded = options.graphs?.[GRAPHS_DEFAULTS.builtinId] === undefined;
+  if (options.requireModel === true && agentIncluded) return (await import("../model/load-chat-model.js")).loadChatModel(config);
+  return modelIfUsable(config);
 }
 
 /**
@@ -124,15 +137,7 @@ async function modelIfUsable(config: DevmindConfig): Promise<BaseChatModel> {
 export async function openRuntime(options: OpenRuntimeOptions = {}): Promise<OpenedRuntime> {
   const [{ migrate }, { openDatabase }, { createRuntime }] = await Promise.all([import("../db/migrate.js"), import("../db/open-database.js"), import("../runtime/runtime.js")]);
   const config = withModelSpec(options.config ?? loadConfig(), options.modelSpec);
-  // the model is needed only when the built-in agent is one of the graphs
-  const agentIncluded = options.graphs?.[GRAPHS_DEFAULTS.builtinId] === undefined;
-  const model =
-    options.model ??
-    (options.callsNoModel === true
-      ? await modelNeverCalled()
-      : options.requireModel === true && agentIncluded
-        ? await (await import("../model/load-chat-model.js")).loadChatModel(config)
-        : await modelIfUsable(config));
+  const model = await commandModel(options, config);
   const redactor = createRedactor(configSecrets(config));
   const logger = createLogger({ level: config.logLevel, redact: redactor.text });
   const db = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, schema: config.dbSchema, onProgress: options.onDatabaseProgress });
@@ -140,7 +145,7 @@ export async function openRuntime(options: OpenRuntimeOptions = {}): Promise<Ope
   try {
     logger.debug({ event: "database.opened", location: db.location, schema: db.schema }, "database opened");
     logMigrations(logger, db, await migrate(db), options.service === true ? "info" : "debug");
-    runtime = createRuntime({ db, config, logger, redactor, ...(model === undefined ? {} : { model }), ...(options.graphs === undefined ? {} : { graphs: options.graphs }) });
+    runtime = createRuntime({ db, config, logger, redactor, model, ...(options.graphs === undefined ? {} : { graphs: options.graphs }) });
     if (options.recoverOrphans === true) await runtime.runs.recoverOrphans();
   } catch (error) {
     await runtime?.close().catch(() => undefined);

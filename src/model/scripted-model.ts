@@ -19,9 +19,9 @@ import type { Runnable } from "@langchain/core/runnables";
 import { concat } from "@langchain/core/utils/stream";
 import { MODEL_DEFAULTS } from "../constants.js";
 import { ModelError } from "../errors.js";
+import { loadScriptFile } from "./script-file.js";
 import { defaultToolCallId, parseScript, type ScriptedTurn } from "./scripted-turns.js";
 
-import { loadScriptFile } from "./script-file.js";
 export { loadScriptFile } from "./script-file.js";
 export {
   defaultToolCallId,
