@@ -351,6 +351,23 @@ export const IMAGE_DEFAULTS = {
 } as const;
 
 /** Timing and layout of the `devmind` CLI (src/cli). */
+/**
+ * The CLI's one-file bundle (src/cli/cli-bundle-build.ts, made by `npm run build` next to the
+ * compiled cli-program.js): the command line and everything it imports but PGlite in one ES
+ * module, which starts in about half the CPU of ~800 separate modules. ./src/cli/cli-entry.ts
+ * says when it is used.
+ */
+export const CLI_BUNDLE = {
+  /** The bundle's file name, in dist/src/cli/. */
+  file: "cli-program.bundle.mjs",
+  /** The compiled module it is made from (and that runs when the bundle is not used). */
+  entry: "cli-program.js",
+  /** Set to "0" to start the CLI from its separate modules even when the bundle could be used. */
+  disableEnv: "DEVMIND_CLI_BUNDLE",
+  /** Packages left out of the bundle: PGlite finds its WebAssembly and data files next to its modules; tsx loads graphs. */
+  external: ["@electric-sql/pglite", "@electric-sql/pglite-pgvector", "tsx", "esbuild"],
+} as const;
+
 export const CLI_DEFAULTS = {
   /** `cancel` of a run running in another process waits this long for it to stop. */
   cancelWaitMs: 15_000,

@@ -1,80 +1,14 @@
 #!/usr/bin/env node
 /**
- * The `devmind` command line. Commands are registered by their own modules; this file only
- * wires them, turns errors into exit codes (CONTRACT section 7) and exits.
+ * The `devmind` bin. It only picks how the command line starts (cli-entry.ts: the one-file
+ * bundle, or the separate modules when project graphs can load) and imports it; the command
+ * line itself is ./cli-program.ts.
  */
 // first: V8 flags must be set before any module compiles PGlite's WebAssembly
 import "./apply-v8-flags.js";
-import { Command, CommanderError } from "commander";
-import { configSecrets, loadConfig } from "../config.js";
-import { createRedactor, redactText } from "../secret-redaction.js";
-import { packageVersion } from "../version.js";
-import { registerApproveCommand } from "./approve-command.js";
-import { registerCancelCommand } from "./cancel-command.js";
-import { registerCronsCommand } from "./crons-command.js";
-import { registerDemoCommand } from "./demo-command.js";
-import { registerEventsCommand } from "./events-command.js";
-import { registerGraphsCommand } from "./graphs-command.js";
-import { exitQuietlyWhenOutputCloses } from "./closed-output.js";
-import { EXIT, reportError } from "./exit-codes.js";
-import { registerMigrateCommand } from "./migrate-command.js";
-import { registerRejectCommand } from "./reject-command.js";
-import { registerResumeCommand } from "./resume-command.js";
-import { registerRunCommand } from "./run-command.js";
-import { registerRunsCommand } from "./runs-command.js";
-import { registerServeCommand } from "./serve-command.js";
-import { registerShowCommand } from "./show-command.js";
-import { registerWorkerCommand } from "./worker-command.js";
+import { existsSync } from "node:fs";
+import { CLI_BUNDLE } from "../constants.js";
+import { cliEntryModule } from "./cli-entry.js";
 
-async function main(argv: string[]): Promise<number> {
-  let exitCode: number = EXIT.success;
-  const program = new Command("devmind")
-    .description("durable agent runtime: LangGraph graphs checkpointed in PostgreSQL")
-    .version(packageVersion(), "-V, --version", "print the devmind version")
-    .exitOverride()
-    .showHelpAfterError("(add --help for usage)");
-  const setExitCode = (code: number): void => {
-    exitCode = code;
-  };
-  registerRunCommand(program, setExitCode);
-  registerApproveCommand(program, setExitCode);
-  registerRejectCommand(program, setExitCode);
-  registerResumeCommand(program, setExitCode);
-  registerCancelCommand(program, setExitCode);
-  registerRunsCommand(program, setExitCode);
-  registerShowCommand(program, setExitCode);
-  registerEventsCommand(program, setExitCode);
-  registerWorkerCommand(program, setExitCode);
-  registerDemoCommand(program, setExitCode);
-  registerMigrateCommand(program, setExitCode);
-  registerServeCommand(program, setExitCode);
-  registerGraphsCommand(program, setExitCode);
-  registerCronsCommand(program, setExitCode);
-  try {
-    await program.parseAsync(argv);
-  } catch (error) {
-    if (error instanceof CommanderError) {
-      return error.exitCode === 0 ? EXIT.success : EXIT.usage;
-    }
-    return reportError(error, undefined, processRedactor());
-  }
-  return exitCode;
-}
-
-/**
- * The redactor for errors this process prints: the configured secret values when the config
- * loads (it may be the bad config being reported), else the secret patterns alone.
- */
-function processRedactor(): (text: string) => string {
-  try {
-    return createRedactor(configSecrets(loadConfig())).text;
-  } catch {
-    return redactText;
-  }
-}
-
-exitQuietlyWhenOutputCloses();
-main(process.argv).then(
-  (code) => process.exit(code),
-  (error: unknown) => process.exit(reportError(error, undefined, processRedactor())),
-);
+const bundleExists = existsSync(new URL(`./${CLI_BUNDLE.file}`, import.meta.url));
+await import(cliEntryModule({ args: process.argv.slice(2), cwd: process.cwd(), env: process.env, bundleExists }));

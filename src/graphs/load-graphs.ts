@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { extname } from "node:path";
 import { pathToFileURL } from "node:url";
+import { CLI_BUNDLE } from "../constants.js";
 import { GraphDefinitionError } from "../errors.js";
 import { graphKind, type GraphEntry, type GraphKind } from "./graph-kinds.js";
 import type { GraphSpec } from "./langgraph-config.js";
@@ -80,6 +81,10 @@ export async function loadGraph(spec: GraphSpec): Promise<LoadedGraph> {
 
 /** Loads every graph of a config (in order), collecting failures instead of stopping at the first. */
 export async function loadGraphs(specs: readonly GraphSpec[]): Promise<LoadedGraph[]> {
+  // the CLI bundle holds its own LangGraph; a graph would import another (see src/cli/cli-entry.ts)
+  if (import.meta.url.endsWith(`/${CLI_BUNDLE.file}`)) {
+    throw new GraphDefinitionError(`project graphs cannot load in the bundled CLI (it has its own copy of LangGraph); start it with ${CLI_BUNDLE.disableEnv}=0`, {}, "GRAPH_LOAD_FAILED");
+  }
   const loaded: LoadedGraph[] = [];
   for (const spec of specs) loaded.push(await loadGraph(spec));
   return loaded;

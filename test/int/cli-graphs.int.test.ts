@@ -4,10 +4,12 @@
  * same run shown and its events listed; bad input refused with exit 2 before anything is stored.
  */
 import { readFileSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { runCli } from "../helpers/cli.js";
+import { CLI_BUNDLE } from "../../src/constants.js";
+import { runCli, spawnCli } from "../helpers/cli.js";
+import { BUILT_CLI } from "../setup/build-outputs.js";
 import { cliContexts, ndjson } from "../helpers/cli-env.js";
 import { CHILD_ENGINE } from "../helpers/databases.js";
 
@@ -73,6 +75,18 @@ describe("devmind CLI with example (c): createAgent with HITL middleware", () =>
 });
 
 describe("devmind CLI with user graphs: refusals", () => {
+  it("the one-file CLI bundle refuses to load project graphs (it has its own LangGraph); the bin starts the separate modules for them", async () => {
+    const ctx = context();
+    const bundle = join(dirname(BUILT_CLI), CLI_BUNDLE.file);
+    const direct = await spawnCli([], ctx.env, { cwd: ctx.dir, command: [process.execPath, [bundle, "graphs", "--config", REVIEW_CONFIG]] }).exited;
+    expect(direct.code, direct.stderr).toBe(2);
+    expect(direct.stderr).toContain("project graphs cannot load in the bundled CLI");
+    expect(direct.stdout).toBe("");
+    const viaBin = await runCli(["graphs", "--config", REVIEW_CONFIG, "--json"], ctx.env, { cwd: ctx.dir });
+    expect(viaBin.code, viaBin.stderr).toBe(0);
+    expect(ndjson(viaBin.stdout)).toEqual([{ id: "review", source: expect.stringContaining("graph.ts"), status: "loaded", kind: expect.any(String) }]);
+  });
+
   it("refuses an unknown graph, malformed --input, a task with --input, and --value on a run waiting for a map", async () => {
     const ctx = context();
     // independent refusals, side by side (each loads the project's graphs, then exits 2)

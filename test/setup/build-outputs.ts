@@ -30,10 +30,27 @@ export const BUILT_CLI = join(REPO_ROOT, "dist", "src", "cli", "main.js");
  */
 export const FIXTURE_BUILD_DIR = join(REPO_ROOT, "node_modules", ".cache", "devmind-test-build");
 
-/** The compiled program of a fixture, given its source path (absolute or relative to the root). */
-export function builtFixture(script: string): string {
+/** The compiled module of a fixture, given its source path (absolute or relative to the root). */
+export function compiledFixture(script: string): string {
   const rel = isAbsolute(script) ? relative(REPO_ROOT, script) : script;
   return join(FIXTURE_BUILD_DIR, rel.replace(/\.ts$/, ".js"));
+}
+
+/**
+ * The program a fixture child runs: its compiled module bundled into one file with what it
+ * imports (as the CLI's bundle is made, src/cli/cli-bundle-build.ts), which starts in about half
+ * the CPU of the separate modules. The fixtures define their graphs in code and load no project
+ * graph, so one copy of LangGraph in the bundle is all they use.
+ */
+export function builtFixture(script: string): string {
+  return compiledFixture(script).replace(/\.js$/, ".bundle.mjs");
+}
+
+/** The fixture programs: the `.ts` files directly in test/fixtures (graphs/ holds graph files, not programs). */
+export function fixturePrograms(): string[] {
+  return readdirSync(join(REPO_ROOT, "test", "fixtures"))
+    .filter((file) => file.endsWith(".ts") && !file.endsWith(".d.ts"))
+    .map((file) => join("test", "fixtures", file));
 }
 
 /** Every `.ts` file (not `.d.ts`) under `dir`, as paths relative to `root`. */
@@ -60,4 +77,16 @@ export function buildIsCurrent(outDir: string, dirs: string[], configFiles: stri
     }
   }
   return true;
+}
+
+/**
+ * True when `bundle` exists and is newer than every `.js` file under `dir` (the compiled modules
+ * it is made from); a missing or older bundle means: bundle again.
+ */
+export function bundleIsCurrent(bundle: string, dir: string): boolean {
+  if (!existsSync(bundle)) return false;
+  const built = statSync(bundle).mtimeMs;
+  return readdirSync(dir, { recursive: true, encoding: "utf8" })
+    .filter((file) => file.endsWith(".js"))
+    .every((file) => statSync(join(dir, file)).mtimeMs <= built);
 }

@@ -2,9 +2,10 @@
  * Global setup of the integration tests, run once per `vitest run` before any worker starts:
  *
  * - the built CLI: `dist/` is rebuilt (`tsc -p tsconfig.build.json`, as `npm run build`) unless
- *   it is current; child processes run `node dist/src/cli/main.js`;
- * - the fixture programs: `src/` + `test/fixtures/` compiled into node_modules/.cache, run with
- *   plain `node` (see build-outputs.ts);
+ *   it is current, and so is the CLI's one-file bundle; child processes run
+ *   `node dist/src/cli/main.js`;
+ * - the fixture programs: `src/` + `test/fixtures/` compiled into node_modules/.cache, each
+ *   program then bundled into one file, run with plain `node` (see build-outputs.ts);
  * - one migrated PGlite template: the product's own (`dist/pglite-template`, which `npm run build`
  *   makes and every new embedded data directory is copied from; built here too when missing or
  *   stale, initdb being the slow part, 5-20 s on a loaded machine), opened once into the run's
@@ -22,7 +23,9 @@ import type { TestProject } from "vitest/node";
 import { migrate } from "../../src/db/migrate.js";
 import { openDatabase } from "../../src/db/open-database.js";
 import { buildPgliteTemplate } from "../../src/db/pglite-template-build.js";
-import { FIXTURE_BUILD_DIR, REPO_ROOT, buildIsCurrent } from "./build-outputs.js";
+import { buildCliBundle, bundleProgram } from "../../src/cli/cli-bundle-build.js";
+import { CLI_BUNDLE } from "../../src/constants.js";
+import { FIXTURE_BUILD_DIR, REPO_ROOT, buildIsCurrent, builtFixture, bundleIsCurrent, compiledFixture, fixturePrograms } from "./build-outputs.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -69,12 +72,20 @@ async function buildIfStale(project: string, outDir: string, dirs: string[]): Pr
 
 async function buildCli(): Promise<void> {
   await buildIfStale("tsconfig.build.json", join(REPO_ROOT, "dist"), ["src"]);
+  // the one-file bundle most CLI children start from (src/cli/cli-entry.ts), as `npm run build` makes it
+  const cliDir = join(REPO_ROOT, "dist", "src", "cli");
+  if (!bundleIsCurrent(join(cliDir, CLI_BUNDLE.file), join(REPO_ROOT, "dist", "src"))) await buildCliBundle(cliDir);
 }
 
 async function buildFixtures(): Promise<void> {
   await buildIfStale("test/setup/tsconfig.fixtures.json", FIXTURE_BUILD_DIR, ["src", "test/fixtures"]);
   // node_modules/ is a package boundary: without this the compiled ES modules would load as CommonJS
   writeFileSync(join(FIXTURE_BUILD_DIR, "package.json"), '{ "type": "module" }\n');
+  await Promise.all(
+    fixturePrograms()
+      .filter((script) => !bundleIsCurrent(builtFixture(script), FIXTURE_BUILD_DIR))
+      .map((script) => bundleProgram(compiledFixture(script), builtFixture(script))),
+  );
 }
 
 async function buildTemplate(runDir: string): Promise<void> {

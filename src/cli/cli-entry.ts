@@ -1,0 +1,31 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { CLI_BUNDLE, GRAPHS_DEFAULTS } from "../constants.js";
+
+/** What `cliEntryModule` decides from. */
+export interface CliEntryInput {
+  /** The arguments after the script. */
+  args: readonly string[];
+  /** The working directory, where `langgraph.json` is looked for. */
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  /** Whether the bundle file exists next to the entry. */
+  bundleExists: boolean;
+}
+
+/**
+ * Which module starts this CLI invocation: the one-file bundle (`CLI_BUNDLE.file`) or the
+ * separate compiled modules (`CLI_BUNDLE.entry`). The bundle holds its own copy of LangGraph,
+ * LangChain and zod, so it is used only when no project graph can load: a graph imports
+ * `@langchain/langgraph` from node_modules, and two copies of it in one process do not mix
+ * (their classes and `interrupt` context differ). So the separate modules run whenever
+ * `./langgraph.json` exists or any argument is `--config` (any command, even as a task text: the
+ * rule errs to the slower, always correct side), when the bundle is missing (a `tsc`-only build)
+ * or when `DEVMIND_CLI_BUNDLE=0`. loadGraphs refuses to run inside the bundle, so a gap in this
+ * rule fails loudly rather than loading a second LangGraph.
+ */
+export function cliEntryModule(input: CliEntryInput): string {
+  const graphsPossible = input.args.some((arg) => arg === "--config" || arg.startsWith("--config=")) || existsSync(join(input.cwd, GRAPHS_DEFAULTS.configFile));
+  const useBundle = input.bundleExists && !graphsPossible && input.env[CLI_BUNDLE.disableEnv] !== "0";
+  return `./${useBundle ? CLI_BUNDLE.file : CLI_BUNDLE.entry}`;
+}
