@@ -362,8 +362,6 @@ export const CLI_BUNDLE = {
   file: "cli-program.bundle.mjs",
   /** The compiled module it is made from (and that runs when the bundle is not used). */
   entry: "cli-program.js",
-  /** Set to "0" to start the CLI from its separate modules even when the bundle could be used. */
-  disableEnv: "DEVMIND_CLI_BUNDLE",
   /** Packages left out of the bundle: PGlite finds its WebAssembly and data files next to its modules; tsx loads graphs. */
   external: ["@electric-sql/pglite", "@electric-sql/pglite-pgvector", "tsx", "esbuild"],
 } as const;

@@ -8,7 +8,6 @@ export interface CliEntryInput {
   args: readonly string[];
   /** The working directory, where `langgraph.json` is looked for. */
   cwd: string;
-  env: NodeJS.ProcessEnv;
   /** Whether the bundle file exists next to the entry. */
   bundleExists: boolean;
 }
@@ -20,12 +19,13 @@ export interface CliEntryInput {
  * `@langchain/langgraph` from node_modules, and two copies of it in one process do not mix
  * (their classes and `interrupt` context differ). So the separate modules run whenever
  * `./langgraph.json` exists or any argument is `--config` (any command, even as a task text: the
- * rule errs to the slower, always correct side), when the bundle is missing (a `tsc`-only build)
- * or when `DEVMIND_CLI_BUNDLE=0`. loadGraphs refuses to run inside the bundle, so a gap in this
- * rule fails loudly rather than loading a second LangGraph.
+ * rule errs to the slower, always correct side) and when the bundle is missing (a `tsc`-only
+ * build). loadGraphs refuses to run inside the bundle, so a gap in this rule fails loudly rather
+ * than loading a second LangGraph. `node dist/src/cli/cli-program.js` always starts the separate
+ * modules (their source maps give TypeScript lines in a stack trace).
  */
 export function cliEntryModule(input: CliEntryInput): string {
   const graphsPossible = input.args.some((arg) => arg === "--config" || arg.startsWith("--config=")) || existsSync(join(input.cwd, GRAPHS_DEFAULTS.configFile));
-  const useBundle = input.bundleExists && !graphsPossible && input.env[CLI_BUNDLE.disableEnv] !== "0";
+  const useBundle = input.bundleExists && !graphsPossible;
   return `./${useBundle ? CLI_BUNDLE.file : CLI_BUNDLE.entry}`;
 }

@@ -11,4 +11,4 @@ import { CLI_BUNDLE } from "../constants.js";
 import { cliEntryModule } from "./cli-entry.js";
 
 const bundleExists = existsSync(new URL(`./${CLI_BUNDLE.file}`, import.meta.url));
-await import(cliEntryModule({ args: process.argv.slice(2), cwd: process.cwd(), env: process.env, bundleExists }));
+await import(cliEntryModule({ args: process.argv.slice(2), cwd: process.cwd(), bundleExists }));

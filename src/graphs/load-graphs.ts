@@ -83,7 +83,7 @@ export async function loadGraph(spec: GraphSpec): Promise<LoadedGraph> {
 export async function loadGraphs(specs: readonly GraphSpec[]): Promise<LoadedGraph[]> {
   // the CLI bundle holds its own LangGraph; a graph would import another (see src/cli/cli-entry.ts)
   if (import.meta.url.endsWith(`/${CLI_BUNDLE.file}`)) {
-    throw new GraphDefinitionError(`project graphs cannot load in the bundled CLI (it has its own copy of LangGraph); start it with ${CLI_BUNDLE.disableEnv}=0`, {}, "GRAPH_LOAD_FAILED");
+    throw new GraphDefinitionError(`project graphs cannot load in the bundled CLI (it has its own copy of LangGraph); start it with the devmind bin (dist/src/cli/main.js) or dist/src/cli/cli-program.js`, {}, "GRAPH_LOAD_FAILED");
   }
   const loaded: LoadedGraph[] = [];
   for (const spec of specs) loaded.push(await loadGraph(spec));

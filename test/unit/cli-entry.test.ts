@@ -18,29 +18,26 @@ describe("which module starts the CLI", () => {
   it("starts the one-file bundle when no project graph can load", () => {
     const cwd = emptyDir();
     for (const args of [["run", "a task"], ["runs", "--json"], ["serve", "--port", "0"], [], ["--version"], ["graphs"]]) {
-      expect(cliEntryModule({ args, cwd, env: {}, bundleExists: true }), args.join(" ")).toBe("./cli-program.bundle.mjs");
+      expect(cliEntryModule({ args, cwd, bundleExists: true }), args.join(" ")).toBe("./cli-program.bundle.mjs");
     }
   });
 
   it("starts the separate modules when ./langgraph.json exists, so graphs share the process's one LangGraph", () => {
     const cwd = emptyDir();
     writeFileSync(join(cwd, "langgraph.json"), "{}");
-    expect(cliEntryModule({ args: ["runs"], cwd, env: {}, bundleExists: true })).toBe("./cli-program.js");
+    expect(cliEntryModule({ args: ["runs"], cwd, bundleExists: true })).toBe("./cli-program.js");
   });
 
   it("starts the separate modules for any --config argument, in either spelling, even one that is a task text", () => {
     const cwd = emptyDir();
     for (const args of [["serve", "--config", "x.json"], ["run", "--config=x.json", "task"], ["graphs", "--config"], ["run", "--config"]]) {
-      expect(cliEntryModule({ args, cwd, env: {}, bundleExists: true }), args.join(" ")).toBe("./cli-program.js");
+      expect(cliEntryModule({ args, cwd, bundleExists: true }), args.join(" ")).toBe("./cli-program.js");
     }
     // a task that only mentions the flag inside its text is not the flag
-    expect(cliEntryModule({ args: ["run", "explain --config"], cwd, env: {}, bundleExists: true })).toBe("./cli-program.bundle.mjs");
+    expect(cliEntryModule({ args: ["run", "explain --config"], cwd, bundleExists: true })).toBe("./cli-program.bundle.mjs");
   });
 
-  it("starts the separate modules without a bundle (a tsc-only build) or with DEVMIND_CLI_BUNDLE=0", () => {
-    const cwd = emptyDir();
-    expect(cliEntryModule({ args: ["runs"], cwd, env: {}, bundleExists: false })).toBe("./cli-program.js");
-    expect(cliEntryModule({ args: ["runs"], cwd, env: { DEVMIND_CLI_BUNDLE: "0" }, bundleExists: true })).toBe("./cli-program.js");
-    expect(cliEntryModule({ args: ["runs"], cwd, env: { DEVMIND_CLI_BUNDLE: "1" }, bundleExists: true })).toBe("./cli-program.bundle.mjs");
+  it("starts the separate modules without a bundle (a tsc-only build)", () => {
+    expect(cliEntryModule({ args: ["runs"], cwd: emptyDir(), bundleExists: false })).toBe("./cli-program.js");
   });
 });
