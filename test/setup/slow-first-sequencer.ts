@@ -8,38 +8,38 @@
 import { BaseSequencer, type TestSpecification } from "vitest/node";
 
 /**
- * Files known to take longest (child processes, lease expiries, chaos), longest first: `.ci/run`'s
- * table of 2026-12-01 (integration files sharing one module graph per worker).
+ * Files known to take longest (child processes, lease expiries, database faults, chaos), longest
+ * first: the larger of two clean `.ci/run` tables of 2026-12-01 (after the CLI's bundle).
  */
 const SLOW_FILES = [
-  "test/int/cli-run.int.test.ts",
-  "test/int/runtime-recovery.int.test.ts",
   "test/int/cli-graphs.int.test.ts",
+  "test/int/runtime-recovery.int.test.ts",
   "test/int/db-faults.int.test.ts",
   "test/int/quickstart.int.test.ts",
-  "test/int/hostile-http.int.test.ts",
-  "test/int/cli-worker.int.test.ts",
-  "test/int/graphs-loading.int.test.ts",
-  "test/int/chaos.int.test.ts",
-  "test/int/graph-durability.int.test.ts",
-  "test/int/server-langgraph.int.test.ts",
-  "test/int/db-faults-processes.int.test.ts",
-  "test/int/cli-crons.int.test.ts",
-  "test/int/web-page.int.test.ts",
-  "test/int/cli-logging.int.test.ts",
-  "test/int/server-graphs.int.test.ts",
-  "test/int/checkpoint-conformance.int.test.ts",
-  "test/int/pglite-init.int.test.ts",
-  "test/int/cli-errors.int.test.ts",
-  "test/int/run-stops.int.test.ts",
-  "test/int/store.int.test.ts",
-  "test/int/database.int.test.ts",
   "test/int/crons.int.test.ts",
+  "test/int/cli-run.int.test.ts",
+  "test/int/db-faults-processes.int.test.ts",
+  "test/int/cli-worker.int.test.ts",
+  "test/int/web-page.int.test.ts",
+  "test/int/checkpoint-conformance.int.test.ts",
+  "test/int/server-graphs.int.test.ts",
+  "test/int/server-langgraph.int.test.ts",
+  "test/int/graph-durability.int.test.ts",
+  "test/int/chaos.int.test.ts",
+  "test/int/cli-errors.int.test.ts",
+  "test/int/hostile-http.int.test.ts",
+  "test/int/cli-logging.int.test.ts",
+  "test/int/store.int.test.ts",
+  "test/int/run-stops.int.test.ts",
+  "test/int/pglite-init.int.test.ts",
+  "test/int/cli-migrate.int.test.ts",
+  "test/int/cli-crons.int.test.ts",
+  "test/int/graphs-loading.int.test.ts",
   "test/int/security-http.int.test.ts",
-  "test/int/server-agent-time-travel.int.test.ts",
-  "test/int/cli-tty.int.test.ts",
-  "test/int/agent-durability.int.test.ts",
+  "test/int/web-graph-page.int.test.ts",
+  "test/int/database.int.test.ts",
   "test/int/cross-process.int.test.ts",
+  "test/int/agent-durability.int.test.ts",
 ];
 
 /** Vitest's order, with the known slow files moved to the front in SLOW_FILES order. */
