@@ -14,6 +14,9 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+# the build makes the migrated PGlite template (dist/pglite-template) from them: without it, a
+# new embedded database in the container would run initdb at its first start
+COPY migrations ./migrations
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
 # --- runtime: the compiled CLI, production dependencies, migrations and web page; no compiler, no sources ---

@@ -47,6 +47,17 @@ describe("Dockerfile", () => {
     expect(runtime?.lines.filter((l) => l.startsWith("COPY --from=build")).map((l) => l.split(/\s+/).at(-1))).toEqual(["./package.json", "./node_modules", "./dist"]);
   });
 
+  it("copies the migrations before the build, which makes the migrated PGlite template and the CLI's bundle into dist/", () => {
+    const lines = build?.lines ?? [];
+    const buildAt = lines.findIndex((l) => /npm run build/.test(l));
+    expect(lines.findIndex((l) => l === "COPY migrations ./migrations")).toBeGreaterThan(-1);
+    expect(lines.findIndex((l) => l === "COPY migrations ./migrations")).toBeLessThan(buildAt);
+    expect(lines.findIndex((l) => l === "COPY src ./src")).toBeLessThan(buildAt);
+    const script = (JSON.parse(read("package.json")) as { scripts: Record<string, string> }).scripts["build"] ?? "";
+    expect(script).toContain("cli-bundle-build.js");
+    expect(script).toContain("pglite-template-build.js");
+  });
+
   it("runs as a non-root user, with `devmind serve` as the default command", () => {
     const lines = runtime?.lines ?? [];
     const user = lines.filter((l) => l.startsWith("USER "));
