@@ -350,7 +350,6 @@ export const IMAGE_DEFAULTS = {
   errorMessageMaxChars: 500,
 } as const;
 
-/** Timing and layout of the `devmind` CLI (src/cli). */
 /**
  * The CLI's one-file bundle (src/cli/cli-bundle-build.ts, made by `npm run build` next to the
  * compiled cli-program.js): the command line and everything it imports but PGlite in one ES
@@ -366,6 +365,7 @@ export const CLI_BUNDLE = {
   external: ["@electric-sql/pglite", "@electric-sql/pglite-pgvector", "tsx", "esbuild"],
 } as const;
 
+/** Timing and layout of the `devmind` CLI (src/cli). */
 export const CLI_DEFAULTS = {
   /** `cancel` of a run running in another process waits this long for it to stop. */
   cancelWaitMs: 15_000,

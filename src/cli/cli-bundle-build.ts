@@ -10,7 +10,7 @@ import { build } from "esbuild";
 import { CLI_BUNDLE } from "../constants.js";
 
 /** dist/src/cli/, where the compiled entry and the bundle live. */
-export function cliBuildDir(): string {
+function cliBuildDir(): string {
   return dirname(fileURLToPath(import.meta.url));
 }
 

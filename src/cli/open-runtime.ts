@@ -89,8 +89,13 @@ export function parseModelFlag(spec: string): ModelSpec {
  * will execute here.
  */
 export async function requireModel(config: DevmindConfig): Promise<void> {
+  await configuredModel(config);
+}
+
+/** The configured model (`loadChatModel`, loaded when first needed); its ConfigError without one. */
+async function configuredModel(config: DevmindConfig): Promise<BaseChatModel> {
   const { loadChatModel } = await import("../model/load-chat-model.js");
-  await loadChatModel(config);
+  return loadChatModel(config);
 }
 
 /** A stand-in model whose only answer is an error saying `message`. */
@@ -105,9 +110,8 @@ async function standInModel(message: string, name: string): Promise<BaseChatMode
  * only answer is an error saying what to set (or why the configured one cannot be built).
  */
 async function modelIfUsable(config: DevmindConfig): Promise<BaseChatModel> {
-  const { loadChatModel } = await import("../model/load-chat-model.js");
   try {
-    return await loadChatModel(config);
+    return await configuredModel(config);
   } catch (error) {
     return standInModel(error instanceof Error && config.model !== null ? error.message : describeModelRequirement(), "unconfigured");
   }
@@ -123,7 +127,7 @@ async function commandModel(options: OpenRuntimeOptions, config: DevmindConfig):
   if (options.model !== undefined) return options.model;
   if (options.callsNoModel === true) return standInModel("this command does not call the model", "not-called");
   const agentIncluded = options.graphs?.[GRAPHS_DEFAULTS.builtinId] === undefined;
-  if (options.requireModel === true && agentIncluded) return (await import("../model/load-chat-model.js")).loadChatModel(config);
+  if (options.requireModel === true && agentIncluded) return configuredModel(config);
   return modelIfUsable(config);
 }
 

@@ -79,14 +79,17 @@ export function buildIsCurrent(outDir: string, dirs: string[], configFiles: stri
   return true;
 }
 
-/**
- * True when `bundle` exists and is newer than every `.js` file under `dir` (the compiled modules
- * it is made from); a missing or older bundle means: bundle again.
- */
-export function bundleIsCurrent(bundle: string, dir: string): boolean {
-  if (!existsSync(bundle)) return false;
-  const built = statSync(bundle).mtimeMs;
-  return readdirSync(dir, { recursive: true, encoding: "utf8" })
-    .filter((file) => file.endsWith(".js"))
-    .every((file) => statSync(join(dir, file)).mtimeMs <= built);
+/** The newest modification time of the `.js` files under `dir` (the compiled modules a bundle is made from). */
+export function newestModuleTime(dir: string): number {
+  return Math.max(
+    0,
+    ...readdirSync(dir, { recursive: true, encoding: "utf8" })
+      .filter((file) => file.endsWith(".js"))
+      .map((file) => statSync(join(dir, file)).mtimeMs),
+  );
+}
+
+/** True when `bundle` exists and is not older than its modules (`newestModuleTime`); else: bundle again. */
+export function bundleIsCurrent(bundle: string, modulesTime: number): boolean {
+  return existsSync(bundle) && statSync(bundle).mtimeMs >= modulesTime;
 }

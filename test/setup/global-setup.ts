@@ -25,7 +25,7 @@ import { openDatabase } from "../../src/db/open-database.js";
 import { buildPgliteTemplate } from "../../src/db/pglite-template-build.js";
 import { buildCliBundle, bundleProgram } from "../../src/cli/cli-bundle-build.js";
 import { CLI_BUNDLE } from "../../src/constants.js";
-import { FIXTURE_BUILD_DIR, REPO_ROOT, buildIsCurrent, builtFixture, bundleIsCurrent, compiledFixture, fixturePrograms } from "./build-outputs.js";
+import { FIXTURE_BUILD_DIR, REPO_ROOT, buildIsCurrent, builtFixture, bundleIsCurrent, compiledFixture, fixturePrograms, newestModuleTime } from "./build-outputs.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -74,16 +74,17 @@ async function buildCli(): Promise<void> {
   await buildIfStale("tsconfig.build.json", join(REPO_ROOT, "dist"), ["src"]);
   // the one-file bundle most CLI children start from (src/cli/cli-entry.ts), as `npm run build` makes it
   const cliDir = join(REPO_ROOT, "dist", "src", "cli");
-  if (!bundleIsCurrent(join(cliDir, CLI_BUNDLE.file), join(REPO_ROOT, "dist", "src"))) await buildCliBundle(cliDir);
+  if (!bundleIsCurrent(join(cliDir, CLI_BUNDLE.file), newestModuleTime(join(REPO_ROOT, "dist", "src")))) await buildCliBundle(cliDir);
 }
 
 async function buildFixtures(): Promise<void> {
   await buildIfStale("test/setup/tsconfig.fixtures.json", FIXTURE_BUILD_DIR, ["src", "test/fixtures"]);
   // node_modules/ is a package boundary: without this the compiled ES modules would load as CommonJS
   writeFileSync(join(FIXTURE_BUILD_DIR, "package.json"), '{ "type": "module" }\n');
+  const modulesTime = newestModuleTime(FIXTURE_BUILD_DIR);
   await Promise.all(
     fixturePrograms()
-      .filter((script) => !bundleIsCurrent(builtFixture(script), FIXTURE_BUILD_DIR))
+      .filter((script) => !bundleIsCurrent(builtFixture(script), modulesTime))
       .map((script) => bundleProgram(compiledFixture(script), builtFixture(script))),
   );
 }
