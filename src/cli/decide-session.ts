@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { RunConflictError } from "../errors.js";
-import type { Decision } from "../graph/decisions.js";
+import type { Decision } from "../vocabulary/decisions.js";
 import { checkRunId } from "../runtime/run-record.js";
 import { defaultPrincipal } from "./cli-options.js";
 import { EXIT } from "./exit-codes.js";

@@ -6,7 +6,7 @@ import { Option, type Command } from "commander";
 import { loadConfig, type DevmindConfig } from "../config.js";
 import { MEMORY_DATA_DIR } from "../constants.js";
 import type { DataDirProgress } from "../db/open-database.js";
-import type { Decision } from "../graph/decisions.js";
+import type { Decision } from "../vocabulary/decisions.js";
 import { checkRunId } from "../runtime/run-record.js";
 import { DEMO_OUTPUT_FILE, DEMO_TASK, DEMO_TURNS } from "./demo-script.js";
 import { EXIT } from "./exit-codes.js";

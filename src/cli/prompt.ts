@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { emitKeypressEvents } from "node:readline";
 import { createInterface } from "node:readline/promises";
-import type { ActionRequest } from "../graph/approvals.js";
+import type { ActionRequest } from "../vocabulary/hitl.js";
 import { oneLine } from "./timeline.js";
 
 /** What the person at the terminal decided for one call. `later` leaves the run waiting. */

@@ -1,6 +1,6 @@
-import type { ActionRequest } from "../graph/approvals.js";
+import type { ActionRequest } from "../vocabulary/hitl.js";
 import { RunConflictError } from "../errors.js";
-import type { Decision } from "../graph/decisions.js";
+import type { Decision } from "../vocabulary/decisions.js";
 import type { RunRecord } from "../runtime/run-record.js";
 import { isInteractive, type OutputOptions } from "./cli-options.js";
 import { EventTail } from "./event-tail.js";

@@ -2,7 +2,7 @@ import { ToolMessage } from "@langchain/core/messages";
 import { interrupt, isGraphInterrupt, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { failureResult, toolMessageContent, type ToolRegistry } from "../tools/registry.js";
 import { applyDecisions, approvalRequest, type ApprovalCandidate, type DecisionOutcome } from "./approvals.js";
-import { emit, type EventSink } from "./events.js";
+import { emit, type EventSink } from "../vocabulary/events.js";
 import { approvalCandidates } from "./guard.js";
 import { readRunContext } from "./run-context.js";
 import { viewRun } from "./run-view.js";
@@ -51,7 +51,8 @@ export function createApprovalNode(deps: ApprovalDeps) {
     const candidates =
       decision?.next === "approval" ? decision.requests : approvalCandidates(viewRun(state.messages, state.run_start).pending, state.approvals, deps.registry);
     if (candidates.length === 0) return {};
-    const decisions = askForApproval(candidates, sinks);
+    // inside a run, the runtime reports every HITL interrupt as approval.requested, whichever graph raised it
+    const decisions = askForApproval(candidates, deps.events === undefined ? [] : [deps.events]);
     // the time a human took does not count toward the run's deadline
     const pausedMs = decision?.next === "approval" ? Math.max(0, Date.now() - decision.at) : 0;
     const timing: AgentStateUpdate = state.deadline_at === null || pausedMs === 0 ? {} : { deadline_at: state.deadline_at + pausedMs };

@@ -1,41 +1,7 @@
 import type { ProposedToolCall } from "../tools/types.js";
-import { parseDecision, type Decision } from "./decisions.js";
-
-/** One call waiting for a human, in LangChain's human-in-the-loop shape plus devmind's fields. */
-export interface ActionRequest {
-  name: string;
-  args: Record<string, unknown>;
-  description: string;
-  tool_call_id: string;
-  risk: "low" | "medium" | "high";
-}
-
-/** A decision a reviewer may make on an action. */
-export type DecisionType = "approve" | "edit" | "reject";
-
-/**
- * How one tool's calls may be decided, under both spellings: `@langchain/langgraph-sdk`'s
- * `useStream` keeps `reviewConfigs` over `review_configs` when both exist and aliases only
- * `allowedDecisions` in it, so Agent Chat UI (which reads `review_configs[].action_name`) needs
- * `action_name` in the camelCase list too.
- */
-export interface ReviewConfig {
-  actionName: string;
-  allowedDecisions: DecisionType[];
-  action_name: string;
-  allowed_decisions: DecisionType[];
-}
-
-/**
- * The interrupt value of an approval pause (CONTRACT section 5): LangChain JS's camelCase
- * human-in-the-loop shape, with the snake_case copies that Python-first UIs (Agent Chat UI) read.
- */
-export interface ApprovalRequest {
-  actionRequests: ActionRequest[];
-  reviewConfigs: ReviewConfig[];
-  action_requests: ActionRequest[];
-  review_configs: ReviewConfig[];
-}
+import { parseDecision, type Decision } from "../vocabulary/decisions.js";
+import type { ActionRequest, ApprovalRequest, ReviewConfig } from "../vocabulary/hitl.js";
+export type { ActionRequest, ApprovalRequest, DecisionType, ReviewConfig } from "../vocabulary/hitl.js";
 
 /** What a decision (`Decision` of ./decisions.ts) means for the call it decides. */
 export type DecisionOutcome =

@@ -1,7 +1,7 @@
 import { ToolMessage } from "@langchain/core/messages";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { failureResult, toolMessageContent } from "../tools/registry.js";
-import { emit, type EventSink } from "./events.js";
+import { emit, type EventSink } from "../vocabulary/events.js";
 import { readRunContext } from "./run-context.js";
 import { messageText, viewRun } from "./run-view.js";
 import type { AgentStateUpdate, AgentStateValue } from "./state.js";

@@ -3,8 +3,8 @@ import { Command, Send, type LangGraphRunnableConfig } from "@langchain/langgrap
 import { failureResult, toolMessageContent, type ToolRegistry } from "../tools/registry.js";
 import type { ProposedToolCall, ToolErrorCode } from "../tools/types.js";
 import type { ApprovalCandidate } from "./approvals.js";
-import { emit, type EventSink } from "./events.js";
-import type { AgentLimits } from "./limits.js";
+import { emit, type EventSink } from "../vocabulary/events.js";
+import type { AgentLimits } from "../vocabulary/limits.js";
 import { readRunContext } from "./run-context.js";
 import { viewRun, type RunView } from "./run-view.js";
 import type { AgentStateUpdate, AgentStateValue, GuardDecision, RunError, StopReason } from "./state.js";

@@ -5,8 +5,8 @@ import { failureResult, toolMessageContent, type ToolRegistry } from "../tools/r
 import { TOOL_NAME_PATTERN } from "../constants.js";
 import { DrainError } from "../errors.js";
 import { fitToContext, estimateTokens } from "./context-budget.js";
-import { emit, type EventSink } from "./events.js";
-import type { AgentLimits } from "./limits.js";
+import { emit, type EventSink } from "../vocabulary/events.js";
+import type { AgentLimits } from "../vocabulary/limits.js";
 import { callModel, ModelCallError, type CallableModel } from "./model-call.js";
 import { readRunContext } from "./run-context.js";
 import { viewRun } from "./run-view.js";

@@ -1,7 +1,9 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import type { EventSink } from "./events.js";
+import type { EventSink } from "../vocabulary/events.js";
 import type { ProposedToolCall, ToolResult } from "../tools/types.js";
-import type { AgentLimits } from "./limits.js";
+import type { AgentLimits } from "../vocabulary/limits.js";
+import { runHandleOf, STEP_EVENT_KEY, type RunToolLedger } from "../graphs/run-handle.js";
+import { failureResult } from "../tools/registry.js";
 
 /** What the tools node learns from a ledger before running a call. */
 export type LedgerEntry = { state: "run" } | { state: "done"; result: ToolResult };
@@ -39,9 +41,46 @@ export interface AgentRunContext {
   streamEvents?: boolean;
 }
 
-/** Reads the run context and thread id from a node's config. */
+function isToolResult(value: unknown): value is ToolResult {
+  const record = value as { ok?: unknown; tool?: unknown } | null;
+  return record !== null && typeof record === "object" && typeof record.ok === "boolean" && typeof record.tool === "string";
+}
+
+/** The run's tool ledger (the runtime's, as every graph's tool nodes see it) as the agent's tools node uses it. */
+function agentLedger(ledger: RunToolLedger): ToolCallLedger {
+  return {
+    async begin(call, meta) {
+      const entry = await ledger.begin({ toolCallId: call.id, tool: meta.tool, args: call.args, idempotent: meta.idempotent, needsApproval: meta.needsApproval });
+      if (entry.state === "run") return { state: "run" };
+      return { state: "done", result: isToolResult(entry.result) ? entry.result : failureResult(meta.tool, "TOOL_OUTCOME_UNKNOWN", "the stored result of this call is unreadable") };
+    },
+    complete: (call, result) => ledger.complete({ toolCallId: call.id }, { ok: result.ok, result }),
+  };
+}
+
+/**
+ * Reads the run context and thread id from a node's config: inside a devmind run, from the run's
+ * handle (the same for every graph: its cancel signal, limits, ledger, event sink, drain signal);
+ * outside one (a plain `graph.invoke`), from `config.context` as the caller gave it.
+ */
 export function readRunContext(config: LangGraphRunnableConfig | undefined): AgentRunContext & { threadId: string | undefined } {
-  const context = ((config as { context?: AgentRunContext } | undefined)?.context ?? {}) as AgentRunContext;
   const threadId = config?.configurable?.["thread_id"];
-  return { ...context, threadId: threadId === undefined ? undefined : String(threadId) };
+  const thread = threadId === undefined ? undefined : String(threadId);
+  const handle = runHandleOf(config);
+  if (handle !== undefined) {
+    // step events go through LangGraph's own stream, so they are ordered within their node's task
+    const writer = config?.writer;
+    return {
+      cancelSignal: handle.signal,
+      events: writer === undefined ? handle.emit : (event) => writer({ [STEP_EVENT_KEY]: event }),
+      runId: handle.runId,
+      limits: handle.limits,
+      ledger: agentLedger(handle.ledger),
+      ...(handle.drainSignal === undefined ? {} : { drainSignal: handle.drainSignal }),
+      ...(handle.recordStreamEvents ? { streamEvents: true } : {}),
+      threadId: thread,
+    };
+  }
+  const context = ((config as { context?: AgentRunContext } | undefined)?.context ?? {}) as AgentRunContext;
+  return { ...context, threadId: thread };
 }

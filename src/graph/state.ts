@@ -1,35 +1,9 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import type { ProposedToolCall } from "../tools/types.js";
 import type { ApprovalCandidate } from "./approvals.js";
+import type { RunError, StopReason, Usage } from "../vocabulary/stop-reasons.js";
+export type { RunError, StopReason, Usage } from "../vocabulary/stop-reasons.js";
 import { Annotation, DeltaChannel, messagesDeltaReducer, type Messages } from "@langchain/langgraph";
-
-/** Why a run stopped (CONTRACT section 3). `max_attempts` and `internal_error` come from the runtime. */
-export type StopReason =
-  | "completed"
-  | "max_model_rounds"
-  | "max_tool_calls"
-  | "token_budget"
-  | "deadline"
-  | "no_progress"
-  | "model_failed"
-  | "model_timeout"
-  | "model_truncated"
-  | "max_attempts"
-  | "cancelled"
-  | "internal_error"
-  | "recursion_limit";
-
-/** Token usage of a run, as reported by the model. */
-export interface Usage {
-  input_tokens: number;
-  output_tokens: number;
-}
-
-/** Why the run failed, when it did. */
-export interface RunError {
-  code: string;
-  message: string;
-}
 
 /**
  * What the guard decided after a step, and why (`why` is for people reading the history). The

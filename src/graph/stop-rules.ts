@@ -1,4 +1,4 @@
-import type { AgentLimits } from "./limits.js";
+import type { AgentLimits } from "../vocabulary/limits.js";
 import type { RunView } from "./run-view.js";
 import type { AgentStateValue, RunError, StopReason } from "./state.js";
 

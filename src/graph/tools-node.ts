@@ -3,7 +3,7 @@ import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { DrainError, RunCancelledError } from "../errors.js";
 import { failureResult, toolMessageContent, type ToolRegistry } from "../tools/registry.js";
 import type { ProposedToolCall, SideEffect, ToolResult } from "../tools/types.js";
-import { emit, type EventSink } from "./events.js";
+import { emit, type EventSink } from "../vocabulary/events.js";
 import type { ToolTask } from "./guard.js";
 import { readRunContext } from "./run-context.js";
 import type { AgentStateUpdate } from "./state.js";

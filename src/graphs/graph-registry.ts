@@ -3,15 +3,15 @@ import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph-checkp
 import { GRAPHS_DEFAULTS } from "../constants.js";
 import { GraphDefinitionError, GraphNotFoundError } from "../errors.js";
 import { graphKind, resolveGraph, type CompiledGraphLike, type GraphEntry } from "./graph-kinds.js";
+import type { BuiltinAgent } from "./builtin-agent.js";
+import type { GraphRunHooks } from "./run-hooks.js";
 
-/** The built-in agent, built on first use by the runtime (its model and tools come from the config). */
-export interface AgentGraphSource {
-  agent: () => Promise<CompiledGraphLike>;
-}
+const NO_HOOKS: GraphRunHooks = Object.freeze({});
 
 /**
  * The graphs a runtime runs, by id: user graphs (compiled, StateGraph, promise or factory, as
- * `langgraph.json` allows) and the built-in agent under `agent` unless replaced or omitted.
+ * `langgraph.json` allows) and the built-in agent under `agent` unless replaced or omitted, each
+ * with the run hooks its runs use (`hooks`).
  * Every graph is checkpointed by the runtime's saver; one compiled with its own checkpointer is
  * refused when first resolved; each gets the runtime's store as `config.store` unless it brought
  * one of its own. A factory is called for each run with the run's config; other
@@ -24,7 +24,7 @@ export class GraphRegistry {
 
   constructor(
     graphs: Readonly<Record<string, GraphEntry | false | null | undefined>> | undefined,
-    private readonly options: { checkpointer: BaseCheckpointSaver; store?: BaseStore; agent: AgentGraphSource["agent"] },
+    private readonly options: { checkpointer: BaseCheckpointSaver; store?: BaseStore; agent?: BuiltinAgent; hooks?: Readonly<Record<string, GraphRunHooks>> },
   ) {
     const given = graphs ?? {};
     for (const [id, entry] of Object.entries(given)) {
@@ -37,7 +37,7 @@ export class GraphRegistry {
     }
     const agentId = GRAPHS_DEFAULTS.builtinId;
     // the agent is there unless the caller replaced it (an entry named agent) or omitted it (agent: false)
-    this.builtin = given[agentId] === undefined;
+    this.builtin = given[agentId] === undefined && options.agent !== undefined;
   }
 
   /** Every graph id, the agent's first when it is the built-in one. */
@@ -50,9 +50,14 @@ export class GraphRegistry {
     return (this.builtin && id === GRAPHS_DEFAULTS.builtinId) || this.entries.has(id);
   }
 
-  /** True for the built-in agent (its runs use approvals and the agent's events and counters). */
-  isBuiltinAgent(id: string): boolean {
-    return this.builtin && id === GRAPHS_DEFAULTS.builtinId;
+  /**
+   * The run hooks of graph `id` (`GraphRunHooks`): what the graph tells the runtime beyond
+   * LangGraph's stream and state (its input check, entry, counters, stop reasons). None for a
+   * plain graph.
+   */
+  hooks(id: string): GraphRunHooks {
+    if (this.builtin && id === GRAPHS_DEFAULTS.builtinId) return (this.options.agent as BuiltinAgent).hooks;
+    return this.options.hooks?.[id] ?? NO_HOOKS;
   }
 
   /** GraphNotFoundError unless `id` is a graph of this registry. */
@@ -67,7 +72,7 @@ export class GraphRegistry {
    */
   async compiled(id: string, config: RunnableConfig = {}): Promise<CompiledGraphLike> {
     this.check(id);
-    if (this.isBuiltinAgent(id)) return this.options.agent();
+    if (this.builtin && id === GRAPHS_DEFAULTS.builtinId) return (this.options.agent as BuiltinAgent).graph();
     const entry = this.entries.get(id) as GraphEntry;
     if (graphKind(entry) === "factory") return resolveGraph(entry, { checkpointer: this.options.checkpointer, store: this.options.store, config, id });
     let cached = this.resolved.get(id);

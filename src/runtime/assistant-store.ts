@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import type { GraphRunHooks } from "../graphs/run-hooks.js";
 import { assistantIdFor } from "../graphs/assistant-id.js";
 import { ASSISTANT_DEFAULTS } from "../constants.js";
 import type { Database, Row } from "../db/types.js";
@@ -52,7 +53,8 @@ export interface AssistantSearchOptions {
 /** The graphs a runtime loaded, as the assistant store needs to know them. */
 export interface LoadedGraphs {
   ids(): string[];
-  isBuiltinAgent(id: string): boolean;
+  /** The graph's run hooks: its description, and the check of the config and context its runs take. */
+  hooks(id: string): Pick<GraphRunHooks, "checkInput" | "description">;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -177,7 +179,7 @@ export class AssistantStore {
     this.defaults ??= (async () => {
       // newest first is the search order: written last to first, the first loaded graph lists first
       for (const graphId of [...this.graphs.ids()].reverse()) {
-        const description = this.graphs.isBuiltinAgent(graphId) ? ASSISTANT_DEFAULTS.agentDescription : null;
+        const description = this.graphs.hooks(graphId).description ?? null;
         await this.db.query(this.sql.create, [assistantIdFor(graphId), graphId, graphId, description, "{}", "{}", JSON.stringify(ASSISTANT_DEFAULTS.defaultMetadata)]);
       }
     })();
@@ -198,14 +200,12 @@ export class AssistantStore {
     return graphId;
   }
 
-  /** The JSON of the given config, context and metadata (null when not given); the agent's assistants take none of config or context. */
+  /** The JSON of the given config, context and metadata (null when not given), as the graph's runs take them. */
   private values(graphId: string, fields: AssistantFields): { config: string | null; context: string | null; metadata: string | null } {
     const config = fields.config === undefined || fields.config === null ? null : checkRunGraphConfig(fields.config);
     const context = fields.context === undefined || fields.context === null ? null : fields.context;
-    if (this.graphs.isBuiltinAgent(graphId)) {
-      if (config !== null && Object.keys(config).length > 0) throw runInputError("config is not supported for an assistant of the built-in agent (runs take limits)", { field: "config" });
-      if (context !== null && !(typeof context === "object" && Object.keys(context).length === 0)) throw runInputError("context is not supported for an assistant of the built-in agent", { field: "context" });
-    }
+    // an assistant's config and context go to every run of it: the graph's own check applies
+    this.graphs.hooks(graphId).checkInput?.(null, { config, context });
     if (fields.metadata !== undefined && (fields.metadata === null || typeof fields.metadata !== "object" || Array.isArray(fields.metadata))) {
       throw runInputError("metadata must be an object", { field: "metadata" });
     }

@@ -5,6 +5,7 @@ import type { CronPayload, CronRecord, CronSearchOptions, CronStore } from "./cr
 import type { CronSortBy } from "./cron-sql.js";
 import { checkRunGraphConfig } from "./run-config.js";
 import { serializeRunInput } from "./run-input.js";
+import type { GraphRunHooks } from "../graphs/run-hooks.js";
 import { checkThreadId, runInputError, serializeJson } from "./run-record.js";
 
 export type { CronPayload, CronRecord, CronSearchOptions } from "./cron-store.js";
@@ -86,7 +87,7 @@ export interface CronsApi {
 /** The graphs a runtime loaded, as the crons API checks them. */
 export interface CronGraphs {
   check(graphId: string): void;
-  isBuiltinAgent(graphId: string): boolean;
+  hooks(graphId: string): Pick<GraphRunHooks, "checkInput">;
 }
 
 /** Checks a webhook URL against the runtime's allow-list (RUN_INPUT_INVALID otherwise). */
@@ -102,16 +103,14 @@ function checkOnRunCompleted(value: unknown, threadId: string | null): "keep" | 
 
 /** Checks a tick's run create as `runs.create` would, so every stored cron makes valid runs. */
 function checkPayload(graphs: CronGraphs, graphId: string, payload: CronPayload): CronPayload {
-  const agent = graphs.isBuiltinAgent(graphId);
   try {
-    serializeRunInput(payload.input, { messages: agent });
+    graphs.hooks(graphId).checkInput?.(payload.input, { config: payload.config, context: payload.context });
+    serializeRunInput(payload.input);
   } catch (error) {
-    // the agent's message checks do not all name the field
+    // every refusal names its field
     if (error instanceof DevmindError && error.details["field"] === undefined) throw runInputError(error.message, { field: "input" });
     throw error;
   }
-  if (agent && payload.context !== undefined && payload.context !== null) throw runInputError("context is not supported for the built-in agent", { field: "context" });
-  if (agent && payload.config !== undefined && Object.keys(payload.config).length > 0) throw runInputError("config is not supported for the built-in agent", { field: "config" });
   const config = checkRunGraphConfig(payload.config);
   if (payload.context !== undefined && payload.context !== null) serializeJson(payload.context, "context");
   const multitask = payload.multitask_strategy ?? "reject";

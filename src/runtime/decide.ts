@@ -1,7 +1,7 @@
 import { RunConflictError, DevmindError } from "../errors.js";
-import type { ActionRequest } from "../graph/approvals.js";
-import { parseDecisions } from "../graph/decisions.js";
-import type { ToolRegistry } from "../tools/registry.js";
+import type { ActionRequest } from "../vocabulary/hitl.js";
+import { parseDecisions } from "../vocabulary/decisions.js";
+import type { EditCheck } from "../graphs/run-hooks.js";
 import type { DecisionRecord, NewDecision } from "./decision-store.js";
 
 function fail(message: string, index: number): DevmindError {
@@ -11,7 +11,8 @@ function fail(message: string, index: number): DevmindError {
 /**
  * Parses `body` (`parseDecisions`: a malformed body or decision is RUN_INPUT_INVALID), validates
  * its decisions against the calls still waiting (in order, or by `tool_call_id` for a
- * subset), checks edited arguments against the tool's schema, and returns what to store — all
+ * subset), checks edited arguments with the graph's `editCheck` (the agent's: the tool's schema
+ * and policy), and returns what to store — all
  * before anything is stored. A decision for a call that is not waiting (unknown, or already
  * decided) is a conflict; a malformed one is invalid input.
  */
@@ -19,7 +20,7 @@ export function planDecisions(
   body: unknown,
   requests: readonly ActionRequest[],
   already: readonly DecisionRecord[],
-  registry: ToolRegistry,
+  editCheck: EditCheck | undefined,
   audit: { principal: string; reason?: string | undefined },
 ): NewDecision[] {
   const { decisions: list } = parseDecisions(body);
@@ -48,10 +49,24 @@ export function planDecisions(
     }
     const { name, args } = entry.editedAction;
     if (name !== undefined && name !== request.name) throw fail(`an edit cannot change the tool (${request.name})`, index);
-    const checked = registry.check({ id: request.tool_call_id, name: request.name, args });
-    if (checked.kind === "invalid") throw fail(`edited arguments are invalid: ${checked.message}`, index);
-    if (checked.kind === "denied") throw fail(`edited arguments are refused by policy: ${checked.reason}`, index);
+    const checked = editCheck?.({ id: request.tool_call_id, name: request.name, args }) ?? { ok: true };
+    if (!checked.ok) throw fail(checked.why === "invalid" ? `edited arguments are invalid: ${checked.message}` : `edited arguments are refused by policy: ${checked.message}`, index);
     planned.push({ ...base, decision: "edit", args });
   });
   return planned;
+}
+
+/**
+ * The resume value of a HITL interrupt whose every action request is decided: `{ decisions }` in
+ * the requests' order, each naming its call, as LangChain's middleware and the agent read it.
+ */
+export function decisionsResume(requests: readonly { tool_call_id: string }[], decided: ReadonlyMap<string, DecisionRecord>): { decisions: Record<string, unknown>[] } {
+  return {
+    decisions: requests.map((request) => {
+      const record = decided.get(request.tool_call_id) as DecisionRecord;
+      if (record.decision === "approve") return { type: "approve", tool_call_id: record.tool_call_id };
+      if (record.decision === "edit") return { type: "edit", tool_call_id: record.tool_call_id, editedAction: { name: record.tool, args: record.args ?? {} } };
+      return { type: "reject", tool_call_id: record.tool_call_id, ...(record.reason === null ? {} : { message: record.reason }) };
+    }),
+  };
 }

@@ -2,7 +2,7 @@ import { quoteIdentifier } from "../db/identifiers.js";
 import { statement } from "../db/statement.js";
 import type { Database, Queryable, Row } from "../db/types.js";
 import { DevmindError, RunConflictError, RunNotFoundError } from "../errors.js";
-import type { DecisionType } from "../graph/decisions.js";
+import type { DecisionType } from "../vocabulary/decisions.js";
 import { argsDigest } from "./digest.js";
 import { checkRunId } from "./run-record.js";
 

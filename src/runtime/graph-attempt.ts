@@ -6,13 +6,17 @@ import { databaseFaultOf } from "../db/database-faults.js";
 import type { Queryable } from "../db/types.js";
 import { DevmindError, LeaseLostError } from "../errors.js";
 import type { CompiledGraphLike } from "../graphs/graph-kinds.js";
-import { RUN_HANDLE_KEY, type RunHandle } from "../graphs/run-handle.js";
-import type { StopReason } from "../graph/state.js";
+import { RUN_HANDLE_KEY, stepEventOf, type RunHandle } from "../graphs/run-handle.js";
+
 import type { NewRunEvent } from "./event-store.js";
 import type { ExecutorDeps } from "./executor.js";
 import type { Fence } from "./fence.js";
 import { graphRunsTools } from "../graphs/tool-nodes.js";
 import { GraphToolLedger } from "./graph-tool-ledger.js";
+import type { GraphRunHooks, RunCounters } from "../graphs/run-hooks.js";
+import type { StopReason } from "../vocabulary/stop-reasons.js";
+import type { AgentEvent } from "../vocabulary/events.js";
+import { reachedBreakpoint, stoppedAtBreakpoint } from "./breakpoints.js";
 import { graphChunks } from "./graph-stream-events.js";
 import { interruptsOf } from "./graph-state.js";
 import { plainJson } from "./plain-json.js";
@@ -22,7 +26,7 @@ import type { RunCounts, RunInterrupt, RunRecord } from "./run-record.js";
 import type { GraphRunEvent } from "./run-events.js";
 import { checkpointIdOf } from "./thread-state.js";
 
-/** One attempt at a claimed run of a user graph, as the executor set it up. */
+/** One attempt at a claimed run of any graph, as the executor set it up. */
 export interface Attempt {
   deps: ExecutorDeps;
   run: RunRecord;
@@ -39,7 +43,7 @@ export interface Attempt {
   /** Resolves once every appended event is stored (or failed). */
   settled: () => Promise<unknown>;
   lostLease: () => boolean;
-  finish: (stopReason: StopReason, counts: RunCounts, error: { code: string; message: string } | null) => Promise<RunRecord>;
+  finish: (stopReason: StopReason, counts: RunCounts, error: { code: string; message: string } | null, answer?: string | null) => Promise<RunRecord>;
 }
 
 /** Why a run's signal was aborted by the executor (not by the graph). */
@@ -60,14 +64,14 @@ function emit(attempt: Attempt, data: GraphRunEvent): void {
  * configurable values (as LangGraph Platform sets them); LangGraph copies them into each
  * checkpoint's metadata, which is how a later attempt knows the thread's last checkpoint is this run's.
  */
-function runnableConfig(run: RunRecord): RunnableConfig {
+function runnableConfig(run: RunRecord, hooks: GraphRunHooks): RunnableConfig {
   const ids = { run_id: run.run_id, graph_id: run.graph_id, assistant_id: run.assistant_id };
   return {
     configurable: { ...(run.config.configurable ?? {}), ...ids, thread_id: run.thread_id },
     ...(run.config.tags === undefined ? {} : { tags: run.config.tags }),
     // the run's metadata reaches its checkpoints' metadata (history filters find it), the ids winning
     metadata: { ...run.metadata, run_id: run.run_id, graph_id: run.graph_id, assistant_id: run.assistant_id },
-    recursionLimit: run.config.recursion_limit ?? GRAPHS_DEFAULTS.recursionLimit,
+    recursionLimit: run.config.recursion_limit ?? hooks.recursionLimit ?? GRAPHS_DEFAULTS.recursionLimit,
   };
 }
 
@@ -90,23 +94,39 @@ function resumeCommand(pending: RunInterrupt[], open: ResumeRecord[]): Command |
   return new Command({ ...(Object.keys(values).length === 0 ? {} : { resume: values }), ...(update === undefined ? {} : { update: update as never }), ...(goto === undefined ? {} : { goto: goto as never }) });
 }
 
-const NO_COUNTS = { modelRounds: 0, toolCalls: 0, usage: { input_tokens: 0, output_tokens: 0 } };
+/** Step events a graph reports that are delivered live only, never stored (CONTRACT section 6: the token stream). */
+const LIVE_ONLY: ReadonlySet<string> = new Set(["model.delta", "graph.stopped"]);
+
+/** Why the run continues: approvals when every interrupt the resume answers is a HITL request. */
+function resumeReason(pending: RunInterrupt[], command: Command): "approval" | "resume" {
+  const answered = Object.keys((command.resume as Record<string, unknown> | undefined) ?? {});
+  const items = pending.filter((item) => answered.includes(item.id));
+  return items.length > 0 && items.every((item) => isHitlRequest(item.value)) ? "approval" : "resume";
+}
 
 /**
- * Runs a claimed run of a user graph until it ends, pauses at an interrupt, loses its lease, or
- * the process drains. Starts the graph with the run's input, continues one whose process died
- * (from its last checkpoint: LangGraph skips tasks whose writes are stored), or resumes an
- * interrupted one with its stored resumes. Streams the graph's tasks and custom writes into
- * stored events; a cancel, the run's deadline and LangGraph's recursion limit are stop reasons.
+ * Runs a claimed run of any graph until it ends, pauses at an interrupt, loses its lease, or the
+ * process drains. Starts the graph with the run's input (as the graph's run hooks enter it),
+ * continues one whose process died (from its last checkpoint: LangGraph skips tasks whose writes
+ * are stored), or resumes an interrupted one with its stored resumes. Streams the graph's tasks,
+ * custom writes and tool lifecycle into stored events, with the step events the graph reports
+ * through its run handle, in one sequence; a cancel, the run's deadline and LangGraph's recursion
+ * limit are stop reasons, as are those the graph's hooks read from its values.
  */
 export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> {
   const { deps, run, epoch, fence, owner } = attempt;
+  const hooks = deps.graphs.hooks(run.graph_id);
   const elapsed = (): number => Date.now() - attempt.started;
-  const counts = (): RunCounts => ({ ...NO_COUNTS, activeMsDelta: elapsed() });
+  let counters: RunCounters = { modelRounds: run.model_rounds, toolCalls: run.tool_calls, usage: run.usage };
+  const counts = (): RunCounts => ({ ...counters, activeMsDelta: elapsed() });
+  const countFrom = (state: StateSnapshot): void => {
+    if (hooks.counters !== undefined) counters = hooks.counters(state.values);
+  };
   const stop = new AbortController();
   const budgetMs = (run.limits.runTimeoutMs ?? deps.runTimeoutMs) - run.active_ms;
-  const deadline = setTimeout(() => stop.abort(new StopSignal("deadline")), Math.max(0, budgetMs));
-  deadline.unref?.();
+  // a graph that stops itself at its deadline (and on a cancel) answers what was in flight first
+  const deadline = hooks.stopsItself === true ? undefined : setTimeout(() => stop.abort(new StopSignal("deadline")), Math.max(0, budgetMs));
+  deadline?.unref?.();
   const inFlight = new Map<string, { node: string; at: number; ns: string[] }>();
   const onDrain = (): void => {
     // drained between steps: stop once the tasks of the current step have finished
@@ -114,20 +134,36 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
   };
   deps.drainSignal?.addEventListener("abort", onDrain, { once: true });
   try {
-    if (budgetMs <= 0) return await attempt.finish("deadline", counts(), null);
-    const config = runnableConfig(run);
+    if (budgetMs <= 0 && hooks.stopsItself !== true) return await attempt.finish("deadline", counts(), null);
+    const config = runnableConfig(run, hooks);
     const graph: CompiledGraphLike = await deps.graphs.compiled(run.graph_id, config);
     const thread = { configurable: { thread_id: run.thread_id } };
     // a fresh run has no checkpoint of its own yet: its state is read only to continue or resume it
     const before = attempt.fresh ? null : ((await graph.getState(thread)) as StateSnapshot);
     const ours = before !== null && before.metadata?.["run_id" as never] === run.run_id;
+    // time travel: a run's first attempt starts from the checkpoint it names; later ones from its own
+    const fork = !ours && run.checkpoint_id !== null ? { checkpoint_id: run.checkpoint_id, checkpoint_ns: "" } : {};
     let input: unknown;
     if (before === null || !ours) {
       input = run.input;
+      if (hooks.entry !== undefined) {
+        const from = async (): Promise<StateSnapshot> =>
+          run.checkpoint_id === null && before !== null ? before : ((await graph.getState({ configurable: { ...thread.configurable, ...fork } })) as StateSnapshot);
+        const entry = await hooks.entry(run, from, deps.runTimeoutMs);
+        if (entry.kind === "nothing") {
+          // no input and nothing pending where it starts (a finished thread): done at once
+          await attempt.append([{ type: "run.started", attempt: run.attempt, worker: owner }]);
+          await attempt.settled();
+          if (attempt.lostLease()) return await deps.runs.get(run.run_id);
+          return await attempt.finish("completed", { modelRounds: 0, toolCalls: 0, usage: { input_tokens: 0, output_tokens: 0 }, activeMsDelta: elapsed() }, null);
+        }
+        input = entry.input;
+      }
       // stored in order ahead of the graph's events, while the graph starts (not awaited: a
       // lease lost meanwhile fails the graph's first fenced checkpoint and stops the attempt)
       void attempt.append([{ type: "run.started", attempt: run.attempt, worker: owner }]).catch(() => undefined);
     } else {
+      countFrom(before);
       const pending = interruptsOf(before);
       if (pending.length > 0) {
         const command = resumeCommand(pending, await deps.resumes.open(run.run_id));
@@ -137,32 +173,47 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
           return await deps.runs.get(run.run_id);
         }
         input = command;
-        await attempt.append([{ type: "run.resumed", reason: "resume", attempt: run.attempt, worker: owner }]);
+        await attempt.append([{ type: "run.resumed", reason: resumeReason(pending, command), attempt: run.attempt, worker: owner }]);
+      } else if (reachedBreakpoint(run, before)) {
+        // its last attempt stopped at a breakpoint and died before the run was marked finished
+        return await attempt.finish("completed", counts(), null);
       } else if (before.tasks.length > 0) {
+        // not `before.next`: it leaves out tasks whose writes are already stored, e.g. a step that
+        // finished while the checkpoint after it was being saved when the process died; the graph
+        // is unfinished all the same, and invoke(null) applies those writes and goes on
         input = null;
         await attempt.append([{ type: "run.resumed", reason: attempt.trigger === "manual" ? "manual" : "recovery", attempt: run.attempt, worker: owner }]);
       } else {
         // its last attempt ended the graph and died before the run was marked finished
-        return await attempt.finish("completed", counts(), null);
+        return await finishFromState(attempt, hooks, before, counts);
       }
     }
+    const reported = (event: AgentEvent): void => {
+      // the graph's step events (model.*, tool.call.*) join the run's one sequence; tokens are live only
+      if (LIVE_ONLY.has(event.type)) attempt.deps.live(attempt.run.run_id, event);
+      else emit(attempt, event as GraphRunEvent);
+    };
     const handle: RunHandle = {
       runId: run.run_id,
       threadId: run.thread_id,
       signal: AbortSignal.any([attempt.signals.cancel, attempt.signals.lost]),
-      ledger: new GraphToolLedger(deps.ledger, fence),
+      ledger: new GraphToolLedger(deps.ledger, deps.decisions, fence),
+      limits: run.limits,
+      emit: reported,
+      drainSignal: deps.drainSignal,
+      recordStreamEvents: run.limits.maxStreamEvents !== undefined,
     };
-    // time travel: a run's first attempt starts from the checkpoint it names; later ones from its own
-    const fork = !ours && run.checkpoint_id !== null ? { checkpoint_id: run.checkpoint_id, checkpoint_ns: "" } : {};
     // a run created with the `events` stream mode records LangChain's stream events too (graph-stream-events.ts)
     const recording = run.limits.maxStreamEvents === undefined ? null : { limit: run.limits.maxStreamEvents, emit: (event: GraphRunEvent) => emit(attempt, event) };
+    // a graph that stops itself on a cancel reads it from its handle; LangGraph is not aborted for it
+    const cancel = hooks.stopsItself === true ? [] : [attempt.signals.cancel];
     const options = {
       ...config,
       configurable: { ...config.configurable, ...fork, ...fenceConfigurable(fence), [RUN_HANDLE_KEY]: handle },
       ...(run.interrupt_before === null ? {} : { interruptBefore: run.interrupt_before }),
       ...(run.interrupt_after === null ? {} : { interruptAfter: run.interrupt_after }),
       ...(run.context === null || run.context === undefined ? {} : { context: run.context }),
-      signal: AbortSignal.any([attempt.signals.cancel, attempt.signals.lost, attempt.signals.fault, stop.signal]),
+      signal: AbortSignal.any([...cancel, attempt.signals.lost, attempt.signals.fault, stop.signal]),
       // LangGraph's tool callback handler runs around every node, edge and write: only for graphs
       // with a tool node, or a run created asking for the `tools` stream mode
       streamMode: run.limits.recordTools === true || graphRunsTools(graph) ? ["tasks", "custom", "tools"] : ["tasks", "custom"],
@@ -171,7 +222,9 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
     const stream = await graphChunks(graph, input, options, run.run_id, recording);
     for await (const [ns, mode, payload] of stream) {
       if (mode === "custom") {
-        emit(attempt, { type: "custom", ns, data: payload });
+        const step = stepEventOf(payload);
+        if (step !== undefined) reported(step);
+        else emit(attempt, { type: "custom", ns, data: payload });
         continue;
       }
       if (mode === "tools") {
@@ -202,11 +255,12 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
     await attempt.settled();
     if (attempt.lostLease()) return await deps.runs.get(run.run_id);
     const after = (await graph.getState(thread)) as StateSnapshot;
+    countFrom(after);
     const interrupts = interruptsOf(after);
     if (interrupts.length > 0) {
       const paused = (tx: Queryable): Promise<boolean> =>
         deps.runs.interrupt(run.run_id, epoch, counts(), { tx, interrupts, checkpointId: checkpointIdOf(after) });
-      // an interrupt in LangChain's HITL shape is an approval request, as the agent's are
+      // an interrupt in LangChain's HITL shape is an approval request, whichever graph raised it
       const requests = interrupts.flatMap((item) => (isHitlRequest(item.value) ? item.value.actionRequests : []));
       const pausedEvents: GraphRunEvent[] = [...(requests.length > 0 ? [{ type: "approval.requested" as const, requests }] : []), { type: "run.interrupted", interrupts }];
       if (await deps.events.appendWith(run.run_id, pausedEvents, paused)) {
@@ -214,29 +268,37 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
       }
       return await deps.runs.get(run.run_id);
     }
-    return await attempt.finish("completed", counts(), null);
+    // a static breakpoint ends the run; a later run without input continues from there
+    if (stoppedAtBreakpoint(run, after)) return await attempt.finish("completed", counts(), null);
+    return await finishFromState(attempt, hooks, after, counts);
   } catch (error) {
     await attempt.settled().catch(() => undefined);
     if (attempt.lostLease() || error instanceof LeaseLostError || attempt.signals.lost.aborted) return await deps.runs.get(run.run_id);
     if (databaseFaultOf(error) !== null) throw error;
     if (attempt.signals.fault.aborted) throw attempt.signals.fault.reason;
     const why = stop.signal.aborted ? (stop.signal.reason as StopSignal).why : null;
-    if (why === "drained") {
+    if (why === "drained" || (error instanceof DevmindError && error.code === "RUN_DRAINED")) {
       await deps.runs.release(run.run_id, epoch, counts());
       return await deps.runs.get(run.run_id);
     }
     if (attempt.signals.cancel.aborted) return await attempt.finish("cancelled", counts(), null);
     if (why === "deadline") return await attempt.finish("deadline", counts(), { code: "RUN_DEADLINE", message: `the run exceeded its deadline of ${run.limits.runTimeoutMs ?? deps.runTimeoutMs} ms` });
     if (isRecursionError(error)) {
-      const limit = run.config.recursion_limit ?? GRAPHS_DEFAULTS.recursionLimit;
+      const limit = run.config.recursion_limit ?? hooks.recursionLimit ?? GRAPHS_DEFAULTS.recursionLimit;
       return await attempt.finish("recursion_limit", counts(), { code: "GRAPH_RECURSION_LIMIT", message: `the graph took ${limit} steps without finishing (config.recursion_limit)` });
     }
     const code = error instanceof DevmindError ? error.code : "GRAPH_FAILED";
     return await attempt.finish("internal_error", counts(), { code, message: errorText(error).slice(0, 2_000) });
   } finally {
-    clearTimeout(deadline);
+    if (deadline !== undefined) clearTimeout(deadline);
     deps.drainSignal?.removeEventListener("abort", onDrain);
   }
+}
+
+/** Ends a run whose graph ended: its stop reason, answer and error as the graph's hooks read them from its values (default: completed). */
+async function finishFromState(attempt: Attempt, hooks: GraphRunHooks, state: StateSnapshot, counts: () => RunCounts): Promise<RunRecord> {
+  const outcome = hooks.outcome?.(state.values) ?? { stopReason: "completed" as const, answer: null, error: null };
+  return attempt.finish(outcome.stopReason, counts(), outcome.stopReason === "completed" ? null : outcome.error, outcome.answer);
 }
 
 /**

@@ -1,16 +1,6 @@
 import { DevmindError } from "../errors.js";
-
-/** An interrupt value in LangChain's human-in-the-loop shape (`actionRequests` + `reviewConfigs`). */
-export interface HitlRequest {
-  actionRequests: { name: string; args?: unknown; description?: string; tool_call_id?: string }[];
-  reviewConfigs?: { actionName: string; allowedDecisions: string[] }[];
-}
-
-/** True when an interrupt value has LangChain's human-in-the-loop shape. */
-export function isHitlRequest(value: unknown): value is HitlRequest {
-  const actions = (value as { actionRequests?: unknown } | null)?.actionRequests;
-  return value !== null && typeof value === "object" && Array.isArray(actions) && actions.every((a) => typeof (a as { name?: unknown } | null)?.name === "string");
-}
+import type { HitlRequest } from "../vocabulary/hitl.js";
+export { isHitlRequest, type HitlRequest } from "../vocabulary/hitl.js";
 
 function fail(message: string, details: Record<string, unknown> = {}): DevmindError {
   return new DevmindError("RUN_INPUT_INVALID", message, { details });

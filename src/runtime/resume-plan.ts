@@ -76,3 +76,31 @@ export function planResume(body: unknown, waiting: readonly RunInterrupt[]): { i
   const command: ResumeCommand = { values, ...(update === undefined ? {} : { update }), ...(goto === undefined ? {} : { goto }) };
   return { interruptIds: Object.keys(values), command };
 }
+
+/**
+ * The value of a resume that answers exactly one waiting HITL request and nothing else (no
+ * `update` or `goto`): `{ value }`, `{ values: { id: value } }` or `{ command: { resume } }` with
+ * one HITL interrupt waiting or named. Such a value is that request's decisions, which the
+ * runtime validates and audits one by one (`runs.decide`); undefined for any other resume.
+ */
+export function hitlResumeValue(body: unknown, waiting: readonly RunInterrupt[]): unknown {
+  if (!isRecord(body)) return undefined;
+  const hitl = waiting.filter((item) => isHitlRequest(item.value));
+  if (hitl.length === 0) return undefined;
+  const single = (resume: unknown): unknown => {
+    if (isRecord(resume) && Object.keys(resume).length === 1) {
+      const [id] = Object.keys(resume) as [string];
+      if (hitl.some((item) => item.id === id)) return resume[id];
+      if (waiting.some((item) => item.id === id)) return undefined;
+    }
+    return waiting.length === 1 ? resume : undefined;
+  };
+  if ("command" in body && Object.keys(body).length === 1 && isRecord(body["command"])) {
+    const command = body["command"];
+    if (Object.keys(command).length !== 1 || command["resume"] === undefined) return undefined;
+    return single(command["resume"]);
+  }
+  if ("values" in body && Object.keys(body).length === 1 && isRecord(body["values"]) && Object.keys(body["values"]).length === 1) return single(body["values"]);
+  if ("value" in body && Object.keys(body).length === 1) return waiting.length === 1 ? body["value"] : undefined;
+  return undefined;
+}

@@ -1,5 +1,5 @@
-import type { AgentEvent } from "../graph/events.js";
-import type { StopReason } from "../graph/state.js";
+import type { AgentEvent } from "../vocabulary/events.js";
+import type { StopReason } from "../vocabulary/stop-reasons.js";
 import type { RunInterrupt } from "./run-record.js";
 
 /** Why a run continued: decisions on its approvals, a resume value, a process picking it up after another died, or someone asking. */

@@ -2,8 +2,8 @@ import { CONFIG_BOUNDS, GRAPHS_DEFAULTS, RUN_STORE_LIMITS, STREAM_EVENTS_DEFAULT
 import { assistantIdFor } from "../graphs/assistant-id.js";
 import type { Row } from "../db/types.js";
 import { DevmindError, RunNotFoundError } from "../errors.js";
-import type { AgentLimits } from "../graph/limits.js";
-import type { RunError, StopReason, Usage } from "../graph/state.js";
+import type { AgentLimits } from "../vocabulary/limits.js";
+import type { RunError, StopReason, Usage } from "../vocabulary/stop-reasons.js";
 
 /** Every run status of CONTRACT section 3, in lifecycle order. */
 export const RUN_STATUSES = ["pending", "running", "interrupted", "success", "error", "timeout", "cancelled"] as const;

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { CONFIG_BOUNDS, GRAPHS_DEFAULTS, RUN_STORE_LIMITS, RUN_THREAD_LOCK_PREFIX } from "../constants.js";
 import type { Database, Queryable, Row } from "../db/types.js";
 import { GraphNotFoundError, RunConflictError, RunNotFoundError } from "../errors.js";
-import type { RunError, StopReason } from "../graph/state.js";
+import type { RunError, StopReason } from "../vocabulary/stop-reasons.js";
 import {
   checkRunCounts,
   checkRunId,
@@ -23,6 +23,7 @@ import {
   type RunStatus,
 } from "./run-record.js";
 import { serializeRunInput } from "./run-input.js";
+import type { GraphRunHooks } from "../graphs/run-hooks.js";
 import { createRedactor, type Redactor } from "../secret-redaction.js";
 import { checkRunGraphConfig } from "./run-config.js";
 import { runSql, type RunSql } from "./run-sql.js";
@@ -157,9 +158,14 @@ export class RunStore {
   private readonly sql: RunSql;
 
   /** `redactor`: applied to a finished run's answer and error message before they are stored. */
+  /**
+   * `hooksOf`: the run hooks of a graph (the registry's `hooks`), whose `checkInput` refuses a
+   * run's input, config and context before anything is stored; without it any JSON input is taken.
+   */
   constructor(
     private readonly db: Database,
     private readonly redactor: Redactor = createRedactor(),
+    private readonly hooksOf: (graphId: string) => Pick<GraphRunHooks, "checkInput"> = () => ({}),
   ) {
     this.sql = runSql(db.schema);
   }
@@ -198,9 +204,9 @@ export class RunStore {
   ): Promise<{ run: RunRecord } | { conflict: { threadId: string; activeRunId: string | undefined; activeStatus: string | undefined } }> {
     const graphId = checkGraphId(options.graphId ?? GRAPHS_DEFAULTS.builtinId, "graphId");
     const assistantId = checkGraphId(options.assistantId ?? graphId, "assistantId");
-    // the agent's input is `{ messages }`, or none (null: the run continues the thread from its checkpoint)
-    const noInput = options.input === null || options.input === undefined;
-    const input = serializeRunInput(options.input, { messages: graphId === GRAPHS_DEFAULTS.builtinId && !noInput });
+    // the graph's own check (the agent's: `{ messages }` or none), before anything is stored
+    this.hooksOf(graphId).checkInput?.(options.input, { config: options.config, context: options.context });
+    const input = serializeRunInput(options.input);
     const config = JSON.stringify(checkRunGraphConfig(options.config));
     const context = options.context === undefined || options.context === null ? null : serializeJson(options.context, "context");
     const limits = JSON.stringify(checkRunLimits(options.limits));

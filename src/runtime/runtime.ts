@@ -11,17 +11,11 @@ import { silentLogger, type Logger } from "../logger.js";
 import { createRedactor, type Redactor } from "../secret-redaction.js";
 import { LiveDeltaRedaction } from "./live-delta-redaction.js";
 import { PostgresStore } from "../store/postgres-store.js";
-import type { ActionRequest } from "../graph/approvals.js";
-import { buildAgentGraph, type AgentGraph } from "../graph/build-agent-graph.js";
-import { limitsFromConfig } from "../graph/limits.js";
-import { loadChatModel } from "../model/load-chat-model.js";
-import { builtinTools } from "../tools/builtin/index.js";
+import type { ActionRequest } from "../vocabulary/hitl.js";
 import type { Tool } from "../tools/define-tool.js";
-import { ToolRegistry } from "../tools/registry.js";
-import { ensureWorkspace } from "../tools/workspace.js";
 import { AttachmentStore, type StoredAttachment } from "./attachment-store.js";
-import { planDecisions } from "./decide.js";
-import { DecisionStore, type DecisionRecord } from "./decision-store.js";
+import { decisionsResume, planDecisions } from "./decide.js";
+import { DecisionStore, type DecisionRecord, type NewDecision } from "./decision-store.js";
 import { EventStore, type NewRunEvent, type StoredRunEvent } from "./event-store.js";
 import type { RunEventData } from "./run-events.js";
 import type { ExecutorDeps } from "./executor.js";
@@ -44,12 +38,13 @@ import { storeOptionsFromConfig } from "./runtime-store.js";
 import type { Embeddings } from "@langchain/core/embeddings";
 import { createWorker, type Worker, type WorkerOptions } from "./worker.js";
 import { GraphRegistry } from "../graphs/graph-registry.js";
-import type { CompiledGraphLike, GraphEntry } from "../graphs/graph-kinds.js";
+import type { GraphEntry } from "../graphs/graph-kinds.js";
 import { GRAPHS_DEFAULTS } from "../constants.js";
-import { DevmindError } from "../errors.js";
+import { builtinAgent } from "../graphs/builtin-agent.js";
+import type { HitlRequest } from "../vocabulary/hitl.js";
 import { isHitlRequest, planHitlResume } from "./hitl-decisions.js";
 import { plainJson } from "./plain-json.js";
-import { planResume, type ResumeBody } from "./resume-plan.js";
+import { hitlResumeValue, planResume, type ResumeBody } from "./resume-plan.js";
 import { ResumeStore, type ResumeCommand, type ResumeRecord } from "./resume-store.js";
 import { argsDigest } from "./digest.js";
 import type { RunGraphConfig } from "./run-record.js";
@@ -293,8 +288,8 @@ export interface Runtime {
 export interface GraphsApi {
   ids(): string[];
   has(id: string): boolean;
-  /** True for the built-in agent (resumed with decisions; its input is `{ messages }`). */
-  isBuiltinAgent(id: string): boolean;
+  /** What the graph is (its default assistant's description), when it says. */
+  description(id: string): string | null;
   /** The graph's nodes and edges (LangGraph's drawable graph as JSON); GRAPH_NOT_FOUND for an unknown id. */
   drawing(id: string, options?: { xray?: boolean | number }): Promise<GraphDrawing>;
   /** The graph's input, output and state JSON schemas as far as they are known at runtime (see `graphSchemas`). */
@@ -338,7 +333,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const db = options.db;
   const logger = options.logger ?? silentLogger;
   const redactor = options.redactor ?? createRedactor(configSecrets(config));
-  const runs = new RunStore(db, redactor);
+  // a run's input is checked by its graph's hooks (the registry below) before anything is stored
+  const runs = new RunStore(db, redactor, (graphId) => graphs.hooks(graphId));
   const events = new EventStore(db, redactor);
   const decisions = new DecisionStore(db);
   const ledger = new ToolLedger(db);
@@ -352,34 +348,12 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   // runs created with executeHere: claimed at creation, waiting for execute() in this process
   const reserved = new Map<string, ClaimedRun>();
-  let built: Promise<{ graph: AgentGraph; registry: ToolRegistry }> | undefined;
-
-  const build = (): Promise<{ graph: AgentGraph; registry: ToolRegistry }> => {
-    built ??= (async () => {
-      const workspace = await ensureWorkspace(config.workspace);
-      const limits = limitsFromConfig(config);
-      const tools = options.tools ?? builtinTools({ workspace, attachments: new AttachmentStore(db), image: config.image });
-      const registry = new ToolRegistry([...tools], {
-        workspace,
-        defaultTimeoutMs: limits.toolTimeoutMs,
-        maxOutputChars: limits.maxToolOutputChars,
-        requireApproval: config.requireApproval,
-        autoApprove: config.autoApprove,
-      });
-      // LangChain's OpenAI client loads only when a run first needs a configured OpenAI model
-      const model = options.model ?? (await loadChatModel(config));
-      const graph = buildAgentGraph({ model, tools: registry, checkpointer, limits });
-      return { graph, registry };
-    })();
-    built.catch(() => (built = undefined));
-    return built;
-  };
-
   // the long-term memory store every user graph gets as `config.store` (and the HTTP API's /store)
   const store = new PostgresStore(db, storeOptionsFromConfig(config, options.embeddings, logger.child({ component: "store" })));
   const completions = new RunCompletions(db);
   const policy = webhookPolicy(config.webhooks.allow);
-  const graphs = new GraphRegistry(options.graphs, { checkpointer, store, agent: async () => (await build()).graph as unknown as CompiledGraphLike });
+  const agent = builtinAgent({ config, checkpointer, model: options.model, tools: options.tools, attachments: new AttachmentStore(db) });
+  const graphs = new GraphRegistry(options.graphs, { checkpointer, store, agent });
   const assistants = new AssistantStore(db, graphs);
 
   const dispatch = (runId: string, event: LiveEvent): void => {
@@ -424,7 +398,6 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     leaseMs: config.worker.leaseMs,
     runTimeoutMs: config.limits.runTimeoutMs,
     cancelPollMs: RUNTIME_DEFAULTS.cancelPollMs,
-    recursionLimit: RUNTIME_DEFAULTS.recursionLimit,
     live,
     ...(drainSignal === undefined ? {} : { drainSignal }),
   });
@@ -478,12 +451,6 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       const mergedConfig = mergeAssistantConfig(assistant.config, given.config);
       const mergedContext = mergeAssistantContext(assistant.context, given.context);
       const rest = { ...given, ...(mergedConfig === undefined ? {} : { config: mergedConfig }), ...(mergedContext === undefined ? {} : { context: mergedContext }) };
-      if (graphs.isBuiltinAgent(graphId)) {
-        if (rest.context !== undefined && rest.context !== null) throw new DevmindError("RUN_INPUT_INVALID", "context is not supported for the built-in agent", { details: { field: "context" } });
-        if (rest.config !== undefined && Object.keys(rest.config).length > 0) {
-          throw new DevmindError("RUN_INPUT_INVALID", "config is not supported for the built-in agent: use limits", { details: { field: "config" } });
-        }
-      }
       const create = { ...rest, graphId, assistantId: assistant.assistant_id };
       // the run and its run.created event commit together
       const created = async (tx: Queryable, runId: string): Promise<void> => {
@@ -524,30 +491,61 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     async decide(runId, body, audit) {
       const run = await runs.get(runId);
       if (run.status !== "interrupted") throw new RunConflictError(`run ${runId} is not waiting for approval (status ${run.status})`, { status: run.status });
-      if (!graphs.isBuiltinAgent(run.graph_id)) {
-        // a user graph's HITL interrupt (LangChain's middleware shape): decisions are its resume value
-        const waiting = await waitingInterrupts(run);
-        const target = waiting.find((item) => isHitlRequest(item.value));
-        if (target === undefined) throw new RunConflictError(`run ${runId} has no approval waiting`);
-        const value = planHitlResume(body, target.value as Parameters<typeof planHitlResume>[1]);
-        return recordResume(run, { interruptIds: [target.id], command: { values: { [target.id]: value } } }, waiting.length, audit);
-      }
-      const requests = await pendingApprovals(runId);
-      if (requests.length === 0) throw new RunConflictError(`run ${runId} has no approval waiting`);
-      const { registry } = await build();
+      // the first waiting interrupt in LangChain's HITL shape, whichever graph raised it
+      const waiting = await waitingInterrupts(run);
+      const target = waiting.find((item) => isHitlRequest(item.value));
+      if (target === undefined) throw new RunConflictError(`run ${runId} has no approval waiting`);
+      const request = target.value as HitlRequest;
       const already = await decisions.list(runId);
-      const planned = planDecisions(body, requests, already, registry, audit);
-      // the decisions and their approval.decided events commit together
-      const stored = await events
+      let planned: NewDecision[];
+      let resume: (decided: DecisionRecord[]) => unknown;
+      if (request.actionRequests.every((action) => typeof action.tool_call_id === "string")) {
+        // requests that name their calls (the agent's): decided together or a subset at a time
+        const requests = request.actionRequests as ActionRequest[];
+        const editCheck = await graphs.hooks(run.graph_id).editCheck?.();
+        planned = planDecisions(body, requests, already, editCheck, audit);
+        resume = (decided) => {
+          const byCall = new Map(decided.map((record) => [record.tool_call_id, record]));
+          return requests.every((item) => byCall.has(item.tool_call_id)) ? decisionsResume(requests, byCall) : undefined;
+        };
+      } else {
+        // LangChain's middleware (createAgent): one decision per action request, in order, all at once
+        const value = planHitlResume(body, request);
+        const reason = (body as { reason?: unknown } | null)?.reason;
+        planned = value.decisions.map((decision, index) => {
+          const action = request.actionRequests[index] as HitlRequest["actionRequests"][number];
+          const edited = (decision as { editedAction?: { args?: object } }).editedAction;
+          const message = (decision as { message?: string }).message ?? (typeof reason === "string" ? reason : audit.reason);
+          return {
+            toolCallId: action.tool_call_id ?? `${target.id}#${index}`,
+            tool: action.name,
+            decision: decision["type"] as NewDecision["decision"],
+            args: (edited?.args ?? action.args ?? {}) as object,
+            principal: audit.principal,
+            ...(message === undefined ? {} : { reason: message }),
+          };
+        });
+        resume = () => value;
+      }
+      // the decisions, their approval.decided events and — once every request is decided — the
+      // resume that continues the run commit together
+      const queued = await events
         .writeWith(runId, async (tx) => {
           const recorded = await decisions.record(runId, planned, { tx });
-          return { value: recorded, events: recorded.map((d): NewRunEvent => ({ type: "approval.decided", tool_call_id: d.tool_call_id, decision: d.decision, by: d.principal, reason: d.reason })) };
+          const stored: NewRunEvent[] = recorded.map((d): NewRunEvent => ({ type: "approval.decided", tool_call_id: d.tool_call_id, decision: d.decision, by: d.principal, reason: d.reason }));
+          const value = resume([...already, ...recorded]);
+          if (value === undefined) return { value: false, events: stored };
+          const command: ResumeCommand = { values: { [target.id]: value } };
+          const complete = waiting.length <= 1;
+          const given = await resumes.record(runId, { interruptIds: [target.id], command, principal: audit.principal, reason: audit.reason ?? null, complete }, { tx });
+          if (given === null) throw new RunConflictError(`run ${runId} is not waiting for a resume (its status changed)`, { runId });
+          stored.push({ type: "resume.given", interrupt_ids: [target.id], by: audit.principal, reason: audit.reason ?? null, value_digest: argsDigest(command) });
+          return { value: given.queued, events: stored };
         })
         .catch(async (error: unknown) => {
           throw ((error as { code?: unknown } | null)?.code === "23505" ? await decisions.conflictOf(runId, planned.map((d) => d.toolCallId)) : null) ?? error;
         });
-      const decidedIds = new Set([...already, ...stored].map((d) => d.tool_call_id));
-      if (requests.every((r) => decidedIds.has(r.tool_call_id)) && (await runs.readyToResume(runId))) await notify(db, RUNS_CHANNEL, runId);
+      if (queued) await notify(db, RUNS_CHANNEL, runId);
       return runs.get(runId);
     },
     get: (runId) => runs.get(runId),
@@ -610,12 +608,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     async resume(runId, body, audit) {
       const run = await runs.get(runId);
       if (run.status !== "interrupted") throw new RunConflictError(`run ${runId} is not interrupted (status ${run.status}): there is nothing to resume`, { status: run.status });
-      if (graphs.isBuiltinAgent(run.graph_id)) {
-        const decisions = (body as { value?: unknown; command?: { resume?: unknown } })?.value ?? (body as { command?: { resume?: unknown } })?.command?.resume;
-        if (decisions === undefined) throw new DevmindError("RUN_INPUT_INVALID", 'the built-in agent is resumed with decisions: { "value": { "decisions": [...] } } or decide()');
-        return runsApi.decide(runId, decisions, audit);
-      }
       const waiting = await waitingInterrupts(run);
+      // a value for one waiting HITL request (and nothing else) is its decisions: audited per decision
+      const decisionsValue = hitlResumeValue(body, waiting);
+      if (decisionsValue !== undefined) return runsApi.decide(runId, decisionsValue, audit);
       return recordResume(run, planResume(body, waiting), waiting.length, audit);
     },
     resumes: (runId) => resumes.list(runId),
@@ -633,7 +629,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     graphs: {
       ids: () => graphs.ids(),
       has: (id) => graphs.has(id),
-      isBuiltinAgent: (id) => graphs.isBuiltinAgent(id),
+      description: (id) => graphs.hooks(id).description ?? null,
       drawing: async (id, drawOptions = {}) => drawGraph(await graphs.compiled(id), drawOptions),
       schemas: async (id) => graphSchemas(await graphs.compiled(id)),
       subgraphs: async (id, subgraphOptions = {}) => subgraphSchemas(await graphs.compiled(id), subgraphOptions),

@@ -1,4 +1,4 @@
-import type { StopReason } from "../graph/state.js";
+import type { StopReason } from "../vocabulary/stop-reasons.js";
 import type { RunLifecycleEvent } from "./run-events.js";
 
 /** Terminal statuses of a run (CONTRACT section 3). */

@@ -1,13 +1,12 @@
 import { RUNTIME_DEFAULTS, SERVER_DEFAULTS } from "../constants.js";
-import { DevmindError, hasErrorCode, RunConflictError } from "../errors.js";
-import { inputMessages } from "../runtime/run-input.js";
+import { hasErrorCode, RunConflictError } from "../errors.js";
 import type { RunRecord } from "../runtime/run-record.js";
-import { isRunEvent, type Runtime } from "../runtime/runtime.js";
+import type { Runtime } from "../runtime/runtime.js";
 import { httpError } from "./http-errors.js";
 import type { StreamCursor } from "./stream-cursor.js";
-import { AgentInput, validate, type RunCreateBody } from "./validation.js";
+import type { RunCreateBody } from "./validation.js";
 import { interruptsOf, toWire } from "./wire.js";
-import { multitaskOf, refuseEventsOnResume, refuseUnsupportedOptions, runLimitsOf, runOptionsOf, startGraphRun, type RunCompletionOptions } from "./graph-run-start.js";
+import { refuseUnsupportedOptions, startGraphRun, type RunCompletionOptions } from "./graph-run-start.js";
 
 /** A run a request started (or resumed), and where its stream should begin. */
 export interface StartedRun {
@@ -19,40 +18,6 @@ export interface StartedRun {
   /** Seq of the run's last event when the request started (for `wait`). */
   startSeq: number;
 }
-
-const ROLE_TYPES: Record<string, string> = { human: "human", user: "human", ai: "ai", assistant: "ai", system: "system", tool: "tool" };
-
-/**
- * Input messages as LangGraph clients send them — strings, `{type: "human", content, id?}`
- * (useStream, Agent Chat UI), `{role: "user", content}` with text or content blocks, stored
- * `{type, data}` — in the forms the runtime accepts (`inputMessages`).
- */
-export function normalizeMessages(messages: readonly unknown[]): unknown[] {
-  const normalized = messages.map((message, index) => {
-    if (message === null || typeof message !== "object" || Array.isArray(message)) return message;
-    const record = message as Record<string, unknown>;
-    if (record["data"] !== undefined) return record;
-    const kind = typeof record["type"] === "string" ? record["type"] : typeof record["role"] === "string" ? record["role"] : undefined;
-    const type = kind === undefined ? undefined : ROLE_TYPES[kind];
-    if (type === undefined) return record;
-    const { type: _type, role: _role, ...data } = record;
-    const content = data["content"] ?? "";
-    if (typeof content !== "string" && !(Array.isArray(content) && content.every((block) => block !== null && typeof block === "object" && !Array.isArray(block)))) {
-      throw new DevmindError("RUN_INPUT_INVALID", `message ${index}: content must be text or a list of content blocks`, { details: { index } });
-    }
-    if (type === "tool" && typeof data["tool_call_id"] !== "string") throw new DevmindError("RUN_INPUT_INVALID", `message ${index}: a tool message needs tool_call_id`, { details: { index } });
-    return { type, data: { ...data, content } };
-  });
-  // the runtime builds LangChain messages from these; whatever it cannot build is the caller's input
-  try {
-    inputMessages({ messages: normalized });
-  } catch (error) {
-    if (error instanceof DevmindError) throw error;
-    throw new DevmindError("RUN_INPUT_INVALID", `input messages are not valid LangChain messages: ${error instanceof Error ? error.message.slice(0, 300) : String(error)}`);
-  }
-  return normalized;
-}
-
 
 /**
  * Starts what a LangGraph run request asks for on `threadId` (null: a new thread, as for
@@ -80,20 +45,6 @@ export async function startRun(runtime: Runtime, threadId: string | null, body: 
   if (body.webhook !== undefined && body.webhook !== null && body.command !== undefined && body.command !== null) {
     throw httpError("REQUEST_INVALID", "webhook is not supported with command: the resumed run keeps the webhook it was created with", { field: "webhook" });
   }
-  const agent = runtime.graphs.isBuiltinAgent(graphId);
-  const resume = body.command?.resume;
-  if (agent) {
-    if (body.command?.update !== undefined || body.command?.goto !== undefined) throw httpError("REQUEST_INVALID", "command.update and command.goto are not supported for the agent; use command.resume");
-    // an empty input (`{}` or null) beside a command is no input, as LangGraph clients send it
-    const input = body.input;
-    const hasInput = input !== undefined && input !== null && !(typeof input === "object" && !Array.isArray(input) && Object.keys(input).length === 0);
-    if (resume !== undefined && hasInput) throw httpError("REQUEST_INVALID", "send either input or command.resume, not both");
-    // without a command, only null (or none) is no input: the run continues the thread's checkpoint
-    if (resume === undefined && input !== undefined && input !== null) validate(AgentInput, input);
-    if (body.config !== undefined && body.config !== null && Object.keys(body.config).length > 0) throw httpError("REQUEST_INVALID", "config is not supported for the agent: use limits", { field: "config" });
-    if (body.context !== undefined && body.context !== null) throw httpError("REQUEST_INVALID", "context is not supported for the agent", { field: "context" });
-  }
-
   let thread = threadId;
   // a thread this request creates is removed again when the run is refused: a rejected request changes nothing
   let createdHere = false;
@@ -113,61 +64,11 @@ export async function startRun(runtime: Runtime, threadId: string | null, body: 
     if ((body.multitask_strategy === "interrupt" || body.multitask_strategy === "rollback") && !createdHere && body.command == null) {
       await interruptThread(runtime, thread, body.multitask_strategy === "rollback");
     }
-    return agent
-      ? await startOnThread(runtime, thread, assistant.assistant_id, body, principal, resume, completion)
-      : await startGraphRun(runtime, thread, { assistantId: assistant.assistant_id, graphId }, body, principal, completion);
+    return await startGraphRun(runtime, thread, { assistantId: assistant.assistant_id, graphId }, body, principal, completion);
   } catch (error) {
     if (createdHere) await runtime.threads.delete(thread).catch(() => undefined);
     throw error;
   }
-}
-
-/**
- * The agent's run on `thread`: the resume of its interrupted run (`command.resume`), or a new run
- * with `input {messages}` or none (`input` null or absent: it continues from the thread's
- * checkpoint, or from `checkpoint_id` — Agent Chat UI's Regenerate — running what is pending
- * there), with the run options of `runOptionsOf`.
- */
-async function startOnThread(runtime: Runtime, thread: string, assistantId: string, body: RunCreateBody, principal: string, resume: unknown, completion: RunCompletionOptions): Promise<StartedRun> {
-  if (resume !== undefined) {
-    const [waiting] = await runtime.runs.list({ threadId: thread, status: "interrupted", limit: 1 });
-    if (waiting === undefined) throw new RunConflictError(`thread ${thread} has no run waiting for approval to resume`, { threadId: thread });
-    refuseEventsOnResume(body, waiting);
-    const startSeq = await runtime.runs.lastEventSeq(waiting.run_id);
-    const { snapshots } = await runtime.threads.runSnapshots(thread, waiting.run_id, undefined);
-    await runtime.runs.decide(waiting.run_id, resume, { principal });
-    const requests = await runtime.runs.pendingApprovals(waiting.run_id);
-    const decided = new Set<string>();
-    for await (const event of runtime.runs.events(waiting.run_id)) if (isRunEvent(event) && event.type === "approval.decided") decided.add(event.tool_call_id);
-    return {
-      run: await runtime.runs.get(waiting.run_id),
-      from: { seq: startSeq, values: snapshots.length, settled: snapshots.length },
-      waitForResume: requests.every((request) => decided.has(request.tool_call_id)),
-      startSeq,
-    };
-  }
-  const options = runOptionsOf(body);
-  const given = body.input as { messages: unknown[] } | null | undefined;
-  const input = given === undefined || given === null ? null : { ...given, messages: normalizeMessages(given.messages) };
-  const from = options.checkpointId === undefined ? await runtime.threads.state(thread) : await runtime.threads.stateAt(thread, options.checkpointId);
-  if (options.checkpointId !== undefined && from.createdAt === undefined) {
-    throw httpError("NOT_FOUND", `no checkpoint ${JSON.stringify(options.checkpointId.slice(0, 100))} on thread ${thread}`, { field: "checkpoint_id" });
-  }
-  if (input === null && from.createdAt === undefined) {
-    throw httpError("REQUEST_INVALID", "input { messages: [...] } is required: the thread has no checkpoint to continue from (input null continues one; command.resume resumes an interrupted run)", { field: "input" });
-  }
-  const limits = runLimitsOf(body);
-  const run = await runtime.runs.create({
-    threadId: thread,
-    assistantId,
-    ...options,
-    input: input as never,
-    multitask: multitaskOf(body),
-    ...(limits === undefined ? {} : { limits }),
-    webhook: body.webhook ?? null,
-    ...completion,
-  });
-  return { run, waitForResume: false, startSeq: 0 };
 }
 
 /**

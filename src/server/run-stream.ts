@@ -7,7 +7,7 @@ import { checkpointIdOf } from "../runtime/thread-state.js";
 import { formatCursor, STREAM_START, type StreamCursor } from "./stream-cursor.js";
 import { closingChunk, completedMessages, messagesOf, MESSAGES_EVENTS_MODE, roundsDone } from "./stream-messages.js";
 import { checkpointParts, modeEvent, taskResultParts, taskStartParts } from "./stream-modes.js";
-import { eventsParts, isStreamEventRecord } from "./stream-events.js";
+import { eventsParts } from "./stream-events.js";
 import { toolParts } from "./stream-tools.js";
 import { SubgraphParts } from "./subgraph-stream.js";
 import { interruptsOf, toWire } from "./wire.js";
@@ -188,16 +188,15 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
       },
     };
   };
-  // the agent's custom parts are its run events; a user graph's are what it wrote with config.writer
-  const agent = runtime.graphs.isBuiltinAgent(initial.graph_id);
   // without stream_subgraphs a subgraph's custom writes reach the parent's stream (as LangGraph's do)
-  const subgraphs = options.subgraphs === true && !agent ? new SubgraphParts(runtime, threadId, modes) : undefined;
+  const subgraphs = options.subgraphs === true ? new SubgraphParts(runtime, threadId, modes) : undefined;
   const eventUnit = (event: StoredRunEvent, attached: { event: string; data: unknown }[] = []): Unit => ({
     kind: "e",
     at: timeOf(event.at),
     parts: () => [
       ...attached,
-      ...(!modes.has("custom") ? [] : agent ? (isStreamEventRecord(event) ? [] : [{ event: "custom", data: event }]) : isRunEvent(event) && event.type === "custom" ? [{ event: modeEvent("custom", subgraphs === undefined ? [] : event.ns), data: toWire(event.data) }] : []),
+      // what the graph wrote with config.writer, as LangGraph streams it
+      ...(modes.has("custom") && isRunEvent(event) && event.type === "custom" ? [{ event: modeEvent("custom", subgraphs === undefined ? [] : event.ns), data: toWire(event.data) }] : []),
       ...(modes.has("tools") ? toolParts(event, subgraphs !== undefined) : []),
       ...(modes.has("events") ? eventsParts(event, options.subgraphs === true) : []),
     ],
@@ -266,30 +265,7 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
   };
 
   /**
-   * The agent's merge: checkpoints and events oldest first (its events are its nodes' own, stamped
-   * as they are stored); on a tie a checkpoint goes before its interrupt, and both before an event.
-   */
-  function* byTime(events: StoredRunEvent[], settledUpTo: number): Generator<StreamPart> {
-    let eventIndex = 0;
-    for (;;) {
-      if (signal.aborted) return;
-      const candidates: { unit: Unit; seq?: number }[] = [];
-      const checkpoint = nextCheckpointUnit(settledUpTo);
-      if (checkpoint !== undefined) candidates.push({ unit: checkpoint });
-      const event = events[eventIndex];
-      if (event !== undefined) candidates.push({ unit: eventUnit(event), seq: event.seq });
-      if (candidates.length === 0) break;
-      const next = candidates.reduce((best, item) => (item.unit.at < best.unit.at ? item : best));
-      if (next.unit.kind === "e") eventIndex += 1;
-      // tokens that arrived meanwhile go before the checkpoint that completes their round
-      yield* tokens();
-      yield* emit(next.unit, next.seq);
-    }
-    yield* tokens();
-  }
-
-  /**
-   * A user graph's merge, in the order its graph streamed: events in `seq` order (the executor
+   * The merge of every graph's stream, in the order its graph streamed: events in `seq` order (the executor
    * stores them as LangGraph's stream gives them), and before a top-level task's `node.started`
    * the checkpoint that started it (with everything before it), so a task's `custom` and `tools`
    * parts come after its `tasks` start and before the checkpoint its result made. Once the run
@@ -346,8 +322,7 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
       // a checkpoint's interrupts are final once a newer one exists or the run stopped running
       const paused = run.status === "interrupted" || TERMINAL.has(run.status);
       const settledUpTo = paused ? snapshots.length : snapshots.length - 1;
-      if (agent) yield* byTime(events, settledUpTo);
-      else if (yield* byTask(events, settledUpTo, paused)) {
+      if (yield* byTask(events, settledUpTo, paused)) {
         await new Promise((resolve) => setTimeout(resolve, SERVER_DEFAULTS.streamCheckpointWaitMs));
         continue;
       }

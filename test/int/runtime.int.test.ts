@@ -61,7 +61,17 @@ describe.each(BACKENDS)("runtime on %s", (backend) => {
     expect(run).toMatchObject({ status: "success", stop_reason: "completed", answer: "5", model_rounds: 2, tool_calls: 1, attempt: 1, error: null, usage: { input_tokens: 30, output_tokens: 5 } });
     const events = await allEvents(runtime, created.run_id);
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
-    expect(events.map((e) => e.type)).toEqual([
+    // the agent runs through the one executor: its nodes are tasks in LangGraph's stream, as any graph's
+    const nodes = events.flatMap((e) => (e.type === "node.finished" ? [(e as unknown as { node: string }).node] : []));
+    expect(nodes).toEqual(["begin", "guard", "model", "guard", "tools", "guard", "model", "guard", "finish"]);
+    // each model and tool step event sits inside its node's task
+    const inside = (type: string, node: string): boolean => {
+      const at = events.findIndex((e) => e.type === type);
+      const started = events.slice(0, at).filter((e) => e.type === "node.started").pop() as { node?: string } | undefined;
+      return started?.node === node;
+    };
+    expect(inside("model.started", "model") && inside("tool.call.started", "tools")).toBe(true);
+    expect(events.filter((e) => !e.type.startsWith("node.")).map((e) => e.type)).toEqual([
       "run.created",
       "run.started",
       "model.started",

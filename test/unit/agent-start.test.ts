@@ -1,6 +1,7 @@
 import { Command, type StateSnapshot } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
-import { agentEntry, reachedBreakpoint, stoppedAtBreakpoint } from "../../src/runtime/agent-start.js";
+import { agentEntry } from "../../src/graph/agent-start.js";
+import { reachedBreakpoint, stoppedAtBreakpoint } from "../../src/runtime/breakpoints.js";
 import type { RunRecord } from "../../src/runtime/run-record.js";
 
 /** The fields of a run record these functions read. */

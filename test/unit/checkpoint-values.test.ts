@@ -93,7 +93,7 @@ describe("pending write order", () => {
 describe("limits from the configuration", () => {
   it("takes every limit of CONTRACT section 2, model timeout and retries included", async () => {
     const { loadConfig } = await import("../../src/config.js");
-    const { limitsFromConfig } = await import("../../src/graph/limits.js");
+    const { limitsFromConfig } = await import("../../src/vocabulary/limits.js");
     const config = loadConfig({ DEVMIND_MAX_MODEL_ROUNDS: "3", DEVMIND_MODEL_TIMEOUT_MS: "1234", DEVMIND_MODEL_MAX_RETRIES: "0", DEVMIND_CONTEXT_TOKENS: "999" });
     expect(limitsFromConfig(config)).toMatchObject({ maxModelRounds: 3, modelTimeoutMs: 1234, modelMaxRetries: 0, contextTokens: 999, maxToolCalls: 16 });
   });

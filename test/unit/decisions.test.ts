@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { DECISION_LIMITS } from "../../src/constants.js";
 import { DevmindError } from "../../src/errors.js";
 import { applyDecisions, type ApprovalCandidate, type DecisionOutcome } from "../../src/graph/approvals.js";
-import { parseDecision, parseDecisions } from "../../src/graph/decisions.js";
+import { parseDecision, parseDecisions } from "../../src/vocabulary/decisions.js";
 
 function failure(run: () => unknown): DevmindError {
   try {

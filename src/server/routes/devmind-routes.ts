@@ -6,7 +6,7 @@ import type { AuthVariables } from "../auth.js";
 import { httpError } from "../http-errors.js";
 import type { StreamPart } from "../run-stream.js";
 import { sseResponse } from "../sse.js";
-import { parseDecisions } from "../../graph/decisions.js";
+import { parseDecisions } from "../../vocabulary/decisions.js";
 import { intQuery, readJson } from "../validation.js";
 import { isHitlRequest } from "../../runtime/runtime.js";
 import { runWire } from "../wire.js";

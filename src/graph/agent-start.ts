@@ -1,9 +1,9 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import { Command, type StateSnapshot } from "@langchain/langgraph";
-import type { AgentStateUpdate } from "../graph/state.js";
+import type { HookRun } from "../graphs/run-hooks.js";
+import type { AgentStateUpdate } from "./state.js";
 import { answersForDanglingCalls } from "./dangling-calls.js";
-import type { RunRecord } from "./run-record.js";
-import { inputMessages } from "./run-input.js";
+import { inputMessages } from "./agent-input.js";
 
 /**
  * The run-scoped fields a run without input takes over from the checkpoint it starts at (the
@@ -12,7 +12,7 @@ import { inputMessages } from "./run-input.js";
  * no stop reason or answer yet, and no approvals — a call that needs approval runs in this run
  * only with arguments a human approved for this run.
  */
-export function runScope(run: RunRecord, runTimeoutMs: number): AgentStateUpdate {
+export function runScope(run: HookRun, runTimeoutMs: number): AgentStateUpdate {
   return {
     run_id: run.run_id,
     deadline_at: Date.now() + (run.limits.runTimeoutMs ?? runTimeoutMs),
@@ -41,30 +41,11 @@ export type AgentEntry =
  * checkpoint on a new branch (a fork), where tasks run again, never reusing the writes of the
  * branch they came from.
  */
-export function agentEntry(run: RunRecord, from: StateSnapshot, runTimeoutMs: number): AgentEntry {
+export function agentEntry(run: HookRun, from: StateSnapshot, runTimeoutMs: number): AgentEntry {
   if (run.input !== null && run.input !== undefined) {
     const dangling = answersForDanglingCalls((from.values as { messages?: BaseMessage[] } | undefined)?.messages);
     return { kind: "input", input: { messages: [...dangling, ...inputMessages(run.input)], run_id: run.run_id } };
   }
   if (from.tasks.length === 0) return { kind: "nothing" };
   return { kind: "continue", input: new Command({ update: runScope(run, runTimeoutMs) }) };
-}
-
-/**
- * Whether `after` (the thread's state when the graph returned without an approval pending) is a
- * stop at one of the run's static breakpoints: the graph still has tasks and the run set any.
- */
-export function stoppedAtBreakpoint(run: RunRecord, after: StateSnapshot): boolean {
-  return after.next.length > 0 && (run.interrupt_before !== null || run.interrupt_after !== null);
-}
-
-/**
- * Whether the run's own latest checkpoint `state` is one where LangGraph stops for the run's
- * `interrupt_before`: a step's checkpoint (not the run's entry, where a breakpoint is passed)
- * whose next tasks include a breakpoint node. A later attempt finds the run stopped there.
- */
-export function reachedBreakpoint(run: RunRecord, state: StateSnapshot): boolean {
-  const nodes = run.interrupt_before;
-  if (nodes === null || state.metadata?.source !== "loop") return false;
-  return state.next.some((node) => nodes.includes("*") || nodes.includes(node));
 }

@@ -1,4 +1,4 @@
-import type { StopReason, Usage } from "./state.js";
+import type { StopReason, Usage } from "./stop-reasons.js";
 
 /** Events the graph emits (CONTRACT section 6, the model.* and tool.call.* part). */
 export type AgentEvent =

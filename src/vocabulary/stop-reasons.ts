@@ -1,0 +1,31 @@
+/**
+ * Why a run stopped (CONTRACT section 3), for every graph: a graph reports its own (the agent's
+ * stop rules) through its run hooks; `max_attempts`, `internal_error`, `deadline`, `cancelled` and
+ * `recursion_limit` also come from the runtime.
+ */
+export type StopReason =
+  | "completed"
+  | "max_model_rounds"
+  | "max_tool_calls"
+  | "token_budget"
+  | "deadline"
+  | "no_progress"
+  | "model_failed"
+  | "model_timeout"
+  | "model_truncated"
+  | "max_attempts"
+  | "cancelled"
+  | "internal_error"
+  | "recursion_limit";
+
+/** Token usage of a run, as reported by the model. */
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+}
+
+/** Why a run failed, when it did. */
+export interface RunError {
+  code: string;
+  message: string;
+}
