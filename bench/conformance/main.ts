@@ -47,7 +47,10 @@ async function cleanUp(args: ConformanceArgs, resources: Resources): Promise<voi
     log(problem === undefined ? `dropped schema ${resources.schema.name}` : `could not drop schema ${resources.schema.name}: ${problem}`);
   }
   if (args.keep) log(`kept ${resources.dir}`);
-  else rmSync(resources.dir, { recursive: true, force: true });
+  else {
+    rmSync(resources.dir, { recursive: true, force: true });
+    log(`removed ${resources.dir}`);
+  }
 }
 
 /** `git describe`-like label of the devmind checkout: short commit, "+dirty" when it has changes. */
