@@ -1,0 +1,46 @@
+/**
+ * Every bound and fixed name of `npm run conformance` in one place, so a slower machine changes
+ * numbers here, not in the steps.
+ */
+export const CONFORMANCE = {
+  /** Where the official server's tests live inside the langgraphjs repository. */
+  testsPath: "libs/langgraph-api/tests",
+  /** The official package's vitest config (testTimeout 30 s, files one at a time); extracted beside the tests. */
+  vitestConfigPath: "libs/langgraph-api/vitest.config.js",
+  /** The official package's package.json (its version and the test-only packages' ranges). */
+  officialPackagePath: "libs/langgraph-api/package.json",
+  /** Its copy in the temp dir. */
+  officialPackageCopy: "official-api-package.json",
+  /** Path components of `libs/langgraph-api/` stripped on extraction: the temp dir gets `tests/` and `vitest.config.js`. */
+  stripComponents: 2,
+  /** The test file judged, relative to the temp dir. */
+  testFile: "tests/api.test.mts",
+  /** The graphs' config, relative to the temp dir. */
+  langgraphConfig: "tests/graphs/langgraph.json",
+  /** The one line of the test file that is rewritten (to the chosen port). */
+  apiUrlLine: 'const API_URL = "http://localhost:2024";',
+  /** `npm install` in the temp dir (cold cache: a few hundred packages). */
+  installTimeoutMs: 10 * 60_000,
+  /** `npm run build` of devmind when dist is stale. */
+  buildTimeoutMs: 8 * 60_000,
+  /** `npm pack` of devmind. */
+  packTimeoutMs: 3 * 60_000,
+  /** Until `GET /ok` answers 200 (devmind loads 11 graphs with tsx; the official server compiles schemas). */
+  serverStartTimeoutMs: 3 * 60_000,
+  /** Between two `GET /ok` polls. */
+  serverPollMs: 500,
+  /** SIGTERM to the server's process group, then SIGKILL after this long. */
+  stopGraceMs: 10_000,
+  /** The whole vitest run. */
+  vitestTimeoutMs: 15 * 60_000,
+  /** Lines of each failing test's error printed in the summary. */
+  errorLines: 3,
+  /** Lines of the server log printed when it fails to start. */
+  logTailLines: 40,
+  /** Prefix of the `--pg` schema; a random suffix follows. */
+  schemaPrefix: "conf_",
+  /** The official server's package versions (the mirror's libs/langgraph-api is 1.4.5). */
+  officialApiVersion: "1.4.5",
+  /** The official server loads TypeScript for its schema extraction (peer dependency ^5.5.4). */
+  officialTypescriptVersion: "5.9.3",
+} as const;
