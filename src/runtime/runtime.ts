@@ -380,7 +380,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const completions = new RunCompletions(db);
   const policy = webhookPolicy(config.webhooks.allow);
   const graphs = new GraphRegistry(options.graphs, { checkpointer, store, agent: async () => (await build()).graph as unknown as CompiledGraphLike });
-  const assistants = new AssistantStore(db, graphs);
+  const assistants = new AssistantStore(db, graphs, config.graphDefaults);
 
   const dispatch = (runId: string, event: LiveEvent): void => {
     if (event.type === "model.delta") deltas.publish(runId, event.round, event.text, event.message_id, event.offset);
