@@ -108,6 +108,34 @@ function parseApiKeys(value: string): { ok: ApiKeyEntry[] } | { error: string } 
   return entries.length > 0 ? { ok: entries } : { error: form };
 }
 
+/** The default config and context of one graph's assistant, from LANGGRAPH_CONFIG. */
+export interface GraphAssistantDefaults {
+  /** The assistant's config: the graph's entry without `context` (e.g. `{configurable: {...}}`). */
+  config: Record<string, unknown>;
+  /** The entry's `context`, when it has one. */
+  context?: unknown;
+}
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === "object" && !Array.isArray(value);
+
+/** LANGGRAPH_CONFIG (LangGraph's server reads it so): a JSON object of graph id -> `{context?, ...config}`. */
+function parseGraphDefaults(value: string): { ok: Record<string, GraphAssistantDefaults> } | { error: string } {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch (error) {
+    return { error: `expected JSON (${(error as Error).message})` };
+  }
+  if (!isPlainObject(parsed)) return { error: 'expected a JSON object of graph id -> {"configurable"?: {...}, "context"?: {...}}' };
+  const defaults: Record<string, GraphAssistantDefaults> = {};
+  for (const [graphId, entry] of Object.entries(parsed)) {
+    if (!isPlainObject(entry)) return { error: `graph ${JSON.stringify(graphId.slice(0, 100))}: expected an object` };
+    const { context, ...config } = entry;
+    defaults[graphId] = context === undefined ? { config } : { config, context };
+  }
+  return { ok: defaults };
+}
+
 function positiveNumber() {
   return checked((v) => /^\d+(\.\d+)?$/.test(v) && Number(v) > 0, "expected a positive number (minutes)").transform(Number);
 }
@@ -186,6 +214,7 @@ export const ENV_SCHEMA = z.object({
   DEVMIND_STORE_TTL_MINUTES: positiveNumber().optional(),
   DEVMIND_STORE_TTL_REFRESH_ON_READ: boolean().optional(),
   DEVMIND_STORE_SWEEP_MINUTES: positiveNumber().optional(),
+  LANGGRAPH_CONFIG: converted(parseGraphDefaults).optional(),
   LOG_LEVEL: checked((v) => (LOG_LEVELS as string[]).includes(v.toLowerCase()), `expected one of ${LOG_LEVELS.join(", ")}`)
     .transform((v) => v.toLowerCase() as LogLevel)
     .optional(),

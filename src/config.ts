@@ -6,7 +6,7 @@
  * its expected form without echoing secrets.
  */
 import { readDotenvFile } from "./config-dotenv.js";
-import { ENV_SCHEMA, type ApiKeyEntry, type EmbeddingsSpec, type EnvValues, type LogLevel, type ModelSpec, type Variable } from "./config-schema.js";
+import { ENV_SCHEMA, type ApiKeyEntry, type EmbeddingsSpec, type EnvValues, type GraphAssistantDefaults, type LogLevel, type ModelSpec, type Variable } from "./config-schema.js";
 import { CONFIG_DEFAULTS, STORE_DEFAULTS, WEBHOOK_DEFAULTS } from "./constants.js";
 import { ConfigError } from "./errors.js";
 
@@ -61,6 +61,11 @@ export interface DevmindConfig {
     index: { dims: number; embed: EmbeddingsSpec; fields: string[] } | null;
     ttl: { defaultTtl?: number; refreshOnRead: boolean; sweepIntervalMinutes: number };
   };
+  /**
+   * LANGGRAPH_CONFIG, as LangGraph's server reads it: per graph id, the config and context its
+   * default assistant is created with (`{"agent": {"configurable": {...}, "context": {...}}}`).
+   */
+  graphDefaults: Record<string, GraphAssistantDefaults>;
   logLevel: LogLevel;
 }
 
@@ -293,6 +298,7 @@ function buildConfig(v: EnvValues): DevmindConfig {
         sweepIntervalMinutes: v.DEVMIND_STORE_SWEEP_MINUTES ?? STORE_DEFAULTS.sweepIntervalMinutes,
       },
     },
+    graphDefaults: v.LANGGRAPH_CONFIG ?? {},
     logLevel: v.LOG_LEVEL ?? d.logLevel,
   };
 }

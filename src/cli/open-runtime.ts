@@ -144,6 +144,8 @@ export async function openRuntime(options: OpenRuntimeOptions = {}): Promise<Ope
   const model = await commandModel(options, config);
   const redactor = createRedactor(configSecrets(config));
   const logger = createLogger({ level: config.logLevel, redact: redactor.text });
+  // graph code's getLogger() lines (registered when the graphs loaded) follow LOG_LEVEL from here on
+  if (options.graphs !== undefined) (await import("../graphs/sdk-logger.js")).attachSdkLogger(logger);
   const db = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, schema: config.dbSchema, onProgress: options.onDatabaseProgress });
   let runtime: Runtime | undefined;
   try {

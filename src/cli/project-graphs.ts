@@ -1,6 +1,7 @@
 import { GRAPHS_DEFAULTS } from "../constants.js";
 import type { GraphEntry } from "../graphs/graph-kinds.js";
-import { applyGraphEnv, findLanggraphConfig, readLanggraphConfig } from "../graphs/langgraph-config.js";
+import { ConfigError } from "../errors.js";
+import { applyGraphEnv, findLanggraphConfig, readLanggraphConfig, type LanggraphConfig } from "../graphs/langgraph-config.js";
 
 /** The graphs a command runs: those of the project's `langgraph.json`, or the built-in agent alone. */
 export interface ProjectGraphs {
@@ -8,6 +9,8 @@ export interface ProjectGraphs {
   graphs: Record<string, GraphEntry | false> | undefined;
   /** The config file read, or null. */
   path: string | null;
+  /** What the file says (its `http`, `ui`, …), or null without one. */
+  config: LanggraphConfig | null;
 }
 
 /**
@@ -17,12 +20,16 @@ export interface ProjectGraphs {
  * load throws its GraphDefinitionError (exit 2), naming the graph id, the file and the cause —
  * a service never starts with a graph missing. The built-in agent is left out unless the file
  * names a graph `agent`; without a file it is the one graph. `--config` naming a missing file is
- * a ConfigError (exit 2).
+ * a ConfigError (exit 2). `options.serve`: keys `devmind serve` cannot honour (`auth`, some of
+ * `http`) are a ConfigError naming them (exit 2), before any graph loads.
  */
-export async function loadProjectGraphs(explicitPath: string | undefined): Promise<ProjectGraphs> {
+export async function loadProjectGraphs(explicitPath: string | undefined, options: { serve?: boolean } = {}): Promise<ProjectGraphs> {
   const path = findLanggraphConfig(explicitPath);
-  if (path === null) return { graphs: undefined, path: null };
+  if (path === null) return { graphs: undefined, path: null, config: null };
   const config = readLanggraphConfig(path);
+  if (options.serve === true && config.serveRefusals.length > 0) {
+    throw new ConfigError(config.serveRefusals.join("; "), { path, keys: config.serveRefusals.length });
+  }
   for (const warning of config.warnings) process.stderr.write(`devmind: warning: ${warning}\n`);
   applyGraphEnv(config.env);
   const graphs: Record<string, GraphEntry | false> = { [GRAPHS_DEFAULTS.builtinId]: false };
@@ -32,5 +39,5 @@ export async function loadProjectGraphs(explicitPath: string | undefined): Promi
     if (loaded.error !== undefined) throw loaded.error;
     graphs[loaded.id] = loaded.entry;
   }
-  return { graphs, path };
+  return { graphs, path, config };
 }

@@ -6,7 +6,7 @@ import { integerOption } from "./cli-options.js";
 import { EXIT } from "./exit-codes.js";
 import { openRuntime } from "./open-runtime.js";
 import { loadProjectGraphs } from "./project-graphs.js";
-import { startService } from "./service-start.js";
+import { loadProjectHttp, startService } from "./service-start.js";
 import { onStopSignals } from "./stop-signals.js";
 
 /**
@@ -29,8 +29,9 @@ export function registerServeCommand(program: Command, setExitCode: (code: numbe
     .action(async (options: { host?: string; port?: number; workers?: number; config?: string }) => {
       const workersWanted = options.workers;
       // graphs load first (a broken one is exit 2 before anything opens); their env applies to the config
-      const project = await loadProjectGraphs(options.config);
+      const project = await loadProjectGraphs(options.config, { serve: true });
       const config = loadConfig();
+      const { http, ui } = await loadProjectHttp(project.config);
       // before opening anything: a refused host should not migrate or lock the database first
       checkBindable(options.host ?? config.server.host, config);
       const { opened, server, workers } = await startService("serve", async () => {
@@ -38,13 +39,15 @@ export function registerServeCommand(program: Command, setExitCode: (code: numbe
         try {
           const workers = workersWanted ?? opened.config.worker.concurrency;
           const { startServer } = await import("../server/start-server.js");
-          const server = await startServer({ runtime: opened.runtime, config: opened.config, host: options.host, port: options.port, workers, logger: opened.logger.child({ component: "server" }) });
+          const server = await startServer({ runtime: opened.runtime, config: opened.config, host: options.host, port: options.port, workers, logger: opened.logger.child({ component: "server" }), http, ui });
           return { opened, server, workers };
         } catch (error) {
           await opened.close();
           throw error;
         }
       });
+      // as LangGraph's dev server tells its process where it listens (project code may build a Client from it)
+      process.env["LANGGRAPH_API_URL"] ??= server.url;
       const signals = onStopSignals("serve: shutting down (streams end, runs stop at their next step and go back to the queue; again to quit at once)");
       try {
         const keys = opened.config.server.apiKeys.length;

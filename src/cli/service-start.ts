@@ -1,5 +1,31 @@
 import { DATABASE_FAULT_DEFAULTS } from "../constants.js";
+import type { LanggraphConfig } from "../graphs/langgraph-config.js";
 import { retryDatabaseFaults } from "../runtime/backoff.js";
+import type { UiBundles } from "../server/ui-bundles.js";
+import type { UserHttp } from "../server/user-http.js";
+
+/**
+ * What `devmind serve` mounts of a project's langgraph.json besides its graphs: `http` (its Hono
+ * app loaded now, so a broken one is exit 2 before anything opens) and `ui` (bundled now with
+ * esbuild; an entry that cannot be bundled is a warning on stderr and is not served, the rest of
+ * the server is). Call after the graphs loaded (their `env` applied).
+ */
+export async function loadProjectHttp(config: LanggraphConfig | null): Promise<{ http: UserHttp | undefined; ui: UiBundles | undefined }> {
+  if (config === null) return { http: undefined, ui: undefined };
+  let http: UserHttp | undefined;
+  if (config.http !== null) {
+    const { loadUserHttp } = await import("../server/user-http.js");
+    http = await loadUserHttp(config.http);
+  }
+  let ui: UiBundles | undefined;
+  if (config.ui.length > 0 && !(config.http?.disabled.includes("ui") ?? false)) {
+    const { buildUiBundles } = await import("../server/ui-bundles.js");
+    const built = await buildUiBundles(config.ui, { cwd: config.dir, shared: config.uiShared });
+    for (const warning of built.warnings) process.stderr.write(`devmind: warning: ${config.path}: ${warning}\n`);
+    ui = built.bundles;
+  }
+  return { http, ui };
+}
 
 /**
  * Starts a long-running command (`devmind worker`, `devmind serve`) whose database may be away

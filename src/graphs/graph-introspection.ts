@@ -33,6 +33,8 @@ interface BuilderLike {
   _schemaRuntimeDefinition?: unknown;
   _inputRuntimeDefinition?: unknown;
   _outputRuntimeDefinition?: unknown;
+  /** The Zod context schema of `new StateGraph(state, contextSchema)` (LangGraph keeps no Annotation one). */
+  _configRuntimeSchema?: unknown;
 }
 
 /** The nodes and edges of a compiled graph (`xray`: subgraphs expanded, a depth or true). */
@@ -70,44 +72,85 @@ function channelSchema(definition: unknown, title: string): JsonSchema | null {
   };
 }
 
+/** The config (context) schema of a graph whose StateGraph got a Zod context schema; null otherwise. */
+async function zodConfigSchema(graph: CompiledGraphLike, builder: BuilderLike): Promise<JsonSchema | null> {
+  if (builder._configRuntimeSchema === undefined || builder._configRuntimeSchema === null) return null;
+  try {
+    const zod = await import("@langchain/langgraph/zod/schema");
+    const fromRegistry = asSchema(zod.getConfigTypeSchema(graph as unknown as Parameters<typeof zod.getConfigTypeSchema>[0]));
+    if (fromRegistry !== null) return fromRegistry;
+  } catch {
+    // not a Zod schema LangGraph's registry reads: converted directly below
+  }
+  return directZodSchema(builder._configRuntimeSchema);
+}
+
+/** A Zod schema (v3 or v4) converted without LangGraph's registry (so without its `jsonSchemaExtra`); null for anything else. */
+async function directZodSchema(schema: unknown): Promise<JsonSchema | null> {
+  if (schema === undefined || schema === null || typeof schema !== "object") return null;
+  try {
+    const [{ toJsonSchema }, { isZodSchemaV3, isZodSchemaV4 }] = await Promise.all([import("@langchain/core/utils/json_schema"), import("@langchain/core/utils/types")]);
+    if (!isZodSchemaV4(schema) && !isZodSchemaV3(schema)) return null;
+    return asSchema(toJsonSchema(schema as Parameters<typeof toJsonSchema>[0]));
+  } catch {
+    return null;
+  }
+}
+
 /**
- * The JSON schemas of a compiled graph, read at runtime as LangGraph Platform does first: a
- * `StateSchema` state (its own JSON schemas), then a Zod state (LangGraph's schema registry);
- * an `Annotation.Root` state has no types at runtime, so its schemas name its channels with no
- * types. Null where the graph has none (e.g. a graph that is not a StateGraph).
+ * The JSON schemas of a compiled graph, read at runtime in LangGraph's server's order: a
+ * `StateSchema` state (its own JSON schemas); a Zod state through LangGraph's schema registry
+ * (with `withLangGraph`'s `jsonSchemaExtra`; the state schema is the update schema, as there);
+ * a Zod state converted directly. The config (context) schema is the StateGraph's Zod context
+ * schema (`new StateGraph(state, contextSchema)`), with any kind of state. LangGraph's server reads
+ * the rest from the TypeScript source with the TypeScript compiler, which devmind does not
+ * carry: an `Annotation.Root` state has no types at runtime, so its schemas name its channels with
+ * no types, and an `Annotation.Root` context gives no config schema (null). Null where the graph has
+ * none (e.g. a graph that is not a StateGraph).
  */
 export async function graphSchemas(graph: CompiledGraphLike): Promise<GraphSchemas> {
   const builder = (graph as CompiledGraphLike & { builder?: BuilderLike }).builder;
   if (builder === undefined) return { input: null, output: null, state: null, config: null };
+  const config = await zodConfigSchema(graph, builder);
   const state = builder._schemaRuntimeDefinition;
-  if (isSchemaSource(state)) {
+  if (isSchemaSource(state) || isSchemaSource(builder._inputRuntimeDefinition) || isSchemaSource(builder._outputRuntimeDefinition)) {
     const input = builder._inputRuntimeDefinition;
     const output = builder._outputRuntimeDefinition;
     return {
-      state: asSchema(state.getJsonSchema()),
-      input: asSchema(isSchemaSource(input) ? input.getInputJsonSchema() : state.getInputJsonSchema()),
-      output: asSchema(isSchemaSource(output) ? output.getJsonSchema() : state.getJsonSchema()),
-      config: null,
+      state: isSchemaSource(state) ? asSchema(state.getJsonSchema()) : null,
+      input: asSchema(isSchemaSource(input) ? input.getInputJsonSchema() : isSchemaSource(state) ? state.getInputJsonSchema() : null),
+      output: asSchema(isSchemaSource(output) ? output.getJsonSchema() : isSchemaSource(state) ? state.getJsonSchema() : null),
+      config,
     };
   }
   try {
     const zod = await import("@langchain/langgraph/zod/schema");
     const compiled = graph as unknown as Parameters<typeof zod.getInputTypeSchema>[0];
     const fromZod: GraphSchemas = {
-      state: asSchema(zod.getStateTypeSchema(compiled)),
+      state: asSchema(zod.getUpdateTypeSchema(compiled)),
       input: asSchema(zod.getInputTypeSchema(compiled)),
       output: asSchema(zod.getOutputTypeSchema(compiled)),
-      config: asSchema(zod.getConfigTypeSchema(compiled)),
+      config,
     };
     if (fromZod.state !== null || fromZod.input !== null || fromZod.output !== null) return fromZod;
   } catch {
-    // not a Zod state (or no Zod support installed): the channels below
+    // not registered with LangGraph's Zod registry: converted directly below
+  }
+  const direct = await directZodSchema(state);
+  if (direct !== null) {
+    const { required: _required, ...optional } = direct;
+    return {
+      state: direct,
+      input: (await directZodSchema(builder._inputRuntimeDefinition)) ?? optional,
+      output: (await directZodSchema(builder._outputRuntimeDefinition)) ?? direct,
+      config,
+    };
   }
   return {
     state: channelSchema(builder._schemaDefinition, "state"),
     input: channelSchema(builder._inputDefinition, "input"),
     output: channelSchema(builder._outputDefinition, "output"),
-    config: null,
+    config,
   };
 }
 

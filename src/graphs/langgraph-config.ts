@@ -4,8 +4,9 @@ import { z } from "zod";
 import { parseDotenv } from "../config-dotenv.js";
 import { GRAPHS_DEFAULTS } from "../constants.js";
 import { ConfigError } from "../errors.js";
+import { moduleReference, readHttpSection, type HttpSettings } from "./langgraph-http.js";
 
-/** One graph named in `langgraph.json`: `"id": "./path.ts:exportName"`. */
+/** One graph named in `langgraph.json`: `"id": "./path.ts:exportName"` (or `{"path": ..., "description": ...}`). */
 export interface GraphSpec {
   id: string;
   /** As written in the file, e.g. `./src/agent.ts:graph`. */
@@ -14,45 +15,83 @@ export interface GraphSpec {
   file: string;
   /** The export holding the graph (`default` when the spec names none). */
   exportName: string;
+  /** `description` of the object form, when given. */
+  description?: string | undefined;
+}
+
+/** One generative UI module of `ui` in `langgraph.json`: `"graph id": "./path.tsx"`. */
+export interface UiSpec {
+  /** The name `/ui/{name}` serves it under (LangGraph uses a graph id). */
+  name: string;
+  source: string;
+  /** Absolute path of the module. */
+  file: string;
 }
 
 /** A read and checked `langgraph.json`. */
 export interface LanggraphConfig {
   /** Absolute path of the file. */
   path: string;
+  /** The directory of the file: what its relative paths are relative to. */
+  dir: string;
   graphs: GraphSpec[];
   /** Variables from `env` (a file name relative to the config, or an object), not yet applied. */
   env: Record<string, string>;
-  /** Keys present but not honoured by devmind, each with why; printed as warnings, never fatal. */
+  /** `http` (the user's Hono app, route groups taken away, CORS), or null without the key. */
+  http: HttpSettings | null;
+  /** `ui`: components served under `/ui/{name}`; empty without the key. */
+  ui: UiSpec[];
+  /** `ui_config.shared`: packages the UI bundles leave to the page (besides React and the SDK). */
+  uiShared: string[];
+  /**
+   * What `devmind serve` cannot honour, each naming the key and why: `auth` (not supported yet)
+   * and some `http` keys. `serve` exits 2 with them; other commands (they serve no HTTP) go on.
+   */
+  serveRefusals: string[];
+  /** Keys present but unknown to every LangGraph tool, or known but not applied; printed as warnings, never fatal. */
   warnings: string[];
 }
 
 /**
- * Keys of the LangGraph CLI's format that only shape a container build or a platform feature
- * devmind provides its own way; present, they are ignored with a warning saying so.
+ * Keys of LangGraph's config format (its JS and Python CLIs) that only shape a container build
+ * or a setting devmind provides its own way: accepted quietly. A key not here, not read below and
+ * not in SERVE_KEYS is one no LangGraph tool knows, and warned about.
  */
-const IGNORED_KEYS: Record<string, string> = {
-  dependencies: "packages are installed by your own package.json",
-  node_version: "devmind runs on the Node.js that starts it",
-  dockerfile_lines: "devmind builds no image from langgraph.json (see its Dockerfile)",
-  image_distro: "devmind builds no image from langgraph.json",
-  python_version: "devmind runs JavaScript and TypeScript graphs only",
-  pip_config_file: "devmind runs JavaScript and TypeScript graphs only",
-  store: "devmind attaches its own store settings",
-  checkpointer: "devmind attaches its own PostgreSQL checkpointer to every graph",
-  http: "devmind serve has its own HTTP settings (DEVMIND_HOST, DEVMIND_PORT, DEVMIND_API_KEYS)",
-  auth: "devmind serve authenticates with DEVMIND_API_KEYS",
-  ui: "generative UI components are not served by devmind",
-  api_version: "devmind serves its own API version",
-};
+const QUIET_KEYS = new Set([
+  "$schema",
+  "dependencies",
+  "node_version",
+  "node_loader",
+  "python_version",
+  "pip_config_file",
+  "pip_installer",
+  "keep_pkg_tools",
+  "dockerfile_lines",
+  "docker_compose_file",
+  "image_distro",
+  "base_image",
+  "api_version",
+  "_INTERNAL_docker_tag",
+  "store",
+  "checkpointer",
+  "webhooks",
+]);
 
 /** Graph ids: what the SDK sends as `assistant_id` / `graph_id`. */
 const GRAPH_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
 
+const GRAPH_ENTRY = z.union([z.string().min(1), z.object({ path: z.string().min(1), description: z.string().nullish() })]);
+
 const CONFIG_SCHEMA = z
   .object({
-    graphs: z.record(z.string(), z.string().min(1)),
-    env: z.union([z.string().min(1), z.record(z.string(), z.string())]).optional(),
+    graphs: z.record(z.string(), GRAPH_ENTRY),
+    // an array lists variables to pass through from the host: they are in the environment already
+    env: z.union([z.string().min(1), z.record(z.string(), z.string()), z.array(z.string())]).optional(),
+    http: z.unknown().optional(),
+    ui: z.record(z.string(), z.string().min(1)).optional(),
+    ui_config: z.object({ shared: z.array(z.string()).optional() }).optional(),
+    auth: z.unknown().optional(),
+    encryption: z.unknown().optional(),
   })
   .passthrough();
 
@@ -68,10 +107,13 @@ export function findLanggraphConfig(explicit: string | undefined, cwd: string = 
 }
 
 /**
- * Reads and checks a `langgraph.json` (the LangGraph CLI's format): `graphs` (required, at least
- * one, ids as the SDK uses them, specs `./file:export`), `env` (a .env file name relative to the
- * config, or an object of strings). Keys devmind does not honour are returned as warnings.
- * Anything malformed is a ConfigError naming the file and the key (exit 2).
+ * Reads and checks a `langgraph.json` (LangGraph's config format): `graphs` (required, at least
+ * one, ids as the SDK uses them, specs `./file:export` or `{"path", "description"}`), `env` (a
+ * .env file name relative to the config, an object of strings, or a list of names), `http`
+ * (see `readHttpSection`), `ui` / `ui_config`. Keys of LangGraph's format that only shape a
+ * container build are accepted quietly; `auth` is left to `serve` to refuse (`serveRefusals`);
+ * `encryption` is refused here (devmind would store the data unencrypted); an unknown key is a
+ * warning. Anything malformed is a ConfigError naming the file and the key (exit 2).
  */
 export function readLanggraphConfig(path: string): LanggraphConfig {
   let text: string;
@@ -92,31 +134,37 @@ export function readLanggraphConfig(path: string): LanggraphConfig {
     const where = issue?.path.join(".") || "(top level)";
     throw new ConfigError(`${path}: ${where}: ${issue?.message ?? "invalid"} (expected {"graphs": {"ID": "./path.ts:export"}, "env"?: ".env"})`, { path, key: where });
   }
+  const data = parsed.data;
   const dir = dirname(path);
-  const graphs = Object.entries(parsed.data.graphs).map(([id, source]) => graphSpec(path, dir, id, source));
+  const graphs = Object.entries(data.graphs).map(([id, entry]) => graphSpec(path, dir, id, entry));
   if (graphs.length === 0) throw new ConfigError(`${path}: graphs: name at least one graph ("ID": "./path.ts:export")`, { path, key: "graphs" });
+  if (data.encryption !== undefined) throw new ConfigError(`${path}: "encryption" is not supported by devmind (it would store your data unencrypted); remove the key`, { path, key: "encryption" });
   const warnings: string[] = [];
-  for (const key of Object.keys(parsed.data)) {
-    if (key === "graphs" || key === "env") continue;
-    const why = IGNORED_KEYS[key];
-    warnings.push(why === undefined ? `${path}: unknown key "${key}" ignored` : `${path}: "${key}" ignored: ${why}`);
+  const serveRefusals: string[] = [];
+  if (data.auth !== undefined && data.auth !== null) serveRefusals.push(`${path}: "auth" (a custom LangGraph Auth handler) is not supported by devmind serve yet; remove it and use DEVMIND_API_KEYS`);
+  let http: HttpSettings | null = null;
+  if (data.http !== undefined && data.http !== null) {
+    const section = readHttpSection(path, dir, data.http);
+    http = section.settings;
+    serveRefusals.push(...section.refusals);
+    warnings.push(...section.warnings);
   }
-  return { path, graphs, env: readEnv(path, dir, parsed.data.env), warnings };
+  const read = new Set(Object.keys(CONFIG_SCHEMA.shape));
+  for (const key of Object.keys(data)) {
+    if (read.has(key) || QUIET_KEYS.has(key)) continue;
+    warnings.push(`${path}: unknown key "${key}" ignored (no LangGraph tool knows it)`);
+  }
+  const ui = Object.entries(data.ui ?? {}).map(([name, source]): UiSpec => ({ name, source, file: isAbsolute(source) ? source : resolve(dir, source) }));
+  const env = Array.isArray(data.env) ? {} : readEnv(path, dir, data.env);
+  return { path, dir, graphs, env, http, ui, uiShared: data.ui_config?.shared ?? [], serveRefusals, warnings };
 }
 
-function graphSpec(path: string, dir: string, id: string, source: string): GraphSpec {
+function graphSpec(path: string, dir: string, id: string, entry: string | { path: string; description?: string | null | undefined }): GraphSpec {
   if (!GRAPH_ID.test(id)) throw new ConfigError(`${path}: graphs: invalid graph id ${JSON.stringify(id.slice(0, 100))} (letters, digits, _ . -; at most 100)`, { path, key: `graphs.${id}` });
-  // the last colon splits file and export, so a Windows drive letter stays in the path
-  const colon = source.lastIndexOf(":");
-  const driveLetterOnly = colon === 1 && /^[A-Za-z]$/.test(source.slice(0, 1));
-  const hasExport = colon >= 0 && !driveLetterOnly;
-  const fileText = hasExport ? source.slice(0, colon) : source;
-  const exportName = hasExport ? source.slice(colon + 1) : "default";
-  if (fileText === "" || exportName === "" || !/^[A-Za-z_$][\w$]*$/.test(exportName)) {
-    throw new ConfigError(`${path}: graphs.${id}: expected "./path.ts:exportName", got ${JSON.stringify(source.slice(0, 200))}`, { path, key: `graphs.${id}` });
-  }
-  const file = isAbsolute(fileText) ? fileText : resolve(dir, fileText);
-  return { id, source, file, exportName };
+  const source = typeof entry === "string" ? entry : entry.path;
+  const reference = moduleReference(path, dir, `graphs.${id}`, source);
+  const description = typeof entry === "string" ? undefined : (entry.description ?? undefined);
+  return { id, ...reference, ...(description === undefined ? {} : { description }) };
 }
 
 function readEnv(path: string, dir: string, env: string | Record<string, string> | undefined): Record<string, string> {

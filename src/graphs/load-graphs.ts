@@ -5,6 +5,7 @@ import { CLI_BUNDLE } from "../constants.js";
 import { GraphDefinitionError } from "../errors.js";
 import { graphKind, type GraphEntry, type GraphKind } from "./graph-kinds.js";
 import type { GraphSpec } from "./langgraph-config.js";
+import { registerSdkLogger } from "./sdk-logger.js";
 
 /** One graph of a config, loaded or not. */
 export type LoadedGraph =
@@ -33,11 +34,13 @@ function registerTypeScript(): Promise<void> {
 }
 
 /**
- * Imports a graph module: TypeScript through tsx's hooks (a runtime dependency, so a project's
- * `.ts` graphs need no build), JavaScript with Node's own `import()`. A module is loaded once per
- * process, as any import.
+ * Imports a graph module (or another module of the project: its http app): TypeScript through
+ * tsx's hooks (a runtime dependency, so a project's `.ts` graphs need no build), JavaScript with
+ * Node's own `import()`. A module is loaded once per process, as any import. The SDK's global
+ * logger is registered first, as LangGraph's server does, for modules calling `getLogger()` at import.
  */
 export async function importGraphModule(file: string): Promise<Record<string, unknown>> {
+  registerSdkLogger();
   const url = pathToFileURL(file).href;
   if (TYPESCRIPT.has(extname(file).toLowerCase())) await registerTypeScript();
   return (await import(url)) as Record<string, unknown>;

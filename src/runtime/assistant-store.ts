@@ -74,9 +74,15 @@ export class AssistantStore {
   private readonly sql: AssistantSql;
   private defaults: Promise<void> | undefined;
 
+  /**
+   * `defaults`: per graph id, the config and context its default assistant is created with
+   * (LANGGRAPH_CONFIG, `config.graphDefaults`); applied when the default assistant is first written,
+   * never over one that exists (LangGraph's `if_exists: do_nothing`). The built-in agent takes none.
+   */
   constructor(
     private readonly db: Database,
     private readonly graphs: LoadedGraphs,
+    private readonly defaultValues: Readonly<Record<string, { config: Record<string, unknown>; context?: unknown }>> = {},
   ) {
     this.sql = assistantSql(db.schema);
   }
@@ -180,7 +186,10 @@ export class AssistantStore {
       // newest first is the search order: written last to first, the first loaded graph lists first
       for (const graphId of [...this.graphs.ids()].reverse()) {
         const description = this.graphs.hooks(graphId).description ?? null;
-        await this.db.query(this.sql.create, [assistantIdFor(graphId), graphId, graphId, description, "{}", "{}", JSON.stringify(ASSISTANT_DEFAULTS.defaultMetadata)]);
+        // LANGGRAPH_CONFIG's config and context for the graph, checked as the graph's runs take them
+        const given = this.defaultValues[graphId];
+        const values = given === undefined ? { config: null, context: null } : this.values(graphId, { config: given.config, context: given.context });
+        await this.db.query(this.sql.create, [assistantIdFor(graphId), graphId, graphId, description, values.config ?? "{}", values.context ?? "{}", JSON.stringify(ASSISTANT_DEFAULTS.defaultMetadata)]);
       }
     })();
     this.defaults.catch(() => (this.defaults = undefined));

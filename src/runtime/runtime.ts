@@ -354,7 +354,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const policy = webhookPolicy(config.webhooks.allow);
   const agent = builtinAgent({ config, checkpointer, model: options.model, tools: options.tools, attachments: new AttachmentStore(db) });
   const graphs = new GraphRegistry(options.graphs, { checkpointer, store, agent });
-  const assistants = new AssistantStore(db, graphs);
+  const assistants = new AssistantStore(db, graphs, config.graphDefaults);
 
   const dispatch = (runId: string, event: LiveEvent): void => {
     if (event.type === "model.delta") deltas.publish(runId, event.round, event.text, event.message_id, event.offset);

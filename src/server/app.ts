@@ -15,6 +15,8 @@ import { langgraphThreadRoutes } from "./routes/langgraph-threads.js";
 import { storeRoutes } from "./routes/store-routes.js";
 import { cronRoutes } from "./routes/cron-routes.js";
 import { webRoutes } from "./web/routes.js";
+import { mountUserHttp, userCorsOptions, type UserHttp } from "./user-http.js";
+import { uiAssetRoutes, uiComponentRoutes, type UiBundles } from "./ui-bundles.js";
 import { silentLogger, type Logger } from "../logger.js";
 import { DevmindError } from "../errors.js";
 
@@ -31,6 +33,10 @@ export interface AppDeps {
   logger?: Logger | undefined;
   /** SSE heartbeat interval; default SERVER_DEFAULTS.heartbeatMs (tests shorten it). */
   heartbeatMs?: number | undefined;
+  /** The project's `http` section of langgraph.json (its Hono app, disabled groups, CORS), mounted by `mountUserHttp`. */
+  http?: UserHttp | undefined;
+  /** The project's generative UI bundles (`ui` of langgraph.json), served under `/ui/{name}`. */
+  ui?: UiBundles | undefined;
 }
 
 /** The version `/info` reports. */
@@ -70,13 +76,15 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
   });
   app.use(
     "*",
-    cors({
-      origin: "*",
-      allowHeaders: [...SERVER_CORS.allowHeaders],
-      exposeHeaders: [...SERVER_CORS.exposeHeaders],
-      allowMethods: [...SERVER_CORS.allowMethods],
-      maxAge: SERVER_CORS.maxAgeSeconds,
-    }),
+    cors(
+      userCorsOptions(deps.http, SERVER_CORS) ?? {
+        origin: "*",
+        allowHeaders: [...SERVER_CORS.allowHeaders],
+        exposeHeaders: [...SERVER_CORS.exposeHeaders],
+        allowMethods: [...SERVER_CORS.allowMethods],
+        maxAge: SERVER_CORS.maxAgeSeconds,
+      },
+    ),
   );
   app.use(
     "*",
@@ -85,6 +93,10 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
       onError: (c) => c.json({ error: "PAYLOAD_TOO_LARGE", message: `the request body is larger than ${SERVER_DEFAULTS.bodyLimitBytes} bytes` }, 413),
     }),
   );
+
+  // the project's http app (behind the key check, before every route of ours) and its UI bundles
+  if (deps.http !== undefined) mountUserHttp(app, deps.http, deps.config.server.apiKeys);
+  if (deps.ui !== undefined) app.route("/", uiAssetRoutes(deps.ui));
 
   app.get("/ok", (c) => c.json({ ok: true }));
   app.get("/info", (c) =>
@@ -107,6 +119,7 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
   app.route("/", langgraphRunRoutes(deps));
   app.route("/", storeRoutes(deps));
   app.route("/", cronRoutes(deps));
+  if (deps.ui !== undefined) app.route("/", uiComponentRoutes(deps.ui));
   return app;
 }
 

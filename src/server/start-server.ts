@@ -6,6 +6,7 @@ import type { Worker } from "../runtime/runtime.js";
 import { ConfigError } from "../errors.js";
 import { createApp, type AppDeps } from "./app.js";
 import { checkBindable } from "./bind-check.js";
+import { bindLoopbackFetch } from "./loopback-fetch.js";
 
 export { checkBindable, isLoopbackHost } from "./bind-check.js";
 
@@ -23,6 +24,10 @@ export interface StartServerOptions {
   logger?: AppDeps["logger"];
   /** SSE heartbeat interval; default SERVER_DEFAULTS.heartbeatMs. */
   heartbeatMs?: number | undefined;
+  /** The project's `http` section (langgraph.json): its Hono app, disabled route groups, CORS. */
+  http?: AppDeps["http"];
+  /** The project's generative UI bundles (`buildUiBundles`), served under `/ui/{name}`. */
+  ui?: AppDeps["ui"];
 }
 
 /** A listening server. */
@@ -52,7 +57,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const host = options.host ?? options.config.server.host;
   checkBindable(host, options.config);
   const shutdown = new AbortController();
-  const app = createApp({ runtime: options.runtime, config: options.config, shutdown: shutdown.signal, logger: options.logger, heartbeatMs: options.heartbeatMs });
+  const app = createApp({ runtime: options.runtime, config: options.config, shutdown: shutdown.signal, logger: options.logger, heartbeatMs: options.heartbeatMs, http: options.http, ui: options.ui });
   const wantedPort = options.port ?? options.config.server.port;
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, hostname: host, port: wantedPort }, () => resolve(s));
@@ -81,12 +86,16 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   options.runtime.threads.startSweeper();
   const port = (server.address() as AddressInfo).port;
   const shown = host.includes(":") ? `[${host}]` : host;
+  const url = `http://${shown}:${port}`;
+  // `new Client()` without a URL in this process (a project's route or graph) reaches this server in-process
+  const unbindLoopback = bindLoopbackFetch((request) => app.fetch(request), url);
   let closing: Promise<void> | undefined;
   return {
-    url: `http://${shown}:${port}`,
+    url,
     port,
     close() {
       closing ??= (async () => {
+        unbindLoopback();
         shutdown.abort();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         await worker?.stop();

@@ -11,7 +11,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { PostgresCheckpointSaver } from "../../src/checkpoint/postgres-saver.js";
 import type { Database } from "../../src/db/types.js";
 import { hasErrorCode } from "../../src/errors.js";
-import { resolveGraph } from "../../src/graphs/graph-kinds.js";
+import { graphSchemas } from "../../src/graphs/graph-introspection.js";
+import { resolveGraph, type CompiledGraphLike } from "../../src/graphs/graph-kinds.js";
 import { applyGraphEnv, readLanggraphConfig } from "../../src/graphs/langgraph-config.js";
 import { loadGraph, loadGraphs } from "../../src/graphs/load-graphs.js";
 import { runCli } from "../helpers/cli.js";
@@ -19,6 +20,7 @@ import { freshMigratedSchema, openBackend } from "../helpers/databases.js";
 
 const FIXTURES = fileURLToPath(new URL("../fixtures/graphs/", import.meta.url));
 const CONFIG = join(FIXTURES, "langgraph.json");
+const PLATFORM_CONFIG = join(FIXTURES, "platform", "langgraph.json");
 const dirs: string[] = [];
 afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
@@ -55,9 +57,30 @@ describe("langgraph.json", () => {
       ["plain", join(FIXTURES, "plain.mjs"), "graph"],
     ]);
     expect(config.env).toEqual({ DEVMIND_FIXTURE_GRAPH_ENV: "from-langgraph-json" });
-    expect(config.warnings).toHaveLength(3);
-    expect(config.warnings.join("\n")).toMatch(/"node_version" ignored/);
-    expect(config.warnings.join("\n")).toMatch(/unknown key "someFutureKey" ignored/);
+    // node_version and dependencies are LangGraph's (they shape a container build): accepted quietly
+    expect(config.warnings).toEqual([`${CONFIG}: unknown key "someFutureKey" ignored (no LangGraph tool knows it)`]);
+    expect(config.serveRefusals).toEqual([]);
+    expect(config.http).toBeNull();
+    expect(config.ui).toEqual([]);
+  });
+
+  it("reads every key of LangGraph's format: build keys quietly, graphs as objects, env as a list, http, ui; refuses for serve what serve cannot honour", () => {
+    const keys = { node_version: "20", python_version: "3.12", dependencies: ["."], dockerfile_lines: ["RUN true"], docker_compose_file: "x.yml", image_distro: "wolfi", base_image: "img", api_version: "0.4", pip_config_file: "pip.conf", pip_installer: "uv", keep_pkg_tools: true, node_loader: "tsx", store: { index: { dims: 3, embed: "openai:x" } }, checkpointer: { ttl: { strategy: "delete" } }, webhooks: { env_prefix: "LG_" }, _INTERNAL_docker_tag: "t", $schema: "https://langgra.ph/schema.json" };
+    const path = configFile({ ...keys, graphs: { a: { path: "./g.ts:graph", description: "the a graph" } }, env: ["OPENAI_API_KEY"], http: { app: "./app.ts:app", disable_store: true, disable_meta: true, disable_mcp: true, cors: { allow_origins: ["https://a.example"], max_age: 60 }, logging_headers: { excludes: ["*"] } }, ui: { a: "./ui.tsx" }, ui_config: { shared: ["nuqs"] }, anotherUnknown: 1 });
+    const dir = join(path, "..");
+    const config = readLanggraphConfig(path);
+    expect(config.graphs).toEqual([{ id: "a", source: "./g.ts:graph", file: join(dir, "g.ts"), exportName: "graph", description: "the a graph" }]);
+    expect(config.env).toEqual({});
+    expect(config.warnings).toEqual([`${path}: unknown key "anotherUnknown" ignored (no LangGraph tool knows it)`]);
+    expect(config.http).toEqual({ app: { source: "./app.ts:app", file: join(dir, "app.ts"), exportName: "app" }, disabled: ["store", "meta"], cors: { allowOrigins: ["https://a.example"], maxAge: 60 } });
+    expect(config.ui).toEqual([{ name: "a", source: "./ui.tsx", file: join(dir, "ui.tsx") }]);
+    expect(config.uiShared).toEqual(["nuqs"]);
+    expect(config.serveRefusals).toEqual([]);
+
+    const refused = readLanggraphConfig(configFile({ graphs: { a: "./g.ts:graph" }, auth: { path: "./auth.ts:auth" }, http: { mount_prefix: "/api", configurable_headers: { includes: ["x-*"] }, middleware_order: "middleware_first", disable_webhooks: true, enable_custom_route_auth: false } }));
+    expect(refused.serveRefusals.map((line) => /"([^"]+)"/.exec(line)?.[1])).toEqual(["auth", "http.mount_prefix", "http.configurable_headers", "http.disable_webhooks", "http.middleware_order"]);
+    expect(refused.serveRefusals[0]).toMatch(/"auth" \(a custom LangGraph Auth handler\) is not supported by devmind serve yet/);
+    expect(refused.warnings.join("\n")).toMatch(/"http.enable_custom_route_auth": false ignored/);
   });
 
   it.each([
@@ -69,6 +92,11 @@ describe("langgraph.json", () => {
     ["a bad graph id", { graphs: { "bad id!": "./g.ts:graph" } }, /invalid graph id/],
     ["env naming a missing file", { graphs: { a: "./g.ts:graph" }, env: ".env.missing" }, /env: cannot read/],
     ["env of the wrong type", { graphs: { a: "./g.ts:graph" }, env: 12 }, /env/],
+    ["an http key no LangGraph tool knows", { graphs: { a: "./g.ts:graph" }, http: { app: "./a.ts:app", disable_everything: true } }, /http: .*unknown key "disable_everything"/],
+    ["http.cors of the wrong shape", { graphs: { a: "./g.ts:graph" }, http: { cors: { allow_origins: "*" } } }, /http\.cors\.allow_origins/],
+    ["an http.cors origin regex that does not compile", { graphs: { a: "./g.ts:graph" }, http: { cors: { allow_origin_regex: "(" } } }, /http\.cors\.allow_origin_regex: not a valid regular expression/],
+    ["a bad http.app reference", { graphs: { a: "./g.ts:graph" }, http: { app: "./app.ts:not-an-export" } }, /http\.app: expected/],
+    ["encryption (devmind would store the data unencrypted)", { graphs: { a: "./g.ts:graph" }, encryption: { path: "./e.ts:e" } }, /"encryption" is not supported/],
   ])("refuses %s with CONFIG_INVALID naming the file", (_name, content, message) => {
     const path = configFile(content);
     const error = errorOf(() => readLanggraphConfig(path));
@@ -89,6 +117,23 @@ describe("langgraph.json", () => {
 });
 
 describe("loading graph modules", () => {
+  it("a graph module calling the SDK's getLogger() at import loads (the logger is registered first, as LangGraph's server does)", async () => {
+    const [logged] = await loadGraphs(readLanggraphConfig(PLATFORM_CONFIG).graphs.filter((graph) => graph.id === "logged"));
+    expect(logged?.error).toBeUndefined();
+    expect(logged?.kind).toBe("compiled");
+    const { getLogger } = await import("@langchain/langgraph-sdk/logging");
+    const logger = getLogger();
+    expect(logger.warn("from a test")).toBe(logger);
+    expect(typeof logger.silly).toBe("function");
+  });
+
+  it("reads a Zod context schema as the config (and context) schema; an Annotation state names its channels", async () => {
+    const [echo] = await loadGraphs(readLanggraphConfig(PLATFORM_CONFIG).graphs.filter((graph) => graph.id === "context_echo"));
+    const schemas = await graphSchemas(echo?.entry as CompiledGraphLike);
+    expect(schemas.config).toMatchObject({ type: "object", properties: { model: { type: "string", enum: ["anthropic", "openai", "unknown"] } } });
+    expect(Object.keys((schemas.state as { properties: object }).properties)).toEqual(["model"]);
+  });
+
   it("loads TypeScript (through tsx) and JavaScript modules and tells each graph's kind", async () => {
     const loaded = await loadGraphs(readLanggraphConfig(CONFIG).graphs);
     expect(loaded.map((graph) => [graph.id, graph.kind ?? graph.error?.message])).toEqual([
@@ -185,6 +230,7 @@ describe("devmind graphs", () => {
       ["plain", "loaded", "compiled"],
     ]);
     expect(result.stderr).toContain('unknown key "someFutureKey" ignored');
+    expect(result.stderr).not.toContain("node_version");
   }, 180_000);
 
   it("a graph that fails to load: exit 2, its line names the id, the file and the cause; the others still listed", async () => {

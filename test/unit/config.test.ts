@@ -56,10 +56,18 @@ describe("loadConfig defaults", () => {
       image: null,
       webhooks: { allow: ["localhost", "127.0.0.0/8", "::1"], maxAttempts: 5, retryBaseMs: 1_000, timeoutMs: 10_000 },
       store: { index: null, ttl: { refreshOnRead: true, sweepIntervalMinutes: 60 } },
+      graphDefaults: {},
       logLevel: "info",
     };
     expect(config).toEqual(expected);
     expect(config.server.port).toBe(CONFIG_DEFAULTS.port);
+  });
+
+  it("reads LANGGRAPH_CONFIG as LangGraph's server does: per graph, context apart from the rest (the assistant's config)", () => {
+    const config = loadConfig({ LANGGRAPH_CONFIG: '{"agent": {"configurable": {"model_name": "openai"}}, "simple": {"context": {"model": "unknown"}, "tags": ["a"]}}' });
+    expect(config.graphDefaults).toEqual({ agent: { config: { configurable: { model_name: "openai" } } }, simple: { config: { tags: ["a"] }, context: { model: "unknown" } } });
+    expect(() => loadConfig({ LANGGRAPH_CONFIG: "{not json" })).toThrow(/LANGGRAPH_CONFIG.*expected JSON/);
+    expect(() => loadConfig({ LANGGRAPH_CONFIG: '{"agent": 3}' })).toThrow(/LANGGRAPH_CONFIG.*graph "agent": expected an object/);
   });
 
   it("treats empty and blank strings as unset", () => {
