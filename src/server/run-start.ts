@@ -7,6 +7,7 @@ import { httpError } from "./http-errors.js";
 import type { StreamCursor } from "./stream-cursor.js";
 import { AgentInput, validate, type RunCreateBody } from "./validation.js";
 import { interruptsOf, toWire } from "./wire.js";
+import { waitErrorBody } from "./run-error-part.js";
 import { multitaskOf, refuseEventsOnResume, refuseUnsupportedOptions, runLimitsOf, runOptionsOf, startGraphRun, type RunCompletionOptions } from "./graph-run-start.js";
 
 /** A run a request started (or resumed), and where its stream should begin. */
@@ -68,7 +69,11 @@ export function normalizeMessages(messages: readonly unknown[]): unknown[] {
  * when the caller still reads it (wait, stream).
  */
 export async function startRun(runtime: Runtime, threadId: string | null, body: RunCreateBody, principal: string, options: { holdCompletionMs?: number } = {}): Promise<StartedRun> {
-  const assistant = await runtime.assistants.get(body.assistant_id);
+  const assistant = await runtime.assistants.get(body.assistant_id).catch((error: unknown) => {
+    // the official server words this refusal for runs ("No assistant found for ..."): mark it so
+    if (!hasErrorCode(error, "ASSISTANT_NOT_FOUND")) throw error;
+    throw new DevmindError("ASSISTANT_NOT_FOUND", error.message, { details: { ...error.details, forRun: true } });
+  });
   const graphId = assistant.graph_id;
   refuseUnsupportedOptions(body);
   if (body.on_completion === "delete" && threadId !== null) {
@@ -90,7 +95,9 @@ export async function startRun(runtime: Runtime, threadId: string | null, body: 
     if (resume !== undefined && hasInput) throw httpError("REQUEST_INVALID", "send either input or command.resume, not both");
     // without a command, only null (or none) is no input: the run continues the thread's checkpoint
     if (resume === undefined && input !== undefined && input !== null) validate(AgentInput, input);
-    if (body.config !== undefined && body.config !== null && Object.keys(body.config).length > 0) throw httpError("REQUEST_INVALID", "config is not supported for the agent: use limits", { field: "config" });
+    // config.metadata is the run's metadata (`runOptionsOf`); the agent takes no other config
+    const config = Object.entries(body.config ?? {}).filter(([key, value]) => key !== "metadata" && value !== undefined && value !== null);
+    if (config.length > 0) throw httpError("REQUEST_INVALID", "config is not supported for the agent: use limits", { field: "config" });
     if (body.context !== undefined && body.context !== null) throw httpError("REQUEST_INVALID", "context is not supported for the agent", { field: "context" });
   }
 
@@ -217,8 +224,12 @@ export async function waitForRun(runtime: Runtime, started: StartedRun, signal: 
   }
 }
 
-/** What `runs.wait` and `runs.join` answer: the thread's values, with `__interrupt__` while it waits for approval. */
+/**
+ * What `runs.wait` and `runs.join` answer: the thread's values, with `__interrupt__` while it
+ * waits for approval; for a failed or timed-out run the official `{__error__}` (`waitErrorBody`).
+ */
 export async function finalValues(runtime: Runtime, run: RunRecord): Promise<Record<string, unknown>> {
+  if (run.status === "error" || run.status === "timeout") return waitErrorBody(run);
   const state = await runtime.threads.state(run.thread_id);
   const values = toWire(state.values ?? {}) as Record<string, unknown>;
   const interrupts = interruptsOf(state);
