@@ -48,7 +48,12 @@ export interface DevmindConfig {
   autoApprove: string[];
   workspace: string;
   worker: { concurrency: number; leaseMs: number; maxAttempts: number };
-  server: { host: string; port: number; apiKeys: ApiKeyEntry[] };
+  /**
+   * `allowTruncate` (DEVMIND_ALLOW_TRUNCATE, default false) serves the official server's
+   * `POST /internal/truncate`, which deletes every run, thread, assistant, checkpoint or store item
+   * it is asked to: for test servers only (the official API tests call it between tests).
+   */
+  server: { host: string; port: number; apiKeys: ApiKeyEntry[]; allowTruncate: boolean };
   /** Non-null only when DEVMIND_IMAGE_MODEL is set. */
   image: { model: string; baseUrl?: string; apiKey?: string } | null;
   /** Webhooks of runs and crons: allowed targets (DEVMIND_WEBHOOK_ALLOW) and delivery retries. */
@@ -275,7 +280,7 @@ function buildConfig(v: EnvValues): DevmindConfig {
       leaseMs: v.DEVMIND_LEASE_MS ?? d.leaseMs,
       maxAttempts: v.DEVMIND_MAX_ATTEMPTS ?? d.maxAttempts,
     },
-    server: { host: v.DEVMIND_HOST ?? d.host, port: v.DEVMIND_PORT ?? d.port, apiKeys: v.DEVMIND_API_KEYS ?? [] },
+    server: { host: v.DEVMIND_HOST ?? d.host, port: v.DEVMIND_PORT ?? d.port, apiKeys: v.DEVMIND_API_KEYS ?? [], allowTruncate: v.DEVMIND_ALLOW_TRUNCATE ?? d.allowTruncate },
     image: v.DEVMIND_IMAGE_MODEL === undefined ? null : {
       model: v.DEVMIND_IMAGE_MODEL,
       baseUrl: v.DEVMIND_IMAGE_BASE_URL ?? openai.baseUrl,

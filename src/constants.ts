@@ -25,6 +25,8 @@ export const CONFIG_DEFAULTS = {
   host: "127.0.0.1",
   port: 8787,
   logLevel: "info",
+  /** DEVMIND_ALLOW_TRUNCATE: `POST /internal/truncate` (wipes runs, threads, assistants, checkpoints, store) is not served unless set. */
+  allowTruncate: false,
 } as const;
 
 /** The embedded database lives in this sub-directory of DEVMIND_DATA_DIR. */
@@ -214,6 +216,20 @@ export const TAKEOVER_DEFAULTS = {
   leaseSlackMs: 2_000,
   /** How often those waits look at the lease. */
   leasePollMs: 250,
+} as const;
+
+/**
+ * Deleting in bulk (`runtime.truncate`, `runtime.deleteAssistantThreads`): the active runs of
+ * what is deleted are cancelled first, and each running one is waited for this long before the
+ * delete is refused (409) rather than done under its worker.
+ */
+export const PURGE_DEFAULTS = {
+  /** How long one running run may take to stop after its cancel. */
+  stopTimeoutMs: 10_000,
+  /** Active runs read per round; rounds repeat while new ones appear (crons, queued runs). */
+  pageSize: 500,
+  /** At most this many rounds of cancelling (then 409: runs keep starting). */
+  maxRounds: 20,
 } as const;
 
 /** Timing of the runtime and its workers. */
@@ -413,6 +429,8 @@ export const SERVER_DEFAULTS = {
   retryAfterSeconds: 2,
   /** A stream whose reads fail on a database fault keeps retrying them this long (heartbeats go on), then closes so the client reconnects. */
   streamFaultMaxMs: 120_000,
+  /** At most this many zod issues in a LangGraph route's validation error body (the official server sends them all). */
+  validationIssuesMax: 20,
 } as const;
 
 /** CORS of the HTTP API: any origin (auth is by header, never by cookie), the headers the SDK sends and reads. */

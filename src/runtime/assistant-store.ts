@@ -95,7 +95,7 @@ export class AssistantStore {
     const values = this.values(graphId, fields);
     const row = (await this.db.query(this.sql.create, [assistantId, graphId, fields.name ?? graphId, fields.description ?? null, values.config ?? "{}", values.context ?? "{}", values.metadata ?? "{}"])).rows[0];
     if (row !== undefined) return assistantFromRow(row);
-    if ((fields.ifExists ?? "raise") === "raise") throw new RunConflictError(`assistant ${assistantId} already exists`, { assistantId });
+    if ((fields.ifExists ?? "raise") === "raise") throw new RunConflictError(`assistant ${assistantId} already exists`, { assistantId, conflict: "assistant_exists" });
     return this.get(assistantId);
   }
 

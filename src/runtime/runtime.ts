@@ -53,6 +53,7 @@ import { drawGraph, graphSchemas, subgraphSchemas, type GraphDrawing, type Graph
 import type { StateReadableGraph } from "./thread-state.js";
 import { AssistantStore } from "./assistant-store.js";
 import { mergeAssistantConfig, mergeAssistantContext } from "./assistant-merge.js";
+import { Purger, type TruncateFlags } from "./purge.js";
 
 // types of what the Runtime API returns, so its users (the CLI, the server) import them from here
 export type { StoredAttachment } from "./attachment-store.js";
@@ -73,6 +74,7 @@ export type { AssistantFields, AssistantRecord, AssistantSearchOptions, Assistan
 export type { GraphDrawing, GraphSchemas } from "../graphs/graph-introspection.js";
 export type { CronCreateOptions, CronRecord, CronSearchOptions, CronsApi, CronUpdateOptions } from "./crons-api.js";
 export type { RunCompletionRecord } from "./run-completions.js";
+export type { TruncateFlags } from "./purge.js";
 
 /** Options of `createRuntime` (CONTRACT section 9). */
 export interface RuntimeOptions {
@@ -281,6 +283,19 @@ export interface Runtime {
    * or a worker of this process is waiting out a fault; `ok` otherwise.
    */
   health(options?: { timeoutMs?: number; slowMs?: number }): Promise<RuntimeHealth>;
+  /**
+   * Deletes every run, thread, assistant (but the graphs' defaults), checkpoint or store item, as
+   * `flags` names (TruncateFlags): the official server's `POST /internal/truncate`, which the HTTP
+   * API serves only with DEVMIND_ALLOW_TRUNCATE. Active runs are cancelled and waited for first;
+   * RunConflictError, with nothing deleted, when one does not stop.
+   */
+  truncate(flags: TruncateFlags): Promise<void>;
+  /**
+   * Deletes the threads of an assistant (its uuid): those whose metadata names it
+   * (`assistant_id`) and those with a run of it, each after its active runs stopped (as
+   * `threads.delete` does it); returns their ids. `DELETE /assistants/{id}?delete_threads=true`.
+   */
+  deleteAssistantThreads(assistantId: string): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -623,6 +638,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const cronStore = new CronStore(db);
 
   const workers = new Set<Worker>();
+  const purger = new Purger(db, runsApi, () => graphs.ids());
   return {
     runs: runsApi,
     assistants,
@@ -679,6 +695,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       return worker;
     },
     health: (healthOptions = {}) => checkHealth({ runs, workers: [...workers], execution: executionHealth, prober: `${owner}:health`, ...healthOptions }),
+    truncate: (flags) => purger.truncate(flags),
+    deleteAssistantThreads: (assistantId) => purger.assistantThreads(assistantId, (threadId) => threads.delete(threadId)),
     async close() {
       await store.stop();
       await threads.stopSweeper();

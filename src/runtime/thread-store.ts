@@ -67,7 +67,7 @@ export class ThreadStore {
     const row = result.rows[0];
     if (row === undefined) throw new Error(`thread ${threadId} was neither created nor found`);
     if (row["created"] !== true && (options.ifExists ?? "raise") === "raise") {
-      throw new RunConflictError(`thread ${threadId} already exists`, { threadId });
+      throw new RunConflictError(`thread ${threadId} already exists`, { threadId, conflict: "thread_exists" });
     }
     return threadFromRow(row);
   }

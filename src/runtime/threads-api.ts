@@ -156,7 +156,7 @@ export function createThreadsApi(db: Database, graphFor: (threadId: string, tagg
     async updateState(threadId, values, options) {
       await store.get(threadId);
       const active = await store.activeRun(threadId);
-      if (active !== undefined) throw new RunConflictError(`thread ${threadId} has an active run ${active.runId} (${active.status}); its state changes when the run stops`, { threadId });
+      if (active !== undefined) throw new RunConflictError(`thread ${threadId} has an active run ${active.runId} (${active.status}); its state changes when the run stops`, { threadId, conflict: "thread_busy" });
       const checkpointId = await reader.updateState(threadId, values, options);
       await store.patch(threadId, {});
       return checkpointId;

@@ -7,13 +7,15 @@ import { SERVER_CORS, SERVER_DEFAULTS } from "../constants.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { requireApiKey, type AuthVariables } from "./auth.js";
 import { rejectForeignBrowserRequests } from "./web/browser-guard.js";
-import { errorBody, errorResponse } from "./http-errors.js";
+import { errorBody, familyErrorResponse, httpError } from "./http-errors.js";
+import { routeFamily } from "./route-family.js";
 import { devmindRoutes } from "./routes/devmind-routes.js";
 import { langgraphAssistantRoutes } from "./routes/langgraph-assistants.js";
 import { langgraphRunRoutes } from "./routes/langgraph-runs.js";
 import { langgraphThreadRoutes } from "./routes/langgraph-threads.js";
 import { storeRoutes } from "./routes/store-routes.js";
 import { cronRoutes } from "./routes/cron-routes.js";
+import { internalRoutes } from "./routes/internal-routes.js";
 import { webRoutes } from "./web/routes.js";
 import { mountUserHttp, userCorsOptions, type UserHttp } from "./user-http.js";
 import { uiAssetRoutes, uiComponentRoutes, type UiBundles } from "./ui-bundles.js";
@@ -50,8 +52,12 @@ const VERSION = "0.1.0";
  * PAYLOAD_TOO_LARGE), then the open routes — `GET /ok`, `GET /info`, the web page (`/` and its
  * assets) — then the API key check (`requireApiKey`), then the API: devmind's routes
  * (`devmindRoutes`) and LangGraph Platform's assistants, threads and runs
- * (`langgraphThreadRoutes`, `langgraphRunRoutes`) and store (`storeRoutes`). Every error is `{"error": CODE, "message"}`
- * with 400/401/403/404/409/413/422 for what the caller can fix; every response has `x-request-id`.
+ * (`langgraphThreadRoutes`, `langgraphRunRoutes`) and store (`storeRoutes`). Errors read by route
+ * family (`routeFamily`): on LangGraph's routes as the official server's (`officialErrorResponse`:
+ * plain-text messages, 400 validation bodies), on devmind's own `{"error": CODE, "message"}`;
+ * 400/401/403/404/409/413/422 for what the caller can fix, never a 5xx for bad input. The API key
+ * and browser guards run before any route and answer in devmind's form everywhere (the official
+ * server has no such gate). Every response has `x-request-id`.
  */
 export function createApp(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
   const app = new Hono<{ Variables: AuthVariables }>();
@@ -66,9 +72,12 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
         "request failed",
       );
     }
-    return errorResponse(c, error);
+    return familyErrorResponse(c, error);
   });
-  app.notFound((c) => c.json({ error: "NOT_FOUND", message: `no route ${c.req.method} ${c.req.path.slice(0, 200)}` }, 404));
+  // an unknown path under LangGraph's prefixes reads as the official server's (Hono's) 404
+  app.notFound((c) =>
+    routeFamily(c.req.method, c.req.path) === "langgraph" ? c.text("404 Not Found", 404) : c.json({ error: "NOT_FOUND", message: `no route ${c.req.method} ${c.req.path.slice(0, 200)}` }, 404),
+  );
 
   app.use("*", async (c, next) => {
     c.header("x-request-id", randomUUID());
@@ -90,7 +99,7 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
     "*",
     bodyLimit({
       maxSize: SERVER_DEFAULTS.bodyLimitBytes,
-      onError: (c) => c.json({ error: "PAYLOAD_TOO_LARGE", message: `the request body is larger than ${SERVER_DEFAULTS.bodyLimitBytes} bytes` }, 413),
+      onError: (c) => familyErrorResponse(c, httpError("PAYLOAD_TOO_LARGE", `the request body is larger than ${SERVER_DEFAULTS.bodyLimitBytes} bytes`)),
     }),
   );
 
@@ -120,6 +129,8 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
   app.route("/", storeRoutes(deps));
   app.route("/", cronRoutes(deps));
   if (deps.ui !== undefined) app.route("/", uiComponentRoutes(deps.ui));
+  // the official server's test-support wipe: only where explicitly allowed (DEVMIND_ALLOW_TRUNCATE)
+  if (deps.config.server.allowTruncate) app.route("/", internalRoutes(deps));
   return app;
 }
 

@@ -90,9 +90,23 @@ function breakpoints(value: unknown, field: string): string[] | undefined {
 }
 
 /**
+ * A request's `config.metadata` (LangGraph's RunnableConfig metadata, which the official server
+ * hands to the graph, so it lands in the run's checkpoints' metadata); undefined when not given,
+ * 422 when not an object.
+ */
+export function configMetadataOf(body: RunCreateBody): Record<string, unknown> | undefined {
+  const metadata = body.config?.["metadata"];
+  if (metadata === undefined || metadata === null) return undefined;
+  if (typeof metadata !== "object" || Array.isArray(metadata)) throw httpError("REQUEST_INVALID", "config.metadata must be an object", { field: "config.metadata" });
+  return metadata as Record<string, unknown>;
+}
+
+/**
  * The run options of a request every graph's runs take, in `runtime.runs.create`'s terms:
- * `metadata`, `after_seconds`, `interrupt_before` / `interrupt_after`, and the checkpoint to start
- * from (`checkpoint_id`, or `checkpoint: {checkpoint_id, checkpoint_ns: ""}`).
+ * `metadata` (the request's `config.metadata` with its `metadata` over it: devmind's run metadata
+ * reaches the run's checkpoints as the official server's `config.metadata` does, and the run
+ * record as its `metadata` does), `after_seconds`, `interrupt_before` / `interrupt_after`, and the
+ * checkpoint to start from (`checkpoint_id`, or `checkpoint: {checkpoint_id, checkpoint_ns: ""}`).
  */
 export function runOptionsOf(body: RunCreateBody): { metadata?: Record<string, unknown>; afterSeconds?: number; interruptBefore?: string[]; interruptAfter?: string[]; checkpointId?: string } {
   const raw = body as Record<string, unknown>;
@@ -111,8 +125,10 @@ export function runOptionsOf(body: RunCreateBody): { metadata?: Record<string, u
   if (checkpointId !== undefined && typeof checkpointId !== "string") throw httpError("REQUEST_INVALID", "checkpoint_id must be a string", { field: "checkpoint_id" });
   const interruptBefore = breakpoints(raw["interrupt_before"], "interrupt_before");
   const interruptAfter = breakpoints(raw["interrupt_after"], "interrupt_after");
+  const configMetadata = configMetadataOf(body);
+  const metadata = configMetadata === undefined ? (body.metadata ?? undefined) : { ...configMetadata, ...(body.metadata ?? {}) };
   return {
-    ...(body.metadata === undefined || body.metadata === null ? {} : { metadata: body.metadata }),
+    ...(metadata === undefined ? {} : { metadata }),
     ...(typeof afterSeconds === "number" && afterSeconds > 0 ? { afterSeconds } : {}),
     ...(interruptBefore === undefined ? {} : { interruptBefore }),
     ...(interruptAfter === undefined ? {} : { interruptAfter }),
@@ -122,11 +138,12 @@ export function runOptionsOf(body: RunCreateBody): { metadata?: Record<string, u
 
 /**
  * A run's `config` for a user graph: `configurable` (an object), `recursion_limit` (a positive
- * integer) and `tags` (strings); any other key is refused naming it.
+ * integer) and `tags` (strings); `metadata` is the run's (`runOptionsOf`); any other key is
+ * refused naming it.
  */
 export function graphConfigOf(config: Record<string, unknown> | null | undefined): RunGraphConfig | undefined {
   if (config === undefined || config === null) return undefined;
-  const extra = Object.keys(config).filter((key) => !(CONFIG_KEYS as readonly string[]).includes(key) && config[key] !== undefined && config[key] !== null);
+  const extra = Object.keys(config).filter((key) => !(CONFIG_KEYS as readonly string[]).includes(key) && key !== "metadata" && config[key] !== undefined && config[key] !== null);
   if (extra.length > 0) throw httpError("REQUEST_INVALID", `config.${extra[0]} is not supported by devmind serve (configurable, recursion_limit and tags are)`, { field: `config.${extra[0]}` });
   const result: RunGraphConfig = {};
   const { configurable, recursion_limit: recursionLimit, tags } = config;

@@ -1,11 +1,12 @@
 import { RUNTIME_DEFAULTS, SERVER_DEFAULTS } from "../constants.js";
-import { hasErrorCode, RunConflictError } from "../errors.js";
+import { DevmindError, hasErrorCode, RunConflictError } from "../errors.js";
 import type { RunRecord } from "../runtime/run-record.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { httpError } from "./http-errors.js";
 import type { StreamCursor } from "./stream-cursor.js";
 import type { RunCreateBody } from "./validation.js";
 import { interruptsOf, toWire } from "./wire.js";
+import { waitErrorBody } from "./run-error-part.js";
 import { refuseUnsupportedOptions, startGraphRun, type RunCompletionOptions } from "./graph-run-start.js";
 
 /** A run a request started (or resumed), and where its stream should begin. */
@@ -21,11 +22,9 @@ export interface StartedRun {
 
 /**
  * Starts what a LangGraph run request asks for on `threadId` (null: a new thread, as for
- * stateless runs) with the graph its `assistant_id` names (404 for none loaded): for the agent,
- * a new run with `input {messages}` or none (it continues the thread's checkpoint, or the one
- * `checkpoint_id` names), or — with `command.resume` — the decisions of CONTRACT section 5 on the
- * thread's interrupted run, recorded with `principal`; for any other graph, `startGraphRun`. A
- * resumed run continues on a worker (devmind resumes the same run, it does not start another).
+ * stateless runs) with the graph its `assistant_id` names (404 for none loaded), the same for
+ * every graph (`startGraphRun`): a new run with the request's input, or — with `command` — the
+ * resume of the thread's interrupted run, recorded with `principal`.
  * Multitask `interrupt` / `rollback` stop (and roll back) the thread's active runs first. Run
  * options devmind does not implement are refused naming them.
  * `on_completion: "delete"` (stateless runs only; 422 on a thread's) has the workers delete the
@@ -33,7 +32,11 @@ export interface StartedRun {
  * when the caller still reads it (wait, stream).
  */
 export async function startRun(runtime: Runtime, threadId: string | null, body: RunCreateBody, principal: string, options: { holdCompletionMs?: number } = {}): Promise<StartedRun> {
-  const assistant = await runtime.assistants.get(body.assistant_id);
+  const assistant = await runtime.assistants.get(body.assistant_id).catch((error: unknown) => {
+    // the official server words this refusal for runs ("No assistant found for ..."): mark it so
+    if (!hasErrorCode(error, "ASSISTANT_NOT_FOUND")) throw error;
+    throw new DevmindError("ASSISTANT_NOT_FOUND", error.message, { details: { ...error.details, forRun: true } });
+  });
   const graphId = assistant.graph_id;
   refuseUnsupportedOptions(body);
   if (body.on_completion === "delete" && threadId !== null) {
@@ -118,8 +121,12 @@ export async function waitForRun(runtime: Runtime, started: StartedRun, signal: 
   }
 }
 
-/** What `runs.wait` and `runs.join` answer: the thread's values, with `__interrupt__` while it waits for approval. */
+/**
+ * What `runs.wait` and `runs.join` answer: the thread's values, with `__interrupt__` while it
+ * waits for approval; for a failed or timed-out run the official `{__error__}` (`waitErrorBody`).
+ */
 export async function finalValues(runtime: Runtime, run: RunRecord): Promise<Record<string, unknown>> {
+  if (run.status === "error" || run.status === "timeout") return waitErrorBody(run);
   const state = await runtime.threads.state(run.thread_id);
   const values = toWire(state.values ?? {}) as Record<string, unknown>;
   const interrupts = interruptsOf(state);

@@ -11,6 +11,7 @@ import { eventsParts } from "./stream-events.js";
 import { toolParts } from "./stream-tools.js";
 import { SubgraphParts } from "./subgraph-stream.js";
 import { interruptsOf, toWire } from "./wire.js";
+import { runErrorPart } from "./run-error-part.js";
 
 /** One SSE part of a LangGraph run stream: `event` name, JSON `data`, and the resume `id` when durable. */
 export interface StreamPart {
@@ -68,7 +69,7 @@ interface Unit {
  * instead of being sent again whole); `checkpoints`, `tasks` and `debug` from the checkpoints
  * (`stream-modes.ts`), `tools` from tool events (`stream-tools.ts`), `events` from the LangChain
  * stream events the run recorded (`stream-events.ts`), subgraph parts with
- * `subgraphs` (`subgraph-stream.ts`); `error {error, message}` at the end of a failed or
+ * `subgraphs` (`subgraph-stream.ts`); `error {error, message}` (`runErrorPart`) at the end of a failed or
  * timed-out run. The agent's parts are merged by time; a user graph's in the order its graph
  * streamed them (`byTask`). Ends when the run is interrupted or terminal and everything up to
  * then was sent, or when `signal` aborts.
@@ -331,7 +332,7 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
       const ended = TERMINAL.has(run.status) || (run.status === "interrupted" && (options.waitForResume !== true || resumed));
       if (ended) {
         if (run.status === "error" || run.status === "timeout") {
-          yield { event: "error", data: { error: run.error?.code ?? run.stop_reason ?? run.status, message: run.error?.message ?? `the run ended with status ${run.status} (${run.stop_reason ?? "no stop reason"})` } };
+          yield { event: "error", data: runErrorPart(run) };
         }
         return;
       }

@@ -198,7 +198,7 @@ export const AssistantLatestBody = z.object({ version: z.number().int().min(1) }
 
 /**
  * Reads the JSON body and validates it: no body counts as `{}`; malformed JSON is 400
- * BAD_REQUEST; a body the schema refuses is 422 REQUEST_INVALID naming the first problems.
+ * BAD_REQUEST; a body the schema refuses is REQUEST_INVALID (`validate`).
  */
 export async function readBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.output<S>> {
   const text = await c.req.text();
@@ -207,7 +207,7 @@ export async function readBody<S extends z.ZodType>(c: Context, schema: S): Prom
     try {
       raw = JSON.parse(text) as unknown;
     } catch {
-      throw httpError("BAD_REQUEST", "the request body is not valid JSON");
+      throw httpError("BAD_REQUEST", "the request body is not valid JSON", { malformedJson: true });
     }
   }
   return validate(schema, raw);
@@ -221,12 +221,18 @@ export async function readJson(c: Context): Promise<unknown> {
   return readBody(c, z.unknown());
 }
 
-/** Validates a value (e.g. query parameters) against a schema; 422 REQUEST_INVALID otherwise. */
+/**
+ * Validates a value (e.g. query parameters) against a schema; REQUEST_INVALID otherwise, with
+ * the zod issues in `details.issues` (at most SERVER_DEFAULTS.validationIssuesMax): devmind's
+ * routes answer 422 naming the first problems, LangGraph's routes 400 with the issues, as the
+ * official server's validator does (`officialErrorResponse`).
+ */
 export function validate<S extends z.ZodType>(schema: S, raw: unknown): z.output<S> {
   const parsed = schema.safeParse(raw);
   if (parsed.success) return parsed.data;
   const problems = parsed.error.issues.slice(0, 5).map((issue) => `${issue.path.length > 0 ? issue.path.join(".") : "body"}: ${issue.message}`);
-  throw httpError("REQUEST_INVALID", `invalid request: ${problems.join("; ")}`, { problems });
+  const issues = parsed.error.issues.slice(0, SERVER_DEFAULTS.validationIssuesMax).map((issue) => JSON.parse(JSON.stringify({ ...issue, path: issue.path.map((key) => (typeof key === "symbol" ? String(key) : key)) })) as unknown);
+  throw httpError("REQUEST_INVALID", `invalid request: ${problems.join("; ")}`, { problems, issues });
 }
 
 /** A non-negative integer query parameter, or `fallback` when absent; 422 otherwise. */

@@ -340,9 +340,42 @@ function describeRequest(req: RawRequest): string {
   return `${req.method} ${req.path.slice(0, 160)}${body}`;
 }
 
-/** The error body of CONTRACT section 8: exactly {"error": CODE, "message": TEXT}. */
-function errorShapeProblem(res: RawResponse): string | null {
-  if (!String(res.headers["content-type"] ?? "").startsWith("application/json")) return `content-type ${String(res.headers["content-type"])}`;
+/**
+ * LangGraph Platform's routes (CONTRACT section 8): its prefixes, but for devmind's own run record,
+ * events, decisions and cancel; of the path as the server sees it (dot segments, `%2e` too, resolved).
+ */
+function isLangGraphRoute(req: RawRequest): boolean {
+  let path: string;
+  try {
+    path = new URL(req.path, "http://devmind.test").pathname;
+  } catch {
+    path = req.path.split("?")[0] ?? "";
+  }
+  if (!/^\/(assistants|threads|runs|store|internal)(\/|$)/.test(path)) return false;
+  if (path.startsWith("/runs/crons")) return true;
+  const own =
+    (req.method === "GET" && /^\/runs\/?$|^\/runs\/[^/]+\/?$|^\/runs\/[^/]+\/events\/?$/.test(path)) ||
+    (req.method === "POST" && /^\/runs\/[^/]+\/(decisions|cancel)\/?$/.test(path));
+  return !own;
+}
+
+/**
+ * The error body of CONTRACT section 8. On LangGraph's routes, the official server's: a plain-text
+ * message, or for a body its schema refuses a 400 `{"success": false, "error": {"issues", "name": "ZodError"}}`;
+ * elsewhere, and for the key check (401/403) everywhere: exactly {"error": CODE, "message": TEXT}.
+ */
+function errorShapeProblem(res: RawResponse, req?: RawRequest): string | null {
+  const type = String(res.headers["content-type"] ?? "");
+  if (req !== undefined && isLangGraphRoute(req) && res.status !== 401 && res.status !== 403) {
+    if (type.startsWith("text/plain")) return res.body.trim() === "" ? "an empty text body" : null;
+    try {
+      const body = JSON.parse(res.body) as { success?: unknown; error?: { name?: unknown; issues?: unknown } };
+      return res.status === 400 && body.success === false && body.error?.name === "ZodError" && Array.isArray(body.error.issues) ? null : `body ${res.body.slice(0, 200)}`;
+    } catch {
+      return `content-type ${type}, body ${res.body.slice(0, 200)}`;
+    }
+  }
+  if (!type.startsWith("application/json")) return `content-type ${String(res.headers["content-type"])}`;
   try {
     const body = JSON.parse(res.body) as Record<string, unknown>;
     if (typeof body["error"] !== "string" || !/^[A-Z][A-Z0-9_]*$/.test(body["error"]) || typeof body["message"] !== "string" || Object.keys(body).length !== 2) return `body ${res.body.slice(0, 200)}`;
@@ -389,7 +422,7 @@ describe.each(BACKENDS)("hostile HTTP input on %s", (backend) => {
     await owner?.close();
   });
 
-  itOnPrimary(backend)("refuses every hostile request with a 4xx {error, message} and changes nothing", async () => {
+  itOnPrimary(backend)("refuses every hostile request with a 4xx in its route family's error form and changes nothing", async () => {
     const rng = new Rng(SEED);
     const failures: string[] = [];
     const perRoute: Record<string, number> = {};
@@ -401,7 +434,7 @@ describe.each(BACKENDS)("hostile HTTP input on %s", (backend) => {
         const req = requests[index] as RawRequest;
         if (res.status < 400 || res.status >= 500) failures.push(`${res.status} for ${describeRequest(req)}: ${res.body.slice(0, 200)}`);
         else {
-          const problem = errorShapeProblem(res);
+          const problem = errorShapeProblem(res, req);
           if (problem !== null) failures.push(`${res.status} with ${problem} for ${describeRequest(req)}`);
         }
       });
@@ -434,7 +467,7 @@ describe.each(BACKENDS)("hostile HTTP input on %s", (backend) => {
         const req = requests[index] as RawRequest;
         if (res.status >= 500 || res.status === 0) failures.push(`${res.status} for ${describeRequest(req)}: ${res.body.slice(0, 200)}`);
         else if (res.status >= 400 && req.method !== "HEAD") {
-          const problem = errorShapeProblem(res);
+          const problem = errorShapeProblem(res, req);
           if (problem !== null) failures.push(`${res.status} with ${problem} for ${describeRequest(req)}`);
         }
       });

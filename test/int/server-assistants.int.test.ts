@@ -56,7 +56,7 @@ describe.each(BACKENDS)("assistants through the official SDK on %s", (backend) =
     const fixedId = "3f1c3c0e-0000-4000-8000-000000000001";
     const quiet = await client.assistants.create({ graphId: "echo", assistantId: fixedId, name: "Quiet echo", metadata: { team: "b" } });
     expect(quiet.assistant_id).toBe(fixedId);
-    expect(await refusal(client.assistants.create({ graphId: "echo", assistantId: fixedId }))).toMatchObject({ status: 409 });
+    expect(await refusal(client.assistants.create({ graphId: "echo", assistantId: fixedId }))).toEqual({ status: 409, message: "HTTP 409: Assistant already exists" });
     expect((await client.assistants.create({ graphId: "echo", assistantId: fixedId, ifExists: "do_nothing", name: "ignored" })).name).toBe("Quiet echo");
     expect(await refusal(client.assistants.create({ graphId: "missing" }))).toMatchObject({ status: 422, message: expect.stringContaining("graph_id") });
     expect(await refusal(client.assistants.create({ graphId: "echo", config: { run_name: "x" } as never }))).toMatchObject({ status: 422, message: expect.stringContaining("config.run_name") });
@@ -88,9 +88,13 @@ describe.each(BACKENDS)("assistants through the official SDK on %s", (backend) =
     expect((await client.assistants.update("nested", { name: "Nested graph" })).assistant_id).toBe(assistantIdFor("nested"));
 
     await client.assistants.delete(quiet.assistant_id);
-    expect(await refusal(client.assistants.get(quiet.assistant_id))).toMatchObject({ status: 404 });
-    expect(await refusal(client.assistants.delete(loud.assistant_id, { deleteThreads: true }))).toMatchObject({ status: 422, message: expect.stringContaining("delete_threads") });
-    expect(await client.assistants.count()).toBe(3);
+    expect(await refusal(client.assistants.get(quiet.assistant_id))).toEqual({ status: 404, message: "HTTP 404: Assistant not found" });
+    // deleteThreads: the assistant's threads go with it (server-official-errors tests which ones)
+    const loudThread = await client.threads.create({ metadata: { assistant_id: loud.assistant_id } });
+    await client.assistants.delete(loud.assistant_id, { deleteThreads: true });
+    expect(await refusal(client.assistants.get(loud.assistant_id))).toEqual({ status: 404, message: "HTTP 404: Assistant not found" });
+    expect(await refusal(client.threads.get(loudThread.thread_id))).toEqual({ status: 404, message: `HTTP 404: Thread with ID ${loudThread.thread_id} not found` });
+    expect(await client.assistants.count()).toBe(2);
   });
 
   itOnPrimary(backend)("an assistant's config and context are its runs' defaults; the run's own values win key by key", async () => {
@@ -109,7 +113,7 @@ describe.each(BACKENDS)("assistants through the official SDK on %s", (backend) =
     // the graph's default assistant: no config, no context
     const plain = (await client.runs.wait(null, "echo", { input: { text: "plain" } })) as { seen: unknown };
     expect(plain.seen).toEqual({ text: "plain", tone: null, model: null, context: null, assistant_id: assistantIdFor("echo") });
-    expect(await refusal(client.runs.wait(null, "3f1c3c0e-0000-4000-8000-00000000dead", { input: { text: "x" } }))).toMatchObject({ status: 404 });
+    expect(await refusal(client.runs.wait(null, "3f1c3c0e-0000-4000-8000-00000000dead", { input: { text: "x" } }))).toMatchObject({ status: 404, message: expect.stringContaining('No assistant found for "3f1c3c0e-0000-4000-8000-00000000dead"') });
   });
 
   itOnPrimary(backend)("getSubgraphs lists a graph's subgraphs by namespace with their schemas", async () => {

@@ -34,13 +34,15 @@ describe.each(BACKENDS)("HTTP API on %s: auth, errors, devmind routes", (backend
     servers.push(server);
     return server;
   };
-  const call = async (server: TestServer, path: string, init: RequestInit & { key?: string | null; json?: unknown } = {}): Promise<{ status: number; body: Json; headers: Headers }> => {
+  // `body` is the JSON answer ({} for none or for text: the LangGraph routes' refusals are plain text, in `text`)
+  const call = async (server: TestServer, path: string, init: RequestInit & { key?: string | null; json?: unknown } = {}): Promise<{ status: number; body: Json; text: string; headers: Headers }> => {
     const headers = new Headers(init.headers);
     if (init.key !== null) headers.set("x-api-key", init.key ?? TEST_KEYS.alice);
     if (init.json !== undefined) headers.set("content-type", "application/json");
     const response = await fetch(`${server.url}${path}`, { ...init, headers, ...(init.json === undefined ? {} : { body: JSON.stringify(init.json) }) });
     const text = await response.text();
-    return { status: response.status, body: text === "" ? {} : (JSON.parse(text) as Json), headers: response.headers };
+    const json = (response.headers.get("content-type") ?? "").includes("application/json");
+    return { status: response.status, body: text === "" || !json ? {} : (JSON.parse(text) as Json), text, headers: response.headers };
   };
   const waitForStatus = async (server: TestServer, runId: string, status: string): Promise<Json> => {
     // bounded by time, not by a count of polls: a loaded machine makes each poll slow
@@ -87,34 +89,38 @@ describe.each(BACKENDS)("HTTP API on %s: auth, errors, devmind routes", (backend
     expect(exposed).toContain("location");
   });
 
-  itOnPrimary(backend)("bad input: 400 malformed JSON, 422 invalid bodies, 404 unknown ids, 413 oversized bodies; nothing is created", async () => {
+  itOnPrimary(backend)("bad input on the LangGraph routes, as the official server answers it: 400 malformed JSON and schema failures, 422 refused input, 404 unknown ids, 413 oversized bodies; nothing is created", async () => {
     const server = await start([{ content: "hi" }], { workers: 0 });
     const thread = await call(server, "/threads", { method: "POST", json: {} });
     const tid = String(thread.body["thread_id"]);
+    const zod = (path: (string | number)[]) => ({ status: 400, body: { success: false, error: { name: "ZodError", issues: expect.arrayContaining([expect.objectContaining({ path, message: expect.any(String) })]) } } });
+    const text = (status: number, message: string | ReturnType<typeof expect.stringContaining>) => ({ status, text: message, body: {} });
     const bad = await fetch(`${server.url}/threads/${tid}/runs`, { method: "POST", headers: { "x-api-key": TEST_KEYS.alice, "content-type": "application/json" }, body: "{not json" });
-    expect(bad.status).toBe(400);
-    expect(await bad.json()).toMatchObject({ error: "BAD_REQUEST" });
-    expect(await call(server, `/threads/${tid}/runs`, { method: "POST", json: { assistant_id: "agent", input: { messages: "hi" } } })).toMatchObject({ status: 422, body: { error: "REQUEST_INVALID" } });
-    expect(await call(server, `/threads/${tid}/runs`, { method: "POST", json: { assistant_id: "agent" } })).toMatchObject({ status: 422, body: { error: "REQUEST_INVALID" } });
-    expect(await call(server, `/threads/${tid}/runs`, { method: "POST", json: { assistant_id: "agent", input: { messages: [{ role: "wizard", content: "x" }] } } })).toMatchObject({ status: 422, body: { error: "RUN_INPUT_INVALID" } });
-    expect(await call(server, `/threads/${tid}/runs`, { method: "POST", json: { assistant_id: "agent", input: { messages: ["x"] }, checkpoint_id: "1f0c0000-0000-6000-8000-000000000000" } })).toMatchObject({ status: 404 });
-    expect(await call(server, `/threads/${tid}/runs`, { method: "POST", json: { assistant_id: "agent", input: { messages: ["x"] }, limits: { maxModelRounds: 0 } } })).toMatchObject({ status: 422, body: { error: "RUN_INPUT_INVALID" } });
-    expect(await call(server, `/threads/${tid}/runs/stream`, { method: "POST", json: { assistant_id: "agent", input: { messages: ["x"] }, stream_mode: ["bogus"] } })).toMatchObject({ status: 422 });
-    expect(await call(server, `/threads/${tid}/runs`, { method: "POST", json: { assistant_id: "someone-else", input: { messages: ["x"] } } })).toMatchObject({ status: 404, body: { error: "ASSISTANT_NOT_FOUND" } });
-    expect(await call(server, `/threads/no-such-thread/runs`, { method: "POST", json: { assistant_id: "agent", input: { messages: ["x"] } } })).toMatchObject({ status: 404, body: { error: "THREAD_NOT_FOUND" } });
+    expect([bad.status, await bad.text()]).toEqual([400, "Malformed JSON in request body"]);
+    expect(await call(server, `/threads/${tid}/runs`, { method: "POST", json: { assistant_id: "agent", input: { messages: "hi" } } })).toMatchObject(zod(["messages"]));
+    expect(await call(server, `/threads/${tid}/runs`, { method: "POST", json: { assistant_id: "agent" } })).toMatchObject(text(422, expect.stringContaining("input { messages: [...] } is required")));
+    expect(await call(server, `/threads/${tid}/runs`, { method: "POST", json: { assistant_id: "agent", input: { messages: [{ role: "wizard", content: "x" }] } } })).toMatchObject(text(422, expect.stringContaining("message 0")));
+    expect(await call(server, `/threads/${tid}/runs`, { method: "POST", json: { assistant_id: "agent", input: { messages: ["x"] }, checkpoint_id: "1f0c0000-0000-6000-8000-000000000000" } })).toMatchObject(text(404, expect.stringContaining("no checkpoint")));
+    expect(await call(server, `/threads/${tid}/runs`, { method: "POST", json: { assistant_id: "agent", input: { messages: ["x"] }, limits: { maxModelRounds: 0 } } })).toMatchObject(text(422, expect.stringContaining("maxModelRounds")));
+    expect(await call(server, `/threads/${tid}/runs/stream`, { method: "POST", json: { assistant_id: "agent", input: { messages: ["x"] }, stream_mode: ["bogus"] } })).toMatchObject(text(422, expect.stringContaining("bogus")));
+    expect(await call(server, `/threads/${tid}/runs`, { method: "POST", json: { assistant_id: "someone-else", input: { messages: ["x"] } } })).toMatchObject(
+      text(404, 'No assistant found for "someone-else". Make sure the assistant ID is for a valid assistant or a valid graph ID.'),
+    );
+    expect(await call(server, `/threads/no-such-thread/runs`, { method: "POST", json: { assistant_id: "agent", input: { messages: ["x"] } } })).toMatchObject(text(404, "Thread with ID no-such-thread not found"));
+    // devmind's own routes keep {error, message}
     expect(await call(server, `/runs/00000000-0000-4000-8000-000000000000`)).toMatchObject({ status: 404, body: { error: "RUN_NOT_FOUND" } });
     expect(await call(server, `/runs/not-a-uuid/events`)).toMatchObject({ status: 404, body: { error: "RUN_NOT_FOUND" } });
-    expect(await call(server, `/threads/${tid}/history`, { method: "POST", json: { limit: 0 } })).toMatchObject({ status: 422 });
-    expect(await call(server, `/threads/${tid}/history`, { method: "POST", json: { before: "a\u0000b" } })).toMatchObject({ status: 422 });
-    expect(await call(server, `/threads/${tid}/state/%00`)).toMatchObject({ status: 422 });
+    expect(await call(server, `/threads/${tid}/history`, { method: "POST", json: { limit: 0 } })).toMatchObject(zod(["limit"]));
+    expect(await call(server, `/threads/${tid}/history`, { method: "POST", json: { before: "a\u0000b" } })).toMatchObject({ status: 400, body: { success: false, error: { name: "ZodError" } } });
+    expect(await call(server, `/threads/${tid}/state/%00`)).toMatchObject({ status: 400, body: { success: false, error: { name: "ZodError" } } });
     expect(await call(server, `/threads/${tid}/state/no-such-checkpoint`)).toMatchObject({ status: 404 });
-    expect(await call(server, `/threads/${tid}/runs`, { method: "POST", json: { assistant_id: "agent", input: { messages: [{ type: "tool", content: "x" }] } } })).toMatchObject({ status: 422, body: { error: "RUN_INPUT_INVALID" } });
-    expect(await call(server, `/threads/${tid}/runs`, { method: "POST", json: { assistant_id: "agent", input: { messages: [{ type: "human", content: { a: 1 } }] } } })).toMatchObject({ status: 422, body: { error: "RUN_INPUT_INVALID" } });
-    expect(await call(server, `/threads/${tid}/runs`, { method: "POST", json: { assistant_id: "agent", command: { resume: { decisions: [{ type: "approve" }] } } } })).toMatchObject({ status: 409, body: { error: "RUN_CONFLICT" } });
-    expect(await call(server, "/threads/search", { method: "POST", json: { limit: "ten" } })).toMatchObject({ status: 422 });
-    expect(await call(server, "/approvals?status=done")).toMatchObject({ status: 422 });
+    expect(await call(server, `/threads/${tid}/runs`, { method: "POST", json: { assistant_id: "agent", input: { messages: [{ type: "tool", content: "x" }] } } })).toMatchObject(text(422, expect.stringContaining("tool_call_id")));
+    expect(await call(server, `/threads/${tid}/runs`, { method: "POST", json: { assistant_id: "agent", input: { messages: [{ type: "human", content: { a: 1 } }] } } })).toMatchObject(text(422, expect.stringContaining("content")));
+    expect(await call(server, `/threads/${tid}/runs`, { method: "POST", json: { assistant_id: "agent", command: { resume: { decisions: [{ type: "approve" }] } } } })).toMatchObject(text(409, expect.stringContaining("no run waiting for approval")));
+    expect(await call(server, "/threads/search", { method: "POST", json: { limit: "ten" } })).toMatchObject(zod(["limit"]));
+    expect(await call(server, "/approvals?status=done")).toMatchObject({ status: 422, body: { error: "REQUEST_INVALID" } });
     const huge = await call(server, `/threads/${tid}/runs`, { method: "POST", json: { assistant_id: "agent", input: { messages: ["x".repeat(1_100_000)] } } });
-    expect(huge).toMatchObject({ status: 413, body: { error: "PAYLOAD_TOO_LARGE" } });
+    expect(huge).toMatchObject(text(413, expect.stringContaining("larger than")));
     expect(await server.runtime.runs.list()).toEqual([]);
   });
 

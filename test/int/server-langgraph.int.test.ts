@@ -342,7 +342,7 @@ describe.each(BACKENDS)("LangGraph SDK Client against devmind serve on %s", (bac
     expect(final).toMatchObject({ status: "cancelled", stop_reason: "cancelled" });
   });
 
-  itOnPrimary(backend)("a failed run: the stream ends with an error part, wait answers the values with the stop reason", async () => {
+  itOnPrimary(backend)("a failed run: the stream ends with an error part, join and wait answer the official __error__ (the SDK's wait throws), the run has the stop reason", async () => {
     const { client } = await start([{ error: "the provider is down" }]);
     const thread = await client.threads.create();
     const parts = (await collect(client.runs.stream(thread.thread_id, "agent", { input: { messages: ["hi"] }, streamMode: ["values"] }))) as Part[];
@@ -351,9 +351,11 @@ describe.each(BACKENDS)("LangGraph SDK Client against devmind serve on %s", (bac
     expect(last?.data).toEqual({ error: "MODEL_FAILED", message: expect.stringContaining("the provider is down") });
     const [run] = await client.runs.list(thread.thread_id);
     expect(run).toMatchObject({ status: "error", stop_reason: "model_failed" });
-    const joined = (await client.runs.join(thread.thread_id, run?.run_id as string)) as Record<string, unknown>;
-    expect(joined).toMatchObject({ stop_reason: "model_failed", error: { code: "MODEL_FAILED" } });
+    const part = JSON.stringify(last?.data);
+    expect(await client.runs.join(thread.thread_id, run?.run_id as string)).toEqual({ __error__: { error: "Error", message: part } });
     expect((await client.threads.get(thread.thread_id)).status).toBe("error");
+    // the thread's values keep what the agent recorded of the failure
+    expect((await client.threads.getState(thread.thread_id)).values).toMatchObject({ stop_reason: "model_failed", error: { code: "MODEL_FAILED" } });
   });
 
   itOnPrimary(backend)("cancel stops a running run; join returns and the run is cancelled", async () => {
@@ -375,8 +377,7 @@ describe.each(BACKENDS)("LangGraph SDK Client against devmind serve on %s", (bac
     const thread = await client.threads.create();
     const first = await client.runs.create(thread.thread_id, "agent", { input: { messages: [{ type: "human", content: "one" }] } });
     const refused = await client.runs.create(thread.thread_id, "agent", { input: { messages: [{ type: "human", content: "two" }] }, multitaskStrategy: "reject" }).catch((error: unknown) => error);
-    expect(refused).toMatchObject({ status: 409 });
-    expect(JSON.parse(String((refused as Error).message).replace(/^HTTP 409: /, ""))).toMatchObject({ error: "RUN_CONFLICT" });
+    expect(refused).toMatchObject({ status: 409, message: "HTTP 409: Thread is already running a task. Wait for it to finish or choose a different multitask strategy." });
     const second = await client.runs.create(thread.thread_id, "agent", { input: { messages: [{ type: "human", content: "two" }] }, multitaskStrategy: "enqueue" });
     expect(["pending"]).toContain(second.status);
     const values = (await client.runs.join(thread.thread_id, second.run_id)) as Record<string, unknown>;
@@ -515,8 +516,9 @@ describe.each(BACKENDS)("LangGraph SDK Client against devmind serve on %s", (bac
     // an input with messages beside a command is still refused, and no input without a command
     await expect(
       client.runs.wait(thread.thread_id, "agent", { input: { messages: ["hi"] }, command: { resume: { decisions: [{ type: "approve" }] } } }),
-    ).rejects.toMatchObject({ status: 422 });
-    await expect(client.runs.wait(thread.thread_id, "agent", { input: {} })).rejects.toMatchObject({ status: 422 });
+    ).rejects.toMatchObject({ status: 422, message: "HTTP 422: send either input or command.resume, not both" });
+    // `{}` is not the agent's input schema: the official validator's 400 with the zod issues
+    await expect(client.runs.wait(thread.thread_id, "agent", { input: {} })).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/^HTTP 400: \{"success":false,"error":\{.*"path":\["messages"\].*"name":"ZodError"\}\}$/) });
     expect((await client.runs.list(thread.thread_id)).map((r) => r.status)).toEqual(["success"]);
   });
 

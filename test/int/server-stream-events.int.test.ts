@@ -149,7 +149,8 @@ describe.each(BACKENDS)("stream mode events (LangChain stream events v2) through
     expect(types.filter((type) => type.startsWith("events"))).toEqual([]);
     const refused = await fetch(`${server.url}/threads/${plainThread.thread_id}/runs/${plainRun?.run_id as string}/stream?stream_mode=events`, { headers: { "x-api-key": TEST_KEYS.alice } });
     expect(refused.status).toBe(422);
-    expect(await refused.text()).toContain('stream_mode \\"events\\"');
+    // the official server's form of a refusal: the message as plain text
+    expect(await refused.text()).toMatch(/^stream_mode "events" is not available for run /);
   });
 
   itOnPrimary(backend)("runs.create with events records them for joinStream; past limits.maxStreamEvents one marker, and the root's end still last; a resume asks for events only of a run that records them; secrets redacted", async () => {
@@ -183,7 +184,7 @@ describe.each(BACKENDS)("stream mode events (LangChain stream events v2) through
     await client.runs.wait(asking.thread_id, "ask", { input: { messages: [] } });
     const refused = await fetch(`${server.url}/threads/${asking.thread_id}/runs/stream`, { method: "POST", headers: { "x-api-key": TEST_KEYS.alice, "content-type": "application/json" }, body: JSON.stringify({ assistant_id: "ask", command: { resume: "yes" }, stream_mode: ["values", "events"] }) });
     expect(refused.status).toBe(422);
-    expect(((await refused.json()) as { message: string }).message).toContain('stream_mode "events"');
+    expect(await refused.text()).toMatch(/^stream_mode "events" is not available when resuming run /);
     const [waiting] = await client.runs.list(asking.thread_id);
     expect(waiting?.status).toBe("interrupted");
     const recording = await client.threads.create();

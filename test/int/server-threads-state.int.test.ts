@@ -40,7 +40,7 @@ describe.each(BACKENDS)("threads: state updates, history filters, count and prun
     expect(await client.threads.count({ metadata: { team: "x" } })).toBe(1);
     const pending = await client.runs.create(two.thread_id, "chain", { input: { path: [] } });
     expect(await client.threads.count({ status: "busy" })).toBe(1);
-    expect(await refusal(client.threads.updateState(two.thread_id, { values: { path: ["x"] } }))).toMatchObject({ status: 409 });
+    expect(await refusal(client.threads.updateState(two.thread_id, { values: { path: ["x"] } }))).toEqual({ status: 409, message: "HTTP 409: Thread is busy" });
     await client.runs.cancel(two.thread_id, pending.run_id);
 
     expect(await refusal(client.threads.search({ values: { path: [] } }))).toMatchObject({ status: 422, message: expect.stringContaining("values") });

@@ -52,7 +52,7 @@ describe("loadConfig defaults", () => {
       autoApprove: [],
       workspace: "./workspace",
       worker: { concurrency: 4, leaseMs: 30_000, maxAttempts: 3 },
-      server: { host: "127.0.0.1", port: 8787, apiKeys: [] },
+      server: { host: "127.0.0.1", port: 8787, apiKeys: [], allowTruncate: false },
       image: null,
       webhooks: { allow: ["localhost", "127.0.0.0/8", "::1"], maxAttempts: 5, retryBaseMs: 1_000, timeoutMs: 10_000 },
       store: { index: null, ttl: { refreshOnRead: true, sweepIntervalMinutes: 60 } },
@@ -91,6 +91,7 @@ describe("loadConfig defaults", () => {
       DEVMIND_HOST: "0.0.0.0",
       DEVMIND_PORT: "65535",
       DEVMIND_API_KEYS: "ci=abc==, alice = s3cret",
+      DEVMIND_ALLOW_TRUNCATE: "true",
       LOG_LEVEL: "DEBUG",
     });
     expect(config.databaseUrl).toBe("postgresql://app:pw@db.internal:5432/app");
@@ -108,6 +109,7 @@ describe("loadConfig defaults", () => {
         { name: "ci", key: "abc==" },
         { name: "alice", key: "s3cret" },
       ],
+      allowTruncate: true,
     });
     expect(config.logLevel).toBe("debug");
   });
@@ -197,6 +199,10 @@ describe("loadConfig rejects bad values", () => {
       'DEVMIND_HOST: expected a loopback host (127.0.0.1, ::1, localhost) unless DEVMIND_API_KEYS is set, got "0.0.0.0"',
     );
     expect(loadConfig({ DEVMIND_HOST: "0.0.0.0", DEVMIND_API_KEYS: "ci=k" }).server.host).toBe("0.0.0.0");
+  });
+
+  it("DEVMIND_ALLOW_TRUNCATE that is not a boolean", () => {
+    expect(problem({ DEVMIND_ALLOW_TRUNCATE: "always" })).toBe('DEVMIND_ALLOW_TRUNCATE: expected true or false, got "always"');
   });
 
   it("bad LOG_LEVEL", () => {

@@ -36,7 +36,8 @@ function selected(assistant: AssistantRecord, select: readonly string[] | null |
  *
  * - `POST /assistants {graph_id, assistant_id?, config?, context?, metadata?, if_exists?, name?,
  *   description?}` -> Assistant; `GET|PATCH|DELETE /assistants/{id}` (PATCH merges metadata and
- *   makes a new version; DELETE answers `[id]`; `delete_threads=true` is refused).
+ *   makes a new version; DELETE answers `[id]`; with `delete_threads=true` it first deletes the
+ *   assistant's threads — tagged `metadata.assistant_id` or with a run of it — stopping their runs).
  * - `POST /assistants/search {graph_id?, name?, metadata?, limit?, offset?, sort_by?, sort_order?,
  *   select?}` -> Assistant[] newest first (`X-Pagination-Total`, `X-Pagination-Next`);
  *   `POST /assistants/count` -> number.
@@ -100,10 +101,11 @@ export function langgraphAssistantRoutes(deps: AppDeps): Hono<Env> {
     );
   });
   app.delete("/assistants/:id", async (c) => {
-    if (flagQuery(c.req.query("delete_threads"), "delete_threads") === true) {
-      throw httpError("REQUEST_INVALID", "delete_threads is not supported: delete the assistant's threads with DELETE /threads/{id}", { field: "delete_threads" });
-    }
-    return c.json([await runtime.assistants.delete(c.req.param("id"))]);
+    const deleteThreads = flagQuery(c.req.query("delete_threads"), "delete_threads") === true;
+    const { assistant_id: assistantId } = await runtime.assistants.get(c.req.param("id"));
+    // its threads first: a thread whose run does not stop (409) leaves the assistant for a retry
+    if (deleteThreads) await runtime.deleteAssistantThreads(assistantId);
+    return c.json([await runtime.assistants.delete(assistantId)]);
   });
   app.post("/assistants/:id/versions", async (c) => {
     const body = await readBody(c, AssistantVersionsBody);

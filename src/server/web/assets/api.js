@@ -64,21 +64,28 @@ export function setUnauthorizedHandler(handler) {
 }
 
 /**
- * Turns a non-2xx response into an ApiError (reading the server's error body when it is JSON).
+ * Turns a non-2xx response into an ApiError: devmind's routes answer `{error, message}`, the
+ * LangGraph routes a plain-text message as the official server does (its text becomes the message).
  * @param {Response} response
  * @returns {Promise<ApiError>}
  */
 export async function errorOf(response) {
   let code = `HTTP_${response.status}`;
   let message = response.statusText || `request failed with status ${response.status}`;
+  let text = "";
   try {
-    const body = await response.json();
+    text = await response.text();
+  } catch {
+    // no body: keep the status text
+  }
+  try {
+    const body = JSON.parse(text);
     if (body !== null && typeof body === "object") {
       if (typeof body.error === "string") code = body.error;
       if (typeof body.message === "string") message = body.message;
     }
   } catch {
-    // not JSON: keep the status text
+    if (text.trim() !== "") message = text.trim().slice(0, 500);
   }
   const error = new ApiError(response.status, code, message);
   // 401: no key; 403 FORBIDDEN: a key the server does not know
