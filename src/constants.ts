@@ -171,6 +171,8 @@ export const RUN_THREAD_LOCK_PREFIX = "devmind:thread:";
 
 /** Bounds of the run store (src/runtime/run-store.ts). */
 export const RUN_STORE_LIMITS = {
+  /** Most messages one run input of the built-in agent may carry. */
+  agentInputMessagesMax: 1_000,
   /** Most nodes one `interrupt_before` / `interrupt_after` list may name. */
   breakpointsMax: 100,
   /** Longest `after_seconds` delay (a day). */

@@ -159,6 +159,7 @@ async function demoPhase(phase: "execute" | "approve", dbDir: string, runDir: st
 async function replay(opened: OpenedRuntime, runId: string): Promise<void> {
   process.stdout.write("\nthe stored timeline:\n");
   const timeline = new Timeline({ tty: false, verbose: false, write: (text) => void process.stdout.write(`   ${text}`) });
+  timeline.showNodes(!opened.runtime.graphs.reportsSteps((await opened.runtime.runs.get(runId)).graph_id));
   for await (const event of opened.runtime.runs.events(runId)) timeline.event(event);
   timeline.stop();
   process.stdout.write(`   ${summary(await opened.runtime.runs.get(runId))}\n`);

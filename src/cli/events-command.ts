@@ -30,6 +30,7 @@ export function registerEventsCommand(program: Command, setExitCode: (code: numb
         const { runtime } = opened;
         const run = await runtime.runs.get(runId);
         const timeline = options.json === true ? null : new Timeline({ tty: false, verbose: options.verbose === true, write: (text) => void process.stdout.write(text) });
+        timeline?.showNodes(!runtime.graphs.reportsSteps(run.graph_id));
         const feed = timeline === null ? null : new TimelineFeed(timeline, new CallDetails(runtime, run.thread_id, { once: options.follow !== true }), options.verbose === true);
         const events = runtime.runs.events(runId, { follow: options.follow === true, signal: stop.signal });
         for await (const event of events) {

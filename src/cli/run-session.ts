@@ -75,6 +75,7 @@ export async function driveRun(opened: OpenedRuntime, runId: string, options: Dr
     cancelRequest = runtime.runs.cancel(runId).catch(() => undefined);
   };
   const current = await runtime.runs.get(runId);
+  timeline?.showNodes(!runtime.graphs.reportsSteps(current.graph_id));
   const feed = timeline === null ? null : new TimelineFeed(timeline, new CallDetails(runtime, current.thread_id), options.verbose);
   process.on("SIGINT", onInterrupt);
   if (timeline !== null && options.intro !== undefined) timeline.line(options.intro);

@@ -40,6 +40,7 @@ export function registerShowCommand(program: Command, setExitCode: (code: number
         for (const request of pending) out(`waiting: ${request.name}(${foldArgs(request.args, CLI_DEFAULTS.foldedArgsChars)})  [call ${request.tool_call_id}]\n`);
         out("timeline:\n");
         const timeline = new Timeline({ tty: false, verbose: options.verbose === true, write: (text) => out(`  ${text}`) });
+        timeline.showNodes(!runtime.graphs.reportsSteps(run.graph_id));
         const feed = new TimelineFeed(timeline, new CallDetails(runtime, run.thread_id, { once: run.status !== "running" && run.status !== "pending" }), options.verbose === true);
         for await (const event of runtime.runs.events(runId)) feed.push(event);
         await feed.flush();

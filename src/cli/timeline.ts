@@ -53,8 +53,20 @@ export class Timeline {
   private modelError = "";
   /** Approval requests shown since the last decision: then `run.interrupted` adds nothing. */
   private requestsShown = 0;
+  /** Decisions shown since the last resume: the resume they make says nothing more. */
+  private decisionsShown = 0;
+  /** Node lines are shown (a graph whose nodes report their steps is shown by those instead). */
+  private nodes = true;
 
   constructor(private readonly options: TimelineOptions) {}
+
+  /**
+   * Shows the run node by node (the default) or, for a graph whose nodes report their steps
+   * (`runtime.graphs.reportsSteps`, the agent's model rounds and tool calls), by those steps alone.
+   */
+  showNodes(nodes: boolean): void {
+    this.nodes = nodes;
+  }
 
   /** Prints a line of its own (the spinner, if any, is cleared first and comes back after). */
   line(text: string): void {
@@ -135,9 +147,10 @@ export class Timeline {
         }
         return;
       case "node.started":
-        this.setSpinner(`running ${event.node}`);
+        if (this.nodes) this.setSpinner(`running ${event.node}`);
         return;
       case "node.finished":
+        if (!this.nodes) return;
         this.setSpinner(null);
         {
           const ns = event.ns.length > 0 ? ` in ${event.ns.map((part) => part.split(":")[0]).join("/")}` : "";
@@ -149,6 +162,11 @@ export class Timeline {
         if (verbose) this.line(`· ${foldArgs(event.data, CLI_DEFAULTS.foldedArgsChars)}`);
         return;
       case "resume.given":
+        // decisions just shown are what this resume gives the graph
+        if (this.decisionsShown > 0) {
+          this.decisionsShown = 0;
+          return;
+        }
         this.line(`↪ resumed by ${event.by}${event.reason !== null ? `: ${oneLine(event.reason, CLI_DEFAULTS.errorLineChars)}` : ""}`);
         return;
       case "run.cancel_requested":
@@ -229,6 +247,7 @@ export class Timeline {
 
   private decided(event: ApprovalDecided & { tool?: string }): void {
     this.requestsShown = 0;
+    this.decisionsShown += 1;
     const call = this.calls.get(event.tool_call_id);
     const what = call?.tool ?? event.tool ?? event.tool_call_id;
     const by = event.by ? ` by ${event.by}` : "";

@@ -1,5 +1,5 @@
 import type { BaseMessage } from "@langchain/core/messages";
-import { RUNTIME_DEFAULTS } from "../constants.js";
+import { RUN_STORE_LIMITS, RUNTIME_DEFAULTS } from "../constants.js";
 import { DevmindError } from "../errors.js";
 import type { EditCheck, GraphRunHooks, RunCounters, RunOutcome } from "../graphs/run-hooks.js";
 import type { ToolRegistry } from "../tools/registry.js";
@@ -33,6 +33,10 @@ function checkAgentInput(input: unknown, options: { config?: unknown; context?: 
   if (config !== undefined && config !== null && Object.keys(config).length > 0) throw invalid("config is not supported for the built-in agent: use limits", "config");
   if (input === null || input === undefined) return;
   if (typeof input !== "object" || Array.isArray(input)) throw invalid('run input must be { "messages": [...] } with at least one message', "input");
+  const count = (input as { messages?: unknown }).messages;
+  if (Array.isArray(count) && count.length > RUN_STORE_LIMITS.agentInputMessagesMax) {
+    throw invalid(`run input has ${count.length} messages; at most ${RUN_STORE_LIMITS.agentInputMessagesMax} per run`, "input");
+  }
   try {
     inputMessages(input);
   } catch (error) {
@@ -76,6 +80,7 @@ export function agentRunHooks(registry: () => Promise<ToolRegistry>): GraphRunHo
     counters: agentCounters,
     outcome: agentOutcome,
     stopsItself: true,
+    reportsSteps: true,
     // the guard's stop rules bound the agent's steps, not LangGraph's default of 25
     recursionLimit: RUNTIME_DEFAULTS.recursionLimit,
     async editCheck(): Promise<EditCheck> {

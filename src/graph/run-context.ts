@@ -72,7 +72,8 @@ export function readRunContext(config: LangGraphRunnableConfig | undefined): Age
     const writer = config?.writer;
     return {
       cancelSignal: handle.signal,
-      events: writer === undefined ? handle.emit : (event) => writer({ [STEP_EVENT_KEY]: event }),
+      // (tokens go straight to the live stream: they are never stored, and waiting on the graph's stream would delay them)
+      events: writer === undefined ? handle.emit : (event) => (event.type === "model.delta" ? handle.emit(event) : writer({ [STEP_EVENT_KEY]: event })),
       runId: handle.runId,
       limits: handle.limits,
       ledger: agentLedger(handle.ledger),

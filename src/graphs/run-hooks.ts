@@ -67,6 +67,11 @@ export interface GraphRunHooks {
   recursionLimit?: number;
   /** Checks the arguments of an approval's edit before it is stored (the tool's schema and policy). */
   editCheck?(): Promise<EditCheck>;
+  /**
+   * The graph's nodes report their steps (model rounds, tool calls) as step events: a timeline
+   * shows a run by those steps rather than node by node.
+   */
+  reportsSteps?: boolean;
   /** What the graph is, for its default assistant's description. */
   description?: string;
 }

@@ -305,6 +305,8 @@ export interface GraphsApi {
   has(id: string): boolean;
   /** What the graph is (its default assistant's description), when it says. */
   description(id: string): string | null;
+  /** Whether the graph's nodes report their steps (model rounds, tool calls): a timeline shows its runs by those, not node by node. */
+  reportsSteps(id: string): boolean;
   /** The graph's nodes and edges (LangGraph's drawable graph as JSON); GRAPH_NOT_FOUND for an unknown id. */
   drawing(id: string, options?: { xray?: boolean | number }): Promise<GraphDrawing>;
   /** The graph's input, output and state JSON schemas as far as they are known at runtime (see `graphSchemas`). */
@@ -646,6 +648,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       ids: () => graphs.ids(),
       has: (id) => graphs.has(id),
       description: (id) => graphs.hooks(id).description ?? null,
+      reportsSteps: (id) => graphs.hooks(id).reportsSteps === true,
       drawing: async (id, drawOptions = {}) => drawGraph(await graphs.compiled(id), drawOptions),
       schemas: async (id) => graphSchemas(await graphs.compiled(id)),
       subgraphs: async (id, subgraphOptions = {}) => subgraphSchemas(await graphs.compiled(id), subgraphOptions),

@@ -217,9 +217,17 @@ export async function startGraphRun(
     return { run, from: { seq: startSeq, values: snapshots.length, settled: snapshots.length }, waitForResume: resumed, startSeq };
   }
   const options = runOptionsOf(body);
-  if (options.checkpointId !== undefined) {
-    const state = await runtime.threads.stateAt(thread, options.checkpointId);
-    if (state.createdAt === undefined) throw httpError("NOT_FOUND", `no checkpoint ${JSON.stringify(options.checkpointId.slice(0, 100))} on thread ${thread}`, { field: "checkpoint_id" });
+  const from = options.checkpointId === undefined ? undefined : await runtime.threads.stateAt(thread, options.checkpointId);
+  if (options.checkpointId !== undefined && from?.createdAt === undefined) {
+    throw httpError("NOT_FOUND", `no checkpoint ${JSON.stringify(options.checkpointId.slice(0, 100))} on thread ${thread}`, { field: "checkpoint_id" });
+  }
+  // no input continues the thread from a checkpoint: without one there is nothing to run (LangGraph
+  // would fail the run for its missing input), so the request is refused and nothing is created
+  if (body.input === undefined || body.input === null) {
+    const state = from ?? (await runtime.threads.state(thread));
+    if (state.createdAt === undefined) {
+      throw httpError("REQUEST_INVALID", "input is required: the thread has no checkpoint to continue from (input null continues one; command resumes an interrupted run)", { field: "input" });
+    }
   }
   const config = graphConfigOf(body.config);
   const limits = runLimitsOf(body);

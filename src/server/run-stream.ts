@@ -13,6 +13,10 @@ import { SubgraphParts } from "./subgraph-stream.js";
 import { interruptsOf, toWire } from "./wire.js";
 import { runErrorPart } from "./run-error-part.js";
 
+
+/** The step events a graph's nodes report (the agent's model rounds and tool calls): custom parts of its stream, as they were written. */
+const STEP_EVENT_TYPES: ReadonlySet<string> = new Set(["model.started", "model.finished", "model.failed", "tool.call.started", "tool.call.finished"]);
+
 /** One SSE part of a LangGraph run stream: `event` name, JSON `data`, and the resume `id` when durable. */
 export interface StreamPart {
   event: string;
@@ -196,8 +200,10 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
     at: timeOf(event.at),
     parts: () => [
       ...attached,
-      // what the graph wrote with config.writer, as LangGraph streams it
+      // what the graph wrote with config.writer, as LangGraph streams it: its custom writes, and
+      // the step events (model.*, tool.call.*) its nodes report through the run handle's writer
       ...(modes.has("custom") && isRunEvent(event) && event.type === "custom" ? [{ event: modeEvent("custom", subgraphs === undefined ? [] : event.ns), data: toWire(event.data) }] : []),
+      ...(modes.has("custom") && STEP_EVENT_TYPES.has(event.type) ? [{ event: "custom", data: event }] : []),
       ...(modes.has("tools") ? toolParts(event, subgraphs !== undefined) : []),
       ...(modes.has("events") ? eventsParts(event, options.subgraphs === true) : []),
     ],
@@ -289,13 +295,18 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
         while (cursor.values <= startedBy) {
           const unit = nextCheckpointUnit(settledUpTo);
           if (unit === undefined) break;
+          // tokens that arrived meanwhile go before the checkpoint that completes their round
+          yield* tokens();
           yield* emit(unit);
         }
       }
       yield* emit(eventUnit(event, attached), event.seq);
     }
     if (paused) {
-      for (let unit = nextCheckpointUnit(settledUpTo); unit !== undefined && !signal.aborted; unit = nextCheckpointUnit(settledUpTo)) yield* emit(unit);
+      for (let unit = nextCheckpointUnit(settledUpTo); unit !== undefined && !signal.aborted; unit = nextCheckpointUnit(settledUpTo)) {
+        yield* tokens();
+        yield* emit(unit);
+      }
     }
     return false;
   }

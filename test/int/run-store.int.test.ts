@@ -1,3 +1,5 @@
+import { agentRunHooks } from "../../src/graph/agent-run-hooks.js";
+import { ToolRegistry } from "../../src/tools/registry.js";
 import { assistantIdFor } from "../../src/graphs/assistant-id.js";
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -102,7 +104,9 @@ describe.each(BACKENDS)("RunStore on %s", (backend) => {
     });
 
     it("create refuses bad input, limits, thread ids and multitask with RUN_INPUT_INVALID and stores nothing", async () => {
+      // the input check is the graph's own (its run hooks): here the built-in agent's, as the runtime wires it
       // (null is no input: the agent's run continues its thread from the checkpoint, see agent-start)
+      const checked = new RunStore(db, undefined, () => agentRunHooks(async () => new ToolRegistry([], { workspace: ".", defaultTimeoutMs: 1_000, maxOutputChars: 1_000 })));
       const badInputs: unknown[] = [
         "hello",
         [],
@@ -115,9 +119,11 @@ describe.each(BACKENDS)("RunStore on %s", (backend) => {
         { messages: ["nul \u0000 inside"] },
       ];
       for (const input of badInputs) {
-        const error = await rejection(store.create({ input: input as RunInput }));
+        const error = await rejection(checked.create({ input: input as RunInput }));
         expect(error.code, JSON.stringify(input)).toBe("RUN_INPUT_INVALID");
       }
+      // without a graph check any JSON input is a run's input, as LangGraph takes it; only what JSON cannot hold is refused
+      expect((await rejection(store.create({ input: { text: "nul \u0000 inside" } as never }))).code).toBe("RUN_INPUT_INVALID");
       const badLimits: unknown[] = [[], "x", { bogus: 1 }, { maxModelRounds: 0 }, { maxModelRounds: 1.5 }, { maxTokens: "10" }, { modelMaxRetries: -1 }];
       for (const limits of badLimits) {
         const error = await rejection(store.create({ input: INPUT, limits: limits as never }));
