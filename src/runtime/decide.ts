@@ -3,9 +3,23 @@ import type { ActionRequest } from "../vocabulary/hitl.js";
 import { parseDecisions } from "../vocabulary/decisions.js";
 import type { EditCheck } from "../graphs/run-hooks.js";
 import type { DecisionRecord, NewDecision } from "./decision-store.js";
+import { argsDigest } from "./digest.js";
 
 function fail(message: string, index: number): DevmindError {
   return new DevmindError("RUN_INPUT_INVALID", `decision ${index}: ${message}`, { details: { index } });
+}
+
+/**
+ * Refuses (RUN_CONFLICT, naming the call and both digests) a decision made for arguments other
+ * than those waiting: the reviewer saw `seen` (the sha256 of what they were shown), the call now
+ * has other ones. Nothing is stored.
+ */
+export function refuseChangedArgs(seen: string | undefined, request: { name: string; args?: unknown; tool_call_id?: string }, index: number): void {
+  if (seen === undefined) return;
+  const waiting = argsDigest((request.args ?? {}) as object);
+  if (seen === waiting) return;
+  const call = request.tool_call_id === undefined ? request.name : `${request.name} (${request.tool_call_id})`;
+  throw new RunConflictError(`decision ${index}: the arguments of ${call} are not the ones reviewed (args_digest ${seen.slice(0, 12)}…, waiting ${waiting.slice(0, 12)}…); review them again`, { index, args_digest: seen, waiting_digest: waiting });
 }
 
 /**
@@ -40,6 +54,7 @@ export function planDecisions(
       if (request === undefined) throw new RunConflictError(`decision ${index} has no call left to decide (${open.length} waiting)`);
     }
     if (taken.has(request.tool_call_id)) throw fail(`call ${request.tool_call_id} is decided twice`, index);
+    refuseChangedArgs(entry.args_digest, request, index);
     taken.add(request.tool_call_id);
     const reason = entry.message ?? audit.reason;
     const base = { toolCallId: request.tool_call_id, tool: request.name, principal: audit.principal, ...(reason === undefined ? {} : { reason }) };

@@ -53,6 +53,7 @@ import { drawGraph, graphSchemas, subgraphSchemas, type GraphDrawing, type Graph
 import type { StateReadableGraph } from "./thread-state.js";
 import { AssistantStore } from "./assistant-store.js";
 import { mergeAssistantConfig, mergeAssistantContext } from "./assistant-merge.js";
+export { argsDigest } from "./digest.js";
 import { Purger, type TruncateFlags } from "./purge.js";
 
 // types of what the Runtime API returns, so its users (the CLI, the server) import them from here

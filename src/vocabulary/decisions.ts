@@ -11,10 +11,20 @@ export type DecisionType = "approve" | "edit" | "reject";
  * sent as `editedAction` or snake_case `edited_action`; its `name`, when given, must be the
  * call's tool — checked against the call, not here).
  */
-export type Decision =
+export type Decision = (
   | { type: "approve"; tool_call_id?: string; message?: string }
   | { type: "edit"; tool_call_id?: string; editedAction: { name?: string; args: Record<string, unknown> }; message?: string }
-  | { type: "reject"; tool_call_id?: string; message?: string };
+  | { type: "reject"; tool_call_id?: string; message?: string }
+) & {
+  /**
+   * The sha256 of the arguments the reviewer was shown (as `/approvals` and the audit give it):
+   * when given, the decision holds only for exactly those arguments — a call whose arguments
+   * differ is refused, never decided.
+   */
+  args_digest?: string;
+};
+
+const DIGEST = /^[0-9a-f]{64}$/;
 
 /** A decision body (CONTRACT section 5) plus an optional audit `reason` for decisions without their own. */
 export interface DecisionsBody {
@@ -47,7 +57,9 @@ export function parseDecision(raw: unknown, index = 0): Decision {
     if (value !== undefined && value !== null && typeof value !== "string") throw fail(`${field} must be a string`);
   }
   const message = typeof entry["message"] === "string" ? entry["message"] : typeof entry["reason"] === "string" ? entry["reason"] : undefined;
-  const common = { ...(id === undefined ? {} : { tool_call_id: id }), ...(message === undefined ? {} : { message }) };
+  const digest = entry["args_digest"];
+  if (digest !== undefined && digest !== null && (typeof digest !== "string" || !DIGEST.test(digest))) throw fail("args_digest must be the 64 hex characters of a sha256");
+  const common = { ...(id === undefined ? {} : { tool_call_id: id }), ...(message === undefined ? {} : { message }), ...(typeof digest === "string" ? { args_digest: digest } : {}) };
   const type = entry["type"];
   if (type === "approve" || type === "reject") return { type, ...common };
   if (type !== "edit") throw fail('type must be "approve", "edit" or "reject"');

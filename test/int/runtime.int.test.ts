@@ -105,10 +105,17 @@ describe.each(BACKENDS)("runtime on %s", (backend) => {
     expect((await rejection(runtime.runs.decide(created.run_id, { decisions: [{ type: "approve", tool_call_id: "nope" }] }, { principal: "bob" }))).code).toBe("RUN_CONFLICT");
     const invalid = await rejection(runtime.runs.decide(created.run_id, { decisions: [{ type: "edit", tool_call_id: "w2", editedAction: { args: { path: 5 } } }] }, { principal: "bob" }));
     expect(invalid.code).toBe("RUN_INPUT_INVALID");
+    // a decision bound to the arguments its reviewer saw (args_digest) holds only for exactly those
+    const changed = await rejection(runtime.runs.decide(created.run_id, { decisions: [{ type: "approve", tool_call_id: "w2", args_digest: argsDigest({ path: "b.txt", content: "TWO" }) }] }, { principal: "bob" }));
+    expect(changed.code).toBe("RUN_CONFLICT");
+    expect(changed.message).toContain("write_file (w2) are not the ones reviewed");
+    expect((await rejection(runtime.runs.decide(created.run_id, { decisions: [{ type: "approve", tool_call_id: "w2", args_digest: "not-a-digest" }] }, { principal: "bob" }))).code).toBe("RUN_INPUT_INVALID");
+    expect((await runtime.runs.decisions(created.run_id)).map((d) => d.tool_call_id)).toEqual(["w1"]);
     const badReason = await rejection(runtime.runs.decide(created.run_id, { decisions: [{ type: "reject", tool_call_id: "w2", message: 42 }] }, { principal: "bob" }));
     expect(badReason.code).toBe("RUN_INPUT_INVALID");
     expect(badReason.message).toContain("message must be a string");
-    const ready = await runtime.runs.decide(created.run_id, { decisions: [{ type: "reject", tool_call_id: "w2", message: "no b" }] }, { principal: "bob" });
+    // the digest of the arguments shown: the decision holds
+    const ready = await runtime.runs.decide(created.run_id, { decisions: [{ type: "reject", tool_call_id: "w2", message: "no b", args_digest: argsDigest({ path: "b.txt", content: "two" }) }] }, { principal: "bob" });
     expect(ready.status).toBe("pending");
 
     const done = await runtime.runs.execute(created.run_id);

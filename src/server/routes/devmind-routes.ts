@@ -8,7 +8,7 @@ import type { StreamPart } from "../run-stream.js";
 import { sseResponse } from "../sse.js";
 import { parseDecisions } from "../../vocabulary/decisions.js";
 import { intQuery, readJson } from "../validation.js";
-import { isHitlRequest } from "../../runtime/runtime.js";
+import { argsDigest, isHitlRequest } from "../../runtime/runtime.js";
 import { runWire } from "../wire.js";
 
 type Env = { Variables: AuthVariables };
@@ -109,7 +109,11 @@ export function devmindRoutes(deps: AppDeps): Hono<Env> {
       const decided = new Set(run.decided_tool_calls);
       const answered = new Set(run.answered_interrupts);
       const open = (run.interrupts ?? []).filter((item) => !answered.has(item.id));
-      const requests = open.flatMap((item) => (isHitlRequest(item.value) ? item.value.actionRequests : [])).filter((request) => request.tool_call_id === undefined || !decided.has(request.tool_call_id));
+      // each with the digest of its arguments: a decision that sends it back holds only for exactly these
+      const requests = open
+        .flatMap((item) => (isHitlRequest(item.value) ? item.value.actionRequests : []))
+        .filter((request) => request.tool_call_id === undefined || !decided.has(request.tool_call_id))
+        .map((request) => ({ ...request, args_digest: argsDigest((request.args ?? {}) as object) }));
       const others = open.filter((item) => !isHitlRequest(item.value));
       if (requests.length === 0 && others.length === 0) continue;
       approvals.push({ run_id: run.run_id, thread_id: run.thread_id, graph_id: run.graph_id, created_at: run.created_at, updated_at: run.updated_at, requests, interrupts: others });
