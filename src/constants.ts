@@ -393,6 +393,10 @@ export const CLI_DEFAULTS = {
   spinnerMs: 80,
   /** A folded tool line shows at most this many characters of arguments. */
   foldedArgsChars: 72,
+  /** A graph's final values are shown one line per key, each folded to at most this many characters (`--verbose`: in full). */
+  foldedValueChars: 100,
+  /** A failed tool call's line shows at most this many characters of its error. */
+  toolErrorChars: 120,
   /** `--json` re-reads stored events this often only when the database cannot notify (LISTEN failed). */
   tailPollMs: 200,
   /** `devmind runs` lists this many runs unless `--limit` says otherwise. */

@@ -30,7 +30,7 @@ export function registerCancelCommand(program: Command, setExitCode: (code: numb
         const before = await runtime.runs.get(runId);
         if (FINISHED.includes(before.status)) {
           // nothing to cancel is not a failure: the run is already where a cancel would take it
-          if (options.json === true) process.stdout.write(`${JSON.stringify(resultLine(before))}\n`);
+          if (options.json === true) process.stdout.write(`${JSON.stringify(await resultLine(opened.runtime, before))}\n`);
           else process.stdout.write(`run ${runId} already finished (${before.status}); nothing to cancel\n`);
           setExitCode(EXIT.success);
           return;
@@ -39,7 +39,7 @@ export function registerCancelCommand(program: Command, setExitCode: (code: numb
         if (run.status === "running") {
           run = await runtime.runs.waitStopped(runId, { timeoutMs: CLI_DEFAULTS.cancelWaitMs });
         }
-        if (options.json === true) process.stdout.write(`${JSON.stringify(resultLine(run))}\n`);
+        if (options.json === true) process.stdout.write(`${JSON.stringify(await resultLine(opened.runtime, run))}\n`);
         else if (run.status === "cancelled") process.stdout.write(`run ${runId} cancelled\n`);
         else if (run.status === "running") process.stdout.write(`cancel requested: run ${runId} stops at its worker's next check\n`);
         else process.stdout.write(`run ${runId} ended ${run.status} before the cancel took effect\n`);

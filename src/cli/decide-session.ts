@@ -4,9 +4,8 @@ import type { Decision } from "../vocabulary/decisions.js";
 import { checkRunId } from "../runtime/run-record.js";
 import { defaultPrincipal } from "./cli-options.js";
 import { EXIT } from "./exit-codes.js";
-import { openRuntime, requireModel } from "./open-runtime.js";
+import { openRuntime } from "./open-runtime.js";
 import { loadProjectGraphs } from "./project-graphs.js";
-import { GRAPHS_DEFAULTS } from "../constants.js";
 import { driveOptionsFrom, driveRun, openRequests, printContinue, resultLine } from "./run-session.js";
 import { foldArgs } from "./fold.js";
 import { CLI_DEFAULTS } from "../constants.js";
@@ -51,7 +50,8 @@ export async function decideAndContinue(kind: "approve" | "reject", runId: strin
     if (editedArgs !== undefined && targets.length !== 1) {
       command.error(`error: --args edits one call, but ${targets.length} are waiting; name it with --call (${targets.map((r) => r.tool_call_id).join(", ")})`, { exitCode: EXIT.usage });
     }
-    if (!detach && run.graph_id === GRAPHS_DEFAULTS.builtinId) await requireModel(opened.config);
+    // continuing here: the run's graph must be able to execute (the agent: its model builds)
+    if (!detach) await runtime.graphs.ready(run.graph_id);
     const principal = options.by ?? defaultPrincipal();
     const decisions = targets.map((request): Decision =>
       kind === "reject"
@@ -68,7 +68,7 @@ export async function decideAndContinue(kind: "approve" | "reject", runId: strin
     if (detach || after.status === "interrupted") {
       if (options.json === true) {
         for await (const event of runtime.runs.events(runId)) process.stdout.write(`${JSON.stringify(event)}\n`);
-        process.stdout.write(`${JSON.stringify(resultLine(after))}\n`);
+        process.stdout.write(`${JSON.stringify(await resultLine(runtime, after))}\n`);
       } else if (after.status === "pending") {
         process.stdout.write(`run ${runId} is queued; a worker continues it (or \`${cliName()} resume ${runId}\`)\n`);
       }

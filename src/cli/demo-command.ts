@@ -11,7 +11,7 @@ import { checkRunId } from "../runtime/run-record.js";
 import { DEMO_OUTPUT_FILE, DEMO_TASK, DEMO_TURNS } from "./demo-script.js";
 import { EXIT } from "./exit-codes.js";
 import { openRuntime, type OpenedRuntime } from "./open-runtime.js";
-import { driveRun, openRequests, summary } from "./run-session.js";
+import { driveRun, openRequests, runSummary } from "./run-session.js";
 import { Timeline } from "./timeline.js";
 import { cliName } from "./cli-name.js";
 
@@ -127,7 +127,7 @@ function showProgress(progress: DataDirProgress): void {
  * pause, or approve it, finish it and replay its stored timeline.
  */
 async function demoPhase(phase: "execute" | "approve", dbDir: string, runDir: string): Promise<number> {
-  const opened = await openRuntime({ config: demoConfig(dbDir, runDir), requireModel: true, onDatabaseProgress: showProgress });
+  const opened = await openRuntime({ config: demoConfig(dbDir, runDir), readyGraphs: "all", onDatabaseProgress: showProgress });
   try {
     let runId: string;
     if (phase === "execute") {
@@ -162,5 +162,5 @@ async function replay(opened: OpenedRuntime, runId: string): Promise<void> {
   timeline.showNodes(!opened.runtime.graphs.reportsSteps((await opened.runtime.runs.get(runId)).graph_id));
   for await (const event of opened.runtime.runs.events(runId)) timeline.event(event);
   timeline.stop();
-  process.stdout.write(`   ${summary(await opened.runtime.runs.get(runId))}\n`);
+  process.stdout.write(`   ${await runSummary(opened.runtime, await opened.runtime.runs.get(runId))}\n`);
 }

@@ -8,7 +8,6 @@ import { ConfigError } from "../errors.js";
 import { createLogger, type Logger } from "../logger.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { createRedactor, type Redactor } from "../secret-redaction.js";
-import { GRAPHS_DEFAULTS } from "../constants.js";
 import type { GraphEntry } from "../graphs/graph-kinds.js";
 
 /**
@@ -33,11 +32,13 @@ export interface OpenRuntimeOptions {
   /** Default: `loadConfig()` (environment + `.env`). */
   config?: DevmindConfig;
   /**
-   * Build the chat model now, so a command that will call it fails before touching any run when
-   * no model is configured (ConfigError naming OPENAI_API_KEY, exit 2). Commands that only read
-   * or decide (show, runs, events, approve --detach) leave it false.
+   * The graphs whose runs this command will execute (`"all"`: every graph of the runtime, for a
+   * worker): each must be ready (`checkGraphsReady`, e.g. the agent's model builds) before the
+   * database is opened, else its error (a ConfigError naming what to set, exit 2). Commands that
+   * only read or decide (show, runs, events, approve --detach) name none, and those that learn the
+   * graph from a run (approve, resume) ask `runtime.graphs.ready` themselves once they know it.
    */
-  requireModel?: boolean;
+  readyGraphs?: readonly string[] | "all";
   /** Overrides the configured model (a test's). */
   model?: BaseChatModel;
   /**
@@ -82,22 +83,6 @@ export function parseModelFlag(spec: string): ModelSpec {
   return parsed.data;
 }
 
-/**
- * Throws the ConfigError `createChatModel` gives (exit 2, naming what to set) unless a model is
- * configured and buildable. Commands that may or may not execute a run (approve, resume) open
- * the runtime without `requireModel`, check the run first, then call this once they know the run
- * will execute here.
- */
-export async function requireModel(config: DevmindConfig): Promise<void> {
-  await configuredModel(config);
-}
-
-/** The configured model (`loadChatModel`, loaded when first needed); its ConfigError without one. */
-async function configuredModel(config: DevmindConfig): Promise<BaseChatModel> {
-  const { loadChatModel } = await import("../model/load-chat-model.js");
-  return loadChatModel(config);
-}
-
 /** A stand-in model whose only answer is an error saying `message`. */
 async function standInModel(message: string, name: string): Promise<BaseChatModel> {
   const { ScriptedChatModel } = await import("../model/scripted-model.js");
@@ -105,30 +90,16 @@ async function standInModel(message: string, name: string): Promise<BaseChatMode
 }
 
 /**
- * Commands that read or decide never call the model, but the runtime builds its graph (to read
- * a run's pending approvals) with one. Without a configured model they get this stand-in, whose
- * only answer is an error saying what to set (or why the configured one cannot be built).
+ * The model options a command's runtime gets: the test's model; for a command that never calls
+ * one, a stand-in (so LangChain's OpenAI client, about 0.4 s of CPU per start, is not loaded);
+ * otherwise none, so the configured model loads when a graph first needs it, with a stand-in to
+ * build the agent's graph from when it cannot be built (reading a thread needs no model), whose
+ * only answer is the error saying what to set. Whether a run can execute is `graphs.ready`.
  */
-async function modelIfUsable(config: DevmindConfig): Promise<BaseChatModel> {
-  try {
-    return await configuredModel(config);
-  } catch (error) {
-    return standInModel(error instanceof Error && config.model !== null ? error.message : describeModelRequirement(), "unconfigured");
-  }
-}
-
-/**
- * The model a command's runtime gets: the test's, a stand-in for a command that never calls one,
- * the configured one (ConfigError without it) for a command that will call it, else the
- * configured one when usable (see `modelIfUsable`). The model is needed only when the built-in
- * agent is one of the graphs.
- */
-async function commandModel(options: OpenRuntimeOptions, config: DevmindConfig): Promise<BaseChatModel> {
-  if (options.model !== undefined) return options.model;
-  if (options.callsNoModel === true) return standInModel("this command does not call the model", "not-called");
-  const agentIncluded = options.graphs?.[GRAPHS_DEFAULTS.builtinId] === undefined;
-  if (options.requireModel === true && agentIncluded) return configuredModel(config);
-  return modelIfUsable(config);
+async function commandModel(options: OpenRuntimeOptions, config: DevmindConfig): Promise<{ model: BaseChatModel } | { modelStandIn: (error: unknown) => Promise<BaseChatModel> }> {
+  if (options.model !== undefined) return { model: options.model };
+  if (options.callsNoModel === true) return { model: await standInModel("this command does not call the model", "not-called") };
+  return { modelStandIn: (error) => standInModel(error instanceof Error && config.model !== null ? error.message : describeModelRequirement(), "unconfigured") };
 }
 
 /**
@@ -141,7 +112,12 @@ async function commandModel(options: OpenRuntimeOptions, config: DevmindConfig):
 export async function openRuntime(options: OpenRuntimeOptions = {}): Promise<OpenedRuntime> {
   const [{ migrate }, { openDatabase }, { createRuntime }] = await Promise.all([import("../db/migrate.js"), import("../db/open-database.js"), import("../runtime/runtime.js")]);
   const config = withModelSpec(options.config ?? loadConfig(), options.modelSpec);
-  const model = await commandModel(options, config);
+  // before the database: a command that cannot execute its runs creates no data directory
+  if (options.readyGraphs !== undefined) {
+    const { checkGraphsReady } = await import("../graphs/graphs-ready.js");
+    await checkGraphsReady({ config, model: options.model, graphs: options.graphs }, options.readyGraphs);
+  }
+  const models = await commandModel(options, config);
   const redactor = createRedactor(configSecrets(config));
   const logger = createLogger({ level: config.logLevel, redact: redactor.text });
   // graph code's getLogger() lines (registered when the graphs loaded) follow LOG_LEVEL from here on
@@ -151,7 +127,7 @@ export async function openRuntime(options: OpenRuntimeOptions = {}): Promise<Ope
   try {
     logger.debug({ event: "database.opened", location: db.location, schema: db.schema }, "database opened");
     logMigrations(logger, db, await migrate(db), options.service === true ? "info" : "debug");
-    runtime = createRuntime({ db, config, logger, redactor, model, ...(options.graphs === undefined ? {} : { graphs: options.graphs }) });
+    runtime = createRuntime({ db, config, logger, redactor, ...models, ...(options.graphs === undefined ? {} : { graphs: options.graphs }) });
     if (options.recoverOrphans === true) await runtime.runs.recoverOrphans();
   } catch (error) {
     await runtime?.close().catch(() => undefined);

@@ -2,10 +2,9 @@ import type { Command } from "commander";
 import { ConfigError, hasErrorCode, RunConflictError, type DevmindError } from "../errors.js";
 import { checkRunId, type RunStatus } from "../runtime/run-record.js";
 import { defaultPrincipal, jsonOption, type OutputOptions } from "./cli-options.js";
-import { GRAPHS_DEFAULTS } from "../constants.js";
 import { exitForStatus } from "./exit-codes.js";
 import { loadProjectGraphs } from "./project-graphs.js";
-import { openRuntime, requireModel } from "./open-runtime.js";
+import { openRuntime } from "./open-runtime.js";
 import { cliName } from "./cli-name.js";
 import { driveOptionsFrom, driveRun, resultLine } from "./run-session.js";
 
@@ -45,12 +44,12 @@ export function registerResumeCommand(program: Command, setExitCode: (code: numb
         if (value !== undefined) {
           found = await opened.runtime.runs.resume(runId, value, { principal, ...(options.reason === undefined ? {} : { reason: options.reason }) });
           if (options.detach === true) {
-            process.stdout.write(`${options.json === true ? JSON.stringify(resultLine(found)) : `run ${runId}: ${found.status}`}\n`);
+            process.stdout.write(`${options.json === true ? JSON.stringify(await resultLine(opened.runtime, found)) : `run ${runId}: ${found.status}`}\n`);
             setExitCode(exitForStatus(found.status));
             return;
           }
         }
-        if (found.graph_id === GRAPHS_DEFAULTS.builtinId) await requireModel(opened.config);
+        await opened.runtime.graphs.ready(found.graph_id);
         const run = await opened.runtime.runs
           .takeOver(runId, { onWait: (until) => process.stderr.write(`run ${runId} is still leased by its previous process until ${until}; waiting for the lease to lapse…\n`) })
           .catch((error: unknown) => {

@@ -50,15 +50,9 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
     .option("--by <name>", "who approves at the prompt (recorded with each decision)")
     .action(async (taskArgument: string | undefined, options: RunOptions, command: Command) => {
       const project = await loadProjectGraphs(options.config);
+      // the default graph is only a default: every graph runs the same way from here on
       const graphId = options.graph ?? (project.graphs === undefined ? GRAPHS_DEFAULTS.builtinId : firstGraph(project.graphs));
-      if (graphId !== GRAPHS_DEFAULTS.builtinId || options.input !== undefined) {
-        if (taskArgument !== undefined) command.error("error: give either a TASK (the agent's shorthand) or --input, not both", { exitCode: EXIT.usage });
-        if (options.input === undefined) command.error(`error: missing --input: the graph ${graphId} takes a JSON input (--input '{...}' or --input @file.json)`, { exitCode: EXIT.usage });
-        const input = jsonOption("--input", options.input);
-        setExitCode(await runGraph(project.graphs, graphId, input, options));
-        return;
-      }
-      const task = (taskArgument ?? (process.stdin.isTTY === true ? "" : await readStdin())).trim();
+      if (taskArgument !== undefined && options.input !== undefined) command.error("error: give either a TASK or --input, not both", { exitCode: EXIT.usage });
       if (options.model !== undefined) {
         try {
           parseModelFlag(options.model);
@@ -66,19 +60,26 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
           command.error(`error: ${(error as Error).message}`, { exitCode: EXIT.usage });
         }
       }
-      if (task === "") command.error("error: missing task: give it as an argument or on stdin", { exitCode: EXIT.usage });
+      let input: unknown;
+      if (options.input !== undefined) input = jsonOption("--input", options.input);
+      else {
+        const task = (taskArgument ?? (process.stdin.isTTY === true ? "" : await readStdin())).trim();
+        if (task === "") command.error(`error: missing task: give it as an argument or on stdin (the graph gets { "messages": [TASK] }), or the graph's input with --input JSON`, { exitCode: EXIT.usage });
+        input = { messages: [task] };
+      }
       const limits: RunLimits = {
         ...(options.maxModelRounds === undefined ? {} : { maxModelRounds: options.maxModelRounds }),
         ...(options.maxToolCalls === undefined ? {} : { maxToolCalls: options.maxToolCalls }),
       };
       const detach = options.detach === true;
-      const opened = await openRuntime({ requireModel: !detach, recoverOrphans: true, graphs: project.graphs, ...(options.model === undefined ? {} : { modelSpec: options.model }) });
+      const opened = await openRuntime({ readyGraphs: detach ? [] : [graphId], recoverOrphans: true, graphs: project.graphs, ...(options.model === undefined ? {} : { modelSpec: options.model }) });
       try {
-        const run = await opened.runtime.runs.create({ input: { messages: [task] }, limits, executeHere: !detach, ...(options.thread === undefined ? {} : { threadId: options.thread }) });
+        const { runtime } = opened;
+        const run = await runtime.runs.create({ assistantId: graphId, input, limits, executeHere: !detach, ...(options.thread === undefined ? {} : { threadId: options.thread }) });
         if (detach) {
           if (options.json === true) {
-            for await (const event of opened.runtime.runs.events(run.run_id)) process.stdout.write(`${JSON.stringify(event)}\n`);
-            process.stdout.write(`${JSON.stringify(resultLine(run))}\n`);
+            for await (const event of runtime.runs.events(run.run_id)) process.stdout.write(`${JSON.stringify(event)}\n`);
+            process.stdout.write(`${JSON.stringify(await resultLine(runtime, run))}\n`);
           } else {
             process.stdout.write(`${run.run_id}\n`);
             process.stderr.write(`queued on thread ${run.thread_id}; a worker (\`${cliName()} worker\` or \`${cliName()} serve\`) will run it. Follow it: ${cliName()} events ${run.run_id} --follow\n`);
@@ -86,10 +87,9 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
           setExitCode(EXIT.success);
           return;
         }
-        const model = opened.config.model === null ? "none" : opened.config.model.provider === "openai" ? `openai:${opened.config.model.name}` : `scripted:${opened.config.model.path}`;
-        setExitCode(
-          await driveRun(opened, run.run_id, driveOptionsFrom(options, options.by ?? defaultPrincipal(), `run ${run.run_id} · thread ${run.thread_id} · model ${model}`)),
-        );
+        // the model matters to a graph that counts its model rounds
+        const model = !runtime.graphs.reportsCounters(graphId) ? "" : ` · model ${opened.config.model === null ? "none" : opened.config.model.provider === "openai" ? `openai:${opened.config.model.name}` : `scripted:${opened.config.model.path}`}`;
+        setExitCode(await driveRun(opened, run.run_id, driveOptionsFrom(options, options.by ?? defaultPrincipal(), `run ${run.run_id} · thread ${run.thread_id} · graph ${graphId}${model}`)));
       } finally {
         await opened.close();
       }
@@ -99,21 +99,4 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
 /** The first graph a project's langgraph.json names (what `--graph` defaults to there). */
 function firstGraph(graphs: Record<string, GraphEntry | false>): string {
   return Object.entries(graphs).find(([, entry]) => entry !== false)?.[0] ?? GRAPHS_DEFAULTS.builtinId;
-}
-
-/** `devmind run --graph ID --input JSON`: creates a run of that graph and executes it here (or queues it with `--detach`). */
-async function runGraph(graphs: Record<string, GraphEntry | false> | undefined, graphId: string, input: unknown, options: RunOptions): Promise<number> {
-  const detach = options.detach === true;
-  const opened = await openRuntime({ recoverOrphans: true, graphs, ...(options.model === undefined ? {} : { modelSpec: options.model }) });
-  try {
-    const run = await opened.runtime.runs.create({ assistantId: graphId, input, executeHere: !detach, ...(options.thread === undefined ? {} : { threadId: options.thread }) });
-    if (detach) {
-      process.stdout.write(`${options.json === true ? JSON.stringify(resultLine(run)) : run.run_id}\n`);
-      if (options.json !== true) process.stderr.write(`queued on thread ${run.thread_id}; a worker (\`${cliName()} worker\` or \`${cliName()} serve\`) will run it. Follow it: ${cliName()} events ${run.run_id} --follow\n`);
-      return EXIT.success;
-    }
-    return await driveRun(opened, run.run_id, driveOptionsFrom(options, options.by ?? defaultPrincipal(), `run ${run.run_id} · thread ${run.thread_id} · graph ${graphId}`));
-  } finally {
-    await opened.close();
-  }
 }

@@ -12,6 +12,8 @@ import { Timeline } from "./timeline.js";
 import { TimelineFeed } from "./timeline-feed.js";
 import { CallDetails } from "./call-details.js";
 import { CLI_DEFAULTS } from "../constants.js";
+import type { Runtime } from "../runtime/runtime.js";
+import { threadView, valueLines, type ThreadView } from "./thread-view.js";
 import { cliName } from "./cli-name.js";
 
 /** How `driveRun` talks to the user. */
@@ -103,8 +105,13 @@ export async function driveRun(opened: OpenedRuntime, runId: string, options: Dr
     unsubscribe();
     await feed?.flush();
     timeline?.stop();
-    if (options.json) out(`${JSON.stringify(resultLine(record))}\n`);
-    else out(`${summary(record)}\n`);
+    const view = await threadView(runtime, record);
+    if (options.json) out(`${JSON.stringify(await resultLine(runtime, record, view))}\n`);
+    else {
+      // the graph's final values, unless it says its answer (the timeline showed that)
+      if (!runtime.graphs.reportsAnswer(record.graph_id)) for (const line of valueLines(view.values, options.verbose)) out(`${line}\n`);
+      out(`${await runSummary(runtime, record)}\n`);
+    }
     if (record.status === "interrupted" && options.explainWaiting !== false) await printContinue(opened, record, options.json, timeline !== null);
     return exitForStatus(record.status);
   } finally {
@@ -114,8 +121,12 @@ export async function driveRun(opened: OpenedRuntime, runId: string, options: Dr
   }
 }
 
-/** The final `--json` line (CONTRACT section 7). */
-export function resultLine(run: RunRecord): Record<string, unknown> {
+/**
+ * The final `--json` line (CONTRACT section 7): the run, and its thread's values and pending
+ * interrupts as plain JSON (`threadView`; read now unless given).
+ */
+export async function resultLine(runtime: Runtime, run: RunRecord, view?: ThreadView): Promise<Record<string, unknown>> {
+  const state = view ?? (await threadView(runtime, run));
   return {
     type: "result",
     run_id: run.run_id,
@@ -123,16 +134,42 @@ export function resultLine(run: RunRecord): Record<string, unknown> {
     status: run.status,
     stop_reason: run.stop_reason,
     answer: run.answer,
+    values: state.values,
+    interrupts: state.interrupts,
     model_rounds: run.model_rounds,
     tool_calls: run.tool_calls,
   };
 }
 
-/** One line for a person: status, stop reason, counts, tokens. */
-export function summary(run: RunRecord): string {
-  const tokens = run.usage.input_tokens + run.usage.output_tokens;
+/**
+ * One line for a person: status and stop reason, then what the graph counts — model rounds, tool
+ * calls and tokens for a graph that reports them (`counters`), else the nodes that ran (`nodes`)
+ * and the time it ran.
+ */
+export function summary(run: RunRecord, shown: { counters: boolean; nodes?: number | undefined }): string {
   const why = run.stop_reason === null ? "" : ` (${run.stop_reason})`;
-  return `run ${run.run_id}: ${run.status}${why} · ${run.model_rounds} model round${run.model_rounds === 1 ? "" : "s"} · ${run.tool_calls} tool call${run.tool_calls === 1 ? "" : "s"} · ${tokens} tokens`;
+  if (shown.counters) {
+    const tokens = run.usage.input_tokens + run.usage.output_tokens;
+    return `run ${run.run_id}: ${run.status}${why} · ${run.model_rounds} model round${run.model_rounds === 1 ? "" : "s"} · ${run.tool_calls} tool call${run.tool_calls === 1 ? "" : "s"} · ${tokens} tokens`;
+  }
+  const nodes = shown.nodes === undefined ? "" : ` · ${shown.nodes} node${shown.nodes === 1 ? "" : "s"}`;
+  return `run ${run.run_id}: ${run.status}${why}${nodes} · ${duration(run.active_ms)}`;
+}
+
+/** `summary` for a run as this runtime knows its graph: counters when the graph reports them, else the nodes its stored events show. */
+export async function runSummary(runtime: Runtime, run: RunRecord): Promise<string> {
+  const counters = runtime.graphs.reportsCounters(run.graph_id);
+  if (counters) return summary(run, { counters });
+  let nodes = 0;
+  for await (const event of runtime.runs.events(run.run_id)) if (event.type === "node.finished") nodes += 1;
+  return summary(run, { counters, nodes });
+}
+
+/** `850 ms`, `1.2 s`, `3 min 5 s`. */
+function duration(ms: number): string {
+  if (ms < 1000) return `${ms} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
 }
 
 /** The calls of a waiting run that nobody has decided yet. */

@@ -35,7 +35,7 @@ export function registerServeCommand(program: Command, setExitCode: (code: numbe
       // before opening anything: a refused host should not migrate or lock the database first
       checkBindable(options.host ?? config.server.host, config);
       const { opened, server, workers } = await startService("serve", async () => {
-        const opened = await openRuntime({ config, requireModel: workersWanted !== 0, recoverOrphans: workersWanted !== 0, service: true, graphs: project.graphs });
+        const opened = await openRuntime({ config, ...(workersWanted !== 0 ? { readyGraphs: "all" as const } : {}), recoverOrphans: workersWanted !== 0, service: true, graphs: project.graphs });
         try {
           const workers = workersWanted ?? opened.config.worker.concurrency;
           const { startServer } = await import("../server/start-server.js");

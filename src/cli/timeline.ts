@@ -33,7 +33,8 @@ export interface TimelineOptions {
 const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
 /**
- * Renders a run's events for a person: one folded line per tool call (`✓ add(a=1, b=2)  3 ms`),
+ * Renders a run's events for a person: one folded line per tool call (`✓ add(a=1, b=2)  3 ms`:
+ * the agent's step events, or any graph's LangChain tools from LangGraph's `tools` stream),
  * the approval asked and decided, the model's text, and how the run ended. Fed live (by
  * `runtime.runs.subscribe`, so `model.delta` streams the answer) or with stored events (`show`,
  * `events`, the demo's replay), where the text comes from `run.succeeded`'s answer instead.
@@ -57,6 +58,8 @@ export class Timeline {
   private decisionsShown = 0;
   /** Node lines are shown (a graph whose nodes report their steps is shown by those instead). */
   private nodes = true;
+  /** LangChain tools under way (LangGraph's `tools` stream), by tool call id: folded into one line when they end. */
+  private readonly toolRuns = new Map<string, { name: string; args: unknown; startedAt: number }>();
 
   constructor(private readonly options: TimelineOptions) {}
 
@@ -161,6 +164,9 @@ export class Timeline {
       case "custom":
         if (verbose) this.line(`· ${foldArgs(event.data, CLI_DEFAULTS.foldedArgsChars)}`);
         return;
+      case "tools":
+        this.toolEvent(event);
+        return;
       case "resume.given":
         // decisions just shown are what this resume gives the graph
         if (this.decisionsShown > 0) {
@@ -238,6 +244,40 @@ export class Timeline {
     if (this.options.verbose && call.args !== undefined) this.line(`    args ${JSON.stringify(call.args)}`);
   }
 
+  /**
+   * A LangChain tool a graph's node ran (LangGraph's `tools` stream: `on_tool_start`, then
+   * `on_tool_end` or `on_tool_error`, by tool call id): one folded line when it ends, as the
+   * agent's tool calls are shown (`✓ search(query="x")  12 ms`). The time is the end event's
+   * `duration_ms`, else the time between the events' `at` (live: when they arrived).
+   */
+  private toolEvent(event: Extract<KnownTimelineEvent, { type: "tools" }>): void {
+    const data = event.data as { event?: unknown; toolCallId?: unknown; name?: unknown; input?: unknown; output?: unknown; error?: unknown } | null;
+    if (data === null || typeof data !== "object") return;
+    const name = typeof data.name === "string" ? data.name : "tool";
+    const key = typeof data.toolCallId === "string" ? data.toolCallId : `${event.ns.join("|")}:${name}`;
+    // a call the graph also reported as its own step (tool.call.*) is shown once, by that step
+    if (this.calls.has(key)) return;
+    const now = event.at !== undefined ? Date.parse(event.at) : Date.now();
+    if (data.event === "on_tool_start") {
+      const args = toolInput(data.input);
+      this.toolRuns.set(key, { name, args, startedAt: now });
+      this.setSpinner(`running ${name}(${foldArgs(args, CLI_DEFAULTS.foldedArgsChars)})`);
+      return;
+    }
+    if (data.event !== "on_tool_end" && data.event !== "on_tool_error") return;
+    const started = this.toolRuns.get(key);
+    this.toolRuns.delete(key);
+    this.setSpinner(null);
+    const ok = data.event === "on_tool_end";
+    const args = started?.args;
+    const error = ok ? "" : `  ${oneLine(typeof data.error === "string" ? data.error : (JSON.stringify(data.error) ?? "failed"), CLI_DEFAULTS.toolErrorChars)}`;
+    const took = event.duration_ms !== undefined ? String(event.duration_ms) : started === undefined || Number.isNaN(now - started.startedAt) ? "?" : String(Math.max(0, now - started.startedAt));
+    this.line(`${ok ? "✓" : "✗"} ${name}(${foldArgs(args, CLI_DEFAULTS.foldedArgsChars)})${error}  ${took} ms`);
+    if (!this.options.verbose) return;
+    if (args !== undefined) this.line(`    args ${JSON.stringify(args)}`);
+    if (ok && data.output !== undefined && data.output !== null) this.result(name, toolOutputText(data.output));
+  }
+
   /** Prints a tool's result (what the model saw) under its call line, cut to CLI_DEFAULTS.verboseResultChars. */
   result(tool: string, text: string): void {
     const flat = text.replace(/\s+/g, " ").trim();
@@ -304,6 +344,23 @@ function at(event: { at?: string }): string {
 function processOf(worker: unknown): string {
   const pid = typeof worker === "string" ? worker.split(":")[1] : undefined;
   return pid !== undefined && /^\d+$/.test(pid) ? `process ${pid}` : "a process";
+}
+
+/** A tool's input as LangChain reports it (the arguments as JSON text): the arguments, or the text itself when it is not JSON. */
+function toolInput(input: unknown): unknown {
+  if (typeof input !== "string") return input;
+  try {
+    return JSON.parse(input) as unknown;
+  } catch {
+    return input;
+  }
+}
+
+/** A tool's output as text: a tool message's content, a string as it is, anything else as JSON. */
+function toolOutputText(output: unknown): string {
+  const content = (output as { content?: unknown } | null)?.content;
+  const value = typeof output === "object" && output !== null && content !== undefined ? content : output;
+  return typeof value === "string" ? value : (JSON.stringify(value) ?? "");
 }
 
 /** Text on one line, cut to `max` characters at a space (never inside a word or a URL). */

@@ -25,7 +25,7 @@ export function registerWorkerCommand(program: Command, setExitCode: (code: numb
       // graphs load first (a broken one is exit 2 before anything opens); their env applies to the config
       const project = await loadProjectGraphs(options.config);
       const { opened, stopLog, worker, concurrency } = await startService("worker", async () => {
-        const opened = await openRuntime({ requireModel: true, recoverOrphans: true, service: true, graphs: project.graphs });
+        const opened = await openRuntime({ readyGraphs: "all", recoverOrphans: true, service: true, graphs: project.graphs });
         try {
           const concurrency = options.concurrency ?? opened.config.worker.concurrency;
           const stopLog = await startWorkerLog(opened.runtime, (line) => void process.stdout.write(`worker: ${line}\n`));

@@ -19,6 +19,13 @@ export interface BuiltinAgentOptions {
   checkpointer: BaseCheckpointSaver;
   /** The chat model; default the configured one (LangChain's OpenAI client loads at the first run that needs it). */
   model?: BaseChatModel | undefined;
+  /**
+   * Without `model`, when the configured model cannot be built: the model the graph is built with
+   * instead (given the build's error), so what needs the graph but never calls the model (its
+   * state, drawing, an approval's edit check) still works; its hooks' `ready` still throws the
+   * error. Default: none, the error is thrown wherever the graph is needed.
+   */
+  modelStandIn?: ((error: unknown) => Promise<BaseChatModel>) | undefined;
   /** The tools; default `builtinTools` in the configured workspace. */
   tools?: readonly Tool[] | undefined;
   /** Where `send_file` stores attachments. */
@@ -33,11 +40,18 @@ export interface BuiltinAgent {
 
 /**
  * The built-in agent, registered under `agent` like any graph: built on first use (a model is
- * needed only once a run of it executes), with the hooks its runs use (`agentRunHooks`). A failed
- * build is not kept, so a fixed configuration is retried.
+ * needed only once a run of it executes), with the hooks its runs use (`agentRunHooks`); it is
+ * `ready` once its model builds. A failed build is not kept, so a fixed configuration is retried.
  */
 export function builtinAgent(options: BuiltinAgentOptions): BuiltinAgent {
   const { config } = options;
+  let loaded: Promise<BaseChatModel> | undefined;
+  // the model alone: what `ready` checks; a failed load is not kept either
+  const model = (): Promise<BaseChatModel> => {
+    loaded ??= options.model !== undefined ? Promise.resolve(options.model) : loadChatModel(config);
+    loaded.catch(() => (loaded = undefined));
+    return loaded;
+  };
   let built: Promise<{ graph: CompiledGraphLike; registry: ToolRegistry }> | undefined;
   const build = (): Promise<{ graph: CompiledGraphLike; registry: ToolRegistry }> => {
     built ??= (async () => {
@@ -51,8 +65,9 @@ export function builtinAgent(options: BuiltinAgentOptions): BuiltinAgent {
         requireApproval: config.requireApproval,
         autoApprove: config.autoApprove,
       });
-      const model = options.model ?? (await loadChatModel(config));
-      const graph = buildAgentGraph({ model, tools: registry, checkpointer: options.checkpointer, limits });
+      const standIn = options.modelStandIn;
+      const chat = await model().catch((error: unknown) => (standIn === undefined ? Promise.reject(error) : standIn(error)));
+      const graph = buildAgentGraph({ model: chat, tools: registry, checkpointer: options.checkpointer, limits });
       return { graph: graph as unknown as CompiledGraphLike, registry };
     })();
     built.catch(() => (built = undefined));
@@ -60,6 +75,10 @@ export function builtinAgent(options: BuiltinAgentOptions): BuiltinAgent {
   };
   return {
     graph: async () => (await build()).graph,
-    hooks: { ...agentRunHooks(async () => (await build()).registry), description: ASSISTANT_DEFAULTS.agentDescription },
+    hooks: {
+      ...agentRunHooks(async () => (await build()).registry),
+      description: ASSISTANT_DEFAULTS.agentDescription,
+      ready: async () => void (await model()),
+    },
   };
 }

@@ -74,4 +74,10 @@ export interface GraphRunHooks {
   reportsSteps?: boolean;
   /** What the graph is, for its default assistant's description. */
   description?: string;
+  /**
+   * Throws (a ConfigError naming what to set) when a run of the graph cannot execute in this
+   * process, e.g. the agent without a usable model. A command that is about to execute a run asks
+   * first (`runtime.graphs.ready`), so it fails before touching the run. Default: always ready.
+   */
+  ready?(): Promise<void>;
 }

@@ -128,6 +128,8 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
   const deadline = hooks.stopsItself === true ? undefined : setTimeout(() => stop.abort(new StopSignal("deadline")), Math.max(0, budgetMs));
   deadline?.unref?.();
   const inFlight = new Map<string, { node: string; at: number; ns: string[] }>();
+  // LangChain tools under way (the tools stream), by call: their end events say how long they ran
+  const toolsStarted = new Map<string, number>();
   const onDrain = (): void => {
     // drained between steps: stop once the tasks of the current step have finished
     if (inFlight.size === 0) stop.abort(new StopSignal("drained"));
@@ -228,7 +230,7 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
         continue;
       }
       if (mode === "tools") {
-        emit(attempt, { type: "tools", ns, data: toolEventData(payload) });
+        emit(attempt, { type: "tools", ns, data: toolEventData(payload), ...toolDuration(toolsStarted, ns, payload) });
         continue;
       }
       if (mode !== "tasks") continue;
@@ -305,6 +307,17 @@ async function finishFromState(attempt: Attempt, hooks: GraphRunHooks, state: St
  * A `tools` stream chunk as plain JSON: a LangChain message (a tool's `ToolMessage` output) as its
  * dict (`{type, content, tool_call_id, ...}`), an error as its text, as the official server sends them.
  */
+/** `duration_ms` for a tool's end (`on_tool_end` / `on_tool_error`), from its start noted in `started`; nothing for other events. */
+function toolDuration(started: Map<string, number>, ns: string[], payload: unknown): { duration_ms?: number } {
+  const chunk = (payload ?? {}) as { event?: unknown; toolCallId?: unknown; name?: unknown };
+  const key = typeof chunk.toolCallId === "string" ? chunk.toolCallId : `${ns.join("|")}:${String(chunk.name)}`;
+  if (chunk.event === "on_tool_start") started.set(key, Date.now());
+  if (chunk.event !== "on_tool_end" && chunk.event !== "on_tool_error") return {};
+  const at = started.get(key);
+  started.delete(key);
+  return at === undefined ? {} : { duration_ms: Date.now() - at };
+}
+
 function toolEventData(payload: unknown): unknown {
   const chunk = payload as { error?: unknown } | null;
   const withError = chunk !== null && typeof chunk === "object" && "error" in chunk ? { ...chunk, error: errorText(chunk.error) } : payload;

@@ -37,7 +37,8 @@ export type GraphRunEvent =
   | { type: "node.started"; node: string; task_id: string; ns: string[] }
   | { type: "node.finished"; node: string; task_id: string; ns: string[]; duration_ms: number | null; error: string | null; interrupted: boolean }
   | { type: "custom"; ns: string[]; data: unknown }
-  | { type: "tools"; ns: string[]; data: unknown }
+  /** `duration_ms` on a tool's end (`on_tool_end` / `on_tool_error`): how long it ran, when its start was seen. */
+  | { type: "tools"; ns: string[]; data: unknown; duration_ms?: number }
   | { type: "events"; data: unknown }
   | { type: "events.truncated"; limit: number }
   | { type: "approval.requested"; requests: unknown[] };

@@ -82,6 +82,12 @@ export interface RuntimeOptions {
   db: Database;
   /** The chat model; default: `createChatModel(config)` when a run first needs it. */
   model?: BaseChatModel;
+  /**
+   * Without `model`: what the built-in agent's graph is built with when the configured model
+   * cannot be built (given the error), so reading its threads needs no model; runs of it are not
+   * `ready` (`graphs.ready`). Default: none (the build fails with the error).
+   */
+  modelStandIn?: (error: unknown) => Promise<BaseChatModel>;
   /** Tools; default: `builtinTools` on the configured workspace, with attachments in `db` and `config.image`. */
   tools?: readonly Tool[];
   /** Default: the built-in defaults (the runtime never reads the environment itself). */
@@ -308,6 +314,16 @@ export interface GraphsApi {
   description(id: string): string | null;
   /** Whether the graph's nodes report their steps (model rounds, tool calls): a timeline shows its runs by those, not node by node. */
   reportsSteps(id: string): boolean;
+  /** Whether the graph counts its runs' model rounds, tool calls and tokens (`GraphRunHooks.counters`): only then are they worth showing. */
+  reportsCounters(id: string): boolean;
+  /** Whether the graph says its runs' answer (`GraphRunHooks.outcome`): a person is shown that answer rather than the final values. */
+  reportsAnswer(id: string): boolean;
+  /**
+   * Resolves when a run of the graph can execute in this process (`GraphRunHooks.ready`); throws
+   * what it lacks otherwise (the agent: the ConfigError saying which model setting is missing).
+   * GRAPH_NOT_FOUND for an unknown id.
+   */
+  ready(id: string): Promise<void>;
   /** The graph's nodes and edges (LangGraph's drawable graph as JSON); GRAPH_NOT_FOUND for an unknown id. */
   drawing(id: string, options?: { xray?: boolean | number }): Promise<GraphDrawing>;
   /** The graph's input, output and state JSON schemas as far as they are known at runtime (see `graphSchemas`). */
@@ -370,7 +386,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const store = new PostgresStore(db, storeOptionsFromConfig(config, options.embeddings, logger.child({ component: "store" })));
   const completions = new RunCompletions(db);
   const policy = webhookPolicy(config.webhooks.allow);
-  const agent = builtinAgent({ config, checkpointer, model: options.model, tools: options.tools, attachments: new AttachmentStore(db) });
+  const agent = builtinAgent({ config, checkpointer, model: options.model, modelStandIn: options.modelStandIn, tools: options.tools, attachments: new AttachmentStore(db) });
   const graphs = new GraphRegistry(options.graphs, { checkpointer, store, agent });
   const assistants = new AssistantStore(db, graphs, config.graphDefaults);
 
@@ -650,6 +666,12 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       has: (id) => graphs.has(id),
       description: (id) => graphs.hooks(id).description ?? null,
       reportsSteps: (id) => graphs.hooks(id).reportsSteps === true,
+      reportsCounters: (id) => graphs.hooks(id).counters !== undefined,
+      reportsAnswer: (id) => graphs.hooks(id).outcome !== undefined,
+      ready: async (id) => {
+        graphs.check(id);
+        await graphs.hooks(id).ready?.();
+      },
       drawing: async (id, drawOptions = {}) => drawGraph(await graphs.compiled(id), drawOptions),
       schemas: async (id) => graphSchemas(await graphs.compiled(id)),
       subgraphs: async (id, subgraphOptions = {}) => subgraphSchemas(await graphs.compiled(id), subgraphOptions),

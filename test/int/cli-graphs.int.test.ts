@@ -18,6 +18,7 @@ const REVIEW_CONFIG = join(EXAMPLES, "approval-graph", "langgraph.json");
 const RESEARCH_CONFIG = join(EXAMPLES, "parallel-research", "langgraph.json");
 const HITL_CONFIG = join(EXAMPLES, "hitl-agent", "langgraph.json");
 const ONE_COPY_GRAPH = fileURLToPath(new URL("../fixtures/graphs/one-copy.ts", import.meta.url));
+const TOOL_NODE_GRAPH = fileURLToPath(new URL("../fixtures/graphs/tool-node.ts", import.meta.url));
 const context = cliContexts();
 
 // the CLI is above the runtime seam: both engines are covered below it (graph-runs, crons)
@@ -31,12 +32,30 @@ describe.each([CHILD_ENGINE])("devmind CLI with user graphs on %s", (backend) =>
     expect(result).toMatchObject({ type: "result", status: "interrupted" });
     expect(lines.filter((line) => line["type"] === "node.finished").map((line) => line["node"])).toEqual(["write", "review"]);
     expect(lines.find((line) => line["type"] === "run.interrupted")).toMatchObject({ interrupts: [{ value: { question: "Send this draft?", draft: "A short note about durable runs." } }] });
+    // the result line carries the thread's values and what it waits on
+    const waiting = { question: "Send this draft?", draft: "A short note about durable runs." };
+    expect(result).toMatchObject({ values: { topic: "durable runs", draft: "A short note about durable runs.", outcome: null }, interrupts: [{ id: expect.any(String), value: waiting }], answer: null, model_rounds: 0, tool_calls: 0 });
     expect(first.stderr).toContain(`resume ${result.run_id} --value`);
+
+    // show: the thread's values, next node and interrupt; no counters and no answer for a graph without them
+    // one after the other: on the embedded database one process at a time opens it
+    const paused = await runCli(["show", result.run_id, "--config", REVIEW_CONFIG], ctx.env, { cwd: ctx.dir });
+    const pausedJson = await runCli(["show", result.run_id, "--config", REVIEW_CONFIG, "--json"], ctx.env, { cwd: ctx.dir });
+    expect(paused.code, paused.stderr).toBe(0);
+    expect(paused.stdout).toMatch(new RegExp(`^run ${result.run_id}: interrupted · 2 nodes · [\\d.]+ m?s\n`));
+    expect(paused.stdout).toContain('values:\n  topic: "durable runs"\n  draft: "A short note about durable runs."\n  outcome: null\nnext: review\n');
+    expect(paused.stdout).toMatch(/\nwaiting for a value: question="Send this draft\?", draft="A short note about[^\n]*  \[interrupt [^\]]+\]\n/);
+    expect(paused.stdout).not.toMatch(/model round|answer/);
+    const shownJson = ndjson(pausedJson.stdout)[0] as Record<string, unknown>;
+    expect(shownJson).not.toHaveProperty("answer");
+    expect(shownJson["state"]).toEqual({ values: { topic: "durable runs", draft: "A short note about durable runs.", outcome: null }, next: ["review"], interrupts: [{ id: expect.any(String), value: waiting }] });
 
     const resumed = await runCli(["resume", result.run_id, "--config", REVIEW_CONFIG, "--value", '{"approved":true}', "--by", "alice", "--reason", "fine"], ctx.env, { cwd: ctx.dir });
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stdout).toMatch(/● review\s+\d+ ms/);
     expect(resumed.stdout).toContain("✓ succeeded");
+    // it ends with the graph's final values and a summary without counters the graph does not keep
+    expect(resumed.stdout).toMatch(/✓ succeeded\nvalues:\n  topic: "durable runs"\n  draft: "A short note about durable runs\."\n  outcome: "sent: A short note about durable runs\."\nrun [0-9a-f-]{36}: success \(completed\) · \d+ nodes? · [\d.]+ m?s\n$/);
 
     const shown = await runCli(["events", result.run_id], ctx.env, { cwd: ctx.dir });
     expect(shown.code, shown.stderr).toBe(0);
@@ -52,6 +71,30 @@ describe.each([CHILD_ENGINE])("devmind CLI with user graphs on %s", (backend) =>
     const run = await runCli(["run", "--config", config, "--graph", "probe", "--input", "{}", "--json"], ctx.env, { cwd: ctx.dir });
     expect(run.code, run.stdout + run.stderr).toBe(0);
     expect(ndjson(run.stdout).at(-1)).toMatchObject({ type: "result", status: "success" });
+  });
+
+  it("a ToolNode graph: one folded line per tool call, its final values, and values/interrupts in the --json result", async () => {
+    const ctx = context(backend);
+    const config = join(ctx.dir, "tool-node.json");
+    writeFileSync(config, JSON.stringify({ graphs: { research: `${TOOL_NODE_GRAPH}:graph` } }));
+    const text = await runCli(["run", "--config", config, "--input", '{"query":"durable runs"}'], ctx.env, { cwd: ctx.dir });
+    const json = await runCli(["run", "--config", config, "--input", '{"query":"durable runs"}', "--json"], ctx.env, { cwd: ctx.dir });
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toMatch(/\n✓ search\(query="durable runs"\)  \d+ ms\n/);
+    expect(text.stdout).toMatch(/\n✗ fetch\(url="https:\/\/example\.invalid\/a"\)  the host of https:\/\/example\.invalid\/a is down  \d+ ms\n/);
+    expect(text.stdout).toContain("\nvalues:\n  messages: 3 messages, last tool: ");
+    expect(text.stdout).toContain('\n  query: "durable runs"\n  found: "search: found 3 pages about durable runs; fetch: Error: the host');
+    expect(text.stdout).toMatch(/\nrun [0-9a-f-]{36}: success \(completed\) · 3 nodes · [\d.]+ m?s\n$/);
+    expect(text.stdout).not.toContain("model round");
+
+    expect(json.code, json.stderr).toBe(0);
+    const lines = ndjson(json.stdout);
+    const tools = lines.filter((line) => line["type"] === "tools").map((line) => (line["data"] as { event: string; name: string }).event + ":" + (line["data"] as { name: string }).name);
+    expect(tools.sort()).toEqual(["on_tool_end:search", "on_tool_error:fetch", "on_tool_start:fetch", "on_tool_start:search"]);
+    const result = lines.at(-1) as { values: { messages: { type: string }[]; query: string; found: string }; interrupts: unknown[] };
+    expect(result).toMatchObject({ type: "result", status: "success", answer: null, interrupts: [], values: { query: "durable runs" } });
+    expect(result.values.messages.map((message) => message.type)).toEqual(["ai", "tool", "tool"]);
+    expect(result.values.found).toContain("search: found 3 pages about durable runs");
   });
 });
 

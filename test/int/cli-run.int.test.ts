@@ -8,7 +8,7 @@ import { BACKENDS, itOnChildEngine } from "../helpers/databases.js";
 import { snapshotTables, type TableSnapshot } from "../helpers/fuzz.js";
 import { openDatabase } from "../../src/db/open-database.js";
 
-const RESULT_KEYS = ["answer", "model_rounds", "run_id", "status", "stop_reason", "thread_id", "tool_calls", "type"];
+const RESULT_KEYS = ["answer", "interrupts", "model_rounds", "run_id", "status", "stop_reason", "thread_id", "tool_calls", "type", "values"];
 
 /** A run that writes note.txt (which needs approval), then answers. */
 const WRITE_SCRIPT: ScriptedTurn[] = [
@@ -71,7 +71,12 @@ describe.each(BACKENDS)("devmind run / approve / reject / resume / cancel on %s"
     // the agent's nodes are tasks of LangGraph's stream, stored as every graph's are
     expect(events.filter((e) => e["type"] === "node.finished").map((e) => e["node"])).toEqual(["begin", "guard", "model", "guard", "tools", "guard", "model", "guard", "finish"]);
     expect(Object.keys(final).sort()).toEqual(RESULT_KEYS);
-    expect(final).toMatchObject({ type: "result", status: "success", stop_reason: "completed", answer: "2 + 3 = 5", model_rounds: 2, tool_calls: 1 });
+    expect(final).toMatchObject({ type: "result", status: "success", stop_reason: "completed", answer: "2 + 3 = 5", model_rounds: 2, tool_calls: 1, interrupts: [] });
+    // the thread's values as the LangGraph API sends them: messages as message dicts
+    const values = final["values"] as { messages: { type: string; content: unknown }[]; answer: unknown };
+    expect(values.answer).toBe("2 + 3 = 5");
+    expect(values.messages.map((message) => message.type)).toEqual(["human", "ai", "tool", "ai"]);
+    expect(values.messages.at(-1)?.content).toBe("2 + 3 = 5");
   }, 300_000);
 
   it("pauses at an approval (exit 3, the command to continue), then `approve` in a fresh process finishes it (exit 0)", async () => {
@@ -86,6 +91,9 @@ describe.each(BACKENDS)("devmind run / approve / reject / resume / cancel on %s"
     expect(first.stdout).toContain(`  npx devmind approve ${runId}\n`);
     expect(first.stdout).toContain(`devmind reject ${runId} --reason`);
     expect(existsSync(join(ctx.workspace, "note.txt"))).toBe(false);
+    // the agent says its answer: neither its values nor a node count are printed, its counters are
+    expect(first.stdout).not.toContain("values:");
+    expect(first.stdout).toMatch(new RegExp(`run ${runId}: \\w+ · 2 model rounds · 1 tool call · \\d+ tokens\n`));
 
     const second = await runCli(["approve", runId, "--by", "alice", "--reason", "fine", "--json"], { ...ctx.env, ...model }, { cwd: ctx.dir });
     expect(second.stderr).toBe("");
@@ -127,7 +135,12 @@ describe.each(BACKENDS)("devmind run / approve / reject / resume / cancel on %s"
     const first = await runCli(["run", "write a note", "--json"], { ...ctx.env, ...model }, { cwd: ctx.dir });
     expect(first.code).toBe(3);
     const runId = String(ndjson(first.stdout).at(-1)?.["run_id"]);
-    expect(ndjson(first.stdout).at(-1)).toMatchObject({ type: "result", status: "interrupted", stop_reason: null });
+    expect(ndjson(first.stdout).at(-1)).toMatchObject({
+      type: "result",
+      status: "interrupted",
+      stop_reason: null,
+      interrupts: [{ id: expect.any(String), value: { actionRequests: [expect.objectContaining({ name: "write_file", args: { path: "note.txt", content: "hello" } })] } }],
+    });
     expect(first.stderr).toContain(`devmind approve ${runId}`);
     const rejected = await runCli(["reject", runId, "--reason", "not now", "--json"], { ...ctx.env, ...model }, { cwd: ctx.dir });
     expect(rejected.code).toBe(0);

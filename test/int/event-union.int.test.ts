@@ -45,7 +45,7 @@ const FIELDS: { [T in RunEventType]: Record<keyof RunEventFields<T>, Presence> }
   "node.started": { node: "required", task_id: "required", ns: "required" },
   "node.finished": { node: "required", task_id: "required", ns: "required", duration_ms: "required", error: "required", interrupted: "required" },
   custom: { ns: "required", data: "required" },
-  tools: { ns: "required", data: "required" },
+  tools: { ns: "required", data: "required", duration_ms: "optional" },
   events: { data: "required" },
   "events.truncated": { limit: "required" },
   "graph.stopped": { stop_reason: "required" },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { foldArgs } from "../../src/cli/fold.js";
+import { foldArgs, foldValues } from "../../src/cli/fold.js";
 import { Timeline, type TimelineEvent } from "../../src/cli/timeline.js";
 import { TimelineFeed } from "../../src/cli/timeline-feed.js";
 import type { CallDetail } from "../../src/cli/call-details.js";
@@ -22,6 +22,29 @@ describe("foldArgs", () => {
     expect(foldArgs({ path: "notes.md", content: "line one\nline two and a lot more text than fits" }, 40)).toBe('path="notes.md", content="line one\\nlin…');
     expect(foldArgs({ a: "x".repeat(500) }, 30).length).toBeLessThanOrEqual(30);
     expect(foldArgs([1, 2, 3], 72)).toBe("[1,2,3]");
+  });
+});
+
+describe("foldValues", () => {
+  it("folds a graph's values to one line per key: long JSON cut, long lists counted, messages by their count and last one", () => {
+    expect(foldValues({}, 100)).toEqual([]);
+    expect(foldValues(null, 100)).toEqual([]);
+    expect(foldValues("plain", 100)).toEqual(['"plain"']);
+    expect(foldValues({ topic: "durable runs", approved: true, draft: null }, 100)).toEqual(['topic: "durable runs"', "approved: true", "draft: null"]);
+    const [long] = foldValues({ text: "y".repeat(500) }, 40);
+    expect(long?.length).toBeLessThanOrEqual(40);
+    expect(long).toMatch(/^text: "y+…$/);
+    const [list] = foldValues({ items: Array.from({ length: 50 }, (_, i) => i) }, 60);
+    expect(list).toMatch(/^items: \[0,1,2,.*… \(50 items\)$/);
+    expect(foldValues({ items: [1, 2] }, 60)).toEqual(["items: [1,2]"]);
+    const messages = [
+      { type: "human", content: "note it", id: "m1" },
+      { type: "ai", content: "", tool_calls: [{ name: "append_line", args: { line: "x" }, id: "c1" }] },
+      { type: "tool", content: "ok", tool_call_id: "c1" },
+      { type: "ai", content: "noted" },
+    ];
+    expect(foldValues({ messages }, 100)).toEqual(['messages: 4 messages, last ai: "noted"']);
+    expect(foldValues({ messages: messages.slice(0, 2) }, 100)).toEqual(["messages: 2 messages, last ai: calls append_line"]);
   });
 });
 
@@ -55,6 +78,31 @@ describe("Timeline", () => {
         "",
       ].join("\n"),
     );
+  });
+
+  it("folds a graph's LangChain tool calls (LangGraph's tools stream) into one line each, timed by the end's duration_ms or the stored events' times", () => {
+    const at = (ms: number): string => new Date(Date.UTC(2026, 0, 1, 10, 0, 0, ms)).toISOString();
+    const events: TimelineEvent[] = [
+      { type: "node.started", node: "tools", task_id: "t1", ns: [], at: at(0) },
+      { type: "tools", ns: ["tools:t1"], data: { event: "on_tool_start", toolCallId: "s1", name: "search", input: '{"query":"x"}' }, at: at(10) },
+      { type: "tools", ns: ["tools:t1"], data: { event: "on_tool_start", toolCallId: "s2", name: "fetch", input: "not json" }, at: at(11) },
+      { type: "tools", ns: ["tools:t1"], data: { event: "on_tool_event", toolCallId: "s1", name: "search", data: { progress: 1 } }, at: at(15) },
+      { type: "tools", ns: ["tools:t1"], data: { event: "on_tool_end", toolCallId: "s1", name: "search", output: { type: "tool", content: "found 3", tool_call_id: "s1" } }, duration_ms: 7, at: at(22) },
+      { type: "tools", ns: ["tools:t1"], data: { event: "on_tool_error", toolCallId: "s2", name: "fetch", error: "Error: the host   is down" }, at: at(30) },
+      { type: "node.finished", node: "tools", task_id: "t1", ns: [], duration_ms: 31, error: null, interrupted: false, at: at(31) },
+      { type: "run.succeeded", answer: null },
+    ];
+    expect(render(events)).toBe(['✓ search(query="x")  7 ms', '✗ fetch("not json")  Error: the host is down  19 ms', "● tools  31 ms", "✓ succeeded", ""].join("\n"));
+    const verbose = render(events, { verbose: true });
+    expect(verbose).toContain('✓ search(query="x")  7 ms\n    args {"query":"x"}\n    search result found 3\n');
+    // a graph that reports its calls as steps is shown by those: its tools events add no second line
+    const both = render([
+      { type: "tool.call.started", tool_call_id: "c1", tool: "add", args: { a: 2, b: 3 } },
+      { type: "tools", ns: [], data: { event: "on_tool_start", toolCallId: "c1", name: "add", input: '{"a":2,"b":3}' } },
+      { type: "tools", ns: [], data: { event: "on_tool_end", toolCallId: "c1", name: "add", output: "5" } },
+      { type: "tool.call.finished", tool_call_id: "c1", tool: "add", ok: true, error_code: null, duration_ms: 2, truncated: false },
+    ]);
+    expect(both).toBe("✓ add(a=2, b=3)  2 ms\n");
   });
 
   it("--verbose adds the created line, model usage and full arguments", () => {
