@@ -299,6 +299,11 @@ export const GRAPHS_DEFAULTS = {
   configFile: "langgraph.json",
   /** Id of the built-in agent when no config file names graphs. */
   builtinId: "agent",
+  /**
+   * The graph (assistant) a run, cron or thread uses when none is named: a default, never a
+   * behaviour switch (the built-in agent's id, so `devmind run TASK` runs the agent).
+   */
+  defaultGraphId: "agent",
   /** LangGraph's own default recursion limit, for a run of a user graph that sets none. */
   recursionLimit: 25,
   /** Interrupted runs read by one `runtime.runs.interrupted()` call when no limit is given, and the most. */

@@ -72,7 +72,7 @@ export function registerCronsCommand(program: Command, setExitCode: (code: numbe
         command.error("error: --metadata must be a JSON object", { exitCode: EXIT.usage });
       }
       const project = await loadProjectGraphs(options.config);
-      const graphId = options.graph ?? (project.graphs === undefined ? GRAPHS_DEFAULTS.builtinId : firstGraph(project.graphs));
+      const graphId = options.graph ?? (project.graphs === undefined ? GRAPHS_DEFAULTS.defaultGraphId : firstGraph(project.graphs));
       const opened = await openRuntime({ callsNoModel: true, graphs: project.graphs });
       try {
         const cron = await opened.runtime.crons.create({
@@ -130,5 +130,5 @@ function cronLine(cron: CronRecord): string {
 
 /** The first graph a project's langgraph.json names (what `--graph` defaults to there). */
 function firstGraph(graphs: Record<string, GraphEntry | false>): string {
-  return Object.entries(graphs).find(([, entry]) => entry !== false)?.[0] ?? GRAPHS_DEFAULTS.builtinId;
+  return Object.entries(graphs).find(([, entry]) => entry !== false)?.[0] ?? GRAPHS_DEFAULTS.defaultGraphId;
 }

@@ -51,7 +51,7 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
     .action(async (taskArgument: string | undefined, options: RunOptions, command: Command) => {
       const project = await loadProjectGraphs(options.config);
       // the default graph is only a default: every graph runs the same way from here on
-      const graphId = options.graph ?? (project.graphs === undefined ? GRAPHS_DEFAULTS.builtinId : firstGraph(project.graphs));
+      const graphId = options.graph ?? (project.graphs === undefined ? GRAPHS_DEFAULTS.defaultGraphId : firstGraph(project.graphs));
       if (taskArgument !== undefined && options.input !== undefined) command.error("error: give either a TASK or --input, not both", { exitCode: EXIT.usage });
       if (options.model !== undefined) {
         try {
@@ -98,5 +98,5 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
 
 /** The first graph a project's langgraph.json names (what `--graph` defaults to there). */
 function firstGraph(graphs: Record<string, GraphEntry | false>): string {
-  return Object.entries(graphs).find(([, entry]) => entry !== false)?.[0] ?? GRAPHS_DEFAULTS.builtinId;
+  return Object.entries(graphs).find(([, entry]) => entry !== false)?.[0] ?? GRAPHS_DEFAULTS.defaultGraphId;
 }

@@ -1,3 +1,4 @@
+import { GRAPHS_DEFAULTS } from "../constants.js";
 import type { Command } from "commander";
 import { CLI_DEFAULTS, RUN_STORE_LIMITS } from "../constants.js";
 import { isRunStatus, RUN_STATUSES, type RunRecord } from "../runtime/run-record.js";
@@ -36,14 +37,16 @@ function runLine(run: RunRecord): string {
   return [run.run_id, run.status.padEnd(11), stop.padEnd(16), `${run.model_rounds}r/${run.tool_calls}t`.padEnd(7), run.created_at.slice(0, 19), oneLine(task)].join("  ");
 }
 
-/** The agent's first message, or another graph's input folded: what the run was asked. */
+/** What the run was asked: the first of its input messages (of any graph that takes messages), or its input folded. */
 function runTask(run: RunRecord): string {
   const messages = (run.input as { messages?: unknown } | null)?.messages;
-  if (run.graph_id === "agent" && Array.isArray(messages)) {
+  const prefix = run.graph_id === GRAPHS_DEFAULTS.defaultGraphId ? "" : `[${run.graph_id}] `;
+  if (Array.isArray(messages) && messages.length > 0) {
     const first: unknown = messages[0];
-    return typeof first === "string" ? first : foldArgs(first, 40);
+    const content = (first as { content?: unknown } | null)?.content;
+    return `${prefix}${typeof first === "string" ? first : typeof content === "string" ? content : foldArgs(first, 40)}`;
   }
-  return `[${run.graph_id}] ${foldArgs(run.input, 40)}`;
+  return `${prefix}${foldArgs(run.input, 40)}`;
 }
 
 function oneLine(text: string): string {

@@ -143,7 +143,7 @@ export function createCronsApi(crons: CronStore, graphs: CronGraphs, checkWebhoo
   const webhookOf = (webhook: unknown): string | null => (webhook === undefined || webhook === null ? null : checkWebhook(webhook as string));
   return {
     async create(options) {
-      const graphId = options.assistantId ?? GRAPHS_DEFAULTS.builtinId;
+      const graphId = options.assistantId ?? GRAPHS_DEFAULTS.defaultGraphId;
       graphs.check(graphId);
       const schedule = checkCronSchedule(options.schedule, options.timezone);
       const endTime = checkEndTime(options.endTime);

@@ -318,5 +318,5 @@ const ASSISTANT_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f
 function assistantOfRow(row: Row): string {
   const stored = row["assistant_id"] as string | undefined;
   if (stored !== undefined && ASSISTANT_UUID.test(stored)) return stored;
-  return assistantIdFor((row["graph_id"] as string | undefined) ?? stored ?? GRAPHS_DEFAULTS.builtinId);
+  return assistantIdFor((row["graph_id"] as string | undefined) ?? stored ?? GRAPHS_DEFAULTS.defaultGraphId);
 }

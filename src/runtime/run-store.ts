@@ -202,7 +202,7 @@ export class RunStore {
     options: CreateRunOptions,
     withRun?: (tx: Queryable, runId: string) => Promise<void>,
   ): Promise<{ run: RunRecord } | { conflict: { threadId: string; activeRunId: string | undefined; activeStatus: string | undefined } }> {
-    const graphId = checkGraphId(options.graphId ?? GRAPHS_DEFAULTS.builtinId, "graphId");
+    const graphId = checkGraphId(options.graphId ?? GRAPHS_DEFAULTS.defaultGraphId, "graphId");
     const assistantId = checkGraphId(options.assistantId ?? graphId, "assistantId");
     // the graph's own check (the agent's: `{ messages }` or none), before anything is stored
     this.hooksOf(graphId).checkInput?.(options.input, { config: options.config, context: options.context });
@@ -305,7 +305,7 @@ export class RunStore {
    */
   async claimNext(options: LeaseOptions & { graphIds?: readonly string[] }): Promise<ClaimedRun | null> {
     const { owner, leaseMs } = checkLease(options);
-    const graphIds = [...(options.graphIds ?? [GRAPHS_DEFAULTS.builtinId])];
+    const graphIds = [...(options.graphIds ?? [GRAPHS_DEFAULTS.defaultGraphId])];
     for (let attempt = 0; attempt < RUN_STORE_LIMITS.claimRetries; attempt += 1) {
       try {
         const result = await this.db.query(this.sql.claimNext, [owner, leaseMs, graphIds]);

@@ -467,7 +467,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const threads = createThreadsApi(db, async (threadId, taggedGraph) => {
     const [latest] = await runs.list({ threadId, limit: 1 }).catch(() => []);
     const tagged = latest === undefined ? await taggedGraph() : undefined;
-    const graphId = latest !== undefined && graphs.has(latest.graph_id) ? latest.graph_id : tagged !== undefined && graphs.has(tagged) ? tagged : GRAPHS_DEFAULTS.builtinId;
+    const graphId = latest !== undefined && graphs.has(latest.graph_id) ? latest.graph_id : tagged !== undefined && graphs.has(tagged) ? tagged : GRAPHS_DEFAULTS.defaultGraphId;
     const config = latest === undefined ? {} : { configurable: { ...(latest.config.configurable ?? {}), thread_id: threadId } };
     return (await graphs.compiled(graphs.has(graphId) ? graphId : (graphs.ids()[0] ?? graphId), config)) as unknown as StateReadableGraph;
   }, logger.child({ component: "threads" }));
@@ -478,7 +478,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     async create(request) {
       const { executeHere, assistantId: requested, webhook: requestedWebhook, deleteThread, completionHoldMs, ...given } = request;
       const webhook = requestedWebhook === undefined || requestedWebhook === null ? null : checkWebhookUrl(policy, requestedWebhook);
-      const named = requested ?? GRAPHS_DEFAULTS.builtinId;
+      const named = requested ?? GRAPHS_DEFAULTS.defaultGraphId;
       if (!ASSISTANT_UUID.test(named)) graphs.check(named);
       const assistant = await assistants.get(named);
       const graphId = assistant.graph_id;
