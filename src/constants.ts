@@ -236,6 +236,8 @@ export const PURGE_DEFAULTS = {
 
 /** Timing of the runtime and its workers. */
 export const RUNTIME_DEFAULTS = {
+  /** Listeners a run's cancel signal may have before Node warns: one per model or tool call in flight, and the calls' own timers. */
+  runSignalMaxListeners: 1_000,
   /** How often a running run looks for a cancel request. */
   cancelPollMs: 250,
   /** LangGraph's recursion limit for a run (our own limits stop runs long before it). */

@@ -1,8 +1,6 @@
 import { CLI_DEFAULTS } from "../constants.js";
-import { interruptsOf } from "../runtime/graph-state.js";
-import { plainJson } from "../runtime/plain-json.js";
 import type { RunRecord } from "../runtime/run-record.js";
-import type { Runtime } from "../runtime/runtime.js";
+import { interruptsOf, plainJson, type Runtime } from "../runtime/runtime.js";
 import { foldArgs, foldValues } from "./fold.js";
 
 /** A thread's state as a command shows it: plain JSON, as the LangGraph API sends it. */
@@ -26,11 +24,12 @@ export async function threadView(runtime: Runtime, run: RunRecord): Promise<Thre
   if (!runtime.graphs.has(run.graph_id)) return recorded();
   try {
     const snapshot = await runtime.threads.state(run.thread_id);
-    return {
+    // shown to people: configured secrets hidden, as in every stored event
+    return runtime.redact({
       values: plainJson(snapshot.values ?? {}),
       next: [...(snapshot.next ?? [])],
       interrupts: interruptsOf(snapshot).map((item) => ({ id: item.id, value: plainJson(item.value) })),
-    };
+    });
   } catch {
     return recorded();
   }

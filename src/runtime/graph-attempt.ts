@@ -1,7 +1,8 @@
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { Command, type StateSnapshot } from "@langchain/langgraph";
 import { fenceConfigurable } from "../checkpoint/fence-config.js";
-import { GRAPHS_DEFAULTS } from "../constants.js";
+import { setMaxListeners } from "node:events";
+import { GRAPHS_DEFAULTS, RUNTIME_DEFAULTS } from "../constants.js";
 import { databaseFaultOf } from "../db/database-faults.js";
 import type { Queryable } from "../db/types.js";
 import { DevmindError, LeaseLostError } from "../errors.js";
@@ -195,10 +196,13 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
       if (LIVE_ONLY.has(event.type)) attempt.deps.live(attempt.run.run_id, event);
       else emit(attempt, event as GraphRunEvent);
     };
+    const signal = AbortSignal.any([attempt.signals.cancel, attempt.signals.lost]);
+    // every model and tool call of the run listens to it (Node warns past 10 listeners)
+    setMaxListeners(RUNTIME_DEFAULTS.runSignalMaxListeners, signal);
     const handle: RunHandle = {
       runId: run.run_id,
       threadId: run.thread_id,
-      signal: AbortSignal.any([attempt.signals.cancel, attempt.signals.lost]),
+      signal,
       ledger: new GraphToolLedger(deps.ledger, deps.decisions, fence),
       limits: run.limits,
       emit: reported,

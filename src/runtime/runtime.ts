@@ -71,6 +71,7 @@ export type { InterruptedRun } from "./run-store.js";
 export { isHitlRequest } from "./hitl-decisions.js";
 /** A value as the JSON LangGraph clients read (messages as dicts); the HTTP API and webhooks send it. */
 export { plainJson } from "./plain-json.js";
+export { interruptsOf } from "./graph-state.js";
 export type { AssistantFields, AssistantRecord, AssistantSearchOptions, AssistantStore, AssistantVersion } from "./assistant-store.js";
 export type { GraphDrawing, GraphSchemas } from "../graphs/graph-introspection.js";
 export type { CronCreateOptions, CronRecord, CronSearchOptions, CronsApi, CronUpdateOptions } from "./crons-api.js";
@@ -303,6 +304,11 @@ export interface Runtime {
    * `threads.delete` does it); returns their ids. `DELETE /assistants/{id}?delete_threads=true`.
    */
   deleteAssistantThreads(assistantId: string): Promise<string[]>;
+  /**
+   * `value` with the configured secrets hidden, as every stored event and run record has them:
+   * for what a command shows people that does not come from those (a thread's values).
+   */
+  redact<T>(value: T): T;
   close(): Promise<void>;
 }
 
@@ -720,6 +726,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       workers.add(worker);
       return worker;
     },
+    redact: <T>(value: T): T => (value === undefined ? value : (JSON.parse(redactor.json(value)) as T)),
     health: (healthOptions = {}) => checkHealth({ runs, workers: [...workers], execution: executionHealth, prober: `${owner}:health`, ...healthOptions }),
     truncate: (flags) => purger.truncate(flags),
     deleteAssistantThreads: (assistantId) => purger.assistantThreads(assistantId, (threadId) => threads.delete(threadId)),

@@ -121,8 +121,14 @@ describe.each(BACKENDS)("devmind serve as a process on %s", (backend) => {
             onRunCreated: (meta) => (runId = meta.run_id),
           }),
         )) as Part[];
-        const started = first.map((p) => p.data as { type?: string; worker?: string }).find((e) => e.type === "run.started");
-        expect(started?.worker).toContain(`:${child.pid}:`);
+        // the run's lifecycle is in its stored events (devmind's /runs/{id}/events), not in the graph's custom parts
+        const stored = async () => {
+          const list: { type: string; worker?: string; by?: string }[] = [];
+          for await (const event of (runtime as NonNullable<typeof runtime>).runs.events(runId)) list.push(event as unknown as { type: string; worker?: string; by?: string });
+          return list;
+        };
+        expect((await stored()).find((e) => e.type === "run.started")?.worker).toContain(`:${child.pid}:`);
+        expect(first.filter((p) => p.event === "custom").map((p) => (p.data as { type: string }).type)).toEqual(["model.started", "model.finished"]);
         const interrupt = first.find((p) => p.event === "values" && "__interrupt__" in (p.data as object));
         expect((interrupt?.data as { __interrupt__: { value: { actionRequests: { tool_call_id: string }[] } }[] }).__interrupt__[0]?.value.actionRequests[0]?.tool_call_id).toBe("call_w");
 
@@ -130,10 +136,12 @@ describe.each(BACKENDS)("devmind serve as a process on %s", (backend) => {
         const resumed = (await collect(
           client.runs.stream(thread.thread_id, "agent", { command: { resume: { decisions: [{ type: "approve" }] } }, streamMode: ["values", "messages-tuple", "custom"] }),
         )) as Part[];
-        const custom = resumed.filter((p) => p.event === "custom").map((p) => p.data as { type: string; by?: string; worker?: string });
-        expect(custom[0]).toMatchObject({ type: "approval.decided", by: "alice" });
-        expect(custom.find((e) => e.type === "run.resumed")?.worker).toContain(`:${child.pid}:`);
-        expect(custom.pop()?.type).toBe("run.succeeded");
+        const custom = resumed.filter((p) => p.event === "custom").map((p) => p.data as { type: string });
+        expect(custom.map((e) => e.type)).toEqual(["tool.call.started", "tool.call.finished", "model.started", "model.finished"]);
+        const lifecycle = await stored();
+        expect(lifecycle.find((e) => e.type === "approval.decided")).toMatchObject({ by: "alice" });
+        expect(lifecycle.find((e) => e.type === "run.resumed")?.worker).toContain(`:${child.pid}:`);
+        expect(lifecycle.at(-1)?.type).toBe("run.succeeded");
         const deltas = resumed.filter((p) => p.event === "messages" && (p.data as [Msg])[0].type === "AIMessageChunk").map((p) => (p.data as [Msg])[0].content);
         // tokens are best effort: they start before the complete message, and none comes after it
         expect(deltas.length).toBeGreaterThan(0);

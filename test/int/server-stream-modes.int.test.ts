@@ -237,10 +237,9 @@ describe.each(BACKENDS)("stream modes checkpoints, tasks, debug, tools through t
     expect((await client.runs.list(thread.thread_id)).length).toBe(1);
   });
 
-  // On PGlite: on PostgreSQL a tool's event and its step's checkpoint are stored over different
-  // connections, and the live stream may interleave them otherwise than the replay (a known limit,
-  // README "Streams"); the tasks/tools smoke test below covers PostgreSQL.
-  itOn(backend, "pglite")("the built-in agent streams checkpoints, tasks and tools (from its tool-call events), replayed identically", async () => {
+  // On both engines: the agent's events are merged with its checkpoints by task, as every graph's
+  // (the one event sequence), so live and replay are the same parts in the same order.
+  it("the built-in agent streams checkpoints, tasks and tools (from its tool-call events), replayed identically", async () => {
     const server = await startTestServer(owner, [{ tool_calls: [{ id: "a1", name: "add", args: { a: 1, b: 2 } }] }, { content: "it is 3" }], { workers: 1 });
     servers.push(server);
     const client = new Client({ apiUrl: server.url, apiKey: TEST_KEYS.alice });

@@ -26,6 +26,8 @@ export class RunView {
     this.threadId = run.thread_id;
     this.graphId = typeof run.graph_id === "string" ? run.graph_id : "agent";
     this.isAgent = this.graphId === "agent";
+    /** Decisions shown since the last resume (the resume they make adds no line). */
+    this.decisionsShown = 0;
     /** @type {Map<string, RunInterrupt>} */
     this.waiting = new Map();
     /** @type {ReturnType<typeof setTimeout> | undefined} */
@@ -158,6 +160,7 @@ export class RunView {
         this.line(event, `Approval requested for ${this.pending.size} call(s)`);
         break;
       case "approval.decided": {
+        this.decisionsShown += 1;
         this.pending.delete(data.tool_call_id);
         const line = this.tools.get(data.tool_call_id);
         const who = data.by ? ` by ${data.by}` : "";
@@ -189,6 +192,12 @@ export class RunView {
         break;
       case "resume.given": {
         for (const id of Array.isArray(data.interrupt_ids) ? data.interrupt_ids : []) this.waiting.delete(id);
+        // the decisions just shown are this resume: no second line for them
+        if (this.decisionsShown > 0) {
+          this.decisionsShown = 0;
+          this.showPending();
+          break;
+        }
         this.line(event, `Resume given${data.by ? ` by ${data.by}` : ""}${data.reason ? `: ${data.reason}` : ""}`);
         this.showPending();
         break;
