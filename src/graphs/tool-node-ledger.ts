@@ -16,8 +16,8 @@ export type ToolLedgerMode =
 export interface ToolNodeReport {
   /** The node's name; inside a subgraph, its namespace first (`outer|inner|tools`). */
   node: string;
-  /** LangGraph's `ToolNode` or LangChain's `createAgent` tool node (the class name). */
-  kind: string;
+  /** LangGraph's `ToolNode` (`ToolNode`) or LangChain's agent tool node (`createAgent`, it runs `wrapToolCall` middleware). */
+  kind: "ToolNode" | "createAgent";
   tools: { name: string; ledger: ToolLedgerMode }[];
 }
 
@@ -86,7 +86,7 @@ function scanToolNodes(graph: CompiledGraphLike, wrap: boolean): ToolNodeReport[
       seen.add(node);
       const tools = node.tools.filter(isInvocable);
       if (wrap) node.tools = node.tools.map((tool) => (isInvocable(tool) && ledgeredInner(tool) === undefined && modeOf(tool) !== "opted_out" ? ledgeredView(tool, modeOf(tool) === "idempotent") : tool));
-      reports.push({ node: path, kind: (node as { constructor?: { name?: string } }).constructor?.name ?? "ToolNode", tools: tools.map((tool) => ({ name: tool.name, ledger: modeOf(tool) })) });
+      reports.push({ node: path, kind: "wrapToolCall" in node ? "createAgent" : "ToolNode", tools: tools.map((tool) => ({ name: tool.name, ledger: modeOf(tool) })) });
     }
   }
   return reports;
