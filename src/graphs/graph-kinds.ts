@@ -79,6 +79,18 @@ export async function resolveGraph(entry: unknown, options: { checkpointer: Base
   throw new GraphDefinitionError(`graph ${options.id}: promises or factories nested too deep`, { graph: options.id });
 }
 
+/**
+ * The compiled graph of a loaded entry, to look at (its nodes), not to run: a StateGraph is
+ * compiled without a checkpointer, an agent object gives its graph. Null for a factory (it is
+ * called with a run's config only) and for anything that is not a graph.
+ */
+export function graphToInspect(entry: unknown): CompiledGraphLike | null {
+  const kind = graphKind(entry);
+  if (kind === "state_graph") return (entry as StateGraphLike).compile();
+  if (kind === "compiled") return wrappedGraph(entry) ?? (entry as CompiledGraphLike);
+  return null;
+}
+
 function withLedger(graph: CompiledGraphLike): CompiledGraphLike {
   ledgerToolNodes(graph);
   return graph;
