@@ -137,6 +137,19 @@ export const TOOL_LIMITS = {
   maxSymlinkHops: 40,
 } as const;
 
+/**
+ * The `metadata` keys of a LangChain tool that devmind reads when it ledgers a tool node's tools
+ * (CONTRACT section 3; src/graphs/tool-node-ledger.ts).
+ */
+export const TOOL_LEDGER_METADATA = {
+  /** `true`: the tool may run again when its process died mid-call (re-run on recovery, not TOOL_OUTCOME_UNKNOWN). */
+  idempotent: "idempotent",
+  /** `false`: the tool stays out of the ledger entirely: it runs (again) whenever its node runs, as in plain LangGraph. */
+  optOut: "devmind_ledger",
+  /** Set (`true`) on a ledgered tool, so it is never wrapped twice and `devmind graphs` can tell. */
+  ledgered: "ledgered",
+} as const;
+
 /** What `read_demo_text` returns: a fixed text, so demos and tests have something to summarise. */
 export const DEMO_TEXT = [
   "devmind is a durable agent runtime for TypeScript. It runs a LangGraph graph whose every step is checkpointed in PostgreSQL, or in an embedded PGlite database when no server is configured, so a run survives the process that started it.",

@@ -2,6 +2,7 @@ import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph-checkp
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { PostgresCheckpointSaver } from "../checkpoint/postgres-saver.js";
 import { GraphDefinitionError } from "../errors.js";
+import { ledgerToolNodes } from "./tool-node-ledger.js";
 
 /**
  * A compiled LangGraph graph as devmind drives it: invoked and streamed with a thread's config,
@@ -55,7 +56,8 @@ export function graphKind(value: unknown): GraphKind | null {
  * Turns a graph entry into a compiled graph checkpointed by `checkpointer`: awaits a promise,
  * calls a factory with `config`, compiles a StateGraph with the checkpointer, and attaches it to
  * a compiled graph that has none. A graph compiled with a different checkpointer is refused —
- * its runs would be checkpointed where devmind cannot see them.
+ * its runs would be checkpointed where devmind cannot see them. Every tool node in the graph
+ * and its subgraphs gets the run's tool ledger (`ledgerToolNodes`, CONTRACT section 3).
  */
 export async function resolveGraph(entry: unknown, options: { checkpointer: BaseCheckpointSaver; store?: BaseStore | undefined; config?: RunnableConfig; id: string }): Promise<CompiledGraphLike> {
   let value: unknown = entry;
@@ -70,11 +72,28 @@ export async function resolveGraph(entry: unknown, options: { checkpointer: Base
       value = await (value as GraphFactory)(options.config ?? {});
       continue;
     }
-    if (kind === "state_graph") return (value as StateGraphLike).compile({ checkpointer: options.checkpointer, ...(options.store === undefined ? {} : { store: options.store }) });
-    if (kind === "compiled") return attachCheckpointer(wrappedGraph(value) ?? (value as CompiledGraphLike), options.checkpointer, options.id, options.store);
+    if (kind === "state_graph") return withLedger((value as StateGraphLike).compile({ checkpointer: options.checkpointer, ...(options.store === undefined ? {} : { store: options.store }) }));
+    if (kind === "compiled") return withLedger(attachCheckpointer(wrappedGraph(value) ?? (value as CompiledGraphLike), options.checkpointer, options.id, options.store));
     throw new GraphDefinitionError(`graph ${options.id}: ${describeValue(value)} is not a LangGraph graph (expected a compiled graph, a StateGraph, a promise of one, or a factory (config) => graph)`, { graph: options.id });
   }
   throw new GraphDefinitionError(`graph ${options.id}: promises or factories nested too deep`, { graph: options.id });
+}
+
+/**
+ * The compiled graph of a loaded entry, to look at (its nodes), not to run: a StateGraph is
+ * compiled without a checkpointer, an agent object gives its graph. Null for a factory (it is
+ * called with a run's config only) and for anything that is not a graph.
+ */
+export function graphToInspect(entry: unknown): CompiledGraphLike | null {
+  const kind = graphKind(entry);
+  if (kind === "state_graph") return (entry as StateGraphLike).compile();
+  if (kind === "compiled") return wrappedGraph(entry) ?? (entry as CompiledGraphLike);
+  return null;
+}
+
+function withLedger(graph: CompiledGraphLike): CompiledGraphLike {
+  ledgerToolNodes(graph);
+  return graph;
 }
 
 /**

@@ -1,9 +1,10 @@
 import { tool as langchainTool, type StructuredToolInterface } from "@langchain/core/tools";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { ToolNode } from "@langchain/langgraph/prebuilt";
-import { CONFIG_DEFAULTS } from "../constants.js";
+import { CONFIG_DEFAULTS, TOOL_LEDGER_METADATA } from "../constants.js";
 import type { Tool } from "../tools/define-tool.js";
 import { ToolRegistry, toolMessageContent } from "../tools/registry.js";
+import { ledgeredInner, ledgeredView, type InvocableTool } from "./ledgered-call.js";
 import { runHandleOf } from "./run-handle.js";
 
 /** Options of `ledgeredTool` / `ledgeredToolNode`. */
@@ -17,15 +18,6 @@ export interface LedgeredToolOptions {
   workspace?: string;
   /** Timeout of a `defineTool` call when the tool sets none (default: DEVMIND_TOOL_TIMEOUT_MS's default). */
   timeoutMs?: number;
-}
-
-/** A stored outcome of a call, as the ledger keeps it. */
-interface StoredOutcome {
-  content?: unknown;
-  error?: string;
-  /** A non-idempotent call found in flight after a crash: the envelope the model sees. */
-  ok?: false;
-  tool?: string;
 }
 
 function metadataOf(tool: StructuredToolInterface): Record<string, unknown> | undefined {
@@ -65,38 +57,15 @@ function fromDevmindTool(definition: Tool, options: LedgeredToolOptions): Struct
  * crash; a started call whose process died runs again only when the tool is idempotent, else
  * the model gets TOOL_OUTCOME_UNKNOWN. Accepts LangChain tools and `defineTool` tools. Outside a
  * devmind run (a plain `graph.invoke`) the tool runs as is. Calls are keyed by their tool call id,
- * so use it in a tool node (`ledgeredToolNode`, or LangGraph's `ToolNode`).
+ * so use it in a tool node (`ledgeredToolNode`, or LangGraph's `ToolNode`). The tool nodes of a
+ * graph devmind loads are ledgered without it (src/graphs/tool-node-ledger.ts); it is for tools
+ * called from a node's own code with the node's config (which carries the tool call).
  */
 export function ledgeredTool(tool: StructuredToolInterface | Tool, options: LedgeredToolOptions = {}): StructuredToolInterface {
-  const inner = isDevmindTool(tool) ? fromDevmindTool(tool, options) : tool;
-  const idempotent = isDevmindTool(tool) ? tool.idempotent : (options.idempotent ?? metadataOf(inner)?.["idempotent"] === true);
-  return langchainTool(
-    async (args: unknown, config?: RunnableConfig & { toolCall?: { id?: string } }) => {
-      const handle = runHandleOf(config);
-      const toolCallId = config?.toolCall?.id;
-      const { toolCall: _call, ...rest } = config ?? {};
-      if (handle === undefined || typeof toolCallId !== "string" || toolCallId.length === 0) return inner.invoke(args as never, rest);
-      const entry = await handle.ledger.begin({ toolCallId, tool: inner.name, args, idempotent });
-      if (entry.state === "done") return replay(entry.ok, entry.result as StoredOutcome);
-      try {
-        const content = await inner.invoke(args as never, { ...rest, signal: rest.signal === undefined ? handle.signal : AbortSignal.any([handle.signal, rest.signal]) });
-        await handle.ledger.complete({ toolCallId }, { ok: true, result: { content } satisfies StoredOutcome });
-        return content;
-      } catch (error) {
-        if (handle.signal.aborted) throw error;
-        await handle.ledger.complete({ toolCallId }, { ok: false, result: { error: error instanceof Error ? error.message : String(error) } satisfies StoredOutcome });
-        throw error;
-      }
-    },
-    { name: inner.name, description: inner.description, schema: inner.schema as never, metadata: { ...(metadataOf(inner) ?? {}), idempotent, ledgered: true } },
-  ) as unknown as StructuredToolInterface;
-}
-
-/** What a finished call gives on re-execution: its stored content, its error again, or the outcome-unknown envelope. */
-function replay(ok: boolean, stored: StoredOutcome): unknown {
-  if (ok) return stored.content;
-  if (stored.ok === false && stored.tool !== undefined) return JSON.stringify(stored);
-  throw new Error(stored.error ?? "the tool failed");
+  // a ledgered tool given again is wrapped afresh around the tool it wraps, never twice
+  const inner = isDevmindTool(tool) ? fromDevmindTool(tool, options) : ((ledgeredInner(tool) as StructuredToolInterface | undefined) ?? tool);
+  const idempotent = isDevmindTool(tool) ? tool.idempotent : (options.idempotent ?? metadataOf(inner)?.[TOOL_LEDGER_METADATA.idempotent] === true);
+  return ledgeredView(inner as StructuredToolInterface & InvocableTool, idempotent);
 }
 
 /**

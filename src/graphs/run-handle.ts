@@ -59,6 +59,12 @@ export interface RunToolLedger {
    */
   begin(call: { toolCallId: string; tool: string; args: unknown; idempotent: boolean; needsApproval?: boolean }): Promise<GraphLedgerBegin>;
   complete(call: { toolCallId: string }, outcome: { ok: boolean; result: unknown }): Promise<void>;
+  /**
+   * Forgets a begun call that did not succeed, so it runs as new next time: for a tool that
+   * raised LangGraph's interrupt (it runs again when resumed), one whose arguments were refused
+   * before it ran, or a retry (in the same attempt) after a recorded failure.
+   */
+  release(call: { toolCallId: string }): Promise<void>;
 }
 
 /** The run handle in a node's config, or undefined outside a devmind run (e.g. a plain `graph.invoke`). */

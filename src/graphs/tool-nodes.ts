@@ -61,3 +61,21 @@ export function graphRunsTools(graph: CompiledGraphLike): boolean {
   known.set(graph, answer);
   return answer;
 }
+
+/**
+ * Every node of `graph` and of the subgraphs LangGraph finds in it (`getSubgraphs`, recursively):
+ * its path (`node`, or `sub|node` inside subgraph `sub`) and its runnable. Nothing for a graph
+ * that is not a Pregel graph.
+ */
+export function* graphNodes(graph: CompiledGraphLike): Generator<{ path: string; runnable: unknown }> {
+  const pregel = graph as CompiledGraphLike & PregelLike;
+  if (pregel.nodes === undefined || typeof pregel.nodes !== "object") return;
+  const levels: [string, PregelLike][] = [["", pregel]];
+  if (typeof pregel.getSubgraphs === "function") for (const [namespace, subgraph] of pregel.getSubgraphs(undefined, true)) levels.push([`${namespace}|`, subgraph as PregelLike]);
+  for (const [prefix, level] of levels) {
+    for (const [name, node] of Object.entries(level.nodes ?? {})) {
+      yield { path: `${prefix}${name}`, runnable: node.bound };
+    }
+  }
+}
+

@@ -53,4 +53,8 @@ export class GraphToolLedger implements RunToolLedger {
   async complete(call: { toolCallId: string }, outcome: { ok: boolean; result: unknown }): Promise<void> {
     await this.ledger.complete(this.fence, call.toolCallId, outcome);
   }
+
+  async release(call: { toolCallId: string }): Promise<void> {
+    await this.ledger.release(this.fence, call.toolCallId);
+  }
 }

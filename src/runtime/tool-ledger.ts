@@ -73,6 +73,21 @@ export function ledgerSql(schema: string) {
        SELECT EXISTS (SELECT 1 FROM fence) AS held, (SELECT count(*) FROM up)::integer AS updated,
               (SELECT status FROM ${s}.tool_ledger WHERE run_id = $1::uuid AND tool_call_id = $3) AS status`,
     ),
+    /**
+     * $1 run id, $2 epoch, $3 tool call id. Fenced. Forgets a call that did not succeed (started or
+     * failed), so it runs as new the next time it is begun; a succeeded one is left alone. One row:
+     * `held` (fence), `deleted` (0 or 1).
+     */
+    release: statement(
+      "ledger_release",
+      `WITH ${fenceCte(schema, 1, 2)},
+       gone AS (
+         DELETE FROM ${s}.tool_ledger
+          WHERE run_id = $1::uuid AND tool_call_id = $3 AND status <> 'succeeded' AND EXISTS (SELECT 1 FROM fence)
+         RETURNING 1
+       )
+       SELECT EXISTS (SELECT 1 FROM fence) AS held, (SELECT count(*) FROM gone)::integer AS deleted`,
+    ),
     /** $1 run id, $2 tool call id. */
     get: statement("ledger_get", `SELECT ${COLUMNS} FROM ${s}.tool_ledger WHERE run_id = $1::uuid AND tool_call_id = $2`),
   };
@@ -159,6 +174,20 @@ export class ToolLedger {
       found === null || found === undefined ? `tool call ${toolCallId} was never begun` : `tool call ${toolCallId} is already ${String(found)}`,
       { runId: fence.runId, toolCallId },
     );
+  }
+
+  /**
+   * Forgets a call that did not finish or failed (fenced), for a caller that knows it may run
+   * again: its tool raised LangGraph's interrupt (the call runs again on resume), its arguments
+   * failed validation before it ran, or a retry in the same live process follows a recorded
+   * failure. A succeeded call stays. Returns whether a row was removed.
+   */
+  async release(fence: Fence, toolCallId: string): Promise<boolean> {
+    checkFence(fence);
+    checkCall(toolCallId);
+    const row = (await this.db.query(this.sql.release, [fence.runId, fence.epoch, toolCallId])).rows[0];
+    if (row === undefined || row["held"] !== true) throw leaseLost(fence);
+    return Number(row["deleted"]) === 1;
   }
 
   /** The ledger row of a call, or null. */

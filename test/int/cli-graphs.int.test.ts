@@ -127,7 +127,9 @@ describe("devmind CLI with user graphs: refusals", () => {
     expect(direct.stdout).toBe("");
     const viaBin = await runCli(["graphs", "--config", REVIEW_CONFIG, "--json"], ctx.env, { cwd: ctx.dir });
     expect(viaBin.code, viaBin.stderr).toBe(0);
-    expect(ndjson(viaBin.stdout)).toEqual([{ id: "review", source: expect.stringContaining("graph.ts"), status: "loaded", kind: expect.any(String) }]);
+    expect(ndjson(viaBin.stdout)).toEqual([
+      { id: "review", source: expect.stringContaining("graph.ts"), status: "loaded", kind: expect.any(String), tool_nodes: [], tool_nodes_note: expect.stringMatching(/^no tool nodes/) },
+    ]);
   });
 
   it("refuses an unknown graph, malformed --input, a task with --input, and --value on a run waiting for a map", async () => {

@@ -2,13 +2,15 @@
  * Durability of user graphs across processes: a worker SIGKILLed in the middle of a ledgered tool
  * node, after both calls' side effects; the next worker re-runs the node from the last checkpoint
  * and the ledger answers for the calls — the finished one from its stored result, the one in
- * flight (not idempotent) as TOOL_OUTCOME_UNKNOWN — so no side effect happens twice. On
+ * flight (not idempotent) as TOOL_OUTCOME_UNKNOWN — so no side effect happens twice. The same holds
+ * for a plain LangGraph `ToolNode` and for `createAgent`'s tool node, ledgered when the graph
+ * loads, with no `ledgeredTool` in the graph; an idempotent tool in flight runs again. On
  * PostgreSQL the two processes share the database; on PGlite they take the data directory in turn.
  */
 import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { BaseMessage } from "@langchain/core/messages";
+import type { BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { migrate } from "../../src/db/migrate.js";
@@ -16,6 +18,7 @@ import { openDatabase } from "../../src/db/open-database.js";
 import type { Database } from "../../src/db/types.js";
 import { createRuntime } from "../../src/runtime/runtime.js";
 import { crashy, pausing, type GraphWorkerOptions } from "../fixtures/graph-worker.js";
+import { agentGraph, toolNodeGraph } from "../fixtures/tool-node-graphs.js";
 import { killLiveChildren, spawnFixture, waitForLine } from "../helpers/child-process.js";
 import { BACKENDS, TEST_DATABASE_URL, dropSchema, freshSchemaName } from "../helpers/databases.js";
 import { seedDataDir } from "../helpers/pglite-template.js";
@@ -96,6 +99,49 @@ describe.each(BACKENDS)("user graph durability on %s", (backend) => {
     expect(types.filter((type) => type === "run.started")).toHaveLength(1);
     expect(types).toContain("run.resumed");
     expect(types.at(-1)).toBe("run.succeeded");
+  });
+
+  it.each([
+    ["toolNode", toolNodeGraph],
+    ["createAgent", agentGraph],
+  ] as const)("%s graph, no ledgeredTool in it: SIGKILL mid-call; the finished call is not repeated, the in-flight one is TOOL_OUTCOME_UNKNOWN, the idempotent one runs again", async (graphId, graph) => {
+    const { root, place, open } = graphPlace(backend, "devmind-toolnode-crash-", "gt");
+    const file = join(root, "notes.txt");
+    const config = loadConfig({ DEVMIND_LEASE_MS: String(LEASE_MS) });
+
+    let db = await open();
+    let runtime = createRuntime({ db, config, graphs: { agent: false, [graphId]: graph } });
+    const created = await runtime.runs.create({ assistantId: graphId, input: { file, messages: [{ role: "user", content: "go" }] } });
+    await runtime.close();
+    await db.close();
+
+    const child = spawnFixture(FIXTURE, [JSON.stringify(place)], 60_000);
+    await waitForLine(child, "ready", 30_000);
+    // hang_append writes its marker once append_once is finished in the ledger and idem_append is blocking
+    await waitUntil("the hanging call to start", () => existsSync(`${file}.started`), 30_000);
+    child.process.kill("SIGKILL");
+    await child.exited;
+    const lines = (): string[] => readFileSync(file, "utf8").split("\n").filter((line) => line !== "").sort();
+    expect(lines()).toEqual(["hang", "idem", "once"]);
+
+    db = await open();
+    cleanups.push(() => db.close());
+    runtime = createRuntime({ db, config, graphs: { agent: false, [graphId]: graph } });
+    cleanups.push(() => runtime.close());
+    await runtime.worker({ concurrency: 1 }).start();
+    const done = await runtime.runs.wait(created.run_id, { timeoutMs: 60_000 });
+    expect(done).toMatchObject({ status: "success", stop_reason: "completed", attempt: 2 });
+    // once and hang ran once; the idempotent call ran again
+    expect(lines()).toEqual(["hang", "idem", "idem", "once"]);
+    const state = (await runtime.threads.state(created.thread_id)) as { values: { messages: BaseMessage[] } };
+    const answers = new Map((state.values.messages.filter((message) => message.getType() === "tool") as ToolMessage[]).map((message) => [message.tool_call_id, message]));
+    expect([...answers.keys()].sort()).toEqual(["hang", "idem", "once"]);
+    expect(answers.get("once")).toMatchObject({ content: "appended once", name: "append_once" });
+    expect(answers.get("once")?.status).not.toBe("error");
+    expect(answers.get("idem")).toMatchObject({ content: "appended idem", name: "idem_append" });
+    expect(answers.get("hang")).toMatchObject({ status: "error", name: "hang_append" });
+    expect(JSON.parse(String(answers.get("hang")?.content))).toMatchObject({ ok: false, tool: "hang_append", error: { code: "TOOL_OUTCOME_UNKNOWN" } });
+    expect(state.values.messages.at(-1)).toMatchObject({ content: "done" });
   });
 
   it("a process killed after taking a resume, before its node's result is stored: the next worker applies the same resume, audited once", async () => {

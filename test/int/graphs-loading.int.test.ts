@@ -241,6 +241,33 @@ describe("devmind graphs", () => {
     expect(result.stdout).toMatch(/^bad\s+.*error: graph bad \(.*broken\.ts\): the module failed to load: boom while loading the graph module$/m);
   }, 180_000);
 
+  it("shows each graph's tool nodes and how each tool runs (ToolNode, createAgent), and says why a factory's are not listed", async () => {
+    const toolGraphs = join(FIXTURES, "..", "tool-node-graphs.ts");
+    const path = configFile({ graphs: { tools: `${toolGraphs}:toolNodeGraph`, agent: `${toolGraphs}:agentGraph`, factory: `${FIXTURES}graphs.ts:factory`, compiled: `${FIXTURES}graphs.ts:compiled` } });
+    const [json, text] = await Promise.all([runCli(["graphs", "--config", path, "--json"], {}, { timeoutMs: 120_000 }), runCli(["graphs", "--config", path], {}, { timeoutMs: 120_000 })]);
+    expect(json.code, json.stderr).toBe(0);
+    const lines = json.stdout.trim().split("\n").map((line) => JSON.parse(line) as { id: string; tool_nodes: unknown; tool_nodes_note: string });
+    const tools = [
+      { name: "append_once", ledger: "ledgered" },
+      { name: "idem_append", ledger: "idempotent" },
+      { name: "hang_append", ledger: "ledgered" },
+    ];
+    expect(lines.map(({ id, tool_nodes }) => ({ id, tool_nodes }))).toEqual([
+      { id: "tools", tool_nodes: [{ node: "tools", kind: "ToolNode", tools }] },
+      { id: "agent", tool_nodes: [{ node: "tools", kind: "createAgent", tools }] },
+      { id: "factory", tool_nodes: null },
+      { id: "compiled", tool_nodes: [] },
+    ]);
+    expect(lines[0]?.tool_nodes_note).toContain("from its own code");
+    expect(lines[2]?.tool_nodes_note).toMatch(/not listed: a factory graph is built per run/);
+    expect(lines[3]?.tool_nodes_note).toMatch(/^no tool nodes/);
+
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toMatch(/^tools\s+.*loaded \(state_graph\)\n  tool node tools \(ToolNode\): append_once \[ledgered\], idem_append \[ledgered, idempotent: runs again after a crash\], hang_append \[ledgered\]$/m);
+    expect(text.stdout).toMatch(/^  tool node tools \(createAgent\): append_once \[ledgered\]/m);
+    expect(text.stdout).toMatch(/^factory\s+.*loaded \(factory\)\n  tool nodes not listed: a factory graph is built per run/m);
+  }, 180_000);
+
   it("without langgraph.json: the built-in agent; --config naming a missing file: exit 2", async () => {
     const empty = realpathSync(mkdtempSync(join(tmpdir(), "devmind-nolg-")));
     dirs.push(empty);

@@ -71,6 +71,31 @@ describe.each(BACKENDS)("ToolLedger on %s", (backend) => {
     expect(await ledger.begin(fence, call)).toEqual({ state: "failed", result });
   });
 
+  it("release forgets a started or failed call (it begins as new again) but never a succeeded one; fenced", async () => {
+    const { runId, fence } = await insertRun(db);
+    const started = { toolCallId: "call_r1", tool: "ask", argsDigest: digest };
+    expect(await ledger.begin(fence, started)).toEqual({ state: "new" });
+    expect(await ledger.release(fence, "call_r1")).toBe(true);
+    expect(await ledger.get(runId, "call_r1")).toBeNull();
+    expect(await ledger.begin(fence, started)).toEqual({ state: "new" });
+
+    const failed = { toolCallId: "call_r2", tool: "flaky", argsDigest: digest };
+    await ledger.begin(fence, failed);
+    await ledger.complete(fence, "call_r2", { ok: false, result: { error: "once" } });
+    expect(await ledger.release(fence, "call_r2")).toBe(true);
+    expect(await ledger.begin(fence, failed)).toEqual({ state: "new" });
+
+    const done = { toolCallId: "call_r3", tool: "append_file", argsDigest: digest };
+    await ledger.begin(fence, done);
+    await ledger.complete(fence, "call_r3", { ok: true, result: "kept" });
+    expect(await ledger.release(fence, "call_r3")).toBe(false);
+    expect(await ledger.begin(fence, done)).toEqual({ state: "succeeded", result: "kept" });
+
+    await bumpEpoch(db, runId);
+    expect(await rejection(ledger.release(fence, "call_r1"))).toBeInstanceOf(LeaseLostError);
+    expect(await ledger.get(runId, "call_r1")).toMatchObject({ status: "started" });
+  });
+
   it("lets a worker that took the lease over re-enter a started call, and refuses the old one", async () => {
     const { runId, fence } = await insertRun(db, { epoch: 7 });
     const call = { toolCallId: "call_t", tool: "append_file", argsDigest: digest };
