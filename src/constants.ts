@@ -190,6 +190,10 @@ export const RUN_STORE_LIMITS = {
   breakpointsMax: 100,
   /** Longest `after_seconds` delay (a day). */
   afterSecondsMax: 86_400,
+  /** Most stream modes one run keeps (`stream_mode`; LangGraph has about a dozen). */
+  streamModesMax: 20,
+  /** Longest error class name a failed run keeps (the stream's `error` part names it). */
+  errorNameMaxChars: 200,
   /** `list()` page size when none is given, and the largest page it returns. */
   listDefault: 50,
   listMax: 500,

@@ -17,6 +17,7 @@ import { checkpointConfig, readAddress, readCheckpointAddress } from "./config.j
 import { LeaseLostError } from "../errors.js";
 import { readDeltaHistory } from "./delta-history.js";
 import { readFence, type CheckpointFence } from "./fence-config.js";
+import { runCheckpointMetadata } from "./run-metadata.js";
 import { checkpointSql, type CheckpointSql, type ListQueryShape } from "./sql.js";
 import { assembleTuples, type TupleRow } from "./tuple-rows.js";
 import { encodeMetadata, encodeValue } from "./value-codec.js";
@@ -137,8 +138,9 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
       address.checkpointId ?? null,
       JSON.stringify(rest),
       // a checkpoint written under a run's lease names the run (LangGraph Platform's `run_id`): a
-      // later attempt tells its own checkpoints from the previous run's on the thread
-      await encodeMetadata(this.serde, fence === undefined ? metadata : { ...metadata, run_id: fence.runId }),
+      // later attempt tells its own checkpoints from the previous run's on the thread; and it
+      // carries the run's ids and metadata, as the Platform's checkpoints do (history filters)
+      await encodeMetadata(this.serde, fence === undefined ? metadata : { ...runCheckpointMetadata(config), ...metadata, run_id: fence.runId }),
       ...valueParams(rows),
       ...(fence === undefined ? [] : [fence.runId, fence.epoch]),
     ];

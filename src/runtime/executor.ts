@@ -2,7 +2,7 @@ import { DATABASE_FAULT_DEFAULTS } from "../constants.js";
 import { databaseFaultOf } from "../db/database-faults.js";
 import { LeaseLostError } from "../errors.js";
 import type { GraphRegistry } from "../graphs/graph-registry.js";
-import type { StopReason } from "../vocabulary/stop-reasons.js";
+import type { RunError, StopReason } from "../vocabulary/stop-reasons.js";
 import { Backoff } from "./backoff.js";
 import type { DecisionStore } from "./decision-store.js";
 import type { EventStore, NewRunEvent } from "./event-store.js";
@@ -149,7 +149,7 @@ export async function finishRun(
   stopReason: StopReason,
   answer: string | null,
   counts: RunCounts,
-  error: { code: string; message: string } | null,
+  error: RunError | null,
 ): Promise<RunRecord> {
   const status = statusForStopReason(stopReason);
   const final = finalEvent(status, stopReason, answer, error);

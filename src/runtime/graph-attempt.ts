@@ -15,7 +15,7 @@ import type { Fence } from "./fence.js";
 import { graphRunsTools } from "../graphs/tool-nodes.js";
 import { GraphToolLedger } from "./graph-tool-ledger.js";
 import type { GraphRunHooks, RunCounters } from "../graphs/run-hooks.js";
-import type { StopReason } from "../vocabulary/stop-reasons.js";
+import type { RunError, StopReason } from "../vocabulary/stop-reasons.js";
 import type { AgentEvent } from "../vocabulary/events.js";
 import { reachedBreakpoint, stoppedAtBreakpoint } from "./breakpoints.js";
 import { graphChunks } from "./graph-stream-events.js";
@@ -44,7 +44,7 @@ export interface Attempt {
   /** Resolves once every appended event is stored (or failed). */
   settled: () => Promise<unknown>;
   lostLease: () => boolean;
-  finish: (stopReason: StopReason, counts: RunCounts, error: { code: string; message: string } | null, answer?: string | null) => Promise<RunRecord>;
+  finish: (stopReason: StopReason, counts: RunCounts, error: RunError | null, answer?: string | null) => Promise<RunRecord>;
 }
 
 /** Why a run's signal was aborted by the executor (not by the graph). */
@@ -294,7 +294,9 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
       return await attempt.finish("recursion_limit", counts(), { code: "GRAPH_RECURSION_LIMIT", message: `the graph took ${limit} steps without finishing (config.recursion_limit)` });
     }
     const code = error instanceof DevmindError ? error.code : "GRAPH_FAILED";
-    return await attempt.finish("internal_error", counts(), { code, message: errorText(error).slice(0, 2_000) });
+    // the exception's class name too: the stream's `error` part names it, as the official server's does
+    const name = error instanceof Error && code === "GRAPH_FAILED" ? error.name : undefined;
+    return await attempt.finish("internal_error", counts(), { code, message: errorText(error).slice(0, 2_000), ...(name === undefined ? {} : { name }) });
   } finally {
     if (deadline !== undefined) clearTimeout(deadline);
     deps.drainSignal?.removeEventListener("abort", onDrain);

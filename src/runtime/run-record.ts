@@ -108,6 +108,11 @@ export interface RunRecord {
   interrupt_after: string[] | null;
   /** The thread checkpoint the run starts from (time travel, forking the thread there); null: the latest. */
   checkpoint_id: string | null;
+  /**
+   * The LangGraph stream modes the run was created with, as the client named them (`stream_mode`);
+   * a stream joined without modes sends these. Null: none given (LangGraph's default, `values`).
+   */
+  stream_mode: string[] | null;
   /** Set while `status` is `running`, null otherwise. */
   lease: RunLease | null;
   /** A cancel was requested; a running run's worker stops at its next check. */
@@ -155,7 +160,7 @@ export function runFromRow(row: Row): RunRecord {
     created_at: row["created_at"] as string,
     updated_at: row["updated_at"] as string,
     finished_at: (row["finished_at"] as string | null) ?? null,
-    error: errorCode === null || errorCode === undefined ? null : { code: errorCode, message: (row["error_message"] as string | null) ?? "" },
+    error: errorCode === null || errorCode === undefined ? null : errorOfRow(errorCode, row),
     graph_id: (row["graph_id"] as string | undefined) ?? "agent",
     assistant_id: assistantOfRow(row),
     input: row["input"],
@@ -168,6 +173,7 @@ export function runFromRow(row: Row): RunRecord {
     interrupt_before: (row["interrupt_before"] as string[] | null | undefined) ?? null,
     interrupt_after: (row["interrupt_after"] as string[] | null | undefined) ?? null,
     checkpoint_id: (row["checkpoint_id"] as string | null | undefined) ?? null,
+    stream_mode: (row["stream_mode"] as string[] | null | undefined) ?? null,
     lease:
       leaseOwner === null || leaseOwner === undefined
         ? null
@@ -175,6 +181,12 @@ export function runFromRow(row: Row): RunRecord {
     cancel_requested: row["cancel_requested"] === true,
     active_ms: toNumber(row["active_ms"], "active_ms"),
   };
+}
+
+/** A failed run's stored error: code and message, and the class name of the exception when one was recorded. */
+function errorOfRow(code: string, row: Row): RunError {
+  const name = row["error_name"] as string | null | undefined;
+  return { code, message: (row["error_message"] as string | null) ?? "", ...(typeof name === "string" && name !== "" ? { name } : {}) };
 }
 
 /** Parses an integer or bigint column; a value beyond 2^53 would silently lose digits, so it throws. */

@@ -18,7 +18,8 @@ function runColumns(a: string): string {
     ${a}.lease_owner, ${a}.lease_epoch, ${iso(`${a}.lease_expires_at`)} AS lease_expires_at,
     ${a}.cancel_requested_at IS NOT NULL AS cancel_requested, ${a}.active_ms,
     ${a}.graph_id, ${a}.assistant_id, ${a}.config, ${a}.context, ${a}.interrupts,
-    ${a}.metadata, ${iso(`${a}.not_before`)} AS not_before, ${a}.interrupt_before, ${a}.interrupt_after, ${a}.checkpoint_id`;
+    ${a}.metadata, ${iso(`${a}.not_before`)} AS not_before, ${a}.interrupt_before, ${a}.interrupt_after, ${a}.checkpoint_id,
+    ${a}.stream_mode, ${a}.error_name`;
 }
 
 /** `now() + $n milliseconds`. */
@@ -70,7 +71,7 @@ export function runSql(schema: string) {
     /**
      * $1 run id, $2 thread, $3 input json, $4 limits json, $5 enqueue, $6 graph id, $7 assistant id,
      * $8 config json, $9 context json (or null), $10 metadata json, $11 delay ms (or null), $12
-     * interrupt_before text[], $13 interrupt_after text[], $14 checkpoint id. Inserts a pending run unless
+     * interrupt_before text[], $13 interrupt_after text[], $14 checkpoint id, $15 stream modes text[]. Inserts a pending run unless
      * the thread has an active run and $5 is false. Always one row: the run's columns (null when
      * not inserted) and the thread's oldest active run (`active_run_id`, `active_status`), if any.
      * Run it after `lockThread` in the same transaction, so its snapshot sees every earlier create.
@@ -83,9 +84,9 @@ export function runSql(schema: string) {
           ORDER BY a.created_at, a.run_id LIMIT 1
        ), inserted AS (
          INSERT INTO ${runs} AS r (run_id, thread_id, status, input, limits, created_at, updated_at, graph_id, assistant_id, config, context,
-                                   metadata, not_before, interrupt_before, interrupt_after, checkpoint_id)
+                                   metadata, not_before, interrupt_before, interrupt_after, checkpoint_id, stream_mode)
          SELECT $1::uuid, $2::text, 'pending', $3::jsonb, $4::jsonb, t.at, t.at, $6::text, $7::text, $8::jsonb, $9::jsonb,
-                $10::jsonb, t.at + $11::integer * interval '1 millisecond', $12::text[], $13::text[], $14::text
+                $10::jsonb, t.at + $11::integer * interval '1 millisecond', $12::text[], $13::text[], $14::text, $15::text[]
            FROM (SELECT clock_timestamp() AS at) t
           WHERE $5::boolean OR NOT EXISTS (SELECT 1 FROM active)
          RETURNING ${runColumns("r")}
@@ -261,13 +262,13 @@ export function runSql(schema: string) {
 
     /**
      * $1 run id, $2 epoch, $3 status, $4 stop reason, $5 answer, $6 error code, $7 error message,
-     * $8..$12 counts: the run ends. Returns the ended run's columns (no row: the fence did not hold).
+     * $8..$12 counts, $13 the error's class name: the run ends. Returns the ended run's columns (no row: the fence did not hold).
      */
     finish: statement(
       "runs_finish",
       `WITH changed AS (
          UPDATE ${runs} AS r
-            SET status = $3::text, stop_reason = $4::text, answer = $5::text, error_code = $6::text, error_message = $7::text,
+            SET status = $3::text, stop_reason = $4::text, answer = $5::text, error_code = $6::text, error_message = $7::text, error_name = $13::text,
                 lease_owner = NULL, lease_expires_at = NULL, finished_at = now(), updated_at = now(), ${countsSet(8)},
                 interrupts = NULL, interrupt_checkpoint = NULL
           WHERE ${FENCE} RETURNING ${runColumns("r")}

@@ -66,6 +66,8 @@ export interface CreateRunOptions {
   interruptAfter?: string[] | undefined;
   /** A checkpoint of the thread the run starts from (time travel: the thread forks there). */
   checkpointId?: string | undefined;
+  /** The LangGraph stream modes the run is created with (`stream_mode`), kept for streams joined without modes. */
+  streamMode?: string[] | undefined;
   /** "reject" (default): a thread with a pending, running or interrupted run refuses another. "enqueue": queue behind it. */
   multitask?: "reject" | "enqueue" | undefined;
   /**
@@ -468,7 +470,7 @@ export class RunStore {
       throw runInputError("error must be { code, message } or null", { field: "error" });
     }
     const redact = (text: string | null | undefined): string | null => (typeof text === "string" ? this.redactor.text(text) : null);
-    const values = [id, epoch, status, stopReason, redact(answer), error?.code ?? null, redact(error?.message), ...countValues(checkRunCounts(outcome.counts))];
+    const values = [id, epoch, status, stopReason, redact(answer), error?.code ?? null, redact(error?.message), ...countValues(checkRunCounts(outcome.counts)), errorName(error)];
     const result = await (options.tx ?? this.db).query(this.sql.finish, values);
     const row = result.rows[0];
     return row === undefined ? null : runFromRow(row);
@@ -599,6 +601,12 @@ function checkEpoch(epoch: number): void {
 }
 
 /** The five count parameters of the fenced statements; nulls keep what is stored. */
+/** A finished run's error class name as stored: a non-empty name of at most RUN_STORE_LIMITS.errorNameMaxChars, else null. */
+function errorName(error: RunError | null): string | null {
+  const name = error?.name;
+  return typeof name === "string" && name !== "" ? name.slice(0, RUN_STORE_LIMITS.errorNameMaxChars) : null;
+}
+
 function countValues(counts: RunCounts | undefined): (number | null)[] {
   if (counts === undefined) return [null, null, null, null, null];
   checkRunCounts(counts);
@@ -619,7 +627,7 @@ function checkNodeList(value: string[] | undefined, field: string): string[] | n
 }
 
 /** The create statement's parameters $10.. (metadata, delay ms, breakpoints, checkpoint id), checked. */
-function runExtras(options: CreateRunOptions): [string, number | null, string[] | null, string[] | null, string | null] {
+function runExtras(options: CreateRunOptions): [string, number | null, string[] | null, string[] | null, string | null, string[] | null] {
   const metadata = options.metadata === undefined ? "{}" : serializeJson(checkObject(options.metadata, "metadata"), "metadata");
   const after = options.afterSeconds ?? 0;
   if (typeof after !== "number" || !Number.isFinite(after) || after < 0 || after > RUN_STORE_LIMITS.afterSecondsMax) {
@@ -631,5 +639,9 @@ function runExtras(options: CreateRunOptions): [string, number | null, string[] 
   if (checkpointId !== null && (typeof checkpointId !== "string" || checkpointId.length === 0 || checkpointId.length > 256 || checkpointId.includes("\0"))) {
     throw runInputError("checkpoint_id must be a checkpoint id of the thread", { field: "checkpoint_id" });
   }
-  return [metadata, after === 0 ? null : Math.round(after * 1000), before, afterNodes, checkpointId];
+  const streamMode = options.streamMode ?? null;
+  if (streamMode !== null && (!Array.isArray(streamMode) || streamMode.length > RUN_STORE_LIMITS.streamModesMax || streamMode.some((mode) => typeof mode !== "string" || mode.length === 0 || mode.length > 64))) {
+    throw runInputError(`stream_mode must be a list of at most ${RUN_STORE_LIMITS.streamModesMax} stream mode names`, { field: "stream_mode" });
+  }
+  return [metadata, after === 0 ? null : Math.round(after * 1000), before, afterNodes, checkpointId, streamMode];
 }

@@ -159,6 +159,8 @@ export interface RunsApi {
     interruptAfter?: string[];
     /** Start from this checkpoint of the thread (time travel: the thread forks there; the checkpoint's branch is left as it was). */
     checkpointId?: string;
+    /** The LangGraph stream modes the run is created with (`stream_mode`): a stream joined without modes sends these. */
+    streamMode?: string[];
     /**
      * Called with the run (JSON, as the LangGraph API shows it, with the thread's `values`) once
      * it ends: success, error, timeout or cancelled. Delivered by the workers after the final

@@ -50,6 +50,17 @@ function wantsMode(body: RunCreateBody, mode: string): boolean {
   return modes === mode || (Array.isArray(modes) && modes.includes(mode));
 }
 
+/**
+ * A request's `stream_mode` as a list, as the client named the modes (the run keeps them: a stream
+ * joined without modes sends these, as the official server's does); undefined when none was given.
+ */
+export function requestedModes(body: RunCreateBody): string[] | undefined {
+  const modes = body.stream_mode;
+  if (modes === undefined || modes === null) return undefined;
+  const list = typeof modes === "string" ? [modes] : [...modes];
+  return list.length === 0 ? undefined : list;
+}
+
 /** True when a request's `stream_mode` (one mode or a list) includes `events`. */
 function wantsStreamEvents(body: RunCreateBody): boolean {
   return wantsMode(body, "events");
@@ -231,6 +242,7 @@ export async function startGraphRun(
   }
   const config = graphConfigOf(body.config);
   const limits = runLimitsOf(body);
+  const streamMode = requestedModes(body);
   // input null continues the thread from its checkpoint (after a breakpoint, or from `checkpoint_id`)
   const run = await runtime.runs.create({
     threadId: thread,
@@ -241,6 +253,7 @@ export async function startGraphRun(
     ...(body.context === undefined || body.context === null ? {} : { context: body.context }),
     multitask: multitaskOf(body),
     ...(limits === undefined ? {} : { limits }),
+    ...(streamMode === undefined ? {} : { streamMode }),
     webhook: body.webhook ?? null,
     ...completion,
   });

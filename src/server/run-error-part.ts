@@ -12,18 +12,24 @@ const NAMED_MESSAGE = /^([A-Za-z_$][\w$]*): ([\s\S]*)$/;
 /**
  * What a failed (`error`) or timed-out run's stream ends with, as LangGraph Platform's official
  * server writes it (`serializeError`: `{error: error.name, message: error.message}`):
- * - the recorded error's `name` when the run recorded one;
- * - a graph's own exception (code GRAPH_FAILED, stored as "Name: message", or as the message
- *   alone for a plain `Error`): its class name and message;
+ * - the recorded error's `name` (the class name graph-attempt stores) when the run recorded one,
+ *   with the message it was thrown with;
+ * - a graph's own exception recorded without a name (runs that failed before names were stored;
+ *   code GRAPH_FAILED, stored as "Name: message", or as the message alone for a plain `Error`):
+ *   its class name and message as the message text tells them;
  * - LangGraph's recursion limit (GRAPH_RECURSION_LIMIT): `GraphRecursionError`;
  * - devmind's own failures (MODEL_FAILED, RUN_DEADLINE, MAX_ATTEMPTS, ...): the code, which
  *   names them as a class name would;
  * - no recorded error: the stop reason (or status) and a sentence saying how the run ended.
  */
 export function runErrorPart(run: RunRecord): RunErrorPart {
-  const recorded = run.error as (RunRecord["error"] & { name?: unknown }) | null;
+  const recorded = run.error;
   if (recorded === null) return { error: run.stop_reason ?? run.status, message: `the run ended with status ${run.status} (${run.stop_reason ?? "no stop reason"})` };
-  if (typeof recorded.name === "string" && recorded.name !== "") return { error: recorded.name, message: recorded.message };
+  if (recorded.name !== undefined && recorded.name !== "") {
+    // the message is stored as "Name: message" for an exception other than a plain Error
+    const prefix = `${recorded.name}: `;
+    return { error: recorded.name, message: recorded.message.startsWith(prefix) ? recorded.message.slice(prefix.length) : recorded.message };
+  }
   if (recorded.code === "GRAPH_RECURSION_LIMIT") return { error: "GraphRecursionError", message: recorded.message };
   if (recorded.code === "GRAPH_FAILED") {
     const named = NAMED_MESSAGE.exec(recorded.message);

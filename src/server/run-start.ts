@@ -13,7 +13,9 @@ import { refuseUnsupportedOptions, startGraphRun, type RunCompletionOptions } fr
 export interface StartedRun {
   run: RunRecord;
   /** Set when the request resumed an interrupted run: stream from here, not from the start. */
-  from?: StreamCursor;
+  from?: StreamCursor | undefined;
+  /** Set when a client rejoins the stream (`Last-Event-ID`): the position of the last part it has. */
+  after?: number | undefined;
   /** The resumed run will continue (every waiting call is decided): wait for it to leave `interrupted`. */
   waitForResume: boolean;
   /** Seq of the run's last event when the request started (for `wait`). */

@@ -4,7 +4,8 @@ import { retryDatabaseFaults } from "../runtime/backoff.js";
 import type { RunRecord } from "../runtime/run-record.js";
 import { isRunEvent, type ModelDelta, type Runtime, type StoredRunEvent } from "../runtime/runtime.js";
 import { checkpointIdOf } from "../runtime/thread-state.js";
-import { formatCursor, STREAM_START, type StreamCursor } from "./stream-cursor.js";
+import { formatPartId, STREAM_START, type StreamCursor } from "./stream-cursor.js";
+import { withStateMessageIds } from "./message-ids.js";
 import { closingChunk, completedMessages, messagesOf, MESSAGES_EVENTS_MODE, roundsDone } from "./stream-messages.js";
 import { checkpointParts, modeEvent, taskResultParts, taskStartParts } from "./stream-modes.js";
 import { eventsParts } from "./stream-events.js";
@@ -31,7 +32,16 @@ export interface RunStreamOptions {
    * tasks, debug, tools, events (the routes refuse any other).
    */
   modes: ReadonlySet<string>;
-  /** Continue after this cursor (a `Last-Event-ID`); default: the run's beginning. */
+  /**
+   * The client has the parts up to this position (a `Last-Event-ID`; -1 or undefined: none): the
+   * stream sends the ones after it, numbered as every stream of the run numbers them.
+   */
+  after?: number | undefined;
+  /**
+   * The client has what the stream holds before this read position (a resumed run's earlier
+   * parts, or an older devmind's `Last-Event-ID`): those parts are not sent, and the rest keep
+   * their positions in the run's stream.
+   */
   from?: StreamCursor | undefined;
   /**
    * The stream follows a run that was just resumed (`command.resume`): its `interrupted` status
@@ -63,10 +73,13 @@ interface Unit {
  * the checkpoints its graph wrote — so any server process can stream a run any worker executes,
  * and a reconnecting client (`Last-Event-ID`) gets exactly the parts after its last one.
  *
- * Parts: `metadata {run_id, attempt}` first; per checkpoint of the run, `updates` (one per task
- * that produced it: `{node: writes}`), `messages` (`[message, metadata]` for each new non-human
- * message) and `values` (the state); when a checkpoint's tasks were interrupted (an approval),
- * `updates` and `values` with `{__interrupt__: [{id, value}]}`; `custom`: for the agent each
+ * Parts: `metadata {run_id, attempt}` first (and again when a later attempt starts); the
+ * checkpoint the run started from (`checkpoints` / `debug`; a continued run's `values` and task
+ * starts too); per checkpoint of the run, `updates` (one per task that produced it: `{node:
+ * writes}`, messages with the ids the state gave them), `messages` (`[message, metadata]` for each
+ * new non-human message) and `values` (the state); when a checkpoint's tasks were interrupted (an
+ * approval), `updates` and `values` with `{__interrupt__: [{id, value}]}`, and `{__interrupt__:
+ * []}` after the last checkpoint of a run that stopped at a static breakpoint; `custom`: for the agent each
  * stored run event (but its recorded LangChain stream events), for any other graph the data of each stored `custom` event (what the graph
  * wrote with `config.writer`); live token deltas as `messages` chunks (`AIMessageChunk` under the
  * stored message's id, in step order; not replayed; a streamed message ends with a closing chunk
@@ -76,7 +89,9 @@ interface Unit {
  * `subgraphs` (`subgraph-stream.ts`); `error {error, message}` (`runErrorPart`) at the end of a failed or
  * timed-out run. The agent's parts are merged by time; a user graph's in the order its graph
  * streamed them (`byTask`). Ends when the run is interrupted or terminal and everything up to
- * then was sent, or when `signal` aborts.
+ * then was sent, or when `signal` aborts. Every part but the live token chunks has its position
+ * in the run's stream as its `id` (`0` the metadata), the same in every process: a reconnecting
+ * client passes its last one as `after`.
  */
 export async function* runStream(runtime: Runtime, runId: string, options: RunStreamOptions): AsyncGenerator<StreamPart, void, undefined> {
   const { modes, signal } = options;
@@ -84,9 +99,22 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
   const initial = await retryDatabaseFaults(() => runtime.runs.get(runId), faultRetry);
   const threadId = initial.thread_id;
   const key = initial.run_id.toLowerCase();
-  yield { event: "metadata", data: { run_id: initial.run_id, thread_id: threadId, attempt: initial.attempt } };
+  // every durable part has its position in the run's stream as its id, from 0 (this part), as the
+  // official server numbers them: the stream is derived from the start every time, in one order,
+  // and the parts the client has (`after`, `from`) are counted but not sent
+  const after = options.after ?? -1;
+  const from = options.from;
+  let index = -1;
+  function* send(part: { event: string; data: unknown }, held = false): Generator<StreamPart> {
+    index += 1;
+    if (index > after && !held) yield { ...part, id: formatPartId(index) };
+  }
+  // LangGraph Platform's first part: the run and its attempt (1 for the first; a later attempt,
+  // after a worker died, announces itself again where it starts, as the official server's do)
+  let announced = 1;
+  yield* send({ event: "metadata", data: { run_id: initial.run_id, attempt: announced } });
 
-  const cursor: StreamCursor = { ...(options.from ?? STREAM_START) };
+  const cursor: StreamCursor = { ...STREAM_START };
   let poked = false;
   let wake: (() => void) | null = null;
   const poke = (): void => {
@@ -112,11 +140,14 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
   const streamedText = new Map<string, string>();
   let boundary: string | undefined;
   let resumed = false;
-  // the checkpoint LangGraph wrote for the run's input (step -1), before the run's first own one:
-  // the `checkpoints` and `debug` modes start with it, as the official server's do
-  const wantsInput = modes.has("checkpoints") || modes.has("debug");
-  let inputSnapshot: StateSnapshot | undefined;
-  let inputRead = false;
+  // the checkpoint the run started from, before its first own one: the one LangGraph wrote for its
+  // input (step -1), or the thread's checkpoint a run without input (or a resume) continues; its
+  // tasks are the run's first. LangGraph streams it first: the `checkpoints` and `debug` modes
+  // start with it, and a continued run's `values` and `tasks` too (its state and the tasks it
+  // starts). None for a run that forked its start into a checkpoint of its own (time travel).
+  let start: StateSnapshot | undefined;
+  let startKnown = false;
+  let startSent = false;
   const readSnapshots = async (): Promise<void> => {
     const read = await runtime.threads.runSnapshots(threadId, key, boundary);
     // the last one read before may have gained its tasks' writes (results, interrupts) since
@@ -126,17 +157,45 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
     const last = snapshots[snapshots.length - 1];
     boundary = last === undefined ? read.newestId : checkpointIdOf(last);
     const first = snapshots[0];
-    if (wantsInput && !inputRead && first !== undefined) {
+    if (!startKnown && first !== undefined) {
       const parentId = first.parentConfig?.configurable?.["checkpoint_id"];
-      const parent = typeof parentId === "string" ? await runtime.threads.stateAt(threadId, parentId) : undefined;
-      inputSnapshot = parent?.metadata?.source === "input" ? parent : undefined;
-      inputRead = true;
+      start = first.metadata?.source === "fork" || typeof parentId !== "string" ? undefined : await runtime.threads.stateAt(threadId, parentId);
+      startKnown = true;
     }
   };
+  /**
+   * Before the run wrote a checkpoint of its own, the checkpoint that started task `taskId` is the
+   * thread's newest (the one it continues, or its input's): the start, when it has that task.
+   */
+  const startOf = async (taskId: string): Promise<void> => {
+    if (startKnown || boundary === undefined || snapshots.length > 0) return;
+    const newest = await runtime.threads.stateAt(threadId, boundary);
+    if (newest.tasks.some((task) => task.id === taskId)) [start, startKnown] = [newest, true];
+  };
+  /** The start's parts, once, before any other checkpoint's or task's (LangGraph's first). */
+  const startParts = (): { event: string; data: unknown }[] => {
+    if (start === undefined) return [];
+    const parts: { event: string; data: unknown }[] = [];
+    const continued = start.metadata?.source !== "input";
+    if (continued && modes.has("values")) parts.push({ event: "values", data: toWire(start.values ?? {}) });
+    parts.push(...checkpointParts(start, modes, []), ...taskStartParts(start, modes, []));
+    return parts;
+  };
+  // the start is behind a resume point past the run's beginning
+  const startHeld = from !== undefined && (from.seq > 0 || from.values > 0 || from.settled > 0 || from.partial !== undefined);
+  function* sendStart(): Generator<StreamPart> {
+    if (startSent || !startKnown) return;
+    startSent = true;
+    for (const part of startParts()) yield* send(part, startHeld);
+  }
 
+  // message ids given to a step's id-less written messages (`withStateMessageIds`), per checkpoint
+  const claimedIds = new Set<string>();
   const valuesUnit = (index: number): Unit => {
     const snapshot = snapshots[index] as StateSnapshot;
     const previous = index > 0 ? snapshots[index - 1] : undefined;
+    // the checkpoint whose tasks made this one: the previous, or the run's start for its first
+    const producer = previous ?? start;
     return {
       kind: "v",
       at: timeOf(snapshot.createdAt),
@@ -144,12 +203,15 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
         const parts: { event: string; data: unknown }[] = [];
         // LangGraph's order: each finished task's update and result, the values and checkpoint
         // they made, then the tasks that checkpoint starts
-        if (index === 0 && inputSnapshot !== undefined) parts.push(...checkpointParts(inputSnapshot, modes, []));
-        if (previous !== undefined) {
-          for (const task of previous.tasks) {
+        if (producer !== undefined) {
+          claimedIds.clear();
+          const [before, made] = [toWire(producer.values ?? {}), toWire(snapshot.values ?? {})];
+          for (const task of producer.tasks) {
             if (task.result === undefined || task.name.startsWith("__")) continue;
-            if (modes.has("updates")) parts.push({ event: "updates", data: { [task.name]: toWire(task.result) } });
-            parts.push(...taskResultParts(previous, task, snapshot, modes, []));
+            // a message the node wrote without an id has the one the state gave it, as LangGraph's parts do
+            const result = withStateMessageIds(toWire(task.result), before, made, claimedIds);
+            if (modes.has("updates")) parts.push({ event: "updates", data: { [task.name]: result } });
+            parts.push(...taskResultParts(producer, task, snapshot, modes, [], result));
           }
         }
         if (modes.has("messages")) {
@@ -195,10 +257,19 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
   };
   // without stream_subgraphs a subgraph's custom writes reach the parent's stream (as LangGraph's do)
   const subgraphs = options.subgraphs === true ? new SubgraphParts(runtime, threadId, modes) : undefined;
+  /** A later attempt of the run (a worker died and another took it over) starts with its own metadata part. */
+  const attemptPart = (event: StoredRunEvent): { event: string; data: unknown }[] => {
+    if (!isRunEvent(event)) return [];
+    const attempt = event.type === "run.started" || (event.type === "run.resumed" && (event.reason === "recovery" || event.reason === "manual")) ? event.attempt : undefined;
+    if (typeof attempt !== "number" || attempt <= announced) return [];
+    announced = attempt;
+    return [{ event: "metadata", data: { run_id: initial.run_id, attempt: announced } }];
+  };
   const eventUnit = (event: StoredRunEvent, attached: { event: string; data: unknown }[] = []): Unit => ({
     kind: "e",
     at: timeOf(event.at),
     parts: () => [
+      ...attemptPart(event),
       ...attached,
       // what the graph wrote with config.writer, as LangGraph streams it: its custom writes, and
       // the step events (model.*, tool.call.*) its nodes report through the run handle's writer
@@ -245,24 +316,29 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
     deltas.push(...later);
   }
 
-  /** Emits a unit's parts after those already sent, each with the cursor it leaves behind. */
+  /** Emits a unit's parts (but those before `from`), then moves the read position past it. */
   function* emit(unit: Unit, seq?: number): Generator<StreamPart> {
+    // every checkpoint comes after the run's start (an event's parts may come before it: its
+    // position is fixed by the first task start or checkpoint, alike live and in a replay)
+    if (unit.kind !== "e") yield* sendStart();
     const parts = unit.parts();
-    const skip = cursor.partial?.kind === unit.kind ? cursor.partial.parts : 0;
-    for (let index = skip; index < parts.length; index += 1) {
-      const part = parts[index] as { event: string; data: unknown };
-      const last = index === parts.length - 1;
-      if (!last) cursor.partial = { kind: unit.kind, parts: index + 1 };
-      else finish(unit, seq);
-      yield { ...part, id: formatCursor(cursor) };
-    }
-    if (parts.length <= skip) finish(unit, seq);
-  }
-  function finish(unit: Unit, seq?: number): void {
+    for (const [at, part] of parts.entries()) yield* send(part, beforeFrom(unit, seq, at));
     if (unit.kind === "v") cursor.values += 1;
     else if (unit.kind === "i") cursor.settled += 1;
     else cursor.seq = seq ?? cursor.seq;
-    if (cursor.partial?.kind === unit.kind) cursor.partial = undefined;
+  }
+  // the first event after `from.seq`: the one a partial `e` position counts parts of
+  let firstAfterFrom: number | undefined;
+  /** Whether part `at` of `unit` is before `from` (the client has it). */
+  function beforeFrom(unit: Unit, seq: number | undefined, at: number): boolean {
+    if (from === undefined) return false;
+    const partial = from.partial?.kind === unit.kind ? from.partial.parts : 0;
+    if (unit.kind === "v") return cursor.values < from.values || (cursor.values === from.values && at < partial);
+    if (unit.kind === "i") return cursor.settled < from.settled || (cursor.settled === from.settled && at < partial);
+    const eventSeq = seq ?? 0;
+    if (eventSeq <= from.seq) return true;
+    firstAfterFrom ??= eventSeq;
+    return eventSeq === firstAfterFrom && at < partial;
   }
 
   /** The next checkpoint unit to send: a checkpoint's interrupts once settled, else the next checkpoint. */
@@ -290,8 +366,11 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
       if (attached === undefined) return true;
       if (isRunEvent(event) && event.type === "node.started" && event.ns.length === 0) {
         const startedBy = snapshots.findIndex((snapshot) => snapshot.tasks.some((task) => task.id === event.task_id));
+        if (startedBy < 0) await startOf(event.task_id);
+        const fromStart = start?.tasks.some((task) => task.id === event.task_id) === true;
         // saved asynchronously by LangGraph: the checkpoint may be stored just after the event
-        if (startedBy < 0 && !settled) return true;
+        if (startedBy < 0 && !fromStart && !settled) return true;
+        yield* sendStart();
         while (cursor.values <= startedBy) {
           const unit = nextCheckpointUnit(settledUpTo);
           if (unit === undefined) break;
@@ -342,8 +421,16 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
 
       const ended = TERMINAL.has(run.status) || (run.status === "interrupted" && (options.waitForResume !== true || resumed));
       if (ended) {
+        yield* sendStart();
+        // stopped at a static breakpoint (interrupt_before / interrupt_after): LangGraph's
+        // interrupt without interrupts, in `updates` and `values`, as the official stream ends
+        const last = snapshots[snapshots.length - 1];
+        if (run.status === "success" && last !== undefined && atBreakpoint(last)) {
+          if (modes.has("updates")) yield* send({ event: "updates", data: { __interrupt__: [] } });
+          if (modes.has("values")) yield* send({ event: "values", data: { __interrupt__: [] } });
+        }
         if (run.status === "error" || run.status === "timeout") {
-          yield { event: "error", data: runErrorPart(run) };
+          yield* send({ event: "error", data: runErrorPart(run) });
         }
         return;
       }
@@ -364,4 +451,9 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
     signal.removeEventListener("abort", poke);
     await unlisten?.().catch(() => undefined);
   }
+}
+
+/** A run's last checkpoint when its graph stopped at a static breakpoint: tasks left, none interrupted or failed. */
+function atBreakpoint(snapshot: StateSnapshot): boolean {
+  return snapshot.next.length > 0 && snapshot.tasks.every((task) => task.interrupts.length === 0 && (task.error === undefined || task.error === null));
 }

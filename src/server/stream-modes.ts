@@ -135,12 +135,13 @@ export function taskStartParts(snapshot: StateSnapshot, modes: ReadonlySet<strin
  * `{id, name, result, interrupts, error}` (`result` maps each written channel to its value).
  * `at` is the next checkpoint (when it finished, as far as the stored data tells); without one
  * the task paused or failed: its interrupts and error, and no result (a task resumed later has a
- * result too, sent when it finishes, so a replay sends what the live stream sent).
+ * result too, sent when it finishes, so a replay sends what the live stream sent). `result`: the
+ * task's writes in wire form when the caller has them already (with the state's message ids).
  */
-export function taskResultParts(snapshot: StateSnapshot, task: SnapshotTask, at: StateSnapshot | undefined, modes: ReadonlySet<string>, ns: readonly string[]): ModePart[] {
+export function taskResultParts(snapshot: StateSnapshot, task: SnapshotTask, at: StateSnapshot | undefined, modes: ReadonlySet<string>, ns: readonly string[], result?: unknown): ModePart[] {
   if ((!modes.has("tasks") && !modes.has("debug")) || isInternal(task)) return [];
   const finished = at !== undefined;
-  const payload = { id: task.id, name: task.name, result: finished ? toWire(task.result ?? {}) : {}, interrupts: finished ? [] : interruptsWire(task), error: finished ? null : errorText(task.error) };
+  const payload = { id: task.id, name: task.name, result: finished ? (result ?? toWire(task.result ?? {})) : {}, interrupts: finished ? [] : interruptsWire(task), error: finished ? null : errorText(task.error) };
   const parts: ModePart[] = [];
   if (modes.has("tasks")) parts.push({ event: modeEvent("tasks", ns), data: payload });
   if (modes.has("debug")) parts.push({ event: modeEvent("debug", ns), data: { step: stepOf(snapshot) + 1, type: "task_result", timestamp: timestampOf(at ?? snapshot), payload } });

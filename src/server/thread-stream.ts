@@ -3,28 +3,28 @@ import { hasErrorCode } from "../errors.js";
 import type { RunRecord } from "../runtime/run-record.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { runStream, type StreamPart } from "./run-stream.js";
-import { parseCursor, type StreamCursor } from "./stream-cursor.js";
+import { parseStreamResume, type StreamCursor, type StreamResume } from "./stream-cursor.js";
 
-/** Where a thread stream is: a run of the thread and the run stream's cursor in it. */
+/** Where a thread stream is: a run of the thread and where the client is in that run's stream. */
 export interface ThreadStreamCursor {
   runId: string;
-  cursor: StreamCursor;
+  resume: StreamResume;
 }
 
-/** A thread stream part's SSE id: the run, then its run stream cursor (`RUN_ID:12-4-3`). */
-export function formatThreadCursor(runId: string, runCursor: string): string {
-  return `${runId}:${runCursor}`;
+/** A thread stream part's SSE id: the run, then the part's id in the run's stream (`RUN_ID:12`). */
+export function formatThreadCursor(runId: string, runPartId: string): string {
+  return `${runId}:${runPartId}`;
 }
 
-/** Parses a thread stream `Last-Event-ID`; undefined for anything this server did not write. */
+/** Parses a thread stream `Last-Event-ID` (older devmind's `RUN_ID:12-4-3` too); undefined for anything this server did not write. */
 export function parseThreadCursor(id: string | undefined | null): ThreadStreamCursor | undefined {
   if (id === undefined || id === null) return undefined;
   const colon = id.indexOf(":");
   if (colon <= 0) return undefined;
   const runId = id.slice(0, colon).trim();
-  const cursor = parseCursor(id.slice(colon + 1));
-  if (!/^[0-9a-f-]{36}$/i.test(runId) || cursor === undefined) return undefined;
-  return { runId: runId.toLowerCase(), cursor };
+  const resume = parseStreamResume(id.slice(colon + 1));
+  if (!/^[0-9a-f-]{36}$/i.test(runId) || resume === undefined) return undefined;
+  return { runId: runId.toLowerCase(), resume };
 }
 
 const ACTIVE = new Set(["pending", "running", "interrupted"]);
@@ -52,8 +52,9 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
  * turn, as they come, until the client goes away (`signal`). It starts with the thread's active
  * run (pending or running: from its start; waiting at an interrupt: from where it waits, sent
  * once it resumes), else with the next run created. A run that stops at an interrupt is followed
- * again when it resumes (devmind resumes the same run). Part ids are `RUN_ID:CURSOR`; `from` (a
- * `Last-Event-ID`) continues after that part, then follows the runs created after that run.
+ * again when it resumes (devmind resumes the same run). Part ids are `RUN_ID:N` (N: the part's id
+ * in the run's stream); `from` (a `Last-Event-ID`) continues after that part, then follows the
+ * runs created after that run.
  */
 export async function* threadStream(
   runtime: Runtime,
@@ -62,13 +63,21 @@ export async function* threadStream(
 ): AsyncGenerator<StreamPart, void, undefined> {
   const { modes, signal } = options;
   let current: RunRecord | undefined;
+  // where the current run's stream continues: after the client's last part of it, and (a run
+  // followed from where it waits) past what it had streamed before
+  let after: number | undefined;
   let cursor: StreamCursor | undefined;
   let waitForResume = false;
   // the run followed last: the next one is the oldest created after it
   let previous: RunRecord | undefined;
   if (options.from !== undefined) {
     const run = await runtime.runs.get(options.from.runId).catch(() => undefined);
-    if (run !== undefined && run.thread_id === threadId) [current, cursor] = [run, options.from.cursor];
+    if (run !== undefined && run.thread_id === threadId) {
+      current = run;
+      const { resume } = options.from;
+      if ("after" in resume) after = resume.after;
+      else cursor = resume.from;
+    }
   }
   if (current === undefined) {
     const recent = await runtime.runs.list({ threadId, limit: 100 });
@@ -89,16 +98,16 @@ export async function* threadStream(
         await pause(THREAD_DEFAULTS.streamPollMs, signal);
         continue;
       }
-      [current, cursor, waitForResume, continuing] = [next, undefined, false, false];
+      [current, cursor, after, waitForResume, continuing] = [next, undefined, undefined, false, false];
     }
     const run: RunRecord = current;
     try {
-      for await (const part of runStream(runtime, run.run_id, { modes, from: cursor, waitForResume, signal })) {
+      for await (const part of runStream(runtime, run.run_id, { modes, from: cursor, after, waitForResume, signal })) {
         // a run followed again after its interrupt: its metadata part was sent already
         if (continuing && part.event === "metadata") continue;
         if (part.id === undefined) yield part;
         else {
-          cursor = parseCursor(part.id);
+          after = Number(part.id);
           yield { ...part, id: formatThreadCursor(run.run_id, part.id) };
         }
       }
@@ -107,14 +116,14 @@ export async function* threadStream(
       if (!hasErrorCode(error, "RUN_NOT_FOUND") && !hasErrorCode(error, "THREAD_NOT_FOUND")) throw error;
     }
     if (signal.aborted) break;
-    const after = await runtime.runs.get(run.run_id).catch(() => undefined);
-    if (after?.status === "interrupted") {
+    const ended = await runtime.runs.get(run.run_id).catch(() => undefined);
+    if (ended?.status === "interrupted") {
       // devmind resumes the same run: follow it again once it resumed, after what was sent
       [waitForResume, continuing] = [true, true];
       continue;
     }
-    [previous, current, cursor, continuing] = [after ?? run, undefined, undefined, false];
+    [previous, current, cursor, after, continuing] = [ended ?? run, undefined, undefined, undefined, false];
     // the thread itself is gone: the stream ends
-    if (after === undefined && (await runtime.threads.get(threadId).then(() => false, () => true))) break;
+    if (ended === undefined && (await runtime.threads.get(threadId).then(() => false, () => true))) break;
   }
 }

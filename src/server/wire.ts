@@ -36,7 +36,7 @@ export function stateWire(snapshot: StateSnapshot, threadId: string): Record<str
       interrupts: task.interrupts.map((item) => ({ id: item.id, value: toWire(item.value) })),
       // as the official server: the task's path, a subgraph task's checkpoint (its namespace), the result or null
       ...(task.path === undefined ? {} : { path: toWire(task.path) }),
-      checkpoint: subgraphCheckpoint(task.state, threadId),
+      checkpoint: subgraphCheckpoint(task.state),
       state: null,
       result: task.result === undefined ? null : toWire(task.result),
     })),
@@ -47,14 +47,17 @@ export function stateWire(snapshot: StateSnapshot, threadId: string): Record<str
   };
 }
 
-/** The checkpoint a subgraph task's `state` config names (its `checkpoint_ns`), else null. */
-function subgraphCheckpoint(state: unknown, threadId: string): Record<string, unknown> | null {
+/**
+ * The checkpoint a subgraph task's `state` config names, as the official server shows it: that
+ * config's `configurable` as LangGraph gives it (`{thread_id, checkpoint_ns}` for a subgraph task
+ * of the thread's state; no `checkpoint_id` or `checkpoint_map` LangGraph did not set), without
+ * internal (`__`) keys; null for a task with no subgraph.
+ */
+function subgraphCheckpoint(state: unknown): Record<string, unknown> | null {
   if (state === null || typeof state !== "object" || !("configurable" in state)) return null;
   const configurable = (state as StateSnapshot["config"]).configurable ?? {};
-  const ns = configurable["checkpoint_ns"];
-  if (typeof ns !== "string") return null;
-  const id = configurable["checkpoint_id"];
-  return { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: typeof id === "string" ? id : null, checkpoint_map: null };
+  if (typeof configurable["checkpoint_ns"] !== "string") return null;
+  return toWire(Object.fromEntries(Object.entries(configurable).filter(([key, value]) => !key.startsWith("__") && value !== undefined))) as Record<string, unknown>;
 }
 
 /** A thread as LangGraph's Thread, with the latest state's values and open interrupts (by task id). */

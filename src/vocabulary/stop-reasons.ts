@@ -28,4 +28,9 @@ export interface Usage {
 export interface RunError {
   code: string;
   message: string;
+  /**
+   * The class name of the exception a graph threw (`CustomError`), when it threw one: the
+   * official server names a failed run's stream `error` part by it.
+   */
+  name?: string;
 }

@@ -87,6 +87,7 @@ describe.each(BACKENDS)("RunStore on %s", (backend) => {
         interrupt_before: null,
         interrupt_after: null,
         checkpoint_id: null,
+        stream_mode: null,
         lease: null,
         cancel_requested: false,
         active_ms: 0,
@@ -448,6 +449,20 @@ describe.each(BACKENDS)("RunStore on %s", (backend) => {
       const error = { code: "MODEL_FAILED", message: "upstream said no" };
       expect(await store.finish(id, 1, { status: "error", stopReason: "model_failed", answer: null, counts: counts(1, 0, 7), error })).toBe(true);
       expect(await store.get(id)).toMatchObject({ status: "error", stop_reason: "model_failed", answer: null, error, active_ms: 7 });
+    });
+
+    it("keeps the stream modes a run was created with and the class name of the error it failed with", async () => {
+      const plain = await store.create({ input: INPUT });
+      expect(plain.stream_mode).toBeNull();
+      const run = await store.create({ input: INPUT, multitask: "enqueue", threadId: plain.thread_id, streamMode: ["values", "custom"] });
+      expect((await store.get(run.run_id)).stream_mode).toEqual(["values", "custom"]);
+      expect((await rejection(store.create({ input: INPUT, streamMode: [""] }))).code).toBe("RUN_INPUT_INVALID");
+      await store.delete(plain.run_id);
+      const claimed = await store.claimNext(LEASE);
+      expect(claimed?.run.run_id).toBe(run.run_id);
+      const error = { code: "GRAPH_FAILED", message: "CustomError: Boo!", name: "CustomError" };
+      expect(await store.finish(run.run_id, 1, { status: "error", stopReason: "internal_error", answer: null, counts: counts(0, 0, 1), error })).toBe(true);
+      expect((await store.get(run.run_id)).error).toEqual(error);
     });
 
     it("the database itself refuses a second running or interrupted run on one thread", async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { matchKey, presentedKey } from "../../src/server/auth.js";
-import { formatCursor, parseCursor, STREAM_START } from "../../src/server/stream-cursor.js";
+import { formatCursor, formatPartId, parseCursor, parseStreamResume, STREAM_START } from "../../src/server/stream-cursor.js";
 import { toWire } from "../../src/server/wire.js";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 
@@ -13,6 +13,17 @@ describe("stream cursor", () => {
       { seq: 9, values: 5, settled: 4, partial: { kind: "i" as const, parts: 1 } },
     ]) {
       expect(parseCursor(formatCursor(cursor))).toEqual(cursor);
+    }
+  });
+
+  it("numbers parts 0, 1, … and reads a Last-Event-ID as the last part the client has (-1: none), or an older cursor id", () => {
+    expect([0, 1, 12].map(formatPartId)).toEqual(["0", "1", "12"]);
+    expect(parseStreamResume("0")).toEqual({ after: 0 });
+    expect(parseStreamResume(" 41 ")).toEqual({ after: 41 });
+    expect(parseStreamResume("-1")).toEqual({ after: -1 });
+    expect(parseStreamResume("12-4-3-v2")).toEqual({ from: { seq: 12, values: 4, settled: 3, partial: { kind: "v", parts: 2 } } });
+    for (const id of ["", "abc", "-2", "1.5", "1e3", "9".repeat(10), "1-2", "1-1-2", " 3 ; drop", undefined, null]) {
+      expect(parseStreamResume(id)).toBeUndefined();
     }
   });
 

@@ -9,7 +9,7 @@ import { cancelAndRollback, finalValues, startRun, waitForRun, type StartedRun }
 import { runStream } from "../run-stream.js";
 import { MESSAGES_EVENTS_MODE } from "../stream-messages.js";
 import { sseResponse } from "../sse.js";
-import { parseCursor } from "../stream-cursor.js";
+import { parseStreamResume } from "../stream-cursor.js";
 import { parseThreadCursor, threadStream } from "../thread-stream.js";
 import { intQuery, readBody, readJson, RunCancelManyBody, RunCreateBody, STREAM_MODES, validate } from "../validation.js";
 import { SERVER_DEFAULTS } from "../../constants.js";
@@ -64,7 +64,8 @@ function runPath(run: RunRecord): string {
  * - `GET /threads/{tid}/runs?limit&offset&status` -> Run[] newest first; `GET .../runs/{rid}` -> Run;
  *   `POST .../runs/{rid}/cancel?wait=0|1` -> 202 Run (200 after it stopped with wait=1);
  *   `GET .../runs/{rid}/join` -> values; `GET .../runs/{rid}/stream` (and `/runs/{rid}/stream`)
- *   -> SSE from the start, or after `Last-Event-ID`.
+ *   -> SSE from the start, or after `Last-Event-ID` (a part's position in the run's stream, `-1`
+ *   for all), in the modes asked, else those the run was created with.
  * - `GET /threads/{tid}/stream?stream_mode=run_modes` (`threads.joinStream`) -> SSE of the thread's
  *   runs as they come (`threadStream`), after `Last-Event-ID`; `lifecycle` and `state_update` 422.
  * Run: LangGraph's fields plus devmind's record (`stop_reason`, `answer`, counts, `usage`, `error`).
@@ -95,7 +96,7 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
       c,
       async function* parts(signal) {
         try {
-          yield* runStream(runtime, runId, { modes, from: started.from, waitForResume: started.waitForResume, subgraphs, signal });
+          yield* runStream(runtime, runId, { modes, from: started.from, after: started.after, waitForResume: started.waitForResume, subgraphs, signal });
         } finally {
           if (releaseAtEnd) await release(started.run);
         }
@@ -199,14 +200,15 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
   });
   const join = async (c: Context<Env>): Promise<Response> => {
     const run = await threadRun(c);
-    const modes = modesOf(c.req.queries("stream_mode"));
+    // without modes: those the run was created with, as the official server streams a run it joins
+    const modes = modesOf(c.req.queries("stream_mode") ?? run.stream_mode);
     if (modes.has("events") && run.limits.maxStreamEvents === undefined) {
       throw httpError("REQUEST_INVALID", `stream_mode "events" is not available for run ${run.run_id}: it was created without it, so its LangChain stream events were not recorded`, { field: "stream_mode" });
     }
-    const from = parseCursor(c.req.header("last-event-id"));
+    const resume = parseStreamResume(c.req.header("last-event-id"));
     const subgraphs = c.req.query("stream_subgraphs");
     if (subgraphs !== undefined && subgraphs !== "true" && subgraphs !== "false") throw httpError("REQUEST_INVALID", "stream_subgraphs must be true or false", { field: "stream_subgraphs" });
-    return streamStarted(c, { run, from, waitForResume: false, startSeq: 0 }, modes, subgraphs === "true", c.req.query("cancel_on_disconnect") === "1");
+    return streamStarted(c, { run, ...resume, waitForResume: false, startSeq: 0 }, modes, subgraphs === "true", c.req.query("cancel_on_disconnect") === "1");
   };
   // the SDK's threads.joinStream: every run of the thread in turn; `run_modes` sends each run's values
   app.get("/threads/:tid/stream", async (c) => {
