@@ -34,14 +34,18 @@ export function chunkText(chunk: AIMessageChunk): string {
  * `messages` stream mode, recorded stream events), so every token they stream carries the stored
  * message's id rather than the provider's (which some OpenAI-compatible servers repeat across
  * answers); the model inside is called without callbacks, so nothing is reported twice. It
- * reports the inner model's name and LangSmith parameters (`ls_provider`, `ls_model_name`, …).
- * Streaming only: `invoke` aggregates the same stream.
+ * reports the inner model's name and LangSmith parameters (`ls_provider`, `ls_model_name`, …),
+ * and keeps the provider's id of the last answer (`providerMessageId`). Streaming only: `invoke`
+ * aggregates the same stream.
  */
 export class IdentifiedChatModel extends BaseChatModel<BaseChatModelCallOptions, AIMessageChunk> {
   /** @internal LangChain's serialisation name. */
   static override lc_name(): string {
     return "IdentifiedChatModel";
   }
+
+  /** The id the inner model gave the answer last streamed (its first chunk's that has one), if any. */
+  providerMessageId: string | undefined;
 
   constructor(
     private readonly inner: CallableModel,
@@ -78,7 +82,9 @@ export class IdentifiedChatModel extends BaseChatModel<BaseChatModelCallOptions,
   override async *_streamResponseChunks(messages: BaseMessage[], options: this["ParsedCallOptions"], runManager?: CallbackManagerForLLMRun): AsyncGenerator<ChatGenerationChunk> {
     // no callbacks: this model reports the tokens (an omitted key would inherit the caller's)
     const stream = await this.inner.stream(messages, { ...(options.signal === undefined ? {} : { signal: options.signal }), callbacks: [] });
+    this.providerMessageId = undefined;
     for await (const chunk of stream) {
+      this.providerMessageId ??= chunk.id;
       const message = new AIMessageChunk({
         id: this.messageId,
         content: chunk.content,

@@ -140,6 +140,8 @@ async function attempt(model: CallableModel, messages: BaseMessage[], options: M
     iterator = undefined;
     if (signal.aborted) throw new AttemptAborted();
     if (aggregate === undefined) throw new Error("the model returned an empty stream");
+    // the answer carries the provider's id, as without the stored id (the caller knows that one)
+    if (streaming instanceof IdentifiedChatModel) aggregate.id = streaming.providerMessageId;
     return aggregate;
   } finally {
     aborted.dispose();
