@@ -23,7 +23,7 @@ export interface LiveMessageChunk {
    * the first, or sees a gap, knows it has not got the whole message).
    */
   index: number;
-  /** The chunk as a message dict (`{type: "AIMessageChunk", content, id, tool_call_chunks, …}`); chunks that piled up while the previous one was being sent arrive merged into one. */
+  /** The chunk as a message dict (`{type: "ai", content, id, tool_call_chunks, …}`: LangChain's `toDict()` of an AIMessageChunk). */
   chunk: Record<string, unknown>;
   /** LangGraph's metadata of the message (langgraph_node, langgraph_step, langgraph_checkpoint_ns, ls_*, …): on the first chunk only. */
   metadata?: Record<string, unknown>;
@@ -59,8 +59,9 @@ interface RunQueue {
  * Best effort and live only: a listener that connects late misses the earlier chunks, and the
  * complete message arrives with the checkpoint of its node anyway. Per run, notifications are
  * sent one after another (each commits before the next is sent, so listeners get them in order);
- * chunks of the same message arriving meanwhile are merged into the next. A notification larger
- * than PostgreSQL's payload limit is sent in parts that the listener joins. A failed send is dropped.
+ * chunks arriving meanwhile go together in the next one, each kept as LangGraph gave it (clients
+ * see the model's own chunks). A notification larger than PostgreSQL's payload limit is sent in
+ * parts that the listener joins. A failed send is dropped.
  */
 export class LiveMessagePublisher implements LiveMessageSink {
   private readonly runs = new Map<string, RunQueue>();
@@ -79,14 +80,9 @@ export class LiveMessagePublisher implements LiveMessageSink {
       run = { queue: [], counts: new Map(), sending: false, finished: false };
       this.runs.set(key, run);
     }
-    const last = run.queue[run.queue.length - 1];
-    if (last !== undefined && last.id === id && last.ns.join("|") === ns.join("|")) {
-      last.chunk = last.chunk.concat(chunk);
-    } else {
-      const index = run.counts.get(id) ?? 0;
-      run.counts.set(id, index + 1);
-      run.queue.push({ ns, id, index, chunk, metadata: index === 0 ? metadata : undefined });
-    }
+    const index = run.counts.get(id) ?? 0;
+    run.counts.set(id, index + 1);
+    run.queue.push({ ns, id, index, chunk, metadata: index === 0 ? metadata : undefined });
     if (!run.sending) void this.drain(key, run);
   }
 
@@ -101,10 +97,10 @@ export class LiveMessagePublisher implements LiveMessageSink {
   private async drain(key: string, run: RunQueue): Promise<void> {
     run.sending = true;
     try {
-      for (let next = run.queue.shift(); next !== undefined; next = run.queue.shift()) {
+      for (let batch = run.queue.splice(0); batch.length > 0; batch = run.queue.splice(0)) {
         let body: string;
         try {
-          body = JSON.stringify({ n: next.ns, m: next.id, x: next.index, c: plainJson(next.chunk), ...(next.metadata === undefined ? {} : { d: plainJson(next.metadata) }) });
+          body = JSON.stringify(batch.map((next) => ({ n: next.ns, m: next.id, x: next.index, c: plainJson(next.chunk), ...(next.metadata === undefined ? {} : { d: plainJson(next.metadata) }) })));
         } catch {
           continue;
         }
@@ -142,26 +138,28 @@ function splitPayload(body: string): string[] {
 
 /**
  * Calls `listener` with every message chunk of run `runId` published from any process (on
- * PGlite, from this one), until the returned function is awaited. Resolves once listening. A
- * notification sent in parts is delivered once all its parts came, in order; one missing a part
- * is dropped (the message's next chunk then shows a gap in `index`).
+ * PGlite, from this one), in order, until the returned function is awaited. Resolves once
+ * listening. A notification sent in parts is delivered once all its parts came, in order; one
+ * missing a part is dropped (the message's next chunk then shows a gap in `index`).
  */
 export async function subscribeLiveMessages(db: Database, runId: string, listener: (chunk: LiveMessageChunk) => void): Promise<() => Promise<void>> {
   const key = runId.toLowerCase();
   let partial: { k: string; parts: string[]; total: number } | undefined;
   const deliver = (body: string): void => {
-    let parsed: { n?: unknown; m?: unknown; x?: unknown; c?: unknown; d?: unknown };
+    let batch: unknown;
     try {
-      parsed = JSON.parse(body) as typeof parsed;
+      batch = JSON.parse(body);
     } catch {
       return;
     }
-    if (!Array.isArray(parsed.n) || typeof parsed.m !== "string" || typeof parsed.x !== "number" || parsed.c === null || typeof parsed.c !== "object") return;
-    const metadata = parsed.d !== null && typeof parsed.d === "object" ? (parsed.d as Record<string, unknown>) : undefined;
-    try {
-      listener({ type: "message.chunk", run_id: key, ns: parsed.n.map(String), message_id: parsed.m, index: parsed.x, chunk: parsed.c as Record<string, unknown>, ...(metadata === undefined ? {} : { metadata }) });
-    } catch {
-      // a listener's failure is its own
+    for (const entry of Array.isArray(batch) ? (batch as { n?: unknown; m?: unknown; x?: unknown; c?: unknown; d?: unknown }[]) : []) {
+      if (!Array.isArray(entry.n) || typeof entry.m !== "string" || typeof entry.x !== "number" || entry.c === null || typeof entry.c !== "object") continue;
+      const metadata = entry.d !== null && typeof entry.d === "object" ? (entry.d as Record<string, unknown>) : undefined;
+      try {
+        listener({ type: "message.chunk", run_id: key, ns: entry.n.map(String), message_id: entry.m, index: entry.x, chunk: entry.c as Record<string, unknown>, ...(metadata === undefined ? {} : { metadata }) });
+      } catch {
+        // a listener's failure is its own
+      }
     }
   };
   return db.listen(LIVE_MESSAGES_CHANNEL, (payload) => {

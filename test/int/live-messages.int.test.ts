@@ -1,7 +1,8 @@
 /**
- * The live message channel on a real database: chunks reach a listener in order, with their
- * index in the message and LangGraph's metadata on the first; chunks that pile up while one is
- * being sent arrive merged; one larger than PostgreSQL's NOTIFY payload limit arrives whole.
+ * The live message channel on a real database: chunks reach a listener in order, each as it was
+ * published (those that pile up while one is being sent go in one notification), with their
+ * index in the message and LangGraph's metadata on the first; one larger than PostgreSQL's NOTIFY
+ * payload limit arrives whole.
  */
 import { AIMessageChunk } from "@langchain/core/messages";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -23,7 +24,7 @@ describe.each(BACKENDS)("live message chunks on %s", (backend) => {
     await owner.close();
   });
 
-  it("delivers a run's chunks in order, merged while one is sent, a large one in parts joined back exactly", async () => {
+  it("delivers a run's chunks in order and one by one, a large one in parts joined back exactly", async () => {
     const runId = "0d4c2a39-6b0e-4a57-9d6f-1f0b8f6c9a11";
     const got: LiveMessageChunk[] = [];
     const others: LiveMessageChunk[] = [];
@@ -35,7 +36,7 @@ describe.each(BACKENDS)("live message chunks on %s", (backend) => {
     const large = `"\n${"é😀\u0001".repeat(7_500)}"`;
     try {
       publisher.publish(runId, [], new AIMessageChunk({ id: "msg-1", content: "Once " }), metadata);
-      // sent while the first is in flight: merged into one
+      // queued while the first is in flight: sent together, delivered one by one
       publisher.publish(runId, [], new AIMessageChunk({ id: "msg-1", content: "upon " }), metadata);
       publisher.publish(runId, [], new AIMessageChunk({ id: "msg-1", content: "a time" }), metadata);
       await waitUntil("the first chunks arrived", () => got.map((chunk) => chunk.chunk["content"]).join("") === "Once upon a time", 10_000);
@@ -48,14 +49,15 @@ describe.each(BACKENDS)("live message chunks on %s", (backend) => {
     }
     expect(got.map((chunk) => [chunk.message_id, chunk.index, chunk.chunk["content"] === large ? "large" : chunk.chunk["content"]])).toEqual([
       ["msg-1", 0, "Once "],
-      ["msg-1", 1, "upon a time"],
+      ["msg-1", 1, "upon "],
+      ["msg-1", 2, "a time"],
       ["msg-2", 0, "large"],
     ]);
     expect(got.every((chunk) => chunk.run_id === runId && chunk.type === "message.chunk")).toBe(true);
     // LangGraph's metadata on a message's first chunk only
-    expect(got.map((chunk) => chunk.metadata?.["langgraph_checkpoint_ns"])).toEqual(["writer:task-1", undefined, "sub:task-2|inner:task-3"]);
-    expect(got[2]?.ns).toEqual(["sub:task-2"]);
-    expect(got[2]?.chunk).toMatchObject({ type: "ai", id: "msg-2", tool_call_chunks: [{ id: "call-1", name: "look", args: '{"q":', index: 0 }] });
+    expect(got.map((chunk) => chunk.metadata?.["langgraph_checkpoint_ns"])).toEqual(["writer:task-1", undefined, undefined, "sub:task-2|inner:task-3"]);
+    expect(got[3]?.ns).toEqual(["sub:task-2"]);
+    expect(got[3]?.chunk).toMatchObject({ type: "ai", id: "msg-2", tool_call_chunks: [{ id: "call-1", name: "look", args: '{"q":', index: 0 }] });
     expect(others).toEqual([]);
   });
 });
