@@ -114,8 +114,10 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
   signal.addEventListener("abort", poke, { once: true });
 
   const snapshots: StateSnapshot[] = [];
-  // what this stream sent of each message as live chunks, by its id
+  // what this stream sent of each message as live `messages` chunks, by its id
   const streamed = new Map<string, SentMessage>();
+  // ...and of those it sent as `messages/partial` only (a subgraph's, without `subgraphs`)
+  const partialOnly = new Map<string, SentMessage>();
   // messages this stream sent with the checkpoint that stores them: their chunks are late
   const complete = new Set<string>();
   // top-level tasks whose start this stream sent (their `node.started`)
@@ -183,11 +185,12 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
             if (closing !== undefined) parts.push({ event: "messages", data: [closing, sent.metadata] });
           }
         }
+        if (modes.has("values")) parts.push({ event: "values", data: toWire(snapshot.values ?? {}) });
+        // after the values, as the official server reads them from each values chunk
         if (modes.has(MESSAGES_EVENTS_MODE)) {
           const complete = completedMessages(snapshot, previous, toWire);
           if (complete !== undefined) parts.push(complete);
         }
-        if (modes.has("values")) parts.push({ event: "values", data: toWire(snapshot.values ?? {}) });
         parts.push(...checkpointParts(snapshot, modes, []), ...taskStartParts(snapshot, modes, []));
         return parts;
       },
@@ -232,15 +235,13 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
    * (its `node.started`, or the checkpoint that starts it), wait before that, drop it once the
    * checkpoint completing that task was sent (its message came whole, or closed its chunks), and
    * drop every chunk of a message whose first chunk this stream did not get (it joined mid-way,
-   * or a notification was lost): such a message comes whole with its checkpoint. A subgraph's
-   * chunks go only to a stream with `subgraphs`, as LangGraph's do.
+   * or a notification was lost): such a message comes whole with its checkpoint.
    */
   const taskStarts = new Map<string, number>();
-  const chunkVerdict = (chunk: LiveMessageChunk): "send" | "wait" | "drop" => {
+  const chunkVerdict = (chunk: LiveMessageChunk, book: Map<string, SentMessage>): "send" | "wait" | "drop" => {
     const metadata = firstChunks.get(chunk.message_id);
-    const sent = streamed.get(chunk.message_id);
+    const sent = book.get(chunk.message_id);
     if (metadata === undefined || complete.has(chunk.message_id) || sent?.broken === true) return "drop";
-    if (chunk.ns.length > 0 && options.subgraphs !== true) return "drop";
     const task = rootTaskOf(metadata);
     if (task === undefined) return "drop";
     let start = taskStarts.get(task);
@@ -262,20 +263,26 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
    * Sends the live chunks that may go now (`chunkVerdict`), in the order they came: `messages`
    * parts `[chunk, metadata]` (LangGraph's metadata of the message, from its first chunk), and for
    * LangGraph's older `messages` mode the message's metadata at its first chunk then the message
-   * so far (`messages/partial`). Chunks have no id: live only, never replayed.
+   * so far (`messages/partial`). A subgraph's chunks are `messages|ns` parts with `subgraphs`
+   * only, as LangGraph streams them (the older mode has them either way, as the official server
+   * reads chat model events at any depth). Chunks have no id: live only, never replayed.
    */
   function* tokens(): Generator<StreamPart> {
     if (chunks.length === 0) return;
     const waiting: LiveMessageChunk[] = [];
     for (const chunk of chunks.splice(0)) {
-      const verdict = chunkVerdict(chunk);
+      const tuple = modes.has("messages") && (chunk.ns.length === 0 || options.subgraphs === true);
+      if (!tuple && !modes.has(MESSAGES_EVENTS_MODE)) continue;
+      // a message sent as `messages` chunks is not sent whole with its checkpoint: only those count in `streamed`
+      const book = tuple ? streamed : partialOnly;
+      const verdict = chunkVerdict(chunk, book);
       if (verdict === "wait") waiting.push(chunk);
       if (verdict !== "send") continue;
       const metadata = firstChunks.get(chunk.message_id) as Record<string, unknown>;
-      let sent = streamed.get(chunk.message_id);
+      let sent = book.get(chunk.message_id);
       if (sent === undefined) {
         sent = new SentMessage(metadata);
-        streamed.set(chunk.message_id, sent);
+        book.set(chunk.message_id, sent);
       }
       if (chunk.index !== sent.next) {
         sent.broken = true;
@@ -283,7 +290,7 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
       }
       sent.next += 1;
       sent.add(chunk.chunk);
-      if (modes.has("messages")) yield { event: chunk.ns.length > 0 ? `messages|${chunk.ns.join("|")}` : "messages", data: [chunk.chunk, metadata] };
+      if (tuple) yield { event: chunk.ns.length > 0 ? `messages|${chunk.ns.join("|")}` : "messages", data: [chunk.chunk, metadata] };
       if (modes.has(MESSAGES_EVENTS_MODE)) {
         // as the official server's: the chat model's metadata (without the tags and name LangGraph's messages mode adds)
         const { tags: _tags, name: _name, ...modelMetadata } = metadata;

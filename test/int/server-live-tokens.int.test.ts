@@ -53,8 +53,10 @@ describe.each(BACKENDS)("live tokens of any chat model through the SDK on %s", (
       .addNode("writer", async (state: typeof MessagesAnnotation.State) => ({ messages: [await model.invoke(state.messages)] }))
       .addEdge(START, "writer")
       .addEdge("writer", END);
+    // the same node inside a subgraph
+    const nested = new StateGraph(MessagesAnnotation).addNode("story", writing.compile()).addEdge(START, "story").addEdge("story", END);
     const config = loadConfig({ OPENAI_BASE_URL: openai.baseUrl, OPENAI_API_KEY: "sk-test-0123456789", OPENAI_MODEL: "agent-model" });
-    const server = await startTestServer(owner, [], { workers: 1, graphs: { writing }, chatModel: createChatModel(config) });
+    const server = await startTestServer(owner, [], { workers: 1, graphs: { writing, nested }, chatModel: createChatModel(config) });
     servers.push(server);
     return new Client({ apiUrl: server.url, apiKey: TEST_KEYS.alice });
   };
@@ -63,7 +65,7 @@ describe.each(BACKENDS)("live tokens of any chat model through the SDK on %s", (
    * Streams a run whose model answer the OpenAI server holds after its first pieces until this
    * client got their tokens (or HOLD_MAX_MS passed): the parts, and whether tokens released it.
    */
-  const streamHeld = async (client: Client, threadId: string, graph: string, streamMode: StreamMode[]): Promise<{ parts: Part[]; releasedByTokens: boolean }> => {
+  const streamHeld = async (client: Client, threadId: string, graph: string, streamMode: StreamMode[], streamSubgraphs = false): Promise<{ parts: Part[]; releasedByTokens: boolean }> => {
     let release: () => void = () => undefined;
     let released = false;
     const until = new Promise<void>((resolve) => (release = resolve)).then(() => void (released = true));
@@ -74,9 +76,9 @@ describe.each(BACKENDS)("live tokens of any chat model through the SDK on %s", (
     const parts: Part[] = [];
     let releasedByTokens = false;
     try {
-      for await (const part of client.runs.stream(threadId, graph, { input: { messages: [{ type: "human", content: "tell a story" }] }, streamMode })) {
+      for await (const part of client.runs.stream(threadId, graph, { input: { messages: [{ type: "human", content: "tell a story" }] }, streamMode, streamSubgraphs })) {
         parts.push(part as Part);
-        const text = parts.map((p) => (p.event === "messages" ? String((p.data as Tuple)[0].content) : "")).join("");
+        const text = parts.map((p) => (p.event.split("|")[0] === "messages" ? String((p.data as Tuple)[0].content) : "")).join("");
         if (!released && text === BEFORE_HOLD) {
           releasedByTokens = true;
           release();
@@ -171,5 +173,27 @@ describe.each(BACKENDS)("live tokens of any chat model through the SDK on %s", (
     const [run] = await client.runs.list(thread.thread_id);
     const replayed = tuplesOf((await collect(client.runs.joinStream(thread.thread_id, run?.run_id as string, { streamMode: ["messages-tuple"] }))) as Part[]);
     expect(replayed.map(([m, metadata]) => [m.type, m.id, m.content, metadata["langgraph_node"]])).toEqual([["ai", answer.id, "Once upon a time", "model"]]);
+  });
+
+  itOnPrimary(backend)("a chat model in a subgraph: its tokens are messages|ns parts with stream_subgraphs, none without; the parent's message comes whole, labelled with the parent's node", async () => {
+    const client = await start();
+    const thread = await client.threads.create();
+    const { parts, releasedByTokens } = await streamHeld(client, thread.thread_id, "nested", ["messages-tuple", "values"], true);
+    expect(releasedByTokens).toBe(true);
+    const tokenParts = parts.filter((p) => p.event.startsWith("messages|"));
+    expect(tokenParts.map((p) => (p.data as Tuple)[0].content).filter((text) => text !== "")).toEqual(PIECES);
+    for (const part of tokenParts) {
+      expect(part.event).toMatch(/^messages\|story:[^|]+$/);
+      const metadata = (part.data as Tuple)[1];
+      expect(metadata).toMatchObject({ langgraph_node: "writer", ls_provider: "openai", langgraph_checkpoint_ns: expect.stringMatching(/^story:[^|]+\|writer:/) });
+    }
+    // the parent stores the streamed message: not sent again
+    expect(parts.filter((p) => p.event === "messages")).toEqual([]);
+
+    openai.enqueue(textReply(PIECES));
+    const other = await client.threads.create();
+    const plain = (await collect(client.runs.stream(other.thread_id, "nested", { input: { messages: [{ type: "human", content: "tell a story" }] }, streamMode: ["messages-tuple"] }))) as Part[];
+    expect(plain.some((p) => p.event.startsWith("messages|"))).toBe(false);
+    expect(tuplesOf(plain).map(([m, metadata]) => [m.type, m.content, metadata["langgraph_node"]])).toEqual([["ai", "Once upon a time", "story"]]);
   });
 });
