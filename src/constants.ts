@@ -350,6 +350,15 @@ export const STREAM_EVENTS_DEFAULTS = {
 /** NOTIFY channel telling workers there may be a run to claim. */
 export const RUNS_CHANNEL = "devmind_runs";
 
+/** The live message chunks of running graphs (src/runtime/live-messages.ts). */
+export const LIVE_MESSAGES = {
+  /**
+   * Largest JSON string one NOTIFY of them carries (PostgreSQL refuses payloads of 8000 bytes or
+   * more; the envelope around it takes well under the rest); a larger one is sent in parts.
+   */
+  payloadBytes: 7_000,
+} as const;
+
 /** Bounds of `run_command` (src/tools/builtin/run-command.ts). */
 export const COMMAND_LIMITS = {
   /** Bytes of stdout and of stderr kept per call; the rest is counted and dropped (`truncated`). */
@@ -447,6 +456,8 @@ export const SERVER_DEFAULTS = {
   streamCheckpointWaitMs: 25,
   /** ...and waited for at most this long (a task outside the run's checkpoints then goes without it). */
   streamCheckpointPatienceMs: 5_000,
+  /** Live message chunks one stream holds back at most (those of tasks it has not sent the start of yet). */
+  streamChunksMax: 10_000,
   /** The one assistant and graph the LangGraph API serves. */
   graphId: "agent",
   /** The assistant's id: LangGraph's default assistant id for graph `agent` (uuid5 of the graph id in LangGraph's namespace). */

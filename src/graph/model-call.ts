@@ -11,6 +11,7 @@ import { MODEL_RETRY_BACKOFF_MS } from "../constants.js";
 import { classifyModelError } from "../model/model-errors.js";
 import { redactSecrets } from "../secret-redaction.js";
 import { isTransientModelError, retryAfterHintMs } from "../model/retry-policy.js";
+import { chunkText, IdentifiedChatModel } from "./identified-model.js";
 
 /** A chat model as the graph uses it (after `bindTools`). */
 export type CallableModel = Runnable<BaseLanguageModelInput, AIMessageChunk>;
@@ -50,8 +51,16 @@ export interface ModelCallOptions {
   onAttemptFailed?: (info: ModelAttemptFailure) => void;
   /** Exact secrets (e.g. the configured API key) to remove from error messages, besides the usual key patterns. */
   secrets?: readonly string[] | undefined;
-  /** LangChain callbacks of the calling node (set only when the run records stream events). */
+  /**
+   * LangChain callbacks of the calling node: LangGraph's `messages` stream mode hears the tokens
+   * through them (and a run recording stream events records the model's).
+   */
   callbacks?: RunnableConfig["callbacks"];
+  /**
+   * The id the answer will be stored under: every chunk the callbacks hear, and the answer, carry
+   * it (the model is called through an IdentifiedChatModel). Default: the model's own ids.
+   */
+  messageId?: string | undefined;
 }
 
 /** Thrown inside an attempt when our timeout or the run's cancel signal fired; never escapes `callModel`. */
@@ -60,11 +69,6 @@ class AttemptAborted extends Error {
     super("the model call was aborted");
     this.name = "AttemptAborted";
   }
-}
-
-function textOf(chunk: AIMessageChunk): string {
-  if (typeof chunk.content === "string") return chunk.content;
-  return chunk.content.map((part) => (typeof part === "object" && part.type === "text" && typeof part["text"] === "string" ? part["text"] : "")).join("");
 }
 
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
@@ -112,8 +116,11 @@ async function attempt(model: CallableModel, messages: BaseMessage[], options: M
   const aborted = abortedBy(signal);
   let iterator: AsyncIterator<AIMessageChunk> | undefined;
   const config: RunnableConfig = options.callbacks === undefined ? { signal } : { signal, callbacks: options.callbacks };
+  // the callbacks see the model under its own name, its tokens under the stored message's id
+  const streaming = options.messageId === undefined ? model : new IdentifiedChatModel(model, options.messageId);
+  if (options.messageId !== undefined) config.runName = model.getName();
   try {
-    const started = Promise.resolve().then(() => model.stream(messages, config));
+    const started = Promise.resolve().then(() => streaming.stream(messages, config));
     // if we stop waiting, close the stream whenever it does arrive
     started.then((stream) => iterator === undefined && signal.aborted && closeQuietly(stream[Symbol.asyncIterator]()), () => undefined);
     const stream = await Promise.race([started, aborted.promise]);
@@ -127,12 +134,14 @@ async function attempt(model: CallableModel, messages: BaseMessage[], options: M
       const chunk = next.value;
       progress.chunks += 1;
       aggregate = aggregate === undefined ? chunk : concat(aggregate, chunk);
-      const text = textOf(chunk);
+      const text = chunkText(chunk);
       if (text !== "") options.onDelta?.(text);
     }
     iterator = undefined;
     if (signal.aborted) throw new AttemptAborted();
     if (aggregate === undefined) throw new Error("the model returned an empty stream");
+    // the answer carries the provider's id, as without the stored id (the caller knows that one)
+    if (streaming instanceof IdentifiedChatModel) aggregate.id = streaming.providerMessageId;
     return aggregate;
   } finally {
     aborted.dispose();

@@ -137,7 +137,9 @@ export function createModelNode(deps: ModelDeps) {
         timeoutMs,
         maxRetries: limits.modelMaxRetries,
         signal: context.cancelSignal,
-        ...(context.streamEvents === true && config.callbacks !== undefined ? { callbacks: config.callbacks } : {}),
+        // LangGraph's messages stream mode hears the tokens through the node's callbacks, under the stored id
+        ...(config.callbacks === undefined ? {} : { callbacks: config.callbacks }),
+        messageId,
         onDelta: (text) => {
           const offset = streamed;
           streamed += text.length;

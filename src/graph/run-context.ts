@@ -33,12 +33,6 @@ export interface AgentRunContext {
   ledger?: ToolCallLedger;
   /** Aborting it stops the run at the next step boundary (DrainError), resumable from there. */
   drainSignal?: AbortSignal;
-  /**
-   * The run records LangChain's stream events (the `events` stream mode): the model node hands its
-   * callbacks to the model call, so the model's start, tokens and end are among them. Off by
-   * default: a model call then starts no callback run of its own.
-   */
-  streamEvents?: boolean;
 }
 
 function isToolResult(value: unknown): value is ToolResult {
@@ -78,7 +72,6 @@ export function readRunContext(config: LangGraphRunnableConfig | undefined): Age
       limits: handle.limits,
       ledger: agentLedger(handle.ledger),
       ...(handle.drainSignal === undefined ? {} : { drainSignal: handle.drainSignal }),
-      ...(handle.recordStreamEvents ? { streamEvents: true } : {}),
       threadId: thread,
     };
   }

@@ -44,8 +44,6 @@ export interface RunHandle {
   emit: (event: AgentEvent) => void;
   /** Aborted when the process drains: a graph may stop at its next step boundary (throw `DrainError`). */
   drainSignal?: AbortSignal | undefined;
-  /** The run records LangChain's stream events (the `events` stream mode): model calls should pass their callbacks on. */
-  recordStreamEvents: boolean;
 }
 
 /** The run's tool ledger, as ledgered tools use it. */

@@ -6,6 +6,7 @@ import type { RunError, StopReason } from "../vocabulary/stop-reasons.js";
 import { Backoff } from "./backoff.js";
 import type { DecisionStore } from "./decision-store.js";
 import type { EventStore, NewRunEvent } from "./event-store.js";
+import type { LiveMessageSink } from "./live-messages.js";
 import type { Fence } from "./fence.js";
 import { executeGraphAttempt, type Attempt } from "./graph-attempt.js";
 import type { ResumeStore } from "./resume-store.js";
@@ -31,6 +32,8 @@ export interface ExecutorDeps {
   cancelPollMs: number;
   /** Live listeners of every event (model.delta included), in this process. */
   live: (runId: string, event: RunEventData) => void;
+  /** Where the message chunks chat models stream in a run's graph go (live only, to every process). */
+  liveMessages: LiveMessageSink;
   /** Aborted when this process drains: runs stop at the next step boundary and are released. */
   drainSignal?: AbortSignal;
 }

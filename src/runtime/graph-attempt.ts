@@ -1,3 +1,4 @@
+import { isBaseMessageChunk, type BaseMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { Command, type StateSnapshot } from "@langchain/langgraph";
 import { fenceConfigurable } from "../checkpoint/fence-config.js";
@@ -207,7 +208,6 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
       limits: run.limits,
       emit: reported,
       drainSignal: deps.drainSignal,
-      recordStreamEvents: run.limits.maxStreamEvents !== undefined,
     };
     // a run created with the `events` stream mode records LangChain's stream events too (graph-stream-events.ts)
     const recording = run.limits.maxStreamEvents === undefined ? null : { limit: run.limits.maxStreamEvents, emit: (event: GraphRunEvent) => emit(attempt, event) };
@@ -221,12 +221,20 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
       ...(run.context === null || run.context === undefined ? {} : { context: run.context }),
       signal: AbortSignal.any([...cancel, attempt.signals.lost, attempt.signals.fault, stop.signal]),
       // LangGraph's tool callback handler runs around every node, edge and write: only for graphs
-      // with a tool node, or a run created asking for the `tools` stream mode
-      streamMode: run.limits.recordTools === true || graphRunsTools(graph) ? ["tasks", "custom", "tools"] : ["tasks", "custom"],
+      // with a tool node, or a run created asking for the `tools` stream mode. Its `messages`
+      // handler too, but for every run: any stream may join and ask for tokens, and it costs
+      // about 0.1 ms a step (a 400-step graph on an in-memory checkpointer: 895 ms, 945 with it)
+      streamMode: run.limits.recordTools === true || graphRunsTools(graph) ? ["tasks", "custom", "messages", "tools"] : ["tasks", "custom", "messages"],
       subgraphs: true,
     } as RunnableConfig;
     const stream = await graphChunks(graph, input, options, run.run_id, recording);
     for await (const [ns, mode, payload] of stream) {
+      if (mode === "messages") {
+        // the tokens of chat models in any node, live only: the complete messages are in the checkpoints
+        const [message, metadata] = payload as [BaseMessage, Record<string, unknown>];
+        if (isBaseMessageChunk(message)) deps.liveMessages.publish(run.run_id, ns, message, metadata ?? {});
+        continue;
+      }
       if (mode === "custom") {
         const step = stepEventOf(payload);
         if (step !== undefined) reported(step);
@@ -298,6 +306,7 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
     const name = error instanceof Error && code === "GRAPH_FAILED" ? error.name : undefined;
     return await attempt.finish("internal_error", counts(), { code, message: errorText(error).slice(0, 2_000), ...(name === undefined ? {} : { name }) });
   } finally {
+    deps.liveMessages.finish(run.run_id);
     if (deadline !== undefined) clearTimeout(deadline);
     deps.drainSignal?.removeEventListener("abort", onDrain);
   }

@@ -1,20 +1,24 @@
 import type { Database } from "../db/types.js";
 import { RUN_EVENTS_CHANNEL } from "./event-sql.js";
 import { subscribeModelDeltas, type ModelDelta } from "./live-deltas.js";
+import { subscribeLiveMessages, type LiveMessageChunk } from "./live-messages.js";
 
 export type { ModelDelta } from "./live-deltas.js";
+export type { LiveMessageChunk } from "./live-messages.js";
 
 /**
  * What `runtime.runs.live` delivers, from whichever process executes the run: a token delta of a
- * model round (`model.delta`, live only, never stored), or word that events of the run were
- * stored (`events.stored`: read them with `runs.events(runId, { after })`).
+ * model round (`model.delta`, live only, never stored), a chunk of a message a chat model streams
+ * in the run's graph (`message.chunk`, LangGraph's `messages` stream mode, live only), or word that
+ * events of the run were stored (`events.stored`: read them with `runs.events(runId, { after })`).
  */
-export type LiveSignal = ModelDelta | { type: "events.stored"; run_id: string };
+export type LiveSignal = ModelDelta | LiveMessageChunk | { type: "events.stored"; run_id: string };
 
-/** Which signals `listenRun` subscribes to (both by default). */
+/** Which signals `listenRun` subscribes to: events and deltas by default, message chunks when asked. */
 export interface LiveSignalOptions {
   events?: boolean;
   deltas?: boolean;
+  messages?: boolean;
 }
 
 /**
@@ -40,6 +44,7 @@ export async function listenRun(db: Database, runId: string, listener: (signal: 
   try {
     if (options.events !== false) stops.push(await db.listen(RUN_EVENTS_CHANNEL, (payload) => payload === key && deliver({ type: "events.stored", run_id: key })));
     if (options.deltas !== false) stops.push(await subscribeModelDeltas(db, key, deliver));
+    if (options.messages === true) stops.push(await subscribeLiveMessages(db, key, deliver));
   } catch (error) {
     await stop();
     throw error;

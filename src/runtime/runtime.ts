@@ -21,6 +21,7 @@ import type { RunEventData } from "./run-events.js";
 import type { ExecutorDeps } from "./executor.js";
 import { DatabaseHealth, executeWithRecovery, type DatabaseHealthReport } from "./fault-recovery.js";
 import { LiveDeltaPublisher } from "./live-deltas.js";
+import { LiveMessagePublisher } from "./live-messages.js";
 import { listenRun, type LiveSignal, type LiveSignalOptions } from "./live-follow.js";
 import { recoverEmbeddedOrphans, takeOverRunning, waitStopped, type OrphanDeps } from "./orphan-runs.js";
 import type { ClaimedRun, RunInput, RunLimits, RunRecord, RunStatus } from "./run-record.js";
@@ -62,7 +63,7 @@ export type { DecisionRecord } from "./decision-store.js";
 export type { ForeignRunEvent, RunEvent, RunEventEnvelope, StoredRunEvent } from "./event-store.js";
 export { isRunEvent } from "./event-store.js";
 export { isKnownRunEvent } from "./run-events.js";
-export type { LiveSignal, LiveSignalOptions, ModelDelta } from "./live-follow.js";
+export type { LiveMessageChunk, LiveSignal, LiveSignalOptions, ModelDelta } from "./live-follow.js";
 export type { RequeueResult } from "./run-store.js";
 export type { ThreadRecord } from "./thread-store.js";
 export type { Worker, WorkerOptions } from "./worker.js";
@@ -214,9 +215,10 @@ export interface RunsApi {
   /**
    * Live signals of run `runId` from every process sharing the database (PGlite: this process):
    * its `model.delta` token deltas and `events.stored` when its events were stored (read them
-   * with `events(runId, { after })`). Resolves once listening; await the returned function to
-   * stop. Best effort (a notification connection that broke missed what was sent meanwhile):
-   * keep a bounded poll as fallback. `options` narrows it to `events` or `deltas`.
+   * with `events(runId, { after })`), and with `messages: true` the `message.chunk`s chat models
+   * stream in its graph (LangGraph's `messages` stream mode). Resolves once listening; await the
+   * returned function to stop. Best effort (a notification connection that broke missed what was
+   * sent meanwhile): keep a bounded poll as fallback. `options` picks the signals.
    *
    * @example
    *   const stop = await runtime.runs.live(runId, (signal) => { if (signal.type === "model.delta") write(signal.text); });
@@ -387,6 +389,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const orphans: OrphanDeps = { db, runs, maxAttempts: config.worker.maxAttempts };
   // model.delta also goes to other processes (a server streaming a run a worker executes)
   const deltas = new LiveDeltaPublisher(db);
+  // the message chunks chat models stream in running graphs, for LangGraph streams in any process
+  const liveMessages = new LiveMessagePublisher(db);
   const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   // runs created with executeHere: claimed at creation, waiting for execute() in this process
   const reserved = new Map<string, ClaimedRun>();
@@ -441,6 +445,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     runTimeoutMs: config.limits.runTimeoutMs,
     cancelPollMs: RUNTIME_DEFAULTS.cancelPollMs,
     live,
+    liveMessages,
     ...(drainSignal === undefined ? {} : { drainSignal }),
   });
 

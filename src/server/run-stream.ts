@@ -2,11 +2,11 @@ import type { StateSnapshot } from "@langchain/langgraph";
 import { SERVER_DEFAULTS } from "../constants.js";
 import { retryDatabaseFaults } from "../runtime/backoff.js";
 import type { RunRecord } from "../runtime/run-record.js";
-import { isRunEvent, type ModelDelta, type Runtime, type StoredRunEvent } from "../runtime/runtime.js";
+import { isRunEvent, type LiveMessageChunk, type Runtime, type StoredRunEvent } from "../runtime/runtime.js";
 import { checkpointIdOf } from "../runtime/thread-state.js";
 import { formatPartId, STREAM_START, type StreamCursor } from "./stream-cursor.js";
 import { withStateMessageIds } from "./message-ids.js";
-import { closingChunk, completedMessages, messagesOf, MESSAGES_EVENTS_MODE, roundsDone } from "./stream-messages.js";
+import { closingChunk, completedMessages, messagesOf, MESSAGES_EVENTS_MODE, nodeMetadata, rootTaskOf, SentMessage } from "./stream-messages.js";
 import { checkpointParts, modeEvent, taskResultParts, taskStartParts } from "./stream-modes.js";
 import { eventsParts } from "./stream-events.js";
 import { toolParts } from "./stream-tools.js";
@@ -81,9 +81,9 @@ interface Unit {
  * approval), `updates` and `values` with `{__interrupt__: [{id, value}]}`, and `{__interrupt__:
  * []}` after the last checkpoint of a run that stopped at a static breakpoint; `custom`: for the agent each
  * stored run event (but its recorded LangChain stream events), for any other graph the data of each stored `custom` event (what the graph
- * wrote with `config.writer`); live token deltas as `messages` chunks (`AIMessageChunk` under the
- * stored message's id, in step order; not replayed; a streamed message ends with a closing chunk
- * instead of being sent again whole); `checkpoints`, `tasks` and `debug` from the checkpoints
+ * wrote with `config.writer`); the chunks chat models stream in any node, live, as `messages`
+ * parts with LangGraph's metadata (`tokens`: after the task starts, before the checkpoint that
+ * completes it; not replayed; a streamed message is never sent again whole); `checkpoints`, `tasks` and `debug` from the checkpoints
  * (`stream-modes.ts`), `tools` from tool events (`stream-tools.ts`), `events` from the LangChain
  * stream events the run recorded (`stream-events.ts`), subgraph parts with
  * `subgraphs` (`subgraph-stream.ts`); `error {error, message}` (`runErrorPart`) at the end of a failed or
@@ -121,23 +121,37 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
     poked = true;
     wake?.();
   };
-  const deltas: ModelDelta[] = [];
-  // stored events and (for messages) token deltas from whichever process executes the run
+  const chunks: LiveMessageChunk[] = [];
+  // LangGraph's metadata of each message whose first chunk came (the later ones come without it)
+  const firstChunks = new Map<string, Record<string, unknown>>();
+  // stored events and (for messages) the chunks chat models stream, from whichever process executes the run
   const unlisten = await runtime.runs
     .live(
       key,
       (signal) => {
-        if (signal.type === "model.delta") deltas.push(signal);
+        if (signal.type === "message.chunk") {
+          if (signal.index === 0 && signal.metadata !== undefined) firstChunks.set(signal.message_id, signal.metadata);
+          // bounded: chunks of tasks this stream never sees start are dropped oldest first
+          if (chunks.push(signal) > SERVER_DEFAULTS.streamChunksMax) chunks.shift();
+        }
         poke();
       },
-      { deltas: modes.has("messages") || modes.has(MESSAGES_EVENTS_MODE) },
+      { deltas: false, messages: modes.has("messages") || modes.has(MESSAGES_EVENTS_MODE) },
     )
     .catch(() => null);
   signal.addEventListener("abort", poke, { once: true });
 
   const snapshots: StateSnapshot[] = [];
-  // text this stream sent as token chunks, by the id of the message they become
-  const streamedText = new Map<string, string>();
+  // what this stream sent of each message as live `messages` chunks, by its id
+  const streamed = new Map<string, SentMessage>();
+  // ...and of those it sent as `messages/partial` only (a subgraph's, without `subgraphs`)
+  const partialOnly = new Map<string, SentMessage>();
+  // messages this stream sent with the checkpoint that stores them: their chunks are late
+  const complete = new Set<string>();
+  // top-level tasks whose start this stream sent (their `node.started`)
+  const startedTasks = new Set<string>();
+  // the run's metadata, as LangGraph gives it to every message of the run
+  const runMetadata: Record<string, unknown> = { ...initial.metadata, graph_id: initial.graph_id, assistant_id: initial.assistant_id, run_id: key, thread_id: threadId };
   let boundary: string | undefined;
   let resumed = false;
   // the checkpoint the run started from, before its first own one: the one LangGraph wrote for its
@@ -221,17 +235,24 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
             .slice(start)
             .filter((message) => !known.has(message.id) && message.getType() !== "human");
           for (const message of fresh) {
-            const node = message.getType() === "ai" ? "model" : "tools";
-            const sent = message.id === undefined ? undefined : streamedText.get(message.id);
+            const sent = message.id === undefined ? undefined : streamed.get(message.id);
+            if (message.id !== undefined) complete.add(message.id);
             const wire = toWire(message) as Record<string, unknown>;
-            parts.push({ event: "messages", data: [sent === undefined ? wire : closingChunk(wire, sent), { langgraph_node: node, langgraph_step: snapshot.metadata?.step ?? null, langgraph_checkpoint_ns: "", run_id: key, thread_id: threadId }] });
+            if (sent === undefined) {
+              parts.push({ event: "messages", data: [wire, nodeMetadata(runMetadata, snapshot, previous, message.id)] });
+              continue;
+            }
+            // streamed as chunks: only what they lacked, if anything
+            const closing = closingChunk(wire, sent);
+            if (closing !== undefined) parts.push({ event: "messages", data: [closing, sent.metadata] });
           }
         }
+        if (modes.has("values")) parts.push({ event: "values", data: toWire(snapshot.values ?? {}) });
+        // after the values, as the official server reads them from each values chunk
         if (modes.has(MESSAGES_EVENTS_MODE)) {
           const complete = completedMessages(snapshot, previous, toWire);
           if (complete !== undefined) parts.push(complete);
         }
-        if (modes.has("values")) parts.push({ event: "values", data: toWire(snapshot.values ?? {}) });
         parts.push(...checkpointParts(snapshot, modes, []), ...taskStartParts(snapshot, modes, []));
         return parts;
       },
@@ -281,39 +302,74 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
   });
 
   /**
-   * Sends the live token deltas of the model round the last sent checkpoint hands to the model
-   * (its `next` is the model node), as `AIMessageChunk`s under the id the round's message is
-   * stored under: in step order, never before the previous round's checkpoint. Deltas of a later
-   * round wait for their checkpoint; those of a round whose message was sent are dropped; a
-   * round this stream joined mid-way (its first delta missed) sends no tokens, only the complete
-   * message. Token chunks have no id: they are live only, never replayed.
+   * What to do with a live chunk now: send it once the stream sent its top-level task's start
+   * (its `node.started`, or the checkpoint that starts it), wait before that, drop it once the
+   * checkpoint completing that task was sent (its message came whole, or closed its chunks), and
+   * drop every chunk of a message whose first chunk this stream did not get (it joined mid-way,
+   * or a notification was lost): such a message comes whole with its checkpoint.
+   */
+  const taskStarts = new Map<string, number>();
+  const chunkVerdict = (chunk: LiveMessageChunk, book: Map<string, SentMessage>): "send" | "wait" | "drop" => {
+    const metadata = firstChunks.get(chunk.message_id);
+    const sent = book.get(chunk.message_id);
+    if (metadata === undefined || complete.has(chunk.message_id) || sent?.broken === true) return "drop";
+    const task = rootTaskOf(metadata);
+    if (task === undefined) return "drop";
+    let start = taskStarts.get(task);
+    if (start === undefined) {
+      start = snapshots.findIndex((snapshot) => snapshot.tasks.some((candidate) => candidate.id === task));
+      if (start >= 0) taskStarts.set(task, start);
+    }
+    if (start >= 0 && cursor.values > start + 1) return "drop";
+    if (start < 0) {
+      // its start is not among the run's checkpoints (a task the run resumed): the first one sent completes it
+      const step = metadata["langgraph_step"];
+      if (chunk.ns.length === 0 && typeof step === "number" && snapshots.slice(0, cursor.values).some((snapshot) => (snapshot.metadata?.step ?? -1) >= step)) return "drop";
+    }
+    const started = startedTasks.has(task) || (start >= 0 && cursor.values === start + 1);
+    return started ? "send" : "wait";
+  };
+
+  /**
+   * Sends the live chunks that may go now (`chunkVerdict`), in the order they came: `messages`
+   * parts `[chunk, metadata]` (LangGraph's metadata of the message, from its first chunk), and for
+   * LangGraph's older `messages` mode the message's metadata at its first chunk then the message
+   * so far (`messages/partial`). A subgraph's chunks are `messages|ns` parts with `subgraphs`
+   * only, as LangGraph streams them (the older mode has them either way, as the official server
+   * reads chat model events at any depth). Chunks have no id: live only, never replayed.
    */
   function* tokens(): Generator<StreamPart> {
-    const last = snapshots[cursor.values - 1];
-    if (last === undefined || deltas.length === 0) return;
-    const done = roundsDone(last);
-    const waiting = last.next.includes("model") ? done + 1 : undefined;
-    const later: ModelDelta[] = [];
-    for (const delta of deltas.splice(0)) {
-      if (delta.round <= done) continue;
-      if (delta.round !== waiting) {
-        later.push(delta);
+    if (chunks.length === 0) return;
+    const waiting: LiveMessageChunk[] = [];
+    for (const chunk of chunks.splice(0)) {
+      const tuple = modes.has("messages") && (chunk.ns.length === 0 || options.subgraphs === true);
+      if (!tuple && !modes.has(MESSAGES_EVENTS_MODE)) continue;
+      // a message sent as `messages` chunks is not sent whole with its checkpoint: only those count in `streamed`
+      const book = tuple ? streamed : partialOnly;
+      const verdict = chunkVerdict(chunk, book);
+      if (verdict === "wait") waiting.push(chunk);
+      if (verdict !== "send") continue;
+      const metadata = firstChunks.get(chunk.message_id) as Record<string, unknown>;
+      let sent = book.get(chunk.message_id);
+      if (sent === undefined) {
+        sent = new SentMessage(metadata);
+        book.set(chunk.message_id, sent);
+      }
+      if (chunk.index !== sent.next) {
+        sent.broken = true;
         continue;
       }
-      const sent = streamedText.get(delta.message_id);
-      if (sent === undefined && delta.offset !== 0) continue;
-      const text = (sent ?? "") + delta.text;
-      streamedText.set(delta.message_id, text);
-      const metadata = { langgraph_node: "model", langgraph_step: (last.metadata?.step ?? 0) + 1, langgraph_checkpoint_ns: "", run_id: key, thread_id: threadId };
-      const chunk = { type: "AIMessageChunk", id: delta.message_id, content: delta.text, tool_calls: [], tool_call_chunks: [], invalid_tool_calls: [], additional_kwargs: {}, response_metadata: {} };
-      if (modes.has("messages")) yield { event: "messages", data: [chunk, metadata] };
-      // the `messages` mode: the message's metadata at its first token, then the text so far at each
+      sent.next += 1;
+      sent.add(chunk.chunk);
+      if (tuple) yield { event: chunk.ns.length > 0 ? `messages|${chunk.ns.join("|")}` : "messages", data: [chunk.chunk, metadata] };
       if (modes.has(MESSAGES_EVENTS_MODE)) {
-        if (sent === undefined) yield { event: "messages/metadata", data: { [delta.message_id]: { metadata } } };
-        yield { event: "messages/partial", data: [{ ...chunk, content: text }] };
+        // as the official server's: the chat model's metadata (without the tags and name LangGraph's messages mode adds)
+        const { tags: _tags, name: _name, ...modelMetadata } = metadata;
+        if (chunk.index === 0) yield { event: "messages/metadata", data: { [chunk.message_id]: { metadata: modelMetadata } } };
+        yield { event: "messages/partial", data: [sent.join(chunk.chunk)] };
       }
     }
-    deltas.push(...later);
+    chunks.unshift(...waiting);
   }
 
   /** Emits a unit's parts (but those before `from`), then moves the read position past it. */
@@ -380,6 +436,8 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
         }
       }
       yield* emit(eventUnit(event, attached), event.seq);
+      // its tokens may follow now
+      if (isRunEvent(event) && event.type === "node.started" && event.ns.length === 0) startedTasks.add(event.task_id);
     }
     if (paused) {
       for (let unit = nextCheckpointUnit(settledUpTo); unit !== undefined && !signal.aborted; unit = nextCheckpointUnit(settledUpTo)) {

@@ -1,5 +1,6 @@
-import type { BaseMessage } from "@langchain/core/messages";
+import { AIMessageChunk, type BaseMessage } from "@langchain/core/messages";
 import type { StateSnapshot } from "@langchain/langgraph";
+import { toWire } from "./wire.js";
 
 /** The LangChain messages of a snapshot's `messages` channel (a user graph's may hold anything else). */
 export function messagesOf(snapshot: StateSnapshot | undefined): BaseMessage[] {
@@ -8,29 +9,111 @@ export function messagesOf(snapshot: StateSnapshot | undefined): BaseMessage[] {
   return Array.isArray(messages) ? (messages as unknown[]).filter((message): message is BaseMessage => typeof (message as BaseMessage | null)?.getType === "function") : [];
 }
 
-/** AI messages the run has produced so far (in its checkpoints): the model rounds that are complete. */
-export function roundsDone(snapshot: StateSnapshot | undefined): number {
-  const start = Number((snapshot?.values as { run_start?: unknown } | undefined)?.run_start ?? 0);
-  return messagesOf(snapshot)
-    .slice(start)
-    .filter((message) => message.getType() === "ai").length;
+/**
+ * What one stream sent of a message as live chunks (`messages-tuple`): its metadata (LangGraph's,
+ * from its first chunk), the index of the chunk expected next, its text so far, the tool calls
+ * its chunks started, whether they carried usage, and for the `messages` mode the message so far.
+ */
+export class SentMessage {
+  /** The next chunk index expected (a chunk with another one was lost: the message is `broken`). */
+  next = 0;
+  broken = false;
+  text = "";
+  readonly calls = new Set<string>();
+  usage = false;
+  /** The chunks joined (for `messages/partial`), as LangChain joins them. */
+  joined: AIMessageChunk | undefined;
+
+  constructor(readonly metadata: Record<string, unknown>) {}
+
+  /** Notes chunk `chunk` (a message dict) as sent. */
+  add(chunk: Record<string, unknown>): void {
+    if (typeof chunk["content"] === "string") this.text += chunk["content"];
+    const calls = Array.isArray(chunk["tool_call_chunks"]) ? (chunk["tool_call_chunks"] as { id?: unknown }[]) : [];
+    for (const call of calls) if (typeof call.id === "string") this.calls.add(call.id);
+    if (chunk["usage_metadata"] !== undefined && chunk["usage_metadata"] !== null) this.usage = true;
+  }
+
+  /** The message so far once `chunk` joins it (AI message chunks only; another kind stays as it came). */
+  join(chunk: Record<string, unknown>): Record<string, unknown> {
+    if (chunk["type"] !== "ai" && chunk["type"] !== "AIMessageChunk") return chunk;
+    const next = new AIMessageChunk({
+      content: chunk["content"] as never,
+      ...(typeof chunk["id"] === "string" ? { id: chunk["id"] } : {}),
+      tool_call_chunks: (chunk["tool_call_chunks"] as never) ?? [],
+      additional_kwargs: (chunk["additional_kwargs"] as never) ?? {},
+      response_metadata: (chunk["response_metadata"] as never) ?? {},
+      ...(chunk["usage_metadata"] === undefined || chunk["usage_metadata"] === null ? {} : { usage_metadata: chunk["usage_metadata"] as never }),
+    });
+    this.joined = this.joined === undefined ? next : this.joined.concat(next);
+    return toWire(this.joined) as Record<string, unknown>;
+  }
 }
 
 /**
- * The last token chunk of an AI message whose first tokens this stream sent (`sent`): the rest of
- * its text and its tool calls (as whole `tool_call_chunks`), so that the chunks a client
- * concatenates by id make the stored message, as the official server's `messages-tuple` does
- * (it never sends a streamed message again whole). Text that is not a prefix of the stored
- * content (a retried model call) cannot be taken back: the `values` part that follows has it.
+ * The last chunk of a message whose first chunks this stream sent live (`sent`), once the
+ * checkpoint that stores it comes: what they lacked — the rest of its text, its tool calls that
+ * no chunk started (as whole `tool_call_chunks`), its usage if none came — so that the chunks a
+ * client concatenates by id make the stored message, as with the official server's
+ * `messages-tuple` (which never sends a streamed message again whole). Undefined when nothing
+ * lacks (the usual case: the chunks were the message). Text that is not a prefix of the stored
+ * content (a model call retried) cannot be taken back: the `values` part has it.
  */
-export function closingChunk(wire: Record<string, unknown>, sent: string): Record<string, unknown> {
-  const content = typeof wire["content"] === "string" && wire["content"].startsWith(sent) ? wire["content"].slice(sent.length) : "";
-  const calls = Array.isArray(wire["tool_calls"]) ? (wire["tool_calls"] as { id?: string; name: string; args: unknown }[]) : [];
+export function closingChunk(wire: Record<string, unknown>, sent: SentMessage): Record<string, unknown> | undefined {
+  const content = typeof wire["content"] === "string" && wire["content"].startsWith(sent.text) ? wire["content"].slice(sent.text.length) : "";
+  const calls = (Array.isArray(wire["tool_calls"]) ? (wire["tool_calls"] as { id?: string; name: string; args: unknown }[]) : []).filter((call) => call.id === undefined || !sent.calls.has(call.id));
+  const usage = sent.usage ? undefined : wire["usage_metadata"];
+  if (content === "" && calls.length === 0 && (usage === undefined || usage === null)) return undefined;
   return {
-    ...wire,
-    type: "AIMessageChunk",
+    // as LangChain's chunks are sent (`toDict()`: an AIMessageChunk's type is "ai")
+    type: "ai",
+    id: wire["id"],
     content,
-    tool_call_chunks: calls.map((call, index) => ({ type: "tool_call_chunk", id: call.id, name: call.name, args: JSON.stringify(call.args ?? {}), index })),
+    tool_calls: [],
+    invalid_tool_calls: [],
+    // after the indexes the streamed chunks may have used
+    tool_call_chunks: calls.map((call, index) => ({ type: "tool_call_chunk", id: call.id, name: call.name, args: JSON.stringify(call.args ?? {}), index: sent.calls.size + index })),
+    additional_kwargs: {},
+    response_metadata: {},
+    ...(usage === undefined || usage === null ? {} : { usage_metadata: usage }),
+  };
+}
+
+/** The id of the top-level task a chunk's LangGraph metadata names (`langgraph_checkpoint_ns`: `node:task_id`, nested ones after `|`). */
+export function rootTaskOf(metadata: Record<string, unknown>): string | undefined {
+  const ns = metadata["langgraph_checkpoint_ns"] ?? metadata["checkpoint_ns"];
+  if (typeof ns !== "string" || ns === "") return undefined;
+  const root = ns.split("|")[0] as string;
+  return root.slice(root.lastIndexOf(":") + 1);
+}
+
+/** Whether `value` (a task's writes) holds the message with id `id`, itself or in a list. */
+function holdsMessage(value: unknown, id: string): boolean {
+  if (value === null || typeof value !== "object") return false;
+  const isIt = (item: unknown): boolean => item !== null && typeof item === "object" && (item as { id?: unknown }).id === id;
+  return Object.values(value).some((item) => isIt(item) || (Array.isArray(item) && item.some(isIt)));
+}
+
+/**
+ * LangGraph's metadata of a message a node returned, for `messages-tuple` when the message comes
+ * whole with the checkpoint that stores it: `base` (the run's metadata) and the keys LangGraph
+ * gives a task — its step, node, triggers, path and checkpoint namespace — of the task of
+ * `previous` (the checkpoint that started it) whose writes hold the message.
+ */
+export function nodeMetadata(base: Record<string, unknown>, snapshot: StateSnapshot, previous: StateSnapshot | undefined, messageId: string | undefined): Record<string, unknown> {
+  const step = snapshot.metadata?.step ?? null;
+  const task = messageId === undefined ? undefined : previous?.tasks.find((candidate) => holdsMessage(candidate.result, messageId));
+  if (task === undefined) return { ...base, langgraph_step: step };
+  const pushed = task.path?.[0] === "__pregel_push";
+  const ns = `${task.name}:${task.id}`;
+  return {
+    ...base,
+    langgraph_step: step,
+    langgraph_node: task.name,
+    langgraph_triggers: pushed ? ["__pregel_push"] : [`branch:to:${task.name}`],
+    langgraph_path: toWire(task.path ?? ["__pregel_pull", task.name]),
+    langgraph_checkpoint_ns: ns,
+    checkpoint_ns: ns,
   };
 }
 

@@ -40,6 +40,8 @@ export type Reply =
       chunkDelayMs?: number;
       /** Send the headers and the chunks, then never finish the response. */
       stall?: boolean;
+      /** Send the first `after` chunks, then wait for `until` before the rest (tests that tokens arrive while the model still answers). */
+      hold?: { after: number; until: Promise<void> };
     }
   | { kind: "status"; status: number; body: unknown; headers?: Record<string, string> }
   /** An images API answer (`POST /v1/images/generations`): `{created, data}` with status 200. */
@@ -255,7 +257,8 @@ export class OpenAiTestServer {
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
     res.flushHeaders();
     const model = request.model ?? "test-model";
-    for (const chunk of reply.chunks) {
+    for (const [index, chunk] of reply.chunks.entries()) {
+      if (reply.hold !== undefined && index === reply.hold.after) await reply.hold.until;
       if (res.destroyed) return;
       res.write(sse({ ...envelope(model), choices: [{ index: 0, delta: chunk.delta, logprobs: null, finish_reason: chunk.finish_reason ?? null }] }));
       if (reply.chunkDelayMs !== undefined && reply.chunkDelayMs > 0) await this.#sleep(reply.chunkDelayMs);

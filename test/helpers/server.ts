@@ -26,21 +26,22 @@ export interface TestServer {
  * Starts a real server on 127.0.0.1 port 0 over a fresh migrated schema on `owner`'s connections
  * (`openBackend(backend)`, shared by a file's tests), with the scripted model (`turns`, per thread)
  * and `workers` in-process worker slots (default 2); `graphs` are the runtime's graphs (default:
- * the built-in agent alone). API keys are TEST_KEYS unless `apiKeys` is ""
+ * the built-in agent alone); `chatModel` replaces the scripted model as the agent's model (`model`
+ * stays the unused scripted one). API keys are TEST_KEYS unless `apiKeys` is ""
  * (open server). `close()` stops the server and its workers and drops the schema; the caller
  * closes `owner`.
  */
 export async function startTestServer(
   owner: Database,
   turns: ScriptedTurn[],
-  options: { workers?: number; apiKeys?: string; env?: Record<string, string>; heartbeatMs?: number; graphs?: RuntimeOptions["graphs"] } = {},
+  options: { workers?: number; apiKeys?: string; env?: Record<string, string>; heartbeatMs?: number; graphs?: RuntimeOptions["graphs"]; chatModel?: RuntimeOptions["model"] } = {},
 ): Promise<TestServer> {
   const { db, drop } = await freshMigratedSchema(owner);
   const ws = tempWorkspace();
   const apiKeys = options.apiKeys ?? Object.entries(TEST_KEYS).map(([name, key]) => `${name}=${key}`).join(",");
   const config = loadConfig({ DEVMIND_WORKSPACE: ws.dir, DEVMIND_MODEL_MAX_RETRIES: "0", DEVMIND_LEASE_MS: "5000", ...(apiKeys === "" ? {} : { DEVMIND_API_KEYS: apiKeys }), ...options.env });
   const model = new ScriptedChatModel(turns);
-  const runtime = createRuntime({ db, model, config, ...(options.graphs === undefined ? {} : { graphs: options.graphs }) });
+  const runtime = createRuntime({ db, model: options.chatModel ?? model, config, ...(options.graphs === undefined ? {} : { graphs: options.graphs }) });
   const server = await startServer({ runtime, config, host: "127.0.0.1", port: 0, workers: options.workers ?? 2, ...(options.heartbeatMs === undefined ? {} : { heartbeatMs: options.heartbeatMs }) });
   let closing: Promise<void> | undefined;
   return {

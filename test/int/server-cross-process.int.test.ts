@@ -142,7 +142,7 @@ describe.each(BACKENDS)("devmind serve as a process on %s", (backend) => {
         expect(lifecycle.find((e) => e.type === "approval.decided")).toMatchObject({ by: "alice" });
         expect(lifecycle.find((e) => e.type === "run.resumed")?.worker).toContain(`:${child.pid}:`);
         expect(lifecycle.at(-1)?.type).toBe("run.succeeded");
-        const deltas = resumed.filter((p) => p.event === "messages" && (p.data as [Msg])[0].type === "AIMessageChunk").map((p) => (p.data as [Msg])[0].content);
+        const deltas = resumed.filter((p) => p.event === "messages" && (p.data as [Msg])[0].type === "ai").map((p) => (p.data as [Msg])[0].content);
         // tokens are best effort: they start before the complete message, and none comes after it
         expect(deltas.length).toBeGreaterThan(0);
         expect("written by the other process".startsWith(String(deltas.join("")))).toBe(true);

@@ -38,8 +38,8 @@ const TYPE_ONLY = new Set(["db/types.ts"]);
 const FORBIDDEN_PACKAGES = ["pg", "pg-pool", "@electric-sql/pglite"];
 /** Notification channels, LISTEN/NOTIFY and SQL belong to src/runtime and src/db. */
 const FORBIDDEN_TEXT: { pattern: RegExp; what: string }[] = [
-  { pattern: /\b(RUNS_CHANNEL|RUN_EVENTS_CHANNEL|MODEL_DELTAS_CHANNEL)\b/, what: "a notification channel" },
-  { pattern: /\b(subscribeModelDeltas|LiveDeltaPublisher|notify\(|pg_notify)\b|\.listen\(/, what: "LISTEN/NOTIFY" },
+  { pattern: /\b(RUNS_CHANNEL|RUN_EVENTS_CHANNEL|MODEL_DELTAS_CHANNEL|LIVE_MESSAGES_CHANNEL)\b/, what: "a notification channel" },
+  { pattern: /\b(subscribeModelDeltas|LiveDeltaPublisher|subscribeLiveMessages|LiveMessagePublisher|notify\(|pg_notify)\b|\.listen\(/, what: "LISTEN/NOTIFY" },
   { pattern: /\b(SELECT\s+[\w*"]|INSERT\s+INTO|UPDATE\s+\S+\s+SET|DELETE\s+FROM|CREATE\s+(TABLE|INDEX)|FOR\s+UPDATE)\b/, what: "SQL" },
   { pattern: /\b(RunStore|EventStore|DecisionStore|AttachmentStore|ThreadStore|ToolLedger|PostgresCheckpointSaver)\b/, what: "a store class" },
 ];
