@@ -1,4 +1,3 @@
-import { GRAPHS_DEFAULTS } from "../constants.js";
 import type { Command } from "commander";
 import { CLI_DEFAULTS, RUN_STORE_LIMITS } from "../constants.js";
 import { isRunStatus, RUN_STATUSES, type RunRecord } from "../runtime/run-record.js";
@@ -21,7 +20,9 @@ export function registerRunsCommand(program: Command, setExitCode: (code: number
       const opened = await openRuntime({ callsNoModel: true });
       try {
         const runs = await opened.runtime.runs.list({ limit: options.limit ?? CLI_DEFAULTS.runsListDefault, ...(status === undefined ? {} : { status }) });
-        for (const run of runs) process.stdout.write(`${options.json === true ? JSON.stringify(run) : runLine(run)}\n`);
+        // with runs of several graphs in view, each line names its graph
+        const named = new Set(runs.map((run) => run.graph_id)).size > 1;
+        for (const run of runs) process.stdout.write(`${options.json === true ? JSON.stringify(run) : runLine(run, named)}\n`);
         if (runs.length === 0 && options.json !== true) process.stderr.write("no runs\n");
         setExitCode(EXIT.success);
       } finally {
@@ -31,16 +32,16 @@ export function registerRunsCommand(program: Command, setExitCode: (code: number
 }
 
 /** `<run id>  <status>  <stop reason>  <rounds>r/<calls>t  <created>  <task>` */
-function runLine(run: RunRecord): string {
-  const task = runTask(run);
+function runLine(run: RunRecord, named: boolean): string {
+  const task = runTask(run, named);
   const stop = run.stop_reason ?? "-";
   return [run.run_id, run.status.padEnd(11), stop.padEnd(16), `${run.model_rounds}r/${run.tool_calls}t`.padEnd(7), run.created_at.slice(0, 19), oneLine(task)].join("  ");
 }
 
 /** What the run was asked: the first of its input messages (of any graph that takes messages), or its input folded. */
-function runTask(run: RunRecord): string {
+function runTask(run: RunRecord, named: boolean): string {
   const messages = (run.input as { messages?: unknown } | null)?.messages;
-  const prefix = run.graph_id === GRAPHS_DEFAULTS.defaultGraphId ? "" : `[${run.graph_id}] `;
+  const prefix = named ? `[${run.graph_id}] ` : "";
   if (Array.isArray(messages) && messages.length > 0) {
     const first: unknown = messages[0];
     const content = (first as { content?: unknown } | null)?.content;
