@@ -52,7 +52,7 @@ import type { RunGraphConfig } from "./run-record.js";
 import type { InterruptedRun } from "./run-store.js";
 import { drawGraph, graphSchemas, subgraphSchemas, type GraphDrawing, type GraphSchemas } from "../graphs/graph-introspection.js";
 import type { StateReadableGraph } from "./thread-state.js";
-import { AssistantStore } from "./assistant-store.js";
+import { AssistantStore, type AssistantsApi } from "./assistant-store.js";
 import { mergeAssistantConfig, mergeAssistantContext } from "./assistant-merge.js";
 export { argsDigest } from "./digest.js";
 import { Purger, type TruncateFlags } from "./purge.js";
@@ -73,7 +73,7 @@ export { isHitlRequest } from "./hitl-decisions.js";
 /** A value as the JSON LangGraph clients read (messages as dicts); the HTTP API and webhooks send it. */
 export { plainJson } from "./plain-json.js";
 export { interruptsOf } from "./graph-state.js";
-export type { AssistantFields, AssistantRecord, AssistantSearchOptions, AssistantStore, AssistantVersion } from "./assistant-store.js";
+export type { AssistantFields, AssistantRecord, AssistantSearchOptions, AssistantsApi, AssistantVersion } from "./assistant-store.js";
 export type { GraphDrawing, GraphSchemas } from "../graphs/graph-introspection.js";
 export type { CronCreateOptions, CronRecord, CronSearchOptions, CronsApi, CronUpdateOptions } from "./crons-api.js";
 export type { RunCompletionRecord } from "./run-completions.js";
@@ -279,7 +279,7 @@ export interface Runtime {
   /** The graphs this runtime runs (ids in registration order; `agent` first when built in). */
   graphs: GraphsApi;
   /** Assistants (the HTTP API's /assistants): each loaded graph's default one, and those created. */
-  assistants: AssistantStore;
+  assistants: AssistantsApi;
   /** Threads (the HTTP API's /threads): records, state and history from the checkpoints. */
   threads: ThreadsApi;
   /** Files runs sent to the user (`send_file`, `gen_image`), served by `GET /files/{id}`. */
