@@ -56,6 +56,7 @@ import { AssistantStore, type AssistantsApi } from "./assistant-store.js";
 import { mergeAssistantConfig, mergeAssistantContext } from "./assistant-merge.js";
 export { argsDigest } from "./digest.js";
 import { Purger, type TruncateFlags } from "./purge.js";
+import { sleep } from "../sleep.js";
 
 // types of what the Runtime API returns, so its users (the CLI, the server) import them from here
 export type { StoredAttachment } from "./attachment-store.js";
@@ -611,7 +612,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         // a database away for a moment does not end the wait (bounded by its deadline)
         const run = await retryDatabaseFaults(() => runs.get(runId), { maxMs: Math.max(0, deadline - Date.now()), signal: waitOptions.signal });
         if (WAITING.includes(run.status) || Date.now() >= deadline || waitOptions.signal?.aborted === true) return run;
-        await new Promise((resolve) => setTimeout(resolve, Math.min(RUNTIME_DEFAULTS.waitPollMs, Math.max(1, deadline - Date.now()))));
+        await sleep(Math.min(RUNTIME_DEFAULTS.waitPollMs, Math.max(1, deadline - Date.now())));
       }
     },
     events(runId, eventOptions = {}) {
