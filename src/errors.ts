@@ -52,6 +52,19 @@ export type DevmindErrorCode =
   | "LEASE_LOST"
   | "RUN_DRAINED"
   | "ATTACHMENT_INVALID"
+  // how a run ended: the `code` of a run's error (RunError, the run record's error_code), never
+  // thrown; built with `runError` (src/vocabulary/stop-reasons.ts). A run's error may also carry
+  // any code above (a DevmindError a graph threw, GRAPH_FAILED, GRAPH_RECURSION_LIMIT, MODEL_*).
+  | "INTERNAL_ERROR" // the graph ended without a stop reason
+  | "RUN_DEADLINE" // the runtime's deadline timer stopped the run
+  | "DEADLINE" // the agent's stop rules saw the deadline pass
+  | "NO_PROGRESS" // the same failing call made DEVMIND_NO_PROGRESS_LIMIT times
+  | "MAX_ATTEMPTS" // lease expired on every attempt (run-sql.ts requeueExpired)
+  | "MAX_TOOL_CALLS"
+  | "MAX_MODEL_ROUNDS"
+  | "TOKEN_BUDGET"
+  | "CANCELLED"
+  | "MODEL_TRUNCATED" // the model's reply was cut off at its output token limit
   // memory store (src/store)
   | "STORE_INPUT_INVALID"
   // web page (src/server/web)
@@ -99,6 +112,17 @@ const KIND_BY_CODE: Record<DevmindErrorCode, ErrorKind> = {
   LEASE_LOST: "system",
   RUN_DRAINED: "system",
   ATTACHMENT_INVALID: "user",
+  // run outcomes: limits are the caller's setup, a stuck or truncated model is the model's, the rest the system's
+  INTERNAL_ERROR: "system",
+  RUN_DEADLINE: "user",
+  DEADLINE: "user",
+  NO_PROGRESS: "model",
+  MAX_ATTEMPTS: "system",
+  MAX_TOOL_CALLS: "user",
+  MAX_MODEL_ROUNDS: "user",
+  TOKEN_BUDGET: "user",
+  CANCELLED: "user",
+  MODEL_TRUNCATED: "model",
   STORE_INPUT_INVALID: "user",
   WEB_ASSETS_MISSING: "system",
   UNAUTHORIZED: "user",

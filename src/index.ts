@@ -1,16 +1,16 @@
 /**
  * devmind — a durable agent runtime for TypeScript. The named exports below are the library API
- * (CONTRACT section 9); everything else is internal.
+ * (CONTRACT section 9); everything else is internal. Lower-level pieces the library itself is
+ * built from live behind subpaths, outside this API: `devmind/internals` (schema views, migration
+ * files, checkpoint fencing) and `devmind/server` (the HTTP API's Hono app).
  */
 export { createLogger, silentLogger, type Logger, type LoggerOptions } from "./logger.js";
 export { configSecrets, loadConfig, type DevmindConfig, type RunLimitSettings } from "./config.js";
 export { createRedactor, redactSecrets, type Redactor } from "./secret-redaction.js";
 export { DevmindError, ConfigError, DatabaseError, MigrationError, CheckpointError, hasErrorCode, type DevmindErrorCode, type ErrorKind } from "./errors.js";
 export { openDatabase, type DataDirProgress, type DataDirSource, type OpenDatabaseOptions } from "./db/open-database.js";
-export { withSchema } from "./db/schema-view.js";
 export type { Database, Queryable, QueryResult, Statement } from "./db/types.js";
 export { migrate, migrationStatus, type MigrateResult, type MigrationState, type MigrateOptions } from "./db/migrate.js";
-export { readMigrationFiles, type MigrationFile } from "./db/migration-files.js";
 export { PostgresCheckpointSaver, type PostgresCheckpointSaverOptions } from "./checkpoint/postgres-saver.js";
 export { defineTool, type Tool } from "./tools/define-tool.js";
 export { ToolRegistry, type ToolRegistryOptions, type ToolCheck, type ModelToolDefinition } from "./tools/registry.js";
@@ -30,6 +30,7 @@ export type { ApprovalRequest, ActionRequest } from "./graph/approvals.js";
 export { parseDecisions, parseDecision, type Decision, type DecisionType, type DecisionsBody } from "./vocabulary/decisions.js";
 export { DEFAULT_SYSTEM_PROMPT } from "./graph/system-prompt.js";
 export { createRuntime, type Runtime, type RunsApi, type RuntimeOptions, type LiveEvent, type FilesApi, type RuntimeHealth, type LiveSignal, type LiveSignalOptions, type ModelDelta, type DecisionRecord, type RequeueResult } from "./runtime/runtime.js";
+export type { AssistantsApi, AssistantRecord, AssistantVersion, AssistantFields, AssistantSearchOptions } from "./runtime/assistant-store.js";
 export type { CronCreateOptions, CronRecord, CronSearchOptions, CronsApi, CronUpdateOptions } from "./runtime/crons-api.js";
 export type { Worker, WorkerOptions } from "./runtime/worker.js";
 export type { RunRecord, RunStatus, RunInput, RunLimits } from "./runtime/run-record.js";
@@ -37,8 +38,6 @@ export { isRunEvent, type RunEvent, type RunEventEnvelope, type ForeignRunEvent,
 export { AttachmentStore, type StoredAttachment } from "./runtime/attachment-store.js";
 export type { AttachmentInfo, AttachmentSink, NewAttachment } from "./tools/attachment-sink.js";
 export { RunNotFoundError, RunConflictError, LeaseLostError, DrainError } from "./errors.js";
-export { fenceConfigurable, type CheckpointFence } from "./checkpoint/fence-config.js";
-export { createApp, type AppDeps } from "./server/app.js";
 export { startServer, type StartServerOptions, type RunningServer } from "./server/start-server.js";
 export type { ThreadsApi } from "./runtime/threads-api.js";
 export type { ThreadRecord, ThreadStatus } from "./runtime/thread-store.js";

@@ -1,6 +1,7 @@
 import pg from "pg";
 import { PG_POOL_DEFAULTS } from "../constants.js";
 import { DatabaseError } from "../errors.js";
+import { Backoff } from "./backoff.js";
 import { validateChannelName } from "./channels.js";
 
 /** Backoff between reconnect attempts of the listening connection: doubling, capped, jittered. */
@@ -26,7 +27,7 @@ export class PgListener {
   private listening = new Set<string>();
   private queue: Promise<void> = Promise.resolve();
   private retryTimer: NodeJS.Timeout | null = null;
-  private failures = 0;
+  private readonly reconnectBackoff = new Backoff(RECONNECT_BACKOFF);
   private closed = false;
 
   constructor(
@@ -122,7 +123,7 @@ export class PgListener {
     }
     this.client = client;
     this.listening = new Set();
-    this.failures = 0;
+    this.reconnectBackoff.reset();
     return client;
   }
 
@@ -146,9 +147,7 @@ export class PgListener {
 
   private scheduleReconnect(): void {
     if (this.closed || this.retryTimer !== null || this.handlers.size === 0) return;
-    const ceiling = Math.min(RECONNECT_BACKOFF.maxMs, RECONNECT_BACKOFF.firstMs * 2 ** this.failures);
-    this.failures += 1;
-    const delay = ceiling / 2 + Math.random() * (ceiling / 2);
+    const delay = this.reconnectBackoff.next();
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;
       this.sync().catch(() => this.scheduleReconnect());

@@ -3,7 +3,7 @@ import { RUN_STORE_LIMITS, RUNTIME_DEFAULTS } from "../constants.js";
 import { DevmindError } from "../errors.js";
 import type { EditCheck, GraphRunHooks, RunCounters, RunOutcome } from "../graphs/run-hooks.js";
 import type { ToolRegistry } from "../tools/registry.js";
-import type { RunError, StopReason, Usage } from "../vocabulary/stop-reasons.js";
+import { runError, type RunError, type StopReason, type Usage } from "../vocabulary/stop-reasons.js";
 import { inputMessages } from "./agent-input.js";
 import { agentEntry } from "./agent-start.js";
 import { viewRun } from "./run-view.js";
@@ -58,7 +58,7 @@ function agentCounters(values: unknown): RunCounters {
 function agentOutcome(values: unknown): RunOutcome {
   const state = (values ?? {}) as AgentValues;
   if (!state.stop_reason) {
-    return { stopReason: "internal_error", answer: state.answer ?? null, error: state.error ?? { code: "INTERNAL_ERROR", message: "the graph ended without a stop reason" } };
+    return { stopReason: "internal_error", answer: state.answer ?? null, error: state.error ?? runError("INTERNAL_ERROR", "the graph ended without a stop reason") };
   }
   return { stopReason: state.stop_reason, answer: state.answer ?? null, error: state.stop_reason === "completed" ? null : (state.error ?? null) };
 }

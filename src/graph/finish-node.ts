@@ -5,6 +5,7 @@ import { emit, type EventSink } from "../vocabulary/events.js";
 import { readRunContext } from "./run-context.js";
 import { messageText, viewRun } from "./run-view.js";
 import type { AgentStateUpdate, AgentStateValue } from "./state.js";
+import { runError } from "../vocabulary/stop-reasons.js";
 
 /**
  * Ends a run the guard decided to stop, with the stop reason and error the guard recorded: keeps
@@ -19,7 +20,7 @@ export function createFinishNode(deps: { events?: EventSink | undefined }) {
     const view = viewRun(state.messages, state.run_start);
     // the guard always records why before routing here; a missing reason is a bug, said as such
     const reason = state.stop_reason ?? "internal_error";
-    const error = { code: "INTERNAL_ERROR", message: "the run reached finish without a stop reason" };
+    const error = runError("INTERNAL_ERROR", "the run reached finish without a stop reason");
     const closing = view.pending.map(
       (call) =>
         new ToolMessage({

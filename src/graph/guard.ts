@@ -8,6 +8,7 @@ import type { AgentLimits } from "../vocabulary/limits.js";
 import { readRunContext } from "./run-context.js";
 import { viewRun, type RunView } from "./run-view.js";
 import type { AgentStateUpdate, AgentStateValue, GuardDecision, RunError, StopReason } from "./state.js";
+import { runError } from "../vocabulary/stop-reasons.js";
 import { firstStopBeforeModel } from "./stop-rules.js";
 
 /** Payload of one `Send` to the tools node. */
@@ -81,11 +82,11 @@ function withoutPendingCalls(state: AgentStateValue, view: RunView, inputs: Guar
 export function decide(state: AgentStateValue, view: RunView, inputs: GuardInputs): GuardOutcome {
   const none: Refusal[] = [];
   if (state.stop_reason !== null) return { decision: stop(state.stop_reason, state.error, `the model step reported ${state.stop_reason}`), refusals: none };
-  if (inputs.cancelled) return { decision: stop("cancelled", { code: "CANCELLED", message: "the run was cancelled" }, "the run was cancelled"), refusals: none };
+  if (inputs.cancelled) return { decision: stop("cancelled", runError("CANCELLED", "the run was cancelled"), "the run was cancelled"), refusals: none };
   if (view.pending.length === 0) return { decision: withoutPendingCalls(state, view, inputs), refusals: none };
   if (state.deadline_at !== null && inputs.now >= state.deadline_at) {
     const message = `the run exceeded its ${inputs.limits.runTimeoutMs} ms deadline`;
-    return { decision: stop("deadline", { code: "DEADLINE", message }, message), refusals: none };
+    return { decision: stop("deadline", runError("DEADLINE", message), message), refusals: none };
   }
   const refusals: Refusal[] = [];
   const runnable: ProposedToolCall[] = [];
@@ -111,7 +112,7 @@ export function decide(state: AgentStateValue, view: RunView, inputs: GuardInput
   const remaining = inputs.limits.maxToolCalls - view.toolCalls;
   if (remaining <= 0) {
     const message = `the run reached its limit of ${inputs.limits.maxToolCalls} tool calls with ${runnable.length} more asked for`;
-    return { decision: stop("max_tool_calls", { code: "MAX_TOOL_CALLS", message }, `${message}${refused}`), refusals };
+    return { decision: stop("max_tool_calls", runError("MAX_TOOL_CALLS", message), `${message}${refused}`), refusals };
   }
   const admitted = runnable.slice(0, remaining);
   const held = runnable.length - admitted.length;

@@ -11,6 +11,7 @@ import { MODEL_RETRY_BACKOFF_MS } from "../constants.js";
 import { classifyModelError } from "../model/model-errors.js";
 import { redactSecrets } from "../secret-redaction.js";
 import { isTransientModelError, retryAfterHintMs } from "../model/retry-policy.js";
+import { sleep } from "../sleep.js";
 import { chunkText, IdentifiedChatModel } from "./identified-model.js";
 
 /** A chat model as the graph uses it (after `bindTools`). */
@@ -69,19 +70,6 @@ class AttemptAborted extends Error {
     super("the model call was aborted");
     this.name = "AttemptAborted";
   }
-}
-
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  if (ms <= 0 || signal?.aborted === true) return Promise.resolve();
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    }
-    signal?.addEventListener("abort", done, { once: true });
-  });
 }
 
 /** A promise that rejects with AttemptAborted once `signal` fires (already handled, so it never goes unhandled). */

@@ -11,6 +11,7 @@ import { callModel, ModelCallError, type CallableModel } from "./model-call.js";
 import { readRunContext } from "./run-context.js";
 import { viewRun } from "./run-view.js";
 import type { AgentStateUpdate, AgentStateValue } from "./state.js";
+import { runError } from "../vocabulary/stop-reasons.js";
 
 interface ModelDeps {
   model: CallableModel;
@@ -151,8 +152,8 @@ export function createModelNode(deps: ModelDeps) {
     } catch (error) {
       if (!(error instanceof ModelCallError)) throw error;
       if (error.code === "MODEL_CANCELLED") return { stop_reason: "cancelled" };
-      if (error.code === "MODEL_TIMEOUT" && deadlineBound) return { stop_reason: "deadline", error: { code: "DEADLINE", message: `the run deadline passed while the model was answering` } };
-      return { stop_reason: error.code === "MODEL_TIMEOUT" ? "model_timeout" : "model_failed", error: { code: error.code, message: error.message } };
+      if (error.code === "MODEL_TIMEOUT" && deadlineBound) return { stop_reason: "deadline", error: runError("DEADLINE", `the run deadline passed while the model was answering`) };
+      return { stop_reason: error.code === "MODEL_TIMEOUT" ? "model_timeout" : "model_failed", error: runError(error.code, error.message) };
     }
     const finishReason = (response.response_metadata?.["finish_reason"] as string | undefined) ?? null;
     for (const sink of sinks) {
@@ -171,7 +172,7 @@ export function createModelNode(deps: ModelDeps) {
       return {
         messages: [partial],
         stop_reason: "model_truncated",
-        error: { code: "MODEL_TRUNCATED", message: "the model's reply was cut off at its output token limit" },
+        error: runError("MODEL_TRUNCATED", "the model's reply was cut off at its output token limit"),
       };
     }
     const { message, invalid, renamed } = storedMessage(response, round, messageId);

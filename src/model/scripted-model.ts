@@ -35,6 +35,7 @@ export {
   type ScriptedTurnOptions,
   type ScriptedUsage,
 } from "./scripted-turns.js";
+import { sleep } from "../sleep.js";
 
 /** Options of `new ScriptedChatModel(turns, options)`. */
 export interface ScriptedChatModelOptions {
@@ -253,20 +254,13 @@ function splitText(text: string, parts: number): string[] {
   return pieces;
 }
 
-function delay(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  if (signal?.aborted === true) return Promise.reject(abortReason(signal));
-  if (ms <= 0) return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    function onAbort(): void {
-      clearTimeout(timer);
-      reject(abortReason(signal as AbortSignal));
-    }
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
+/** Waits `ms`; rejects with the abort reason when `signal` has aborted or aborts meanwhile. */
+async function delay(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  // a function, not a property read: TypeScript would keep the narrowing across the await
+  const aborted = (): boolean => signal?.aborted === true;
+  if (aborted()) throw abortReason(signal as AbortSignal);
+  await sleep(ms, signal);
+  if (aborted()) throw abortReason(signal as AbortSignal);
 }
 
 /** The signal's reason when it is an Error (e.g. a TimeoutError from AbortSignal.timeout), so callers can tell why. */

@@ -57,6 +57,29 @@ export interface LoadedGraphs {
   hooks(id: string): Pick<GraphRunHooks, "checkInput" | "description">;
 }
 
+/**
+ * What `runtime.assistants` offers (the HTTP API's /assistants and the CLI use only this), so
+ * callers depend on the operations, not on the store class behind them (AssistantStore).
+ */
+export interface AssistantsApi {
+  /** Creates an assistant (a new uuid unless `assistantId`); an existing id: `ifExists` "raise" (409) or "do_nothing" (the stored one). */
+  create(fields: AssistantFields & { assistantId?: string | undefined; ifExists?: "raise" | "do_nothing" | undefined }): Promise<AssistantRecord>;
+  /** The assistant an id names: its uuid, or a loaded graph's id (its default assistant). ASSISTANT_NOT_FOUND otherwise. */
+  get(idOrGraph: string): Promise<AssistantRecord>;
+  /** Changes the given fields (metadata is merged), making a new version that becomes the current one. */
+  update(idOrGraph: string, fields: AssistantFields): Promise<AssistantRecord>;
+  /** Deletes the assistant and its versions; returns its id. */
+  delete(idOrGraph: string): Promise<string>;
+  /** Makes stored `version` the current one. */
+  setLatest(idOrGraph: string, version: number): Promise<AssistantRecord>;
+  /** The assistant's versions, newest first, optionally only those whose metadata contains `metadata`. */
+  versions(idOrGraph: string, options?: { metadata?: Record<string, unknown> | undefined; limit?: number | undefined; offset?: number | undefined }): Promise<AssistantVersion[]>;
+  /** A page of assistants matching every filter and how many match in all. */
+  search(options?: AssistantSearchOptions): Promise<{ assistants: AssistantRecord[]; total: number }>;
+  /** How many assistants match every filter. */
+  count(options?: Pick<AssistantSearchOptions, "graphId" | "name" | "metadata">): Promise<number>;
+}
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
@@ -70,7 +93,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  *   const bot = await runtime.assistants.create({ graphId: "echo", name: "loud", context: { volume: 11 } });
  *   await runtime.runs.create({ assistantId: bot.assistant_id, input: { text: "hi" } });
  */
-export class AssistantStore {
+export class AssistantStore implements AssistantsApi {
   private readonly sql: AssistantSql;
   private defaults: Promise<void> | undefined;
 

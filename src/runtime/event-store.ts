@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from "node:timers/promises";
+import { sleep } from "../sleep.js";
 import type { Database, Queryable, Row } from "../db/types.js";
 import { retryDatabaseFaults } from "./backoff.js";
 import { DevmindError, RunNotFoundError } from "../errors.js";

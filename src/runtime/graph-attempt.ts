@@ -16,7 +16,7 @@ import type { Fence } from "./fence.js";
 import { graphRunsTools } from "../graphs/tool-nodes.js";
 import { GraphToolLedger } from "./graph-tool-ledger.js";
 import type { GraphRunHooks, RunCounters } from "../graphs/run-hooks.js";
-import type { RunError, StopReason } from "../vocabulary/stop-reasons.js";
+import { runError, type RunError, type StopReason } from "../vocabulary/stop-reasons.js";
 import type { AgentEvent } from "../vocabulary/events.js";
 import { reachedBreakpoint, stoppedAtBreakpoint } from "./breakpoints.js";
 import { graphChunks } from "./graph-stream-events.js";
@@ -296,15 +296,15 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
       return await deps.runs.get(run.run_id);
     }
     if (attempt.signals.cancel.aborted) return await attempt.finish("cancelled", counts(), null);
-    if (why === "deadline") return await attempt.finish("deadline", counts(), { code: "RUN_DEADLINE", message: `the run exceeded its deadline of ${run.limits.runTimeoutMs ?? deps.runTimeoutMs} ms` });
+    if (why === "deadline") return await attempt.finish("deadline", counts(), runError("RUN_DEADLINE", `the run exceeded its deadline of ${run.limits.runTimeoutMs ?? deps.runTimeoutMs} ms`));
     if (isRecursionError(error)) {
       const limit = run.config.recursion_limit ?? hooks.recursionLimit ?? GRAPHS_DEFAULTS.recursionLimit;
-      return await attempt.finish("recursion_limit", counts(), { code: "GRAPH_RECURSION_LIMIT", message: `the graph took ${limit} steps without finishing (config.recursion_limit)` });
+      return await attempt.finish("recursion_limit", counts(), runError("GRAPH_RECURSION_LIMIT", `the graph took ${limit} steps without finishing (config.recursion_limit)`));
     }
     const code = error instanceof DevmindError ? error.code : "GRAPH_FAILED";
     // the exception's class name too: the stream's `error` part names it, as the official server's does
     const name = error instanceof Error && code === "GRAPH_FAILED" ? error.name : undefined;
-    return await attempt.finish("internal_error", counts(), { code, message: errorText(error).slice(0, 2_000), ...(name === undefined ? {} : { name }) });
+    return await attempt.finish("internal_error", counts(), runError(code, errorText(error).slice(0, 2_000), name));
   } finally {
     deps.liveMessages.finish(run.run_id);
     if (deadline !== undefined) clearTimeout(deadline);

@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from "node:timers/promises";
+import { sleep } from "../sleep.js";
 import { TAKEOVER_DEFAULTS } from "../constants.js";
 import type { Database } from "../db/types.js";
 import { RunConflictError } from "../errors.js";

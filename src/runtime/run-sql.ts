@@ -3,6 +3,10 @@ import { statement } from "../db/statement.js";
 import type { Statement } from "../db/types.js";
 import { RUNS_CHANNEL } from "../constants.js";
 import { RUN_EVENTS_CHANNEL } from "./event-sql.js";
+import type { DevmindErrorCode } from "../errors.js";
+
+/** The error code `requeueExpired` gives a run whose lease expired on its last attempt (a constant, spelled into its SQL). */
+const MAX_ATTEMPTS_CODE: DevmindErrorCode = "MAX_ATTEMPTS";
 
 /** A timestamptz as ISO-8601 UTC text with milliseconds, the format of `Date.toISOString()`. */
 function iso(expression: string): string {
@@ -302,7 +306,7 @@ export function runSql(schema: string) {
                               WHEN r.attempt >= $1::integer THEN 'error' ELSE 'pending' END,
                 stop_reason = CASE WHEN r.cancel_requested_at IS NOT NULL THEN 'cancelled'
                                    WHEN r.attempt >= $1::integer THEN 'max_attempts' ELSE r.stop_reason END,
-                error_code = CASE WHEN r.cancel_requested_at IS NULL AND r.attempt >= $1::integer THEN 'MAX_ATTEMPTS' ELSE r.error_code END,
+                error_code = CASE WHEN r.cancel_requested_at IS NULL AND r.attempt >= $1::integer THEN '${MAX_ATTEMPTS_CODE}' ELSE r.error_code END,
                 error_message = CASE WHEN r.cancel_requested_at IS NULL AND r.attempt >= $1::integer
                                      THEN 'the run''s lease expired on attempt ' || r.attempt || ' of ' || $1::integer
                                           || ' (DEVMIND_MAX_ATTEMPTS): its worker died or stalled every time'

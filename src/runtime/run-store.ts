@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { CONFIG_BOUNDS, GRAPHS_DEFAULTS, RUN_STORE_LIMITS, RUN_THREAD_LOCK_PREFIX } from "../constants.js";
 import type { Database, Queryable, Row } from "../db/types.js";
-import { GraphNotFoundError, RunConflictError, RunNotFoundError } from "../errors.js";
+import { GraphNotFoundError, RunConflictError, RunNotFoundError, type DevmindErrorCode } from "../errors.js";
 import type { RunError, StopReason } from "../vocabulary/stop-reasons.js";
 import {
   checkRunCounts,
@@ -37,7 +37,7 @@ import type { NewRunEvent } from "./event-store.js";
  */
 export const REAPED_RUN_EVENTS = {
   cancelled: { type: "run.cancelled" },
-  failed: { type: "run.failed", stop_reason: "max_attempts", code: "MAX_ATTEMPTS", message: null },
+  failed: { type: "run.failed", stop_reason: "max_attempts", code: "MAX_ATTEMPTS" satisfies DevmindErrorCode, message: null },
 } as const satisfies Record<string, NewRunEvent>;
 
 /** What `create` needs. */

@@ -52,10 +52,11 @@ import type { RunGraphConfig } from "./run-record.js";
 import type { InterruptedRun } from "./run-store.js";
 import { drawGraph, graphSchemas, subgraphSchemas, type GraphDrawing, type GraphSchemas } from "../graphs/graph-introspection.js";
 import type { StateReadableGraph } from "./thread-state.js";
-import { AssistantStore } from "./assistant-store.js";
+import { AssistantStore, type AssistantsApi } from "./assistant-store.js";
 import { mergeAssistantConfig, mergeAssistantContext } from "./assistant-merge.js";
 export { argsDigest } from "./digest.js";
 import { Purger, type TruncateFlags } from "./purge.js";
+import { sleep } from "../sleep.js";
 
 // types of what the Runtime API returns, so its users (the CLI, the server) import them from here
 export type { StoredAttachment } from "./attachment-store.js";
@@ -73,7 +74,7 @@ export { isHitlRequest } from "./hitl-decisions.js";
 /** A value as the JSON LangGraph clients read (messages as dicts); the HTTP API and webhooks send it. */
 export { plainJson } from "./plain-json.js";
 export { interruptsOf } from "./graph-state.js";
-export type { AssistantFields, AssistantRecord, AssistantSearchOptions, AssistantStore, AssistantVersion } from "./assistant-store.js";
+export type { AssistantFields, AssistantRecord, AssistantSearchOptions, AssistantsApi, AssistantVersion } from "./assistant-store.js";
 export type { GraphDrawing, GraphSchemas } from "../graphs/graph-introspection.js";
 export type { CronCreateOptions, CronRecord, CronSearchOptions, CronsApi, CronUpdateOptions } from "./crons-api.js";
 export type { RunCompletionRecord } from "./run-completions.js";
@@ -279,7 +280,7 @@ export interface Runtime {
   /** The graphs this runtime runs (ids in registration order; `agent` first when built in). */
   graphs: GraphsApi;
   /** Assistants (the HTTP API's /assistants): each loaded graph's default one, and those created. */
-  assistants: AssistantStore;
+  assistants: AssistantsApi;
   /** Threads (the HTTP API's /threads): records, state and history from the checkpoints. */
   threads: ThreadsApi;
   /** Files runs sent to the user (`send_file`, `gen_image`), served by `GET /files/{id}`. */
@@ -611,7 +612,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         // a database away for a moment does not end the wait (bounded by its deadline)
         const run = await retryDatabaseFaults(() => runs.get(runId), { maxMs: Math.max(0, deadline - Date.now()), signal: waitOptions.signal });
         if (WAITING.includes(run.status) || Date.now() >= deadline || waitOptions.signal?.aborted === true) return run;
-        await new Promise((resolve) => setTimeout(resolve, Math.min(RUNTIME_DEFAULTS.waitPollMs, Math.max(1, deadline - Date.now()))));
+        await sleep(Math.min(RUNTIME_DEFAULTS.waitPollMs, Math.max(1, deadline - Date.now())));
       }
     },
     events(runId, eventOptions = {}) {

@@ -8,6 +8,7 @@ import type { RunCreateBody } from "./validation.js";
 import { interruptsOf, toWire } from "./wire.js";
 import { waitErrorBody } from "./run-error-part.js";
 import { refuseUnsupportedOptions, startGraphRun, type RunCompletionOptions } from "./graph-run-start.js";
+import { sleep } from "../sleep.js";
 
 /** A run a request started (or resumed), and where its stream should begin. */
 export interface StartedRun {
@@ -119,7 +120,7 @@ export async function waitForRun(runtime: Runtime, started: StartedRun, signal: 
       else for await (const event of runtime.runs.events(run.run_id, { after: started.startSeq })) if (event.type === "run.resumed") resumed = true;
     }
     if ((STOPPED.has(run.status) && (resumed || run.status !== "interrupted")) || signal.aborted || Date.now() >= deadline) return run;
-    await new Promise((resolve) => setTimeout(resolve, RUNTIME_DEFAULTS.waitPollMs));
+    await sleep(RUNTIME_DEFAULTS.waitPollMs);
   }
 }
 

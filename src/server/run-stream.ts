@@ -13,6 +13,7 @@ import { toolParts } from "./stream-tools.js";
 import { SubgraphParts } from "./subgraph-stream.js";
 import { interruptsOf, toWire } from "./wire.js";
 import { runErrorPart } from "./run-error-part.js";
+import { sleep } from "../sleep.js";
 
 
 /** The step events a graph's nodes report (the agent's model rounds and tool calls): custom parts of its stream, as they were written. */
@@ -472,7 +473,7 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
       const paused = run.status === "interrupted" || TERMINAL.has(run.status);
       const settledUpTo = paused ? snapshots.length : snapshots.length - 1;
       if (yield* byTask(events, settledUpTo, paused)) {
-        await new Promise((resolve) => setTimeout(resolve, SERVER_DEFAULTS.streamCheckpointWaitMs));
+        await sleep(SERVER_DEFAULTS.streamCheckpointWaitMs);
         continue;
       }
       yield* tokens();

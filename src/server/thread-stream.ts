@@ -4,6 +4,7 @@ import type { RunRecord } from "../runtime/run-record.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { runStream, type StreamPart } from "./run-stream.js";
 import { parseStreamResume, type StreamCursor, type StreamResume } from "./stream-cursor.js";
+import { sleep } from "../sleep.js";
 
 /** Where a thread stream is: a run of the thread and where the client is in that run's stream. */
 export interface ThreadStreamCursor {
@@ -31,19 +32,6 @@ const ACTIVE = new Set(["pending", "running", "interrupted"]);
 
 function isAfter(run: RunRecord, other: RunRecord): boolean {
   return run.created_at > other.created_at || (run.created_at === other.created_at && run.run_id > other.run_id);
-}
-
-/** Waits `ms` or until `signal` aborts. */
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done, { once: true });
-  });
 }
 
 /**
@@ -95,7 +83,7 @@ export async function* threadStream(
       const recent = await runtime.runs.list({ threadId, limit: 100 });
       const next = recent.filter((run) => previous === undefined || isAfter(run, previous)).pop();
       if (next === undefined) {
-        await pause(THREAD_DEFAULTS.streamPollMs, signal);
+        await sleep(THREAD_DEFAULTS.streamPollMs, signal);
         continue;
       }
       [current, cursor, after, waitForResume, continuing] = [next, undefined, undefined, false, false];

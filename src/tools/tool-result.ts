@@ -1,4 +1,5 @@
 import { TOOL_LIMITS } from "../constants.js";
+import { canonicalJson } from "../vocabulary/canonical-json.js";
 import type { ToolErrorCode, ToolResult } from "./types.js";
 
 /**
@@ -46,35 +47,19 @@ export function toolMessageContent(result: ToolResult): string {
 }
 
 /**
- * A stable identity for "the same call": the tool name, a colon, and the arguments as JSON with
- * object keys sorted at every depth (`add:{"a":1,"b":2}` for both `{a:1,b:2}` and `{b:2,a:1}`).
+ * A stable identity for "the same call": the tool name, a colon, and the arguments' canonical JSON
+ * (`canonicalJson`: object keys sorted at every depth, `add:{"a":1,"b":2}` for both `{a:1,b:2}`
+ * and `{b:2,a:1}`) — the same text approval digests are taken of.
  *
  * Why: the no-progress rule (DEVMIND_NO_PROGRESS_LIMIT) counts repeats of the same failing call,
- * and key order in model output is arbitrary. Never throws; cycles become `"[circular]"`.
+ * and key order in model output is arbitrary. Never throws: arguments with no JSON form (a cycle,
+ * a BigInt) give `NAME:[unserializable]`.
  */
 export function canonicalToolCallKey(name: string, args: unknown): string {
   try {
-    return `${name}:${stableJson(args, new Set())}`;
+    return `${name}:${canonicalJson(args)}`;
   } catch {
     return `${name}:[unserializable]`;
-  }
-}
-
-function stableJson(value: unknown, ancestors: Set<object>): string {
-  if (value === null || typeof value !== "object") {
-    return JSON.stringify(value === undefined || typeof value === "function" || typeof value === "symbol" ? null : value) ?? "null";
-  }
-  if (ancestors.has(value)) return '"[circular]"';
-  ancestors.add(value);
-  try {
-    if (Array.isArray(value)) return `[${value.map((item) => stableJson(item, ancestors)).join(",")}]`;
-    const entries = Object.keys(value)
-      .sort()
-      .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
-      .map((key) => `${JSON.stringify(key)}:${stableJson((value as Record<string, unknown>)[key], ancestors)}`);
-    return `{${entries.join(",")}}`;
-  } finally {
-    ancestors.delete(value);
   }
 }
 

@@ -1,3 +1,5 @@
+import type { DevmindErrorCode } from "../errors.js";
+
 /**
  * Why a run stopped (CONTRACT section 3), for every graph: a graph reports its own (the agent's
  * stop rules) through its run hooks; `max_attempts`, `internal_error`, `deadline`, `cancelled` and
@@ -24,7 +26,11 @@ export interface Usage {
   output_tokens: number;
 }
 
-/** Why a run failed, when it did. */
+/**
+ * Why a run failed, when it did. `code` is a string because a stored run (or one written by
+ * another version) is read back as it is; every error devmind builds has a `DevmindErrorCode`
+ * (see `runError`).
+ */
 export interface RunError {
   code: string;
   message: string;
@@ -33,4 +39,15 @@ export interface RunError {
    * official server names a failed run's stream `error` part by it.
    */
   name?: string;
+}
+
+/**
+ * A run's error with a code from the one code enum (`DevmindErrorCode`, grouped "how a run
+ * ended"), so a misspelt or undocumented run error code fails to compile.
+ *
+ * @example
+ *   return { reason: "token_budget", error: runError("TOKEN_BUDGET", `the run used ${used} tokens`) };
+ */
+export function runError(code: DevmindErrorCode, message: string, name?: string): RunError {
+  return name === undefined ? { code, message } : { code, message, name };
 }

@@ -56,6 +56,13 @@ describe("argsDigest", () => {
     expect(argsDigest({ a: [1, 2], c: 1 })).not.toBe(base);
   });
 
+  it("keeps the digests stored with existing decisions (pinned before canonicalJson moved to src/vocabulary)", () => {
+    const args = { path: "notes/a.txt", content: 'héllo "world"\n', options: { mode: "append", flags: { sync: true, mkdir: false } }, lines: [3, 1.5, -0, null, "x"] };
+    expect(canonicalJson(args)).toBe('{"content":"héllo \\"world\\"\\n","lines":[3,1.5,0,null,"x"],"options":{"flags":{"mkdir":false,"sync":true},"mode":"append"},"path":"notes/a.txt"}');
+    expect(argsDigest(args)).toBe("c3baa23c2a3517bfef5e5e9bbdbd2526b66040b9636e1c43cf8ca88ba844e733");
+    expect(argsDigest({})).toBe("44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a");
+  });
+
   it("ignores properties that are undefined, as JSON does", () => {
     expect(argsDigest({ a: 1, b: undefined })).toBe(argsDigest({ a: 1 }));
   });

@@ -29,6 +29,7 @@ const ALLOWED: Record<string, string> = {
   "logger.ts": "logging",
   "secret-redaction.ts": "redaction",
   "version.ts": "version",
+  "sleep.ts": "pure: the one abortable sleep",
 };
 /** Whole directories of src that never touch the database: the model, graph loading, and the vocabulary every layer shares (decisions, HITL shapes, events, stop reasons). */
 const ALLOWED_DIRS = ["model/", "graphs/", "vocabulary/"];

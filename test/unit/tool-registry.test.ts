@@ -5,6 +5,7 @@ import { z } from "zod";
 import { TOOL_LIMITS } from "../../src/constants.js";
 import { DevmindError, RunCancelledError, ToolDefinitionError } from "../../src/errors.js";
 import { defineTool, type Tool } from "../../src/tools/define-tool.js";
+import { canonicalJson } from "../../src/vocabulary/canonical-json.js";
 import { canonicalToolCallKey, failureResult, toolMessageContent, ToolRegistry, type ToolRegistryOptions } from "../../src/tools/registry.js";
 import { ToolFailure } from "../../src/tools/tool-failure.js";
 import type { ToolContext, ToolResult, ToolSpec } from "../../src/tools/types.js";
@@ -533,7 +534,14 @@ describe("helpers", () => {
     expect(canonicalToolCallKey("t", { a: undefined, b: 1 })).toBe('t:{"b":1}');
     const circular: Record<string, unknown> = {};
     circular.self = circular;
-    expect(canonicalToolCallKey("t", circular)).toBe('t:{"self":"[circular]"}');
+    // never throws: arguments with no JSON form get one marker
+    expect(canonicalToolCallKey("t", circular)).toBe("t:[unserializable]");
+    expect(canonicalToolCallKey("t", { n: 10n })).toBe("t:[unserializable]");
+  });
+
+  it("canonicalToolCallKey is the name and the canonical JSON approval digests are taken of", () => {
+    const args = { path: "notes/a.txt", content: 'héllo "world"\n', options: { mode: "append", flags: { sync: true, mkdir: false } }, lines: [3, 1.5, -0, null, "x"] };
+    expect(canonicalToolCallKey("write_file", args)).toBe(`write_file:${canonicalJson(args)}`);
   });
 });
 
