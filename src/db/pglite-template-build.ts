@@ -10,16 +10,17 @@ import { setFlagsFromString } from "node:v8";
 import { CONFIG_DEFAULTS, PGLITE_LOCK_FILE } from "../constants.js";
 import { migrate } from "./migrate.js";
 import { PgliteDatabase } from "./pglite-database.js";
-import { TEMPLATE_MANIFEST_FILE, defaultTemplateDir, expectedManifest, templateMismatch } from "./pglite-template.js";
+import { TEMPLATE_MANIFEST_FILE, defaultTemplateDir, expectedManifest, templateCurrent, templateMismatch } from "./pglite-template.js";
 
 /**
  * Makes `dir` (default `dist/pglite-template`) hold `pgdata/` — a PGlite database made by initdb
  * with devmind's flags and migrated in the default schema — and `manifest.json` saying what it
  * was made from. Built in a sibling folder and renamed into place, so a killed build leaves the
- * old template or none. Returns whether it built one (false: the one in place is current).
+ * old template or none. Returns whether it built one (false: the one in place is current, migrated
+ * to this code's last migration).
  */
 export async function buildPgliteTemplate(dir: string = defaultTemplateDir()): Promise<boolean> {
-  if (templateMismatch(dir) === null) return false;
+  if (templateCurrent(dir)) return false;
   const staging = `${dir}.build-${process.pid}`;
   rmSync(staging, { recursive: true, force: true });
   mkdirSync(staging, { recursive: true });

@@ -95,6 +95,18 @@ export function templateMismatch(dir: string, files: MigrationFile[] = readMigra
   return null;
 }
 
+/**
+ * Whether the template in `dir` is this code's exactly: usable (`templateMismatch` is null) and
+ * migrated to this code's last migration, so a copy needs none. A usable but older one (a
+ * migration added since it was built) still seeds databases, which then apply the rest; a build
+ * replaces it.
+ */
+export function templateCurrent(dir: string, files: MigrationFile[] = readMigrationFiles()): boolean {
+  if (templateMismatch(dir, files) !== null) return false;
+  const manifest = JSON.parse(readFileSync(join(dir, TEMPLATE_MANIFEST_FILE), "utf8")) as TemplateManifest;
+  return manifest.migrations.length === files.length;
+}
+
 /** Whether the template in `templateDir` can seed a new database for this code (`templateMismatch` is null). */
 export function templateUsable(templateDir: string): boolean {
   try {
