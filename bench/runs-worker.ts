@@ -16,7 +16,7 @@ import { openDatabase } from "../src/db/open-database.js";
 import { ScriptedChatModel } from "../src/model/scripted-model.js";
 import type { ScriptedTurn } from "../src/model/scripted-turns.js";
 import { createRuntime } from "../src/runtime/runtime.js";
-import type { Worker } from "../src/runtime/worker.js";
+import type { Worker } from "../src/runtime/queue/worker.js";
 
 /** The command-line argument, as JSON. */
 export interface RunsWorkerOptions {

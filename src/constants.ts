@@ -182,7 +182,7 @@ export const MODEL_DEFAULTS = {
 /** Prefix of the advisory-lock key (`<prefix><schema>:<thread>`) that serialises run creation per thread. */
 export const RUN_THREAD_LOCK_PREFIX = "devmind:thread:";
 
-/** Bounds of the run store (src/runtime/run-store.ts). */
+/** Bounds of the run store (src/runtime/queue/run-store.ts). */
 export const RUN_STORE_LIMITS = {
   /** Most messages one run input of the built-in agent may carry. */
   agentInputMessagesMax: 1_000,
@@ -278,7 +278,7 @@ export const RUNTIME_DEFAULTS = {
 } as const;
 
 /**
- * How devmind waits out a database fault (src/runtime/fault-recovery.ts): workers, the executor's
+ * How devmind waits out a database fault (src/runtime/execution/fault-recovery.ts): workers, the executor's
  * event writes and server streams back off with jitter between `firstMs` and a cap, and never
  * give up while their process runs, except where a bound is named.
  */
@@ -333,7 +333,7 @@ export const GRAPHS_DEFAULTS = {
 } as const;
 
 /**
- * Recording a run's LangChain stream events (the `events` stream mode, src/runtime/graph-stream-events.ts):
+ * Recording a run's LangChain stream events (the `events` stream mode, src/runtime/execution/graph-stream-events.ts):
  * only runs that ask for them record them, each a stored run event.
  */
 export const STREAM_EVENTS_DEFAULTS = {
@@ -350,7 +350,7 @@ export const STREAM_EVENTS_DEFAULTS = {
 /** NOTIFY channel telling workers there may be a run to claim. */
 export const RUNS_CHANNEL = "devmind_runs";
 
-/** The live message chunks of running graphs (src/runtime/live-messages.ts). */
+/** The live message chunks of running graphs (src/runtime/events/live-messages.ts). */
 export const LIVE_MESSAGES = {
   /**
    * Largest JSON string one NOTIFY of them carries (PostgreSQL refuses payloads of 8000 bytes or
@@ -377,7 +377,7 @@ export const COMMAND_LIMITS = {
   lang: "C.UTF-8",
 } as const;
 
-/** Bounds of attachments (`send_file`, `gen_image`, src/runtime/attachment-store.ts). */
+/** Bounds of attachments (`send_file`, `gen_image`, src/runtime/attachments/attachment-store.ts). */
 export const ATTACHMENT_LIMITS = {
   /** Largest attachment stored, in bytes (10 MiB). */
   maxBytes: 10_485_760,
@@ -482,7 +482,7 @@ export const SERVER_CORS = {
   maxAgeSeconds: 600,
 } as const;
 
-/** Threads of the LangGraph API (src/runtime/thread-store.ts, threads-api.ts). */
+/** Threads of the LangGraph API (src/runtime/threads/thread-store.ts, threads-api.ts). */
 export const THREAD_DEFAULTS = {
   /** Longest thread TTL accepted (`ttl` on POST/PATCH /threads, minutes): one year. */
   maxTtlMinutes: 525_600,
@@ -523,7 +523,7 @@ export const STORE_DEFAULTS = {
 /** Advisory-lock key prefix while the store creates its vector table. */
 export const STORE_VECTOR_LOCK_PREFIX = "devmind:store-vectors:";
 
-/** Scheduled runs (`runtime.crons`, src/runtime/cron-*.ts). */
+/** Scheduled runs (`runtime.crons`, src/runtime/crons/cron-*.ts). */
 export const CRON_DEFAULTS = {
   /**
    * How often each worker looks for due crons (one indexed query). A tick runs at most this
@@ -542,7 +542,7 @@ export const CRON_DEFAULTS = {
   maxTimezoneChars: 100,
 } as const;
 
-/** Webhooks of runs and crons, and what happens after a run ends (src/runtime/run-completions.ts). */
+/** Webhooks of runs and crons, and what happens after a run ends (src/runtime/completions/run-completions.ts). */
 export const WEBHOOK_DEFAULTS = {
   /** DEVMIND_WEBHOOK_ALLOW default: loopback only. */
   allow: ["localhost", "127.0.0.0/8", "::1"] as readonly string[],

@@ -30,17 +30,17 @@ export type { ApprovalRequest, ActionRequest } from "./graph/approvals.js";
 export { parseDecisions, parseDecision, type Decision, type DecisionType, type DecisionsBody } from "./vocabulary/decisions.js";
 export { DEFAULT_SYSTEM_PROMPT } from "./graph/system-prompt.js";
 export { createRuntime, type Runtime, type RunsApi, type RuntimeOptions, type LiveEvent, type FilesApi, type RuntimeHealth, type LiveSignal, type LiveSignalOptions, type ModelDelta, type DecisionRecord, type RequeueResult } from "./runtime/runtime.js";
-export type { AssistantsApi, AssistantRecord, AssistantVersion, AssistantFields, AssistantSearchOptions } from "./runtime/assistant-store.js";
-export type { CronCreateOptions, CronRecord, CronSearchOptions, CronsApi, CronUpdateOptions } from "./runtime/crons-api.js";
-export type { Worker, WorkerOptions } from "./runtime/worker.js";
-export type { RunRecord, RunStatus, RunInput, RunLimits } from "./runtime/run-record.js";
-export { isRunEvent, type RunEvent, type RunEventEnvelope, type ForeignRunEvent, type StoredRunEvent } from "./runtime/event-store.js";
-export { AttachmentStore, type StoredAttachment } from "./runtime/attachment-store.js";
+export type { AssistantsApi, AssistantRecord, AssistantVersion, AssistantFields, AssistantSearchOptions } from "./runtime/assistants/assistant-store.js";
+export type { CronCreateOptions, CronRecord, CronSearchOptions, CronsApi, CronUpdateOptions } from "./runtime/crons/crons-api.js";
+export type { Worker, WorkerOptions } from "./runtime/queue/worker.js";
+export type { RunRecord, RunStatus, RunInput, RunLimits } from "./runtime/queue/run-record.js";
+export { isRunEvent, type RunEvent, type RunEventEnvelope, type ForeignRunEvent, type StoredRunEvent } from "./runtime/events/event-store.js";
+export { AttachmentStore, type StoredAttachment } from "./runtime/attachments/attachment-store.js";
 export type { AttachmentInfo, AttachmentSink, NewAttachment } from "./tools/attachment-sink.js";
 export { RunNotFoundError, RunConflictError, LeaseLostError, DrainError } from "./errors.js";
 export { startServer, type StartServerOptions, type RunningServer } from "./server/start-server.js";
-export type { ThreadsApi } from "./runtime/threads-api.js";
-export type { ThreadRecord, ThreadStatus } from "./runtime/thread-store.js";
+export type { ThreadsApi } from "./runtime/threads/threads-api.js";
+export type { ThreadRecord, ThreadStatus } from "./runtime/threads/thread-store.js";
 export { ThreadNotFoundError, HttpRequestError } from "./errors.js";
 export { GraphDefinitionError, GraphNotFoundError } from "./errors.js";
 export type { GraphEntry, GraphFactory, CompiledGraphLike, StateGraphLike } from "./graphs/graph-kinds.js";
@@ -48,9 +48,9 @@ export { readLanggraphConfig, findLanggraphConfig, type LanggraphConfig, type Gr
 export { loadGraph, type LoadedGraph } from "./graphs/load-graphs.js";
 export { ledgeredTool, ledgeredToolNode, type LedgeredToolOptions } from "./graphs/ledgered-tools.js";
 export { runHandleOf, RUN_HANDLE_KEY, type RunHandle, type RunToolLedger, type GraphLedgerBegin } from "./graphs/run-handle.js";
-export type { RunInterrupt, RunGraphConfig } from "./runtime/run-record.js";
-export type { ResumeBody } from "./runtime/resume-plan.js";
-export type { ResumeRecord, ResumeCommand } from "./runtime/resume-store.js";
+export type { RunInterrupt, RunGraphConfig } from "./runtime/queue/run-record.js";
+export type { ResumeBody } from "./runtime/interrupts/resume-plan.js";
+export type { ResumeRecord, ResumeCommand } from "./runtime/interrupts/resume-store.js";
 export {
   RUN_EVENT_TYPES,
   STORED_RUN_EVENT_TYPES,
@@ -65,7 +65,7 @@ export {
   type GraphRunEvent,
   type RunLifecycleEvent,
   type ResumeReason,
-} from "./runtime/run-events.js";
+} from "./runtime/events/run-events.js";
 /**
  * The long-term memory store: LangGraph's `BaseStore` on the same database as the checkpoints
  * (PostgreSQL or PGlite), for memory that outlives a thread. Pass it to

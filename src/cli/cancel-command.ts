@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { CLI_DEFAULTS } from "../constants.js";
 import { hasErrorCode } from "../errors.js";
-import { checkRunId, type RunRecord, type RunStatus } from "../runtime/run-record.js";
+import { checkRunId, type RunRecord, type RunStatus } from "../runtime/queue/run-record.js";
 import type { Runtime } from "../runtime/runtime.js";
 import type { OutputOptions } from "./cli-options.js";
 import { EXIT } from "./exit-codes.js";

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { RunConflictError } from "../errors.js";
 import type { Decision } from "../vocabulary/decisions.js";
-import { checkRunId } from "../runtime/run-record.js";
+import { checkRunId } from "../runtime/queue/run-record.js";
 import { defaultPrincipal } from "./cli-options.js";
 import { EXIT } from "./exit-codes.js";
 import { openRuntime } from "./open-runtime.js";

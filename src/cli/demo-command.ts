@@ -7,7 +7,7 @@ import { loadConfig, type DevmindConfig } from "../config.js";
 import { MEMORY_DATA_DIR } from "../constants.js";
 import type { DataDirProgress } from "../db/open-database.js";
 import type { Decision } from "../vocabulary/decisions.js";
-import { checkRunId } from "../runtime/run-record.js";
+import { checkRunId } from "../runtime/queue/run-record.js";
 import { DEMO_OUTPUT_FILE, DEMO_TASK, DEMO_TURNS } from "./demo-script.js";
 import { EXIT } from "./exit-codes.js";
 import { openRuntime, type OpenedRuntime } from "./open-runtime.js";

@@ -1,5 +1,5 @@
 import { DevmindError } from "../errors.js";
-import type { RunStatus } from "../runtime/run-record.js";
+import type { RunStatus } from "../runtime/queue/run-record.js";
 import { redactText } from "../secret-redaction.js";
 import { cliName } from "./cli-name.js";
 

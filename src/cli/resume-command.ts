@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { ConfigError, hasErrorCode, RunConflictError, type DevmindError } from "../errors.js";
-import { checkRunId, type RunStatus } from "../runtime/run-record.js";
+import { checkRunId, type RunStatus } from "../runtime/queue/run-record.js";
 import { defaultPrincipal, jsonOption, type OutputOptions } from "./cli-options.js";
 import { exitForStatus } from "./exit-codes.js";
 import { loadProjectGraphs } from "./project-graphs.js";

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { CONFIG_BOUNDS } from "../constants.js";
-import type { RunLimits } from "../runtime/run-record.js";
+import type { RunLimits } from "../runtime/queue/run-record.js";
 import { defaultPrincipal, integerOption, jsonOption, readStdin } from "./cli-options.js";
 import { GRAPHS_DEFAULTS } from "../constants.js";
 import type { GraphEntry } from "../graphs/graph-kinds.js";

@@ -1,7 +1,7 @@
 import type { ActionRequest } from "../vocabulary/hitl.js";
 import { RunConflictError } from "../errors.js";
 import type { Decision } from "../vocabulary/decisions.js";
-import type { RunRecord } from "../runtime/run-record.js";
+import type { RunRecord } from "../runtime/queue/run-record.js";
 import { isInteractive, type OutputOptions } from "./cli-options.js";
 import { EventTail } from "./event-tail.js";
 import { exitForStatus } from "./exit-codes.js";

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { CLI_DEFAULTS, RUN_STORE_LIMITS } from "../constants.js";
-import { isRunStatus, RUN_STATUSES, type RunRecord } from "../runtime/run-record.js";
+import { isRunStatus, RUN_STATUSES, type RunRecord } from "../runtime/queue/run-record.js";
 import { integerOption } from "./cli-options.js";
 import { EXIT } from "./exit-codes.js";
 import { foldArgs } from "./fold.js";

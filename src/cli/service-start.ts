@@ -1,6 +1,6 @@
 import { DATABASE_FAULT_DEFAULTS } from "../constants.js";
 import type { LanggraphConfig } from "../graphs/langgraph-config.js";
-import { retryDatabaseFaults } from "../runtime/backoff.js";
+import { retryDatabaseFaults } from "../runtime/execution/backoff.js";
 import type { UiBundles } from "../server/ui-bundles.js";
 import type { UserHttp } from "../server/user-http.js";
 

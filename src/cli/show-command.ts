@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { checkRunId } from "../runtime/run-record.js";
+import { checkRunId } from "../runtime/queue/run-record.js";
 import type { OutputOptions } from "./cli-options.js";
 import { EXIT } from "./exit-codes.js";
 import { openRuntime } from "./open-runtime.js";

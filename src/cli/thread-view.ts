@@ -1,5 +1,5 @@
 import { CLI_DEFAULTS } from "../constants.js";
-import type { RunRecord } from "../runtime/run-record.js";
+import type { RunRecord } from "../runtime/queue/run-record.js";
 import { interruptsOf, plainJson, type Runtime } from "../runtime/runtime.js";
 import { foldArgs, foldValues } from "./fold.js";
 

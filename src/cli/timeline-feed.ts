@@ -1,5 +1,5 @@
 import type { CallDetails } from "./call-details.js";
-import { isKnownRunEvent } from "../runtime/run-events.js";
+import { isKnownRunEvent } from "../runtime/events/run-events.js";
 import type { KnownTimelineEvent, Timeline, TimelineEvent } from "./timeline.js";
 
 /** The part of CallDetails the feed reads (a test passes its own). */

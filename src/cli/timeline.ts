@@ -1,5 +1,5 @@
 import { CLI_DEFAULTS } from "../constants.js";
-import { isKnownRunEvent } from "../runtime/run-events.js";
+import { isKnownRunEvent } from "../runtime/events/run-events.js";
 import type { ForeignRunEvent, LiveEvent } from "../runtime/runtime.js";
 import { foldArgs } from "./fold.js";
 

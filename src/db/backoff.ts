@@ -13,7 +13,7 @@ export interface BackoffOptions {
  * wait is `min(maxMs, firstMs * 2^(n-1))`, scaled by a random factor in [0.5, 1] so many
  * workers coming back together do not hit the database in step. `reset()` after a success.
  * The one backoff of devmind: workers, the executor, stream reads (`retryDatabaseFaults`,
- * src/runtime/backoff.ts) and the LISTEN connection's reconnects (src/db/pg-listener.ts) use it.
+ * src/runtime/execution/backoff.ts) and the LISTEN connection's reconnects (src/db/pg-listener.ts) use it.
  */
 export class Backoff {
   private failures = 0;

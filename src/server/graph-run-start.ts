@@ -1,6 +1,6 @@
 import { RunConflictError } from "../errors.js";
 import { STREAM_EVENTS_DEFAULTS } from "../constants.js";
-import type { RunGraphConfig, RunLimits, RunRecord } from "../runtime/run-record.js";
+import type { RunGraphConfig, RunLimits, RunRecord } from "../runtime/queue/run-record.js";
 import { isHitlRequest, type Runtime } from "../runtime/runtime.js";
 import { httpError } from "./http-errors.js";
 import type { StartedRun } from "./run-start.js";

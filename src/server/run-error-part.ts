@@ -1,4 +1,4 @@
-import type { RunRecord } from "../runtime/run-record.js";
+import type { RunRecord } from "../runtime/queue/run-record.js";
 
 /** The `{error, message}` of a failed run as the official server sends it: the error's class name and its message. */
 export interface RunErrorPart {

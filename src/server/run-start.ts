@@ -1,6 +1,6 @@
 import { RUNTIME_DEFAULTS, SERVER_DEFAULTS } from "../constants.js";
 import { DevmindError, hasErrorCode, RunConflictError } from "../errors.js";
-import type { RunRecord } from "../runtime/run-record.js";
+import type { RunRecord } from "../runtime/queue/run-record.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { httpError } from "./http-errors.js";
 import type { StreamCursor } from "./stream-cursor.js";

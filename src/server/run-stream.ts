@@ -1,9 +1,9 @@
 import type { StateSnapshot } from "@langchain/langgraph";
 import { SERVER_DEFAULTS } from "../constants.js";
-import { retryDatabaseFaults } from "../runtime/backoff.js";
-import type { RunRecord } from "../runtime/run-record.js";
+import { retryDatabaseFaults } from "../runtime/execution/backoff.js";
+import type { RunRecord } from "../runtime/queue/run-record.js";
 import { isRunEvent, type LiveMessageChunk, type Runtime, type StoredRunEvent } from "../runtime/runtime.js";
-import { checkpointIdOf } from "../runtime/thread-state.js";
+import { checkpointIdOf } from "../runtime/threads/thread-state.js";
 import { formatPartId, STREAM_START, type StreamCursor } from "./stream-cursor.js";
 import { withStateMessageIds } from "./message-ids.js";
 import { closingChunk, completedMessages, messagesOf, MESSAGES_EVENTS_MODE, nodeMetadata, rootTaskOf, SentMessage } from "./stream-messages.js";

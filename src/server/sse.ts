@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
 import { SERVER_DEFAULTS } from "../constants.js";
-import { isDatabaseFault } from "../runtime/backoff.js";
+import { isDatabaseFault } from "../runtime/execution/backoff.js";
 import { errorBody } from "./http-errors.js";
 import type { StreamPart } from "./run-stream.js";
 

@@ -1,6 +1,6 @@
 import { THREAD_DEFAULTS } from "../constants.js";
 import { hasErrorCode } from "../errors.js";
-import type { RunRecord } from "../runtime/run-record.js";
+import type { RunRecord } from "../runtime/queue/run-record.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { runStream, type StreamPart } from "./run-stream.js";
 import { parseStreamResume, type StreamCursor, type StreamResume } from "./stream-cursor.js";

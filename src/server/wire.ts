@@ -1,6 +1,6 @@
 import type { StateSnapshot } from "@langchain/langgraph";
 import { SERVER_DEFAULTS } from "../constants.js";
-import type { RunRecord } from "../runtime/run-record.js";
+import type { RunRecord } from "../runtime/queue/run-record.js";
 import { plainJson, type ThreadRecord } from "../runtime/runtime.js";
 
 /**

@@ -1,6 +1,6 @@
 /**
  * What the attachment tools (`send_file`, `gen_image`) need from durable storage, defined here so
- * the tools layer does not import the runtime: `AttachmentStore` (src/runtime/attachment-store.ts)
+ * the tools layer does not import the runtime: `AttachmentStore` (src/runtime/attachments/attachment-store.ts)
  * implements it on the database, and `builtinTools({ attachments })` takes any implementation.
  */
 

@@ -7,7 +7,7 @@
  *
  * Two values that mean the same JSON object give the same text whatever their key order.
  *
- * The one canonical JSON of devmind: approval digests (`argsDigest`, src/runtime/digest.ts) and the
+ * The one canonical JSON of devmind: approval digests (`argsDigest`, src/runtime/interrupts/digest.ts) and the
  * no-progress rule's call identity (`canonicalToolCallKey`, src/tools) both use it, so "the same
  * arguments" means one thing everywhere. It lives here, below both layers.
  */

@@ -1,4 +1,4 @@
-import type { RunEventEnvelope } from "../../src/runtime/event-store.js";
+import type { RunEventEnvelope } from "../../src/runtime/events/event-store.js";
 
 /**
  * A stored run event as assertions read it: its envelope and type, and every field by name as

@@ -10,7 +10,7 @@ import type { Database } from "../../src/db/types.js";
 import { DevmindError } from "../../src/errors.js";
 import { ScriptedChatModel } from "../../src/model/scripted-model.js";
 import type { ScriptedTurn } from "../../src/model/scripted-turns.js";
-import { AttachmentStore } from "../../src/runtime/attachment-store.js";
+import { AttachmentStore } from "../../src/runtime/attachments/attachment-store.js";
 import { createRuntime, type Runtime } from "../../src/runtime/runtime.js";
 import { builtinTools } from "../../src/tools/builtin/index.js";
 import { ToolRegistry } from "../../src/tools/registry.js";

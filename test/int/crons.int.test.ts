@@ -2,7 +2,7 @@ import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "../../src/db/types.js";
 import { createRuntime, type Runtime } from "../../src/runtime/runtime.js";
-import type { Worker } from "../../src/runtime/worker.js";
+import type { Worker } from "../../src/runtime/queue/worker.js";
 import { rejection } from "../helpers/assertions.js";
 import { BACKENDS, freshMigratedSchema, openBackend } from "../helpers/databases.js";
 import { waitUntil } from "../helpers/waits.js";

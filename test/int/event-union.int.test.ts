@@ -8,13 +8,13 @@ import { loadConfig } from "../../src/config.js";
 import type { Database } from "../../src/db/types.js";
 import { ScriptedChatModel } from "../../src/model/scripted-model.js";
 import type { ScriptedTurn } from "../../src/model/scripted-turns.js";
-import { isStoredRunEventType, type RunEventFields, type RunEventType } from "../../src/runtime/run-events.js";
-import { RunStore } from "../../src/runtime/run-store.js";
+import { isStoredRunEventType, type RunEventFields, type RunEventType } from "../../src/runtime/events/run-events.js";
+import { RunStore } from "../../src/runtime/queue/run-store.js";
 import { createRuntime, isRunEvent, type LiveEvent, type Runtime, type StoredRunEvent } from "../../src/runtime/runtime.js";
 import { tempWorkspace } from "../helpers/agent.js";
 import { BACKENDS, freshMigratedSchema, openBackend } from "../helpers/databases.js";
 
-// What runs actually store and deliver, checked against the event union of src/runtime/run-events.ts:
+// What runs actually store and deliver, checked against the event union of src/runtime/events/run-events.ts:
 // a type outside it, or a field it does not declare (or a declared one missing), fails here.
 
 type Presence = "required" | "optional";

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "../../src/db/types.js";
-import { AttachmentStore } from "../../src/runtime/attachment-store.js";
+import { AttachmentStore } from "../../src/runtime/attachments/attachment-store.js";
 import { defaultWebAssetsDir, WEB_ASSET_FILES } from "../../src/server/web/web-assets.js";
 import { BACKENDS, itOnPrimary, openBackend } from "../helpers/databases.js";
 import { deepJson, hostileIds, randomUuid, rawRequest, Rng, runAll, snapshotTables, type RawRequest, type RawResponse } from "../helpers/fuzz.js";

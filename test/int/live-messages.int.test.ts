@@ -7,7 +7,7 @@
 import { AIMessageChunk } from "@langchain/core/messages";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "../../src/db/types.js";
-import { LiveMessagePublisher, subscribeLiveMessages, type LiveMessageChunk } from "../../src/runtime/live-messages.js";
+import { LiveMessagePublisher, subscribeLiveMessages, type LiveMessageChunk } from "../../src/runtime/events/live-messages.js";
 import { BACKENDS, freshMigratedSchema, openBackend } from "../helpers/databases.js";
 import { waitUntil } from "../helpers/waits.js";
 

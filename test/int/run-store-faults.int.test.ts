@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "../../src/db/types.js";
-import { RunStore } from "../../src/runtime/run-store.js";
+import { RunStore } from "../../src/runtime/queue/run-store.js";
 import { BACKENDS, freshMigratedSchema, openBackend } from "../helpers/databases.js";
 
 describe.each(BACKENDS)("RunStore fault statements on %s", (backend) => {

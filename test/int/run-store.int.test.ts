@@ -7,11 +7,11 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vites
 import { openDatabase } from "../../src/db/open-database.js";
 import type { Database } from "../../src/db/types.js";
 import { DevmindError, RunConflictError } from "../../src/errors.js";
-import type { RunCounts, RunInput, RunRecord } from "../../src/runtime/run-record.js";
+import type { RunCounts, RunInput, RunRecord } from "../../src/runtime/queue/run-record.js";
 import { RUNS_CHANNEL } from "../../src/constants.js";
-import { RUN_EVENTS_CHANNEL } from "../../src/runtime/event-sql.js";
-import { EventStore } from "../../src/runtime/event-store.js";
-import { RunStore } from "../../src/runtime/run-store.js";
+import { RUN_EVENTS_CHANNEL } from "../../src/runtime/events/event-sql.js";
+import { EventStore } from "../../src/runtime/events/event-store.js";
+import { RunStore } from "../../src/runtime/queue/run-store.js";
 import { BACKENDS, TEST_DATABASE_URL, describeOn, freshMigratedSchema, openBackend } from "../helpers/databases.js";
 import { rejection } from "../helpers/assertions.js";
 

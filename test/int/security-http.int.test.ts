@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { openDatabase } from "../../src/db/open-database.js";
 import type { Database } from "../../src/db/types.js";
-import { argsDigest } from "../../src/runtime/digest.js";
+import { argsDigest } from "../../src/runtime/interrupts/digest.js";
 import { createRuntime } from "../../src/runtime/runtime.js";
 import { startServer } from "../../src/server/start-server.js";
 import { killCliChildren, runCli, spawnCli } from "../helpers/cli.js";

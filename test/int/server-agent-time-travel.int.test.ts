@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { Client, ThreadState } from "@langchain/langgraph-sdk";
 import { describe, expect, it } from "vitest";
 import type { ScriptedTurn } from "../../src/model/scripted-turns.js";
-import { ToolLedger } from "../../src/runtime/tool-ledger.js";
+import { ToolLedger } from "../../src/runtime/ledger/tool-ledger.js";
 import { BACKENDS, itOnPrimary } from "../helpers/databases.js";
 import { sdkRefusal as refusal, sdkServers } from "../helpers/sdk-server.js";
 import { collect, type TestServer } from "../helpers/server.js";

@@ -3,7 +3,7 @@ import { loadConfig } from "../../src/config.js";
 import type { Database } from "../../src/db/types.js";
 import { hasErrorCode } from "../../src/errors.js";
 import type { ScriptedTurn } from "../../src/model/scripted-turns.js";
-import { AttachmentStore } from "../../src/runtime/attachment-store.js";
+import { AttachmentStore } from "../../src/runtime/attachments/attachment-store.js";
 import { createRuntime } from "../../src/runtime/runtime.js";
 import { startServer } from "../../src/server/start-server.js";
 import { BACKENDS, itOnPrimary, openBackend } from "../helpers/databases.js";

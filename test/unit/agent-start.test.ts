@@ -1,8 +1,8 @@
 import { Command, type StateSnapshot } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { agentEntry } from "../../src/graph/agent-start.js";
-import { reachedBreakpoint, stoppedAtBreakpoint } from "../../src/runtime/breakpoints.js";
-import type { RunRecord } from "../../src/runtime/run-record.js";
+import { reachedBreakpoint, stoppedAtBreakpoint } from "../../src/runtime/execution/breakpoints.js";
+import type { RunRecord } from "../../src/runtime/queue/run-record.js";
 
 /** The fields of a run record these functions read. */
 function run(fields: Partial<RunRecord>): RunRecord {

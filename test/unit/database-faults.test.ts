@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { classifyDriverError, databaseFaultOf, isDatabaseFault, toDatabaseFault } from "../../src/db/database-faults.js";
 import { DatabaseError, DevmindError } from "../../src/errors.js";
-import { Backoff } from "../../src/runtime/backoff.js";
+import { Backoff } from "../../src/runtime/execution/backoff.js";
 
 const withCode = (code: string, message = "boom"): Error => Object.assign(new Error(message), { code });
 

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { argsDigest, canonicalJson } from "../../src/runtime/digest.js";
+import { argsDigest, canonicalJson } from "../../src/runtime/interrupts/digest.js";
 
 const sha256 = (text: string): string => createHash("sha256").update(text).digest("hex");
 

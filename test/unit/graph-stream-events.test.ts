@@ -2,8 +2,8 @@ import { randomUUID } from "node:crypto";
 import { Annotation, END, START, StateGraph, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import type { CompiledGraphLike } from "../../src/graphs/graph-kinds.js";
-import { graphChunks, type GraphChunk } from "../../src/runtime/graph-stream-events.js";
-import type { GraphRunEvent } from "../../src/runtime/run-events.js";
+import { graphChunks, type GraphChunk } from "../../src/runtime/execution/graph-stream-events.js";
+import type { GraphRunEvent } from "../../src/runtime/events/run-events.js";
 
 const State = Annotation.Root({
   steps: Annotation<string[]>({ reducer: (all, more) => all.concat(more), default: () => [] }),

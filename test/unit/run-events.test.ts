@@ -1,6 +1,6 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
 import type { Usage } from "../../src/graph/state.js";
-import type { ForeignRunEvent, NewRunEvent, RunEvent, StoredRunEvent } from "../../src/runtime/event-store.js";
+import type { ForeignRunEvent, NewRunEvent, RunEvent, StoredRunEvent } from "../../src/runtime/events/event-store.js";
 import {
   RUN_EVENT_TYPES,
   STORED_RUN_EVENT_TYPES,
@@ -11,10 +11,10 @@ import {
   type RunEventFields,
   type RunEventType,
   type StoredRunEventType,
-} from "../../src/runtime/run-events.js";
+} from "../../src/runtime/events/run-events.js";
 import type { LiveEvent } from "../../src/runtime/runtime.js";
-import { REAPED_RUN_EVENTS } from "../../src/runtime/run-store.js";
-import { finalEvent } from "../../src/runtime/status.js";
+import { REAPED_RUN_EVENTS } from "../../src/runtime/queue/run-store.js";
+import { finalEvent } from "../../src/runtime/queue/status.js";
 import type { KnownTimelineEvent, TimelineEvent } from "../../src/cli/timeline.js";
 
 /** CONTRACT section 6's stored events and the fields it names for each (an event may carry more). */

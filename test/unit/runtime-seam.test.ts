@@ -15,10 +15,10 @@ import type { StartServerOptions } from "../../src/server/start-server.js";
  */
 const ALLOWED: Record<string, string> = {
   "runtime/runtime.ts": "the Runtime API (createRuntime, Runtime, the types it returns)",
-  "runtime/run-record.ts": "pure: checkRunId, isRunStatus, RUN_STATUSES, run record types",
-  "runtime/run-events.ts": "pure: isKnownRunEvent and the event union (re-exported by runtime.ts; imported directly so the CLI starts without loading the runtime)",
-  "runtime/thread-state.ts": "pure: checkpointIdOf",
-  "runtime/backoff.ts": "pure: retryDatabaseFaults, isDatabaseFault",
+  "runtime/queue/run-record.ts": "pure: checkRunId, isRunStatus, RUN_STATUSES, run record types",
+  "runtime/events/run-events.ts": "pure: isKnownRunEvent and the event union (re-exported by runtime.ts; imported directly so the CLI starts without loading the runtime)",
+  "runtime/threads/thread-state.ts": "pure: checkpointIdOf",
+  "runtime/execution/backoff.ts": "pure: retryDatabaseFaults, isDatabaseFault",
   "db/open-database.ts": "public library function openDatabase (src/index.ts)",
   "db/migrate.ts": "public library functions migrate, migrationStatus (src/index.ts)",
   "db/types.ts": "public types (src/index.ts); type-only imports",
@@ -129,8 +129,8 @@ describe("the seam above src/runtime", () => {
   it("the scanner catches what it forbids", () => {
     const file = join(src, "cli", "example.ts");
     const verdict = (specifier: string, typeOnly = false): string | null => violation({ file, specifier, typeOnly });
-    expect(verdict("../runtime/decision-store.js")).toMatch(/not on the seam's allow list/);
-    expect(verdict("../runtime/event-sql.js")).toMatch(/not on the seam's allow list/);
+    expect(verdict("../runtime/interrupts/decision-store.js")).toMatch(/not on the seam's allow list/);
+    expect(verdict("../runtime/events/event-sql.js")).toMatch(/not on the seam's allow list/);
     expect(verdict("../db/channels.js")).toMatch(/not on the seam's allow list/);
     expect(verdict("../db/types.js")).toMatch(/types only/);
     expect(verdict("pg")).toMatch(/database driver/);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { runCheckpointMetadata } from "../../src/checkpoint/run-metadata.js";
-import type { RunRecord } from "../../src/runtime/run-record.js";
+import type { RunRecord } from "../../src/runtime/queue/run-record.js";
 import { withStateMessageIds } from "../../src/server/message-ids.js";
 import { runErrorPart } from "../../src/server/run-error-part.js";
 

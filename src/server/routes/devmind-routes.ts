@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { RUNTIME_DEFAULTS, SERVER_DEFAULTS } from "../../constants.js";
-import { isRunStatus } from "../../runtime/run-record.js";
+import { isRunStatus } from "../../runtime/queue/run-record.js";
 import type { AppDeps } from "../app.js";
 import type { AuthVariables } from "../auth.js";
 import { httpError } from "../http-errors.js";

@@ -1,7 +1,7 @@
 import { Hono, type Context } from "hono";
 import { RUNTIME_DEFAULTS } from "../../constants.js";
 import { RunNotFoundError } from "../../errors.js";
-import { isRunStatus, type RunRecord } from "../../runtime/run-record.js";
+import { isRunStatus, type RunRecord } from "../../runtime/queue/run-record.js";
 import type { AppDeps } from "../app.js";
 import type { AuthVariables } from "../auth.js";
 import { httpError } from "../http-errors.js";

@@ -1,0 +1,71 @@
+import { quoteIdentifier } from "../../db/identifiers.js";
+import { statement } from "../../db/statement.js";
+import { fenceCte } from "../queue/fence.js";
+
+/**
+ * The notification channel of run events: every append notifies it with the run id as payload,
+ * in the same statement, so followers in any process wake when the append commits.
+ */
+export const RUN_EVENTS_CHANNEL = "devmind_run_events";
+
+function appendText(schema: string, fenced: boolean): string {
+  const s = quoteIdentifier(schema);
+  // seq = current max + ordinality: two appenders racing compute the same seqs and one fails on
+  // the primary key; the store retries it with a fresh snapshot
+  return `WITH ${fenced ? `${fenceCte(schema, 1, 3)},` : ""}
+       run AS (
+         SELECT run_id, thread_id FROM ${s}.runs
+          WHERE run_id = $1::uuid ${fenced ? "AND EXISTS (SELECT 1 FROM fence)" : ""}
+       ),
+       base AS (SELECT COALESCE(max(seq), 0) AS seq FROM ${s}.run_events WHERE run_id = $1::uuid),
+       ins AS (
+         INSERT INTO ${s}.run_events (run_id, seq, type, data)
+         SELECT run.run_id, base.seq + e.ord, e.value ->> 'type', COALESCE(e.value -> 'data', '{}'::jsonb)
+           FROM run CROSS JOIN base CROSS JOIN jsonb_array_elements($2::jsonb) WITH ORDINALITY AS e(value, ord)
+         RETURNING seq, type, at, data
+       )
+       SELECT run.thread_id, ins.seq, ins.type, ins.at, ins.data
+         FROM ins CROSS JOIN run
+        CROSS JOIN (SELECT pg_notify('${RUN_EVENTS_CHANNEL}', $1::uuid::text)) AS notified
+        ORDER BY ins.seq`;
+}
+
+/** Every statement of the event store, for one schema (a validated identifier). */
+export function eventSql(schema: string) {
+  const s = quoteIdentifier(schema);
+  return {
+    /**
+     * $1 run id, $2 jsonb array of {type, data}: appends them after the run's last seq, stamps
+     * `at = now()`, notifies RUN_EVENTS_CHANNEL; returns the stored rows (none if no such run).
+     */
+    append: statement("events_append", appendText(schema, false)),
+    /** Like `append`, fenced: $3 lease epoch. Writes nothing unless the fence holds. */
+    appendFenced: statement("events_append_fenced", appendText(schema, true)),
+    /**
+     * $1 run id, $2 after seq, $3 limit (null: all). One row with null seq for a run without
+     * events past $2; no row at all for an unknown run.
+     */
+    read: statement(
+      "events_read",
+      `SELECT r.thread_id, e.seq, e.type, e.at, e.data
+         FROM ${s}.runs r
+         LEFT JOIN LATERAL (
+           SELECT seq, type, at, data FROM ${s}.run_events
+            WHERE run_id = r.run_id AND seq > $2::integer
+            ORDER BY seq
+            LIMIT $3::bigint
+         ) AS e ON true
+        WHERE r.run_id = $1::uuid
+        ORDER BY e.seq`,
+    ),
+    /** $1 run id: the run's last seq (0 without events); no row for an unknown run. */
+    lastSeq: statement(
+      "events_last_seq",
+      `SELECT (SELECT COALESCE(max(e.seq), 0) FROM ${s}.run_events e WHERE e.run_id = r.run_id)::integer AS seq
+         FROM ${s}.runs r WHERE r.run_id = $1::uuid`,
+    ),
+  };
+}
+
+/** Statements of `eventSql`. */
+export type EventSql = ReturnType<typeof eventSql>;

@@ -1,0 +1,169 @@
+import { DATABASE_FAULT_DEFAULTS } from "../../constants.js";
+import { databaseFaultOf } from "../../db/database-faults.js";
+import { LeaseLostError } from "../../errors.js";
+import type { GraphRegistry } from "../../graphs/graph-registry.js";
+import type { RunError, StopReason } from "../../vocabulary/stop-reasons.js";
+import { Backoff } from "./backoff.js";
+import type { DecisionStore } from "../interrupts/decision-store.js";
+import type { EventStore, NewRunEvent } from "../events/event-store.js";
+import type { LiveMessageSink } from "../events/live-messages.js";
+import type { Fence } from "../queue/fence.js";
+import { executeGraphAttempt, type Attempt } from "./graph-attempt.js";
+import type { ResumeStore } from "../interrupts/resume-store.js";
+import type { RunEventData } from "../events/run-events.js";
+import type { ClaimedRun, RunCounts, RunRecord } from "../queue/run-record.js";
+import type { RunStore } from "../queue/run-store.js";
+import { finalEvent, statusForStopReason } from "../queue/status.js";
+import type { ToolLedger } from "../ledger/tool-ledger.js";
+
+/** What executing a run needs; built once per runtime. */
+export interface ExecutorDeps {
+  runs: RunStore;
+  events: EventStore;
+  decisions: DecisionStore;
+  ledger: ToolLedger;
+  resumes: ResumeStore;
+  /** The graphs this runtime runs, each with its run hooks. */
+  graphs: GraphRegistry;
+  leaseMs: number;
+  /** A run's deadline when its limits set none (DEVMIND_RUN_TIMEOUT_MS). */
+  runTimeoutMs: number;
+  /** How often a running run checks for a cancel request. */
+  cancelPollMs: number;
+  /** Live listeners of every event (model.delta included), in this process. */
+  live: (runId: string, event: RunEventData) => void;
+  /** Where the message chunks chat models stream in a run's graph go (live only, to every process). */
+  liveMessages: LiveMessageSink;
+  /** Aborted when this process drains: runs stop at the next step boundary and are released. */
+  drainSignal?: AbortSignal;
+}
+
+/**
+ * Runs a claimed run of any graph in this process until it ends, pauses at an interrupt, loses
+ * its lease, or the process drains: the one executor. It holds the lease (heartbeat), watches for
+ * a cancel request, stores events in order (batched, retried through a database fault), and hands
+ * the run to `executeGraphAttempt`. Every write — checkpoints, ledger, events, status — carries
+ * the lease epoch, so a worker whose lease was taken over writes nothing more. Returns the run
+ * record as stored afterwards. `fresh`: nothing of this run has executed before (its first claim,
+ * executed for the first time), so the run starts without reading the thread's state to find out.
+ */
+export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, owner: string, trigger: "worker" | "manual" = "worker", fresh = false): Promise<RunRecord> {
+  const { run, epoch } = claimed;
+  const fence: Fence = { runId: run.run_id, epoch };
+  const started = Date.now();
+  const cancel = new AbortController();
+  const lost = new AbortController();
+  // a database fault anywhere stops this attempt at once; the worker continues the run later
+  const fault = new AbortController();
+  let chain: Promise<unknown> = Promise.resolve();
+  let lostLease = false;
+  const appendOnce = async (events: NewRunEvent[]): Promise<void> => {
+    // events are not dropped for a database that is away: they are retried in order (bounded),
+    // so the re-executed step's events follow them and none of an earlier step is lost
+    const backoff = new Backoff({ firstMs: DATABASE_FAULT_DEFAULTS.backoffFirstMs, maxMs: DATABASE_FAULT_DEFAULTS.backoffMaxMs });
+    const giveUpAt = Date.now() + DATABASE_FAULT_DEFAULTS.eventRetryMaxMs;
+    for (;;) {
+      if (lostLease) return;
+      try {
+        await deps.events.append(run.run_id, events, fence);
+        return;
+      } catch (error) {
+        if (databaseFaultOf(error) === null || Date.now() >= giveUpAt) throw error;
+        if (!fault.signal.aborted) fault.abort(error);
+        if (!(await backoff.wait(deps.drainSignal))) throw error;
+      }
+    }
+  };
+  // events wait in `buffered` while the previous append is in flight, then go in one statement:
+  // a step's events (a node finishing, the next one starting, custom writes) cost one commit
+  let buffered: NewRunEvent[] = [];
+  let scheduled = false;
+  const append = (events: NewRunEvent[]): Promise<unknown> => {
+    for (const event of events) if (event.type.startsWith("run.")) deps.live(run.run_id, event);
+    buffered.push(...events);
+    if (scheduled) return chain;
+    scheduled = true;
+    chain = chain
+      .then(() => {
+        const taken = buffered;
+        buffered = [];
+        scheduled = false;
+        return appendOnce(taken);
+      })
+      .catch((error: unknown) => {
+        if (error instanceof LeaseLostError) {
+          lostLease = true;
+          lost.abort(error);
+          return;
+        }
+        if (databaseFaultOf(error) !== null && !fault.signal.aborted) fault.abort(error);
+        throw error;
+      });
+    return chain;
+  };
+  const heartbeat = setInterval(() => {
+    deps.runs.heartbeat(run.run_id, epoch, deps.leaseMs).then(
+      (held) => {
+        if (!held) {
+          lostLease = true;
+          lost.abort(new LeaseLostError(run.run_id, epoch));
+        }
+      },
+      () => undefined,
+    );
+  }, Math.max(50, Math.floor(deps.leaseMs / 3)));
+  const cancelWatch = setInterval(() => {
+    deps.runs.isCancelRequested(run.run_id).then(
+      (requested) => requested && cancel.abort(),
+      () => undefined,
+    );
+  }, deps.cancelPollMs);
+  heartbeat.unref?.();
+  cancelWatch.unref?.();
+
+  const attempt: Attempt = {
+    deps,
+    run,
+    epoch,
+    fence,
+    owner,
+    trigger,
+    fresh,
+    started,
+    signals: { cancel: cancel.signal, lost: lost.signal, fault: fault.signal },
+    append,
+    settled: () => chain,
+    lostLease: () => lostLease,
+    finish: (stopReason, counts, error, answer = null) => finishRun(deps, run, epoch, stopReason, answer, counts, error),
+  };
+  try {
+    return await executeGraphAttempt(attempt);
+  } finally {
+    clearInterval(heartbeat);
+    clearInterval(cancelWatch);
+  }
+}
+
+/** Ends the run: its final status and event commit together, only while the lease is held. */
+export async function finishRun(
+  deps: ExecutorDeps,
+  run: RunRecord,
+  epoch: number,
+  stopReason: StopReason,
+  answer: string | null,
+  counts: RunCounts,
+  error: RunError | null,
+): Promise<RunRecord> {
+  const status = statusForStopReason(stopReason);
+  const final = finalEvent(status, stopReason, answer, error);
+  // the final status and the final event commit together: a process dying in between must not
+  // leave a finished run without its run.succeeded / run.failed / … event
+  let ended: RunRecord | null = null;
+  const held = await deps.events.appendWith(run.run_id, [final], async (tx) => {
+    ended = await deps.runs.finishRecord(run.run_id, epoch, { status, stopReason, answer, counts, error }, { tx });
+    return ended !== null;
+  });
+  if (held) deps.live(run.run_id, final);
+  // the run as the committed finish left it; read back only when another holder wrote it
+  return held && ended !== null ? ended : deps.runs.get(run.run_id);
+}

@@ -1,0 +1,350 @@
+import { isBaseMessageChunk, type BaseMessage } from "@langchain/core/messages";
+import type { RunnableConfig } from "@langchain/core/runnables";
+import { Command, type StateSnapshot } from "@langchain/langgraph";
+import { fenceConfigurable } from "../../checkpoint/fence-config.js";
+import { setMaxListeners } from "node:events";
+import { GRAPHS_DEFAULTS, RUNTIME_DEFAULTS } from "../../constants.js";
+import { databaseFaultOf } from "../../db/database-faults.js";
+import type { Queryable } from "../../db/types.js";
+import { DevmindError, LeaseLostError } from "../../errors.js";
+import type { CompiledGraphLike } from "../../graphs/graph-kinds.js";
+import { RUN_HANDLE_KEY, stepEventOf, type RunHandle } from "../../graphs/run-handle.js";
+
+import type { NewRunEvent } from "../events/event-store.js";
+import type { ExecutorDeps } from "./executor.js";
+import type { Fence } from "../queue/fence.js";
+import { graphRunsTools } from "../../graphs/tool-nodes.js";
+import { GraphToolLedger } from "../ledger/graph-tool-ledger.js";
+import type { GraphRunHooks, RunCounters } from "../../graphs/run-hooks.js";
+import { runError, type RunError, type StopReason } from "../../vocabulary/stop-reasons.js";
+import type { AgentEvent } from "../../vocabulary/events.js";
+import { reachedBreakpoint, stoppedAtBreakpoint } from "./breakpoints.js";
+import { graphChunks } from "./graph-stream-events.js";
+import { interruptsOf } from "./graph-state.js";
+import { plainJson } from "../events/plain-json.js";
+import { isHitlRequest } from "../interrupts/hitl-decisions.js";
+import type { ResumeRecord } from "../interrupts/resume-store.js";
+import type { RunCounts, RunInterrupt, RunRecord } from "../queue/run-record.js";
+import type { GraphRunEvent } from "../events/run-events.js";
+import { checkpointIdOf } from "../threads/thread-state.js";
+
+/** One attempt at a claimed run of any graph, as the executor set it up. */
+export interface Attempt {
+  deps: ExecutorDeps;
+  run: RunRecord;
+  epoch: number;
+  fence: Fence;
+  owner: string;
+  trigger: "worker" | "manual";
+  /** Nothing of this run has executed before (its first claim, executed for the first time). */
+  fresh: boolean;
+  started: number;
+  signals: { cancel: AbortSignal; lost: AbortSignal; fault: AbortSignal };
+  /** Stores events in order (fenced; retried through a database fault). */
+  append: (events: NewRunEvent[]) => Promise<unknown>;
+  /** Resolves once every appended event is stored (or failed). */
+  settled: () => Promise<unknown>;
+  lostLease: () => boolean;
+  finish: (stopReason: StopReason, counts: RunCounts, error: RunError | null, answer?: string | null) => Promise<RunRecord>;
+}
+
+/** Why a run's signal was aborted by the executor (not by the graph). */
+class StopSignal extends Error {
+  constructor(readonly why: "deadline" | "drained") {
+    super(why);
+  }
+}
+
+/** Delivers a graph event to this process's live subscribers, then stores it (in order, not awaited by the graph). */
+function emit(attempt: Attempt, data: GraphRunEvent): void {
+  attempt.deps.live(attempt.run.run_id, data);
+  void attempt.append([data]).catch(() => undefined);
+}
+
+/**
+ * The run's config as the graph sees it: the run's configurable and tags, plus its ids as
+ * configurable values (as LangGraph Platform sets them); LangGraph copies them into each
+ * checkpoint's metadata, which is how a later attempt knows the thread's last checkpoint is this run's.
+ */
+function runnableConfig(run: RunRecord, hooks: GraphRunHooks): RunnableConfig {
+  const ids = { run_id: run.run_id, graph_id: run.graph_id, assistant_id: run.assistant_id };
+  return {
+    configurable: { ...(run.config.configurable ?? {}), ...ids, thread_id: run.thread_id },
+    ...(run.config.tags === undefined ? {} : { tags: run.config.tags }),
+    // the run's metadata reaches its checkpoints' metadata (history filters find it), the ids winning
+    metadata: { ...run.metadata, run_id: run.run_id, graph_id: run.graph_id, assistant_id: run.assistant_id },
+    recursionLimit: run.config.recursion_limit ?? hooks.recursionLimit ?? GRAPHS_DEFAULTS.recursionLimit,
+  };
+}
+
+/**
+ * The resume the run continues with: the open resumes' values for the interrupts still pending
+ * (latest value per interrupt id wins), and the last resume's update / goto. Null when there is
+ * nothing to resume with.
+ */
+function resumeCommand(pending: RunInterrupt[], open: ResumeRecord[]): Command | null {
+  const ids = new Set(pending.map((item) => item.id));
+  const values: Record<string, unknown> = {};
+  let update: unknown;
+  let goto: unknown;
+  for (const resume of open) {
+    for (const [id, value] of Object.entries(resume.command.values ?? {})) if (ids.has(id)) values[id] = value;
+    if (resume.command.update !== undefined) update = resume.command.update;
+    if (resume.command.goto !== undefined) goto = resume.command.goto;
+  }
+  if (Object.keys(values).length === 0 && update === undefined && goto === undefined) return null;
+  return new Command({ ...(Object.keys(values).length === 0 ? {} : { resume: values }), ...(update === undefined ? {} : { update: update as never }), ...(goto === undefined ? {} : { goto: goto as never }) });
+}
+
+/** Step events a graph reports that are delivered live only, never stored (CONTRACT section 6: the token stream). */
+const LIVE_ONLY: ReadonlySet<string> = new Set(["model.delta", "graph.stopped"]);
+
+/** Why the run continues: approvals when every interrupt the resume answers is a HITL request. */
+function resumeReason(pending: RunInterrupt[], command: Command): "approval" | "resume" {
+  const answered = Object.keys((command.resume as Record<string, unknown> | undefined) ?? {});
+  const items = pending.filter((item) => answered.includes(item.id));
+  return items.length > 0 && items.every((item) => isHitlRequest(item.value)) ? "approval" : "resume";
+}
+
+/**
+ * Runs a claimed run of any graph until it ends, pauses at an interrupt, loses its lease, or the
+ * process drains. Starts the graph with the run's input (as the graph's run hooks enter it),
+ * continues one whose process died (from its last checkpoint: LangGraph skips tasks whose writes
+ * are stored), or resumes an interrupted one with its stored resumes. Streams the graph's tasks,
+ * custom writes and tool lifecycle into stored events, with the step events the graph reports
+ * through its run handle, in one sequence; a cancel, the run's deadline and LangGraph's recursion
+ * limit are stop reasons, as are those the graph's hooks read from its values.
+ */
+export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> {
+  const { deps, run, epoch, fence, owner } = attempt;
+  const hooks = deps.graphs.hooks(run.graph_id);
+  const elapsed = (): number => Date.now() - attempt.started;
+  let counters: RunCounters = { modelRounds: run.model_rounds, toolCalls: run.tool_calls, usage: run.usage };
+  const counts = (): RunCounts => ({ ...counters, activeMsDelta: elapsed() });
+  const countFrom = (state: StateSnapshot): void => {
+    if (hooks.counters !== undefined) counters = hooks.counters(state.values);
+  };
+  const stop = new AbortController();
+  const budgetMs = (run.limits.runTimeoutMs ?? deps.runTimeoutMs) - run.active_ms;
+  // a graph that stops itself at its deadline (and on a cancel) answers what was in flight first
+  const deadline = hooks.stopsItself === true ? undefined : setTimeout(() => stop.abort(new StopSignal("deadline")), Math.max(0, budgetMs));
+  deadline?.unref?.();
+  const inFlight = new Map<string, { node: string; at: number; ns: string[] }>();
+  // LangChain tools under way (the tools stream), by call: their end events say how long they ran
+  const toolsStarted = new Map<string, number>();
+  const onDrain = (): void => {
+    // drained between steps: stop once the tasks of the current step have finished
+    if (inFlight.size === 0) stop.abort(new StopSignal("drained"));
+  };
+  deps.drainSignal?.addEventListener("abort", onDrain, { once: true });
+  try {
+    if (budgetMs <= 0 && hooks.stopsItself !== true) return await attempt.finish("deadline", counts(), null);
+    const config = runnableConfig(run, hooks);
+    const graph: CompiledGraphLike = await deps.graphs.compiled(run.graph_id, config);
+    const thread = { configurable: { thread_id: run.thread_id } };
+    // a fresh run has no checkpoint of its own yet: its state is read only to continue or resume it
+    const before = attempt.fresh ? null : ((await graph.getState(thread)) as StateSnapshot);
+    const ours = before !== null && before.metadata?.["run_id" as never] === run.run_id;
+    // time travel: a run's first attempt starts from the checkpoint it names; later ones from its own
+    const fork = !ours && run.checkpoint_id !== null ? { checkpoint_id: run.checkpoint_id, checkpoint_ns: "" } : {};
+    let input: unknown;
+    if (before === null || !ours) {
+      input = run.input;
+      if (hooks.entry !== undefined) {
+        const from = async (): Promise<StateSnapshot> =>
+          run.checkpoint_id === null && before !== null ? before : ((await graph.getState({ configurable: { ...thread.configurable, ...fork } })) as StateSnapshot);
+        const entry = await hooks.entry(run, from, deps.runTimeoutMs);
+        if (entry.kind === "nothing") {
+          // no input and nothing pending where it starts (a finished thread): done at once
+          await attempt.append([{ type: "run.started", attempt: run.attempt, worker: owner }]);
+          await attempt.settled();
+          if (attempt.lostLease()) return await deps.runs.get(run.run_id);
+          return await attempt.finish("completed", { modelRounds: 0, toolCalls: 0, usage: { input_tokens: 0, output_tokens: 0 }, activeMsDelta: elapsed() }, null);
+        }
+        input = entry.input;
+      }
+      // stored in order ahead of the graph's events, while the graph starts (not awaited: a
+      // lease lost meanwhile fails the graph's first fenced checkpoint and stops the attempt)
+      void attempt.append([{ type: "run.started", attempt: run.attempt, worker: owner }]).catch(() => undefined);
+    } else {
+      countFrom(before);
+      const pending = interruptsOf(before);
+      if (pending.length > 0) {
+        const command = resumeCommand(pending, await deps.resumes.open(run.run_id));
+        if (command === null) {
+          // nothing answers its interrupts yet (e.g. `execute` called too early): it waits again
+          await deps.runs.interrupt(run.run_id, epoch, counts(), { interrupts: pending, checkpointId: checkpointIdOf(before) });
+          return await deps.runs.get(run.run_id);
+        }
+        input = command;
+        await attempt.append([{ type: "run.resumed", reason: resumeReason(pending, command), attempt: run.attempt, worker: owner }]);
+      } else if (reachedBreakpoint(run, before)) {
+        // its last attempt stopped at a breakpoint and died before the run was marked finished
+        return await attempt.finish("completed", counts(), null);
+      } else if (before.tasks.length > 0) {
+        // not `before.next`: it leaves out tasks whose writes are already stored, e.g. a step that
+        // finished while the checkpoint after it was being saved when the process died; the graph
+        // is unfinished all the same, and invoke(null) applies those writes and goes on
+        input = null;
+        await attempt.append([{ type: "run.resumed", reason: attempt.trigger === "manual" ? "manual" : "recovery", attempt: run.attempt, worker: owner }]);
+      } else {
+        // its last attempt ended the graph and died before the run was marked finished
+        return await finishFromState(attempt, hooks, before, counts);
+      }
+    }
+    const reported = (event: AgentEvent): void => {
+      // the graph's step events (model.*, tool.call.*) join the run's one sequence; tokens are live only
+      if (LIVE_ONLY.has(event.type)) attempt.deps.live(attempt.run.run_id, event);
+      else emit(attempt, event as GraphRunEvent);
+    };
+    const signal = AbortSignal.any([attempt.signals.cancel, attempt.signals.lost]);
+    // every model and tool call of the run listens to it (Node warns past 10 listeners)
+    setMaxListeners(RUNTIME_DEFAULTS.runSignalMaxListeners, signal);
+    const handle: RunHandle = {
+      runId: run.run_id,
+      threadId: run.thread_id,
+      signal,
+      ledger: new GraphToolLedger(deps.ledger, deps.decisions, fence),
+      limits: run.limits,
+      emit: reported,
+      drainSignal: deps.drainSignal,
+    };
+    // a run created with the `events` stream mode records LangChain's stream events too (graph-stream-events.ts)
+    const recording = run.limits.maxStreamEvents === undefined ? null : { limit: run.limits.maxStreamEvents, emit: (event: GraphRunEvent) => emit(attempt, event) };
+    // a graph that stops itself on a cancel reads it from its handle; LangGraph is not aborted for it
+    const cancel = hooks.stopsItself === true ? [] : [attempt.signals.cancel];
+    const options = {
+      ...config,
+      configurable: { ...config.configurable, ...fork, ...fenceConfigurable(fence), [RUN_HANDLE_KEY]: handle },
+      ...(run.interrupt_before === null ? {} : { interruptBefore: run.interrupt_before }),
+      ...(run.interrupt_after === null ? {} : { interruptAfter: run.interrupt_after }),
+      ...(run.context === null || run.context === undefined ? {} : { context: run.context }),
+      signal: AbortSignal.any([...cancel, attempt.signals.lost, attempt.signals.fault, stop.signal]),
+      // LangGraph's tool callback handler runs around every node, edge and write: only for graphs
+      // with a tool node, or a run created asking for the `tools` stream mode. Its `messages`
+      // handler too, but for every run: any stream may join and ask for tokens, and it costs
+      // about 0.1 ms a step (a 400-step graph on an in-memory checkpointer: 895 ms, 945 with it)
+      streamMode: run.limits.recordTools === true || graphRunsTools(graph) ? ["tasks", "custom", "messages", "tools"] : ["tasks", "custom", "messages"],
+      subgraphs: true,
+    } as RunnableConfig;
+    const stream = await graphChunks(graph, input, options, run.run_id, recording);
+    for await (const [ns, mode, payload] of stream) {
+      if (mode === "messages") {
+        // the tokens of chat models in any node, live only: the complete messages are in the checkpoints
+        const [message, metadata] = payload as [BaseMessage, Record<string, unknown>];
+        if (isBaseMessageChunk(message)) deps.liveMessages.publish(run.run_id, ns, message, metadata ?? {});
+        continue;
+      }
+      if (mode === "custom") {
+        const step = stepEventOf(payload);
+        if (step !== undefined) reported(step);
+        else emit(attempt, { type: "custom", ns, data: payload });
+        continue;
+      }
+      if (mode === "tools") {
+        emit(attempt, { type: "tools", ns, data: toolEventData(payload), ...toolDuration(toolsStarted, ns, payload) });
+        continue;
+      }
+      if (mode !== "tasks") continue;
+      const task = payload as { id: string; name: string; triggers?: unknown; result?: unknown; error?: unknown; interrupts?: unknown[] };
+      if ("triggers" in task || !("result" in task)) {
+        inFlight.set(task.id, { node: task.name, at: Date.now(), ns });
+        emit(attempt, { type: "node.started", node: task.name, task_id: task.id, ns });
+        continue;
+      }
+      const begun = inFlight.get(task.id);
+      inFlight.delete(task.id);
+      const error = task.error === null || task.error === undefined ? null : errorText(task.error);
+      emit(attempt, {
+        type: "node.finished",
+        node: task.name,
+        task_id: task.id,
+        ns,
+        duration_ms: begun === undefined ? null : Date.now() - begun.at,
+        error,
+        interrupted: (task.interrupts ?? []).length > 0,
+      });
+      if (deps.drainSignal?.aborted === true && inFlight.size === 0) stop.abort(new StopSignal("drained"));
+    }
+    await attempt.settled();
+    if (attempt.lostLease()) return await deps.runs.get(run.run_id);
+    const after = (await graph.getState(thread)) as StateSnapshot;
+    countFrom(after);
+    const interrupts = interruptsOf(after);
+    if (interrupts.length > 0) {
+      const paused = (tx: Queryable): Promise<boolean> =>
+        deps.runs.interrupt(run.run_id, epoch, counts(), { tx, interrupts, checkpointId: checkpointIdOf(after) });
+      // an interrupt in LangChain's HITL shape is an approval request, whichever graph raised it
+      const requests = interrupts.flatMap((item) => (isHitlRequest(item.value) ? item.value.actionRequests : []));
+      const pausedEvents: GraphRunEvent[] = [...(requests.length > 0 ? [{ type: "approval.requested" as const, requests }] : []), { type: "run.interrupted", interrupts }];
+      if (await deps.events.appendWith(run.run_id, pausedEvents, paused)) {
+        for (const data of pausedEvents) deps.live(run.run_id, data);
+      }
+      return await deps.runs.get(run.run_id);
+    }
+    // a static breakpoint ends the run; a later run without input continues from there
+    if (stoppedAtBreakpoint(run, after)) return await attempt.finish("completed", counts(), null);
+    return await finishFromState(attempt, hooks, after, counts);
+  } catch (error) {
+    await attempt.settled().catch(() => undefined);
+    if (attempt.lostLease() || error instanceof LeaseLostError || attempt.signals.lost.aborted) return await deps.runs.get(run.run_id);
+    if (databaseFaultOf(error) !== null) throw error;
+    if (attempt.signals.fault.aborted) throw attempt.signals.fault.reason;
+    const why = stop.signal.aborted ? (stop.signal.reason as StopSignal).why : null;
+    if (why === "drained" || (error instanceof DevmindError && error.code === "RUN_DRAINED")) {
+      await deps.runs.release(run.run_id, epoch, counts());
+      return await deps.runs.get(run.run_id);
+    }
+    if (attempt.signals.cancel.aborted) return await attempt.finish("cancelled", counts(), null);
+    if (why === "deadline") return await attempt.finish("deadline", counts(), runError("RUN_DEADLINE", `the run exceeded its deadline of ${run.limits.runTimeoutMs ?? deps.runTimeoutMs} ms`));
+    if (isRecursionError(error)) {
+      const limit = run.config.recursion_limit ?? hooks.recursionLimit ?? GRAPHS_DEFAULTS.recursionLimit;
+      return await attempt.finish("recursion_limit", counts(), runError("GRAPH_RECURSION_LIMIT", `the graph took ${limit} steps without finishing (config.recursion_limit)`));
+    }
+    const code = error instanceof DevmindError ? error.code : "GRAPH_FAILED";
+    // the exception's class name too: the stream's `error` part names it, as the official server's does
+    const name = error instanceof Error && code === "GRAPH_FAILED" ? error.name : undefined;
+    return await attempt.finish("internal_error", counts(), runError(code, errorText(error).slice(0, 2_000), name));
+  } finally {
+    deps.liveMessages.finish(run.run_id);
+    if (deadline !== undefined) clearTimeout(deadline);
+    deps.drainSignal?.removeEventListener("abort", onDrain);
+  }
+}
+
+/** Ends a run whose graph ended: its stop reason, answer and error as the graph's hooks read them from its values (default: completed). */
+async function finishFromState(attempt: Attempt, hooks: GraphRunHooks, state: StateSnapshot, counts: () => RunCounts): Promise<RunRecord> {
+  const outcome = hooks.outcome?.(state.values) ?? { stopReason: "completed" as const, answer: null, error: null };
+  return attempt.finish(outcome.stopReason, counts(), outcome.stopReason === "completed" ? null : outcome.error, outcome.answer);
+}
+
+/**
+ * A `tools` stream chunk as plain JSON: a LangChain message (a tool's `ToolMessage` output) as its
+ * dict (`{type, content, tool_call_id, ...}`), an error as its text, as the official server sends them.
+ */
+/** `duration_ms` for a tool's end (`on_tool_end` / `on_tool_error`), from its start noted in `started`; nothing for other events. */
+function toolDuration(started: Map<string, number>, ns: string[], payload: unknown): { duration_ms?: number } {
+  const chunk = (payload ?? {}) as { event?: unknown; toolCallId?: unknown; name?: unknown };
+  const key = typeof chunk.toolCallId === "string" ? chunk.toolCallId : `${ns.join("|")}:${String(chunk.name)}`;
+  if (chunk.event === "on_tool_start") started.set(key, Date.now());
+  if (chunk.event !== "on_tool_end" && chunk.event !== "on_tool_error") return {};
+  const at = started.get(key);
+  started.delete(key);
+  return at === undefined ? {} : { duration_ms: Date.now() - at };
+}
+
+function toolEventData(payload: unknown): unknown {
+  const chunk = payload as { error?: unknown } | null;
+  const withError = chunk !== null && typeof chunk === "object" && "error" in chunk ? { ...chunk, error: errorText(chunk.error) } : payload;
+  return plainJson(withError);
+}
+
+function isRecursionError(error: unknown): boolean {
+  return (error as { name?: unknown } | null)?.name === "GraphRecursionError" || (error as { lc_error_code?: unknown } | null)?.lc_error_code === "GRAPH_RECURSION_LIMIT";
+}
+
+function errorText(error: unknown): string {
+  if (error instanceof Error) return `${error.name === "Error" ? "" : `${error.name}: `}${error.message}`;
+  if (typeof error === "object" && error !== null && typeof (error as { message?: unknown }).message === "string") return (error as { message: string }).message;
+  return String(error);
+}

@@ -1,0 +1,206 @@
+import { DATABASE_FAULT_DEFAULTS, RUNS_CHANNEL, RUNTIME_DEFAULTS } from "../../constants.js";
+import { notify } from "../../db/channels.js";
+import { databaseFaultOf } from "../../db/database-faults.js";
+import type { Database } from "../../db/types.js";
+import type { Logger } from "../../logger.js";
+import type { CronScheduler } from "../crons/cron-scheduler.js";
+import type { ExecutorDeps } from "../execution/executor.js";
+import { DatabaseHealth, executeWithRecovery, faultBackoff, type DatabaseHealthReport } from "../execution/fault-recovery.js";
+import type { RunStore } from "./run-store.js";
+
+/** Options of `runtime.worker()`. */
+export interface WorkerOptions {
+  /** Runs executed at once (DEVMIND_WORKER_CONCURRENCY); 0 makes a worker that never claims. */
+  concurrency?: number;
+}
+
+/** A worker: claims pending runs and executes them until stopped. */
+export interface Worker {
+  start(): Promise<void>;
+  /** Drains: runs stop at their next step boundary and go back to the queue; then resolves. */
+  stop(): Promise<void>;
+  /** Runs executing right now. */
+  readonly active: number;
+  /** The database as this worker sees it (`/health`): ok, unreachable, or refusing writes. */
+  health(): DatabaseHealthReport;
+}
+
+interface WorkerDeps {
+  db: Database;
+  runs: RunStore;
+  /** The graphs whose runs this worker claims (the runtime's loaded graphs). */
+  graphIds: readonly string[];
+  maxAttempts: number;
+  leaseMs: number;
+  concurrency: number;
+  executorDeps: (drainSignal?: AbortSignal) => ExecutorDeps;
+  owner: string;
+  logger: Logger;
+  /** Starts this worker's cron scheduler (`runtime.crons`); workers with concurrency 0 schedule nothing. */
+  startScheduler?: (() => CronScheduler) | undefined;
+}
+
+/**
+ * A pool of `concurrency` slots, each claiming the oldest runnable run (`FOR UPDATE SKIP LOCKED`),
+ * executing it under a lease and looking again; woken by NOTIFY on new or resumable runs, with a
+ * bounded poll as fallback. A reaper re-queues runs whose lease expired (a dead worker's) as soon
+ * as the lease lapses, never running them directly; past DEVMIND_MAX_ATTEMPTS they end as
+ * max_attempts.
+ */
+export function createWorker(deps: WorkerDeps): Worker {
+  const drain = new AbortController();
+  let stopping = false;
+  let active = 0;
+  let loops: Promise<void>[] = [];
+  let unlisten: (() => Promise<void>) | undefined;
+  let scheduler: CronScheduler | undefined;
+  const waiters = new Set<() => void>();
+  const wakeAll = (): void => {
+    for (const wake of [...waiters]) wake();
+  };
+  const pause = (ms: number): Promise<void> =>
+    new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        waiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      waiters.add(done);
+    });
+
+  const health = new DatabaseHealth(deps.logger, () => wakeAll());
+  const unreachableBackoff = faultBackoff("unreachable", deps.leaseMs);
+  const storageBackoff = faultBackoff("storage", deps.leaseMs);
+
+  /** After a database fault outside a run: waits (jittered, bounded) unless stopping. */
+  const backOff = async (error: unknown): Promise<void> => {
+    const kind = databaseFaultOf(error);
+    if (kind === null) {
+      deps.logger.error({ event: "worker.error", error: error instanceof Error ? error.message : String(error) }, "worker query failed");
+      await pause(RUNTIME_DEFAULTS.idlePollMs);
+      return;
+    }
+    health.fault(kind, error);
+    // woken early when the database is back (another slot saw it first)
+    await pause((kind === "storage" ? storageBackoff : unreachableBackoff).next());
+  };
+
+  const slot = async (index: number): Promise<void> => {
+    const owner = `${deps.owner}:${index}`;
+    const prober = `${deps.owner}:probe`;
+    let claimUncertain = false;
+    while (!stopping) {
+      if (health.claimsPaused) {
+        // the database refused writes: claim nothing (a claimed run could only fail to save its
+        // steps) until one small real write succeeds
+        try {
+          await deps.runs.probeWrite(prober);
+          storageBackoff.reset();
+          health.stored();
+        } catch (error) {
+          await backOff(error);
+          continue;
+        }
+      }
+      let claimed;
+      try {
+        if (claimUncertain) {
+          // the last claim failed on the connection: it may have committed all the same
+          const lost = await deps.runs.releaseLostClaims(owner);
+          if (lost.length > 0) deps.logger.info({ event: "run.claim_returned", run_ids: lost, worker: owner }, "returned runs claimed while the database was failing");
+          claimUncertain = false;
+        }
+        claimed = await deps.runs.claimNext({ owner, leaseMs: deps.leaseMs, graphIds: deps.graphIds });
+        unreachableBackoff.reset();
+        health.reachable();
+      } catch (error) {
+        claimUncertain = true;
+        await backOff(error);
+        continue;
+      }
+      if (claimed === null) {
+        await pause(RUNTIME_DEFAULTS.idlePollMs);
+        continue;
+      }
+      active += 1;
+      try {
+        deps.logger.info({ event: "run.claimed", run_id: claimed.run.run_id, attempt: claimed.run.attempt, epoch: claimed.epoch, worker: owner }, "run claimed");
+        const after = await executeWithRecovery(deps.executorDeps(drain.signal), claimed, owner, { trigger: "worker", health, leaseMs: deps.leaseMs, stop: drain.signal });
+        if (after === null) {
+          deps.logger.info({ event: "run.left", run_id: claimed.run.run_id, worker: owner }, "run left to its lease (another worker continues it)");
+        } else {
+          deps.logger.info({ event: "run.executed", run_id: after.run_id, status: after.status, stop_reason: after.stop_reason, ...(after.error === null ? {} : { error: after.error }), worker: owner }, `run ${after.status}`);
+          // drained at a step boundary and released: wake idle workers of every process, so one
+          // continues it now rather than at its next idle poll
+          if (after.status === "pending") await notify(deps.db, RUNS_CHANNEL, after.run_id).catch(() => undefined);
+        }
+      } catch (error) {
+        // the run's own record says what happened
+        deps.logger.error({ event: "run.error", run_id: claimed.run.run_id, error: error instanceof Error ? error.message : String(error) }, "run execution failed");
+      } finally {
+        active -= 1;
+      }
+    }
+  };
+
+  // Looks every lease / 2, and also right when the earliest lease lapses if that is sooner: a
+  // dead worker's run is re-queued at its lease's expiry, not up to half a lease later (with the
+  // default 30 s lease that was up to 15 s more), so another worker continues it within about
+  // the lease. A lease that is renewed in time just means one pass that finds nothing. While the
+  // database was away every lease lapsed, though their workers live: while this worker sees it
+  // away, and for a lease after it is back, it re-queues nothing, so the owners renew their
+  // leases first and no attempt is spent on the outage (a dead worker's run waits that much longer).
+  const reaper = async (): Promise<void> => {
+    const period = Math.max(100, Math.floor(deps.leaseMs / 2));
+    const graceMs = DATABASE_FAULT_DEFAULTS.reaperGraceLeases * deps.leaseMs;
+    while (!stopping) {
+      let wait = period;
+      // while this worker sees the database away (or refusing writes) nothing is re-queued: the
+      // owners of lapsed leases are waiting too; once it is back, they get a lease to renew
+      const sinceRecovery = Date.now() - health.recoveredAt;
+      if (health.lastFaultAt > 0 && !(sinceRecovery >= graceMs)) {
+        await pause(Number.isFinite(sinceRecovery) ? Math.max(RUNTIME_DEFAULTS.reaperMinPauseMs, graceMs - sinceRecovery) : period);
+        continue;
+      }
+      try {
+        const { requeued, failed } = await deps.runs.requeueExpired({ maxAttempts: deps.maxAttempts });
+        if (requeued.length > 0) {
+          deps.logger.info({ event: "run.recovered", run_ids: requeued }, `re-queued ${requeued.length} run(s) whose lease expired`);
+          wakeAll();
+        }
+        if (failed.length > 0) deps.logger.warn({ event: "run.max_attempts", run_ids: failed }, `${failed.length} run(s) ended after DEVMIND_MAX_ATTEMPTS lapsed leases`);
+        const next = await deps.runs.nextLeaseExpiry();
+        if (next !== null) wait = Math.min(period, next + RUNTIME_DEFAULTS.reaperSlackMs);
+      } catch (error) {
+        const kind = databaseFaultOf(error);
+        if (kind !== null) health.fault(kind, error);
+      }
+      await pause(Math.max(RUNTIME_DEFAULTS.reaperMinPauseMs, wait));
+    }
+  };
+
+  return {
+    get active() {
+      return active;
+    },
+    health: () => health.report(),
+    async start() {
+      if (loops.length > 0 || stopping) return;
+      unlisten = await deps.db.listen(RUNS_CHANNEL, wakeAll);
+      loops = [reaper(), ...Array.from({ length: deps.concurrency }, (_, index) => slot(index))];
+      if (deps.concurrency > 0) scheduler = deps.startScheduler?.();
+    },
+    async stop() {
+      stopping = true;
+      drain.abort();
+      wakeAll();
+      const schedulerStopped = scheduler?.stop();
+      scheduler = undefined;
+      await Promise.race([Promise.allSettled([...loops, ...(schedulerStopped === undefined ? [] : [schedulerStopped])]), new Promise((resolve) => setTimeout(resolve, RUNTIME_DEFAULTS.drainTimeoutMs).unref())]);
+      loops = [];
+      await unlisten?.();
+      unlisten = undefined;
+    },
+  };
+}
