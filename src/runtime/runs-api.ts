@@ -1,0 +1,281 @@
+/**
+ * The runs API of the runtime (`runtime.runs`): create, execute, decide, resume, cancel, wait,
+ * events, live listeners and takeover. createRuntime (runtime.ts) builds the stores and wires them
+ * in; this module only says what each call does with them.
+ */
+import { PostgresCheckpointSaver } from "../checkpoint/postgres-saver.js";
+import type { DevmindConfig } from "../config.js";
+import { RUNS_CHANNEL, RUNTIME_DEFAULTS } from "../constants.js";
+import { notify } from "../db/channels.js";
+import type { Database, Queryable } from "../db/types.js";
+import { RunConflictError } from "../errors.js";
+import type { ActionRequest } from "../vocabulary/hitl.js";
+import { decisionsResume, planDecisions } from "./interrupts/decide.js";
+import { DecisionStore, type DecisionRecord, type NewDecision } from "./interrupts/decision-store.js";
+import { EventStore, type NewRunEvent } from "./events/event-store.js";
+import type { ExecutorDeps } from "./execution/executor.js";
+import { DatabaseHealth, executeWithRecovery } from "./execution/fault-recovery.js";
+import { listenRun } from "./events/live-follow.js";
+import { recoverEmbeddedOrphans, takeOverRunning, waitStopped, type OrphanDeps } from "./queue/orphan-runs.js";
+import type { ClaimedRun, RunRecord, RunStatus } from "./queue/run-record.js";
+import { RunStore } from "./queue/run-store.js";
+import { retryDatabaseFaults } from "./execution/backoff.js";
+import type { ThreadsApi } from "./threads/threads-api.js";
+import { RunCompletions } from "./completions/run-completions.js";
+import { checkWebhookUrl, webhookPolicy } from "../webhooks/webhook-targets.js";
+import { GraphRegistry } from "../graphs/graph-registry.js";
+import { GRAPHS_DEFAULTS } from "../constants.js";
+import type { HitlRequest } from "../vocabulary/hitl.js";
+import { isHitlRequest, planHitlResume } from "./interrupts/hitl-decisions.js";
+import { hitlResumeValue, planResume } from "./interrupts/resume-plan.js";
+import { ResumeStore, type ResumeCommand } from "./interrupts/resume-store.js";
+import { argsDigest } from "./interrupts/digest.js";
+import { AssistantStore } from "./assistants/assistant-store.js";
+import { mergeAssistantConfig, mergeAssistantContext } from "./assistants/assistant-merge.js";
+import { sleep } from "../sleep.js";
+import type { LiveEvent, RunsApi } from "./runtime.js";
+
+const ASSISTANT_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const WAITING: readonly RunStatus[] = ["interrupted", "success", "error", "timeout", "cancelled"];
+const TERMINAL: readonly RunStatus[] = ["success", "error", "timeout", "cancelled"];
+
+/** The stores and process state the runs API works on; createRuntime owns and wires them. */
+export interface RunsApiDeps {
+  db: Database;
+  config: DevmindConfig;
+  runs: RunStore;
+  events: EventStore;
+  decisions: DecisionStore;
+  resumes: ResumeStore;
+  checkpointer: PostgresCheckpointSaver;
+  completions: RunCompletions;
+  threads: ThreadsApi;
+  graphs: GraphRegistry;
+  assistants: AssistantStore;
+  policy: ReturnType<typeof webhookPolicy>;
+  /** This process's lease owner. */
+  owner: string;
+  /** Runs created with executeHere: claimed at creation, waiting for execute() in this process. */
+  reserved: Map<string, ClaimedRun>;
+  /** Live listeners of one run, and of every run, in this process. */
+  listeners: Map<string, Set<(event: LiveEvent) => void>>;
+  everyRun: Set<(runId: string, event: LiveEvent) => void>;
+  executorDeps: (drainSignal?: AbortSignal) => ExecutorDeps;
+  /** The database as runs executed in this process (`runs.execute`) saw it. */
+  executionHealth: DatabaseHealth;
+  orphans: OrphanDeps;
+}
+
+/**
+ * Creates the runs API over the runtime's stores. Every write that must be atomic (a run and its
+ * run.created event, decisions and their resume) commits in one transaction here.
+ */
+export function createRunsApi(deps: RunsApiDeps): RunsApi {
+  const { db, config, runs, events, decisions, resumes, checkpointer, completions, threads, graphs, assistants, policy, owner, reserved, listeners, everyRun, executorDeps, executionHealth, orphans } = deps;
+  const pendingApprovals = async (runId: string): Promise<ActionRequest[]> => {
+    const run = await runs.get(runId);
+    return (run.interrupts ?? []).flatMap((item) => (isHitlRequest(item.value) ? (item.value.actionRequests as ActionRequest[]) : []));
+  };
+
+  /** The interrupts of an interrupted run that no open resume answers yet. */
+  const waitingInterrupts = async (run: RunRecord) => {
+    const answered = new Set((await resumes.open(run.run_id)).flatMap((resume) => resume.interrupt_ids));
+    return (run.interrupts ?? []).filter((item) => !answered.has(item.id));
+  };
+
+  /** Stores a planned resume and its `resume.given` event in one transaction; queues the run when nothing else waits. */
+  const recordResume = async (run: RunRecord, planned: { interruptIds: string[]; command: ResumeCommand }, waiting: number, audit: { principal: string; reason?: string }) => {
+    const complete = planned.interruptIds.length >= waiting || planned.command.update !== undefined || planned.command.goto !== undefined;
+    const given = { interrupt_ids: planned.interruptIds, by: audit.principal, reason: audit.reason ?? null, value_digest: argsDigest(planned.command) };
+    let queued = false;
+    const stored = await events.appendWith(run.run_id, [{ type: "resume.given", ...given }], async (tx) => {
+      const result = await resumes.record(run.run_id, { ...planned, principal: audit.principal, reason: audit.reason ?? null, complete }, { tx });
+      queued = result?.queued === true;
+      return result !== null;
+    });
+    if (!stored) throw new RunConflictError(`run ${run.run_id} is not waiting for a resume (its status changed)`, { runId: run.run_id });
+    if (queued) await notify(db, RUNS_CHANNEL, run.run_id);
+    return runs.get(run.run_id);
+  };
+
+  const runsApi: RunsApi = {
+    async create(request) {
+      const { executeHere, assistantId: requested, webhook: requestedWebhook, deleteThread, completionHoldMs, ...given } = request;
+      const webhook = requestedWebhook === undefined || requestedWebhook === null ? null : checkWebhookUrl(policy, requestedWebhook);
+      const named = requested ?? GRAPHS_DEFAULTS.defaultGraphId;
+      if (!ASSISTANT_UUID.test(named)) graphs.check(named);
+      const assistant = await assistants.get(named);
+      const graphId = assistant.graph_id;
+      const mergedConfig = mergeAssistantConfig(assistant.config, given.config);
+      const mergedContext = mergeAssistantContext(assistant.context, given.context);
+      const rest = { ...given, ...(mergedConfig === undefined ? {} : { config: mergedConfig }), ...(mergedContext === undefined ? {} : { context: mergedContext }) };
+      const create = { ...rest, graphId, assistantId: assistant.assistant_id };
+      // the run and its run.created event commit together
+      const created = async (tx: Queryable, runId: string): Promise<void> => {
+        await events.append(runId, [{ type: "run.created" }], undefined, { tx });
+        await completions.insert(tx, runId, { webhook, deleteThread: deleteThread === true, holdMs: completionHoldMs });
+      };
+      const { run, claimed } =
+        executeHere === true
+          ? await runs.createClaimed({ ...create, claimFor: { owner, leaseMs: config.worker.leaseMs } }, created)
+          : { run: await runs.create(create, created), claimed: null };
+      if (claimed !== null) reserved.set(run.run_id, claimed);
+      await threads.touch(run.thread_id, graphId);
+      if (claimed === null) await notify(db, RUNS_CHANNEL, run.run_id);
+      return run;
+    },
+    delete: (runId) => runs.delete(runId),
+    async rollback(runId) {
+      const run = await runs.get(runId);
+      if (!TERMINAL.includes(run.status)) throw new RunConflictError(`run ${runId} is ${run.status}; cancel it and wait until it stopped before rolling it back`, { runId, status: run.status });
+      await checkpointer.deleteRunCheckpoints(run.thread_id, run.run_id);
+      await runs.delete(run.run_id);
+    },
+    async execute(runId) {
+      const key = runId.toLowerCase();
+      const reservation = reserved.get(key);
+      reserved.delete(key);
+      // a run of a graph not loaded here is not claimed (GraphNotFoundError)
+      const claimed = reservation ?? (await runs.claim(runId, { owner, leaseMs: config.worker.leaseMs, from: ["pending", "interrupted"], graphs: graphs.ids() }));
+      const after = await executeWithRecovery(executorDeps(), claimed, owner, {
+        trigger: "manual",
+        health: executionHealth,
+        leaseMs: config.worker.leaseMs,
+        maxWaitMs: RUNTIME_DEFAULTS.executeFaultWaitMs,
+      });
+      // null: the lease moved while the database was away; whoever holds it now continues the run
+      return after ?? runs.get(runId);
+    },
+    async decide(runId, body, audit) {
+      const run = await runs.get(runId);
+      if (run.status !== "interrupted") throw new RunConflictError(`run ${runId} is not waiting for approval (status ${run.status})`, { status: run.status });
+      // the first waiting interrupt in LangChain's HITL shape, whichever graph raised it
+      const waiting = await waitingInterrupts(run);
+      const target = waiting.find((item) => isHitlRequest(item.value));
+      if (target === undefined) throw new RunConflictError(`run ${runId} has no approval waiting`);
+      const request = target.value as HitlRequest;
+      const already = await decisions.list(runId);
+      let planned: NewDecision[];
+      let resume: (decided: DecisionRecord[]) => unknown;
+      if (request.actionRequests.every((action) => typeof action.tool_call_id === "string")) {
+        // requests that name their calls (the agent's): decided together or a subset at a time
+        const requests = request.actionRequests as ActionRequest[];
+        const editCheck = await graphs.hooks(run.graph_id).editCheck?.();
+        planned = planDecisions(body, requests, already, editCheck, audit);
+        resume = (decided) => {
+          const byCall = new Map(decided.map((record) => [record.tool_call_id, record]));
+          return requests.every((item) => byCall.has(item.tool_call_id)) ? decisionsResume(requests, byCall) : undefined;
+        };
+      } else {
+        // LangChain's middleware (createAgent): one decision per action request, in order, all at once
+        const value = planHitlResume(body, request);
+        const reason = (body as { reason?: unknown } | null)?.reason;
+        planned = value.decisions.map((decision, index) => {
+          const action = request.actionRequests[index] as HitlRequest["actionRequests"][number];
+          const edited = (decision as { editedAction?: { args?: object } }).editedAction;
+          const message = (decision as { message?: string }).message ?? (typeof reason === "string" ? reason : audit.reason);
+          return {
+            toolCallId: action.tool_call_id ?? `${target.id}#${index}`,
+            tool: action.name,
+            decision: decision["type"] as NewDecision["decision"],
+            args: (edited?.args ?? action.args ?? {}) as object,
+            principal: audit.principal,
+            ...(message === undefined ? {} : { reason: message }),
+          };
+        });
+        resume = () => value;
+      }
+      // the decisions, their approval.decided events and — once every request is decided — the
+      // resume that continues the run commit together
+      const queued = await events
+        .writeWith(runId, async (tx) => {
+          const recorded = await decisions.record(runId, planned, { tx });
+          const stored: NewRunEvent[] = recorded.map((d): NewRunEvent => ({ type: "approval.decided", tool_call_id: d.tool_call_id, decision: d.decision, by: d.principal, reason: d.reason }));
+          const value = resume([...already, ...recorded]);
+          if (value === undefined) return { value: false, events: stored };
+          const command: ResumeCommand = { values: { [target.id]: value } };
+          const complete = waiting.length <= 1;
+          const given = await resumes.record(runId, { interruptIds: [target.id], command, principal: audit.principal, reason: audit.reason ?? null, complete }, { tx });
+          if (given === null) throw new RunConflictError(`run ${runId} is not waiting for a resume (its status changed)`, { runId });
+          stored.push({ type: "resume.given", interrupt_ids: [target.id], by: audit.principal, reason: audit.reason ?? null, value_digest: argsDigest(command) });
+          return { value: given.queued, events: stored };
+        })
+        .catch(async (error: unknown) => {
+          throw ((error as { code?: unknown } | null)?.code === "23505" ? await decisions.conflictOf(runId, planned.map((d) => d.toolCallId)) : null) ?? error;
+        });
+      if (queued) await notify(db, RUNS_CHANNEL, runId);
+      return runs.get(runId);
+    },
+    get: (runId) => runs.get(runId),
+    list: (filter = {}) => runs.list(filter),
+    cancel: (runId) =>
+      // the status change and its events commit together: never a cancelled run without run.cancelled
+      events.writeWith(runId, async (tx) => {
+        const run = await runs.requestCancel(runId, { tx });
+        const stored: NewRunEvent[] = [{ type: "run.cancel_requested" }];
+        if (run.status === "cancelled") stored.push({ type: "run.cancelled" });
+        return { value: run, events: stored };
+      }),
+    async wait(runId, waitOptions = {}) {
+      const deadline = Date.now() + (waitOptions.timeoutMs ?? config.limits.runTimeoutMs);
+      for (;;) {
+        // a database away for a moment does not end the wait (bounded by its deadline)
+        const run = await retryDatabaseFaults(() => runs.get(runId), { maxMs: Math.max(0, deadline - Date.now()), signal: waitOptions.signal });
+        if (WAITING.includes(run.status) || Date.now() >= deadline || waitOptions.signal?.aborted === true) return run;
+        await sleep(Math.min(RUNTIME_DEFAULTS.waitPollMs, Math.max(1, deadline - Date.now())));
+      }
+    },
+    events(runId, eventOptions = {}) {
+      if (eventOptions.follow !== true) {
+        return (async function* () {
+          let after = eventOptions.after ?? 0;
+          for (;;) {
+            const page = await events.read(runId, { after });
+            if (page.length === 0) return;
+            yield* page;
+            after = page[page.length - 1]?.seq ?? after;
+          }
+        })();
+      }
+      return events.follow(runId, {
+        ...(eventOptions.after === undefined ? {} : { after: eventOptions.after }),
+        ...(eventOptions.signal === undefined ? {} : { signal: eventOptions.signal }),
+        isDone: async () => TERMINAL.includes((await runs.get(runId)).status),
+      });
+    },
+    subscribe(runId, listener) {
+      const set = listeners.get(runId) ?? new Set();
+      set.add(listener);
+      listeners.set(runId, set);
+      return () => {
+        set.delete(listener);
+        if (set.size === 0) listeners.delete(runId);
+      };
+    },
+    subscribeAll(listener) {
+      everyRun.add(listener);
+      return () => void everyRun.delete(listener);
+    },
+    live: (runId, listener, liveOptions) => listenRun(db, runId, listener, liveOptions),
+    decisions: (runId) => decisions.list(runId),
+    takeOver: async (runId, takeOverOptions = {}) => takeOverRunning(orphans, await runs.get(runId), takeOverOptions),
+    recoverOrphans: () => recoverEmbeddedOrphans(orphans),
+    waitStopped: (runId, waitOptions) => waitStopped(orphans, runId, waitOptions),
+    pendingApprovals,
+    lastEventSeq: (runId) => events.lastSeq(runId),
+    async resume(runId, body, audit) {
+      const run = await runs.get(runId);
+      if (run.status !== "interrupted") throw new RunConflictError(`run ${runId} is not interrupted (status ${run.status}): there is nothing to resume`, { status: run.status });
+      const waiting = await waitingInterrupts(run);
+      // a value for one waiting HITL request (and nothing else) is its decisions: audited per decision
+      const decisionsValue = hitlResumeValue(body, waiting);
+      if (decisionsValue !== undefined) return runsApi.decide(runId, decisionsValue, audit);
+      return recordResume(run, planResume(body, waiting), waiting.length, audit);
+    },
+    resumes: (runId) => resumes.list(runId),
+    interrupted: (listOptions = {}) => runs.listInterrupted(listOptions.limit),
+    completion: (runId) => completions.get(runId),
+    releaseCompletion: (runId) => completions.release(runId),
+  };
+  return runsApi;
+}
