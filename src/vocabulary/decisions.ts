@@ -24,7 +24,10 @@ export type Decision = (
   args_digest?: string;
 };
 
-const DIGEST = /^[0-9a-f]{64}$/;
+/** True for the text of a sha256 digest as devmind writes them (64 lowercase hex characters): `args_digest`, the ledger's digests. */
+export function isArgsDigest(value: unknown): value is string {
+  return typeof value === "string" && /^[0-9a-f]{64}$/.test(value);
+}
 
 /** A decision body (CONTRACT section 5) plus an optional audit `reason` for decisions without their own. */
 export interface DecisionsBody {
@@ -58,7 +61,7 @@ export function parseDecision(raw: unknown, index = 0): Decision {
   }
   const message = typeof entry["message"] === "string" ? entry["message"] : typeof entry["reason"] === "string" ? entry["reason"] : undefined;
   const digest = entry["args_digest"];
-  if (digest !== undefined && digest !== null && (typeof digest !== "string" || !DIGEST.test(digest))) throw fail("args_digest must be the 64 hex characters of a sha256");
+  if (digest !== undefined && digest !== null && !isArgsDigest(digest)) throw fail("args_digest must be the 64 hex characters of a sha256");
   const common = { ...(id === undefined ? {} : { tool_call_id: id }), ...(message === undefined ? {} : { message }), ...(typeof digest === "string" ? { args_digest: digest } : {}) };
   const type = entry["type"];
   if (type === "approve" || type === "reject") return { type, ...common };

@@ -1,6 +1,7 @@
 import { DevmindError } from "../../errors.js";
 import { refuseChangedArgs } from "./decide.js";
 import type { HitlRequest } from "../../vocabulary/hitl.js";
+import { isArgsDigest } from "../../vocabulary/decisions.js";
 export { isHitlRequest, type HitlRequest } from "../../vocabulary/hitl.js";
 
 function fail(message: string, details: Record<string, unknown> = {}): DevmindError {
@@ -36,7 +37,7 @@ export function planHitlResume(body: unknown, request: HitlRequest): { decisions
       if (typeof type !== "string" || !["approve", "edit", "reject"].includes(type)) throw fail(`decision ${index}: type must be "approve", "edit" or "reject"`, { index });
       if (!allowed.includes(type)) throw fail(`decision ${index}: ${type} is not allowed for ${action.name} (allowed: ${allowed.join(", ")})`, { index, allowed });
       const seen = raw["args_digest"];
-      if (seen !== undefined && seen !== null && (typeof seen !== "string" || !/^[0-9a-f]{64}$/.test(seen))) throw fail(`decision ${index}: args_digest must be the 64 hex characters of a sha256`, { index });
+      if (seen !== undefined && seen !== null && !isArgsDigest(seen)) throw fail(`decision ${index}: args_digest must be the 64 hex characters of a sha256`, { index });
       refuseChangedArgs(typeof seen === "string" ? seen : undefined, action, index);
       if (type === "approve") return { type };
       if (type === "reject") {

@@ -1,3 +1,4 @@
+import { isArgsDigest } from "../../vocabulary/decisions.js";
 import { quoteIdentifier } from "../../db/identifiers.js";
 import { statement } from "../../db/statement.js";
 import type { Database, Row } from "../../db/types.js";
@@ -122,7 +123,7 @@ export class ToolLedger {
     const { toolCallId, tool, argsDigest } = call;
     checkCall(toolCallId);
     if (typeof tool !== "string" || tool === "") throw new DevmindError("RUN_INPUT_INVALID", "tool must be a non-empty string");
-    if (typeof argsDigest !== "string" || !/^[0-9a-f]{64}$/.test(argsDigest)) {
+    if (!isArgsDigest(argsDigest)) {
       throw new DevmindError("RUN_INPUT_INVALID", "argsDigest must be a sha256 hex digest (see argsDigest())");
     }
     const result = await this.db.query(this.sql.begin, [fence.runId, fence.epoch, toolCallId, tool, argsDigest]);
