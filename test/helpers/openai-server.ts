@@ -4,6 +4,7 @@
  * HTTP errors, slow or stalled replies). It records every request (authorization header value
  * removed, its presence kept) so tests can count attempts and inspect bodies.
  *
+ * A request without `stream: true` gets the reply's chunks joined into one `chat.completion`.
  * Streams look like OpenAI's: `data: {chunk}` lines ending with `data: [DONE]`; a tool call's
  * first delta carries its index, id, type and whole name, and later deltas only argument
  * fragments (LangChain joins arguments, not names); a usage chunk (`choices: []`) comes last when
@@ -251,7 +252,10 @@ export class OpenAiTestServer {
       return;
     }
     if (request.stream !== true) {
-      sendJson(res, 400, { error: { message: "test server: only streamed requests are supported", type: "test_error" } });
+      // a client that did not ask to stream gets the same answer whole, once it is complete
+      if (reply.hold !== undefined) await reply.hold.until;
+      if (reply.stall === true) return;
+      sendJson(res, 200, completion(reply, request.model ?? "test-model"));
       return;
     }
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
@@ -283,6 +287,28 @@ export class OpenAiTestServer {
 
 function envelope(model: string): Record<string, unknown> {
   return { id: "chatcmpl-test", object: "chat.completion.chunk", created: 1_700_000_000, model, system_fingerprint: null };
+}
+
+/** A streamed reply's chunks joined into one `chat.completion` (text concatenated, tool call arguments joined by index), as OpenAI answers a request without `stream`. */
+function completion(reply: Extract<Reply, { kind: "stream" }>, model: string): Record<string, unknown> {
+  let content: string | null = null;
+  let finishReason: string | null = null;
+  const calls: { id?: unknown; type?: unknown; function: { name?: unknown; arguments: string } }[] = [];
+  for (const chunk of reply.chunks) {
+    const delta = chunk.delta as { content?: unknown; tool_calls?: { index: number; id?: unknown; type?: unknown; function?: { name?: unknown; arguments?: unknown } }[] };
+    if (typeof delta.content === "string") content = (content ?? "") + delta.content;
+    for (const part of delta.tool_calls ?? []) {
+      const call = (calls[part.index] ??= { function: { arguments: "" } });
+      if (part.id !== undefined) call.id = part.id;
+      if (part.type !== undefined) call.type = part.type;
+      if (part.function?.name !== undefined) call.function.name = part.function.name;
+      if (typeof part.function?.arguments === "string") call.function.arguments += part.function.arguments;
+    }
+    if (chunk.finish_reason !== undefined && chunk.finish_reason !== null) finishReason = chunk.finish_reason;
+  }
+  const message = { role: "assistant", content, ...(calls.length === 0 ? {} : { tool_calls: calls }) };
+  const { object: _object, ...rest } = envelope(model);
+  return { ...rest, object: "chat.completion", choices: [{ index: 0, message, logprobs: null, finish_reason: finishReason }], ...(reply.usage === undefined ? {} : { usage: reply.usage }) };
 }
 
 function sse(data: unknown): string {

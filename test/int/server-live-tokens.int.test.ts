@@ -149,6 +149,23 @@ describe.each(BACKENDS)("live tokens of any chat model through the SDK on %s", (
     expect(replay.some((p) => p.event === "messages/partial" || p.event === "messages/metadata")).toBe(false);
   });
 
+  itOnPrimary(backend)("a run created without a messages mode is not streamed token by token (as the official server runs it); a stream joined later asking for messages-tuple gets the message whole, labelled with its node", async () => {
+    const client = await start();
+    const thread = await client.threads.create();
+    openai.enqueue(textReply(PIECES));
+    const parts = (await collect(client.runs.stream(thread.thread_id, "writing", { input: { messages: [{ type: "human", content: "tell a story" }] }, streamMode: ["values"] }))) as Part[];
+    const stored = lastValues(parts);
+    expect(stored.map((m) => [m.type, m.content])).toEqual([
+      ["human", "tell a story"],
+      ["ai", "Once upon a time"],
+    ]);
+    // the graph ran without LangGraph's messages handler: ChatOpenAI asked for the whole answer at once
+    expect(openai.requests.map((request) => (request.body as { stream?: unknown }).stream === true)).toEqual([false]);
+    const [run] = await client.runs.list(thread.thread_id);
+    const joined = (await collect(client.runs.joinStream(thread.thread_id, run?.run_id as string, { streamMode: ["messages-tuple"] }))) as Part[];
+    expect(tuplesOf(joined).map(([m, metadata]) => [m.type, m.id, m.content, metadata["langgraph_node"]])).toEqual([["ai", stored[1]?.id, "Once upon a time", "writer"]]);
+  });
+
   itOnPrimary(backend)("the built-in agent on ChatOpenAI: its model node's tokens reach messages-tuple while the model answers, labelled model, under the stored message's id", async () => {
     const client = await start();
     const thread = await client.threads.create();
