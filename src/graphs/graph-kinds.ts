@@ -2,6 +2,7 @@ import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph-checkp
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { PostgresCheckpointSaver } from "../checkpoint/postgres-saver.js";
 import { GraphDefinitionError } from "../errors.js";
+import { refuseReservedNodeNames } from "./reserved-node-names.js";
 import { ledgerToolNodes } from "./tool-node-ledger.js";
 
 /**
@@ -72,8 +73,8 @@ export async function resolveGraph(entry: unknown, options: { checkpointer: Base
       value = await (value as GraphFactory)(options.config ?? {});
       continue;
     }
-    if (kind === "state_graph") return withLedger((value as StateGraphLike).compile({ checkpointer: options.checkpointer, ...(options.store === undefined ? {} : { store: options.store }) }));
-    if (kind === "compiled") return withLedger(attachCheckpointer(wrappedGraph(value) ?? (value as CompiledGraphLike), options.checkpointer, options.id, options.store));
+    if (kind === "state_graph") return checked((value as StateGraphLike).compile({ checkpointer: options.checkpointer, ...(options.store === undefined ? {} : { store: options.store }) }), options.id);
+    if (kind === "compiled") return checked(attachCheckpointer(wrappedGraph(value) ?? (value as CompiledGraphLike), options.checkpointer, options.id, options.store), options.id);
     throw new GraphDefinitionError(`graph ${options.id}: ${describeValue(value)} is not a LangGraph graph (expected a compiled graph, a StateGraph, a promise of one, or a factory (config) => graph)`, { graph: options.id });
   }
   throw new GraphDefinitionError(`graph ${options.id}: promises or factories nested too deep`, { graph: options.id });
@@ -91,7 +92,9 @@ export function graphToInspect(entry: unknown): CompiledGraphLike | null {
   return null;
 }
 
-function withLedger(graph: CompiledGraphLike): CompiledGraphLike {
+/** A resolved graph ready to run: no node named like devmind's own, every tool node ledgered. */
+function checked(graph: CompiledGraphLike, id: string): CompiledGraphLike {
+  refuseReservedNodeNames(graph, id);
   ledgerToolNodes(graph);
   return graph;
 }

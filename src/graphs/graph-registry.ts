@@ -2,7 +2,8 @@ import type { RunnableConfig } from "@langchain/core/runnables";
 import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph-checkpoint";
 import { GRAPHS_DEFAULTS } from "../constants.js";
 import { GraphDefinitionError, GraphNotFoundError } from "../errors.js";
-import { graphKind, resolveGraph, type CompiledGraphLike, type GraphEntry } from "./graph-kinds.js";
+import { graphKind, graphToInspect, resolveGraph, type CompiledGraphLike, type GraphEntry } from "./graph-kinds.js";
+import { refuseReservedNodeNames } from "./reserved-node-names.js";
 import type { BuiltinAgent } from "./builtin-agent.js";
 import type { GraphRunHooks } from "./run-hooks.js";
 
@@ -13,7 +14,8 @@ const NO_HOOKS: GraphRunHooks = Object.freeze({});
  * `langgraph.json` allows) and the built-in agent under `agent` unless replaced or omitted, each
  * with the run hooks its runs use (`hooks`).
  * Every graph is checkpointed by the runtime's saver; one compiled with its own checkpointer is
- * refused when first resolved; each gets the runtime's store as `config.store` unless it brought
+ * refused when first resolved; one with a node named like devmind's own (`__…`) is refused here
+ * (a factory's or a promise's graph when resolved); each gets the runtime's store as `config.store` unless it brought
  * one of its own. A factory is called for each run with the run's config; other
  * entries are resolved once.
  */
@@ -33,6 +35,9 @@ export class GraphRegistry {
       if (graphKind(entry) === null) {
         throw new GraphDefinitionError(`graph ${id}: not a LangGraph graph (expected a compiled graph, a StateGraph, a promise of one, or a factory (config) => graph)`, { graph: id });
       }
+      // a graph that can be looked at now is refused now (a factory's, or a promise's, when resolved)
+      const inspectable = graphToInspect(entry);
+      if (inspectable !== null) refuseReservedNodeNames(inspectable, id);
       this.entries.set(id, entry);
     }
     const agentId = GRAPHS_DEFAULTS.builtinId;

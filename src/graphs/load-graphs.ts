@@ -3,7 +3,8 @@ import { extname } from "node:path";
 import { pathToFileURL } from "node:url";
 import { CLI_BUNDLE } from "../constants.js";
 import { GraphDefinitionError } from "../errors.js";
-import { graphKind, type GraphEntry, type GraphKind } from "./graph-kinds.js";
+import { graphKind, graphToInspect, type GraphEntry, type GraphKind } from "./graph-kinds.js";
+import { reservedNodeNames, reservedNamesMessage } from "./reserved-node-names.js";
 import type { GraphSpec } from "./langgraph-config.js";
 import { registerSdkLogger } from "./sdk-logger.js";
 
@@ -49,7 +50,8 @@ export async function importGraphModule(file: string): Promise<Record<string, un
 /**
  * Loads one graph of a config: imports its file and checks that the export is a graph entry (a
  * compiled graph, a StateGraph, a promise — awaited here, so a failing promise is a load error —
- * or a factory, called per run later). Never throws: a failure is returned as a
+ * or a factory, called per run later) with no node named like devmind's own (`__…`; a factory's
+ * graph is checked when a run resolves it). Never throws: a failure is returned as a
  * GraphDefinitionError naming the graph id, the file and the cause.
  */
 export async function loadGraph(spec: GraphSpec): Promise<LoadedGraph> {
@@ -79,6 +81,9 @@ export async function loadGraph(spec: GraphSpec): Promise<LoadedGraph> {
   }
   const kind = graphKind(entry);
   if (kind === null || kind === "promise") return fail(`the export ${spec.exportName} is not a graph (expected a compiled graph, a StateGraph, a promise of one, or a factory (config) => graph)`);
+  const inspectable = graphToInspect(entry);
+  const reserved = inspectable === null ? [] : reservedNodeNames(inspectable);
+  if (reserved.length > 0) return fail(reservedNamesMessage(reserved));
   return { ...base, kind, entry: entry as GraphEntry };
 }
 

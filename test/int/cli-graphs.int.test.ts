@@ -1,7 +1,8 @@
 /**
  * The CLI with a project's own graphs (CONTRACT section 10): `devmind run --graph ID --input
  * JSON|@file` for any graph, a graph's interrupt answered with `devmind resume RUN_ID --value`, the
- * same run shown and its events listed; bad input refused with exit 2 before anything is stored.
+ * same run shown and its events listed; bad input (a graph with a node named like devmind's own
+ * included) refused with exit 2 before anything is stored.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -19,6 +20,7 @@ const RESEARCH_CONFIG = join(EXAMPLES, "parallel-research", "langgraph.json");
 const HITL_CONFIG = join(EXAMPLES, "hitl-agent", "langgraph.json");
 const ONE_COPY_GRAPH = fileURLToPath(new URL("../fixtures/graphs/one-copy.ts", import.meta.url));
 const TOOL_NODE_GRAPH = fileURLToPath(new URL("../fixtures/graphs/tool-node.ts", import.meta.url));
+const GRAPHS_FIXTURE = fileURLToPath(new URL("../fixtures/graphs/graphs.ts", import.meta.url));
 const context = cliContexts();
 
 // the CLI is above the runtime seam: both engines are covered below it (graph-runs, crons)
@@ -134,12 +136,16 @@ describe("devmind CLI with user graphs: refusals", () => {
 
   it("refuses an unknown graph, malformed --input, a task with --input, and --value on a run waiting for a map", async () => {
     const ctx = context();
+    // a graph with a node named like devmind's own
+    const reservedConfig = join(ctx.dir, "reserved.json");
+    writeFileSync(reservedConfig, JSON.stringify({ graphs: { reserved: `${GRAPHS_FIXTURE}:reservedName` } }));
     // independent refusals, side by side (each loads the project's graphs, then exits 2)
-    const [unknown, malformed, both, missingFile] = await Promise.all([
+    const [unknown, malformed, both, missingFile, reserved] = await Promise.all([
       runCli(["run", "--config", REVIEW_CONFIG, "--graph", "nope", "--input", "{}"], ctx.env, { cwd: ctx.dir }),
       runCli(["run", "--config", REVIEW_CONFIG, "--graph", "review", "--input", "{topic"], ctx.env, { cwd: ctx.dir }),
       runCli(["run", "write it", "--config", REVIEW_CONFIG, "--input", "{}"], ctx.env, { cwd: ctx.dir }),
       runCli(["run", "--config", REVIEW_CONFIG, "--input", "@nowhere.json"], ctx.env, { cwd: ctx.dir }),
+      runCli(["run", "--config", reservedConfig, "--graph", "reserved", "--input", "{}"], ctx.env, { cwd: ctx.dir }),
     ]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('no graph "nope" is loaded here; known: review');
@@ -148,6 +154,8 @@ describe("devmind CLI with user graphs: refusals", () => {
     expect(both.code).toBe(2);
     expect(missingFile.code).toBe(2);
     expect(missingFile.stderr).toContain("--input: cannot read nowhere.json");
+    expect(reserved.code).toBe(2);
+    expect(reserved.stderr).toMatch(/graph reserved \(.*graphs\.ts\): node "__summary" has a name reserved for LangGraph and devmind/);
     const listed = await runCli(["runs", "--json"], ctx.env, { cwd: ctx.dir });
     expect(ndjson(listed.stdout)).toEqual([]);
 

@@ -12,7 +12,8 @@ import { PostgresCheckpointSaver } from "../../src/checkpoint/postgres-saver.js"
 import type { Database } from "../../src/db/types.js";
 import { hasErrorCode } from "../../src/errors.js";
 import { graphSchemas } from "../../src/graphs/graph-introspection.js";
-import { resolveGraph, type CompiledGraphLike } from "../../src/graphs/graph-kinds.js";
+import { resolveGraph, type CompiledGraphLike, type GraphFactory, type StateGraphLike } from "../../src/graphs/graph-kinds.js";
+import { GraphRegistry } from "../../src/graphs/graph-registry.js";
 import { applyGraphEnv, readLanggraphConfig } from "../../src/graphs/langgraph-config.js";
 import { loadGraph, loadGraphs } from "../../src/graphs/load-graphs.js";
 import { runCli } from "../helpers/cli.js";
@@ -153,6 +154,7 @@ describe("loading graph modules", () => {
     ["a missing export", "./graphs.ts:nope", /no export named nope \(it exports .*compiled/],
     ["an export that is not a graph", "./graphs.ts:notAGraph", /the export notAGraph is not a graph/],
     ["an exported promise that rejects", "./graphs.ts:rejected", /the exported promise rejected: the graph could not be built/],
+    ["a node named like devmind's own", "./graphs.ts:reservedName", /node "__summary" has a name reserved for LangGraph and devmind \(starting with "__"; their streams leave such nodes out\): rename it/],
   ])("%s is a load error naming the graph id, the file and the cause", async (_name, source, message) => {
     const [spec] = readLanggraphConfig(configFile({ graphs: { mine: source.replace("./", `${FIXTURES}`) } })).graphs;
     const loaded = await loadGraph(spec as NonNullable<typeof spec>);
@@ -212,6 +214,21 @@ describe("resolving graphs onto devmind's checkpointer", () => {
     const odd = await resolveGraph(() => ({ not: "a graph" }), { checkpointer, id: "odd" }).catch((error: unknown) => error);
     expect(hasErrorCode(odd, "GRAPH_INVALID")).toBe(true);
     expect((odd as Error).message).toMatch(/graph odd: an object with keys not is not a LangGraph graph/);
+  });
+
+  it("refuses a graph with a node named like devmind's own: at once when it can be looked at, a factory's when a run resolves it; LangGraph's own error handler nodes pass", async () => {
+    const checkpointer = new PostgresCheckpointSaver(db);
+    const fixtures = (await import("../fixtures/graphs/graphs.js")) as { reservedName: StateGraphLike; reservedFactory: GraphFactory; withErrorHandler: StateGraphLike };
+    const refusal = /graph mine: node "__summary" has a name reserved for LangGraph and devmind/;
+    const atOnce = errorOf(() => new GraphRegistry({ mine: fixtures.reservedName }, { checkpointer }));
+    expect(atOnce.code).toBe("GRAPH_INVALID");
+    expect(atOnce.message).toMatch(refusal);
+    const registry = new GraphRegistry({ mine: fixtures.reservedFactory, handled: fixtures.withErrorHandler }, { checkpointer });
+    const resolved = await registry.compiled("mine").catch((error: unknown) => error);
+    expect(hasErrorCode(resolved, "GRAPH_INVALID")).toBe(true);
+    expect((resolved as Error).message).toMatch(refusal);
+    const handled = await registry.compiled("handled");
+    expect(await handled.invoke({ count: 1 }, { configurable: { thread_id: "handled" } })).toEqual({ count: 2 });
   });
 });
 
