@@ -1,13 +1,19 @@
-import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { appendFile } from "node:fs/promises";
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
 import { Client, type ThreadTask } from "@langchain/langgraph-sdk";
+import { createAgent, humanInTheLoopMiddleware, tool } from "langchain";
+import { z } from "zod";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { graph as reviewGraph } from "../../examples/approval-graph/graph.js";
 import { agent as notesAgent } from "../../examples/hitl-agent/graph.js";
 import { graph as researchGraph } from "../../examples/parallel-research/graph.js";
+import { loadConfig } from "../../src/config.js";
 import type { Database } from "../../src/db/types.js";
+import { createChatModel } from "../../src/model/create-chat-model.js";
+import { argsDigest } from "../../src/runtime/interrupts/digest.js";
 import { assistantIdFor } from "../../src/graphs/assistant-id.js";
 import { BACKENDS, TEST_DATABASE_URL, itOnPrimary, openBackend } from "../helpers/databases.js";
 import { seedDataDir } from "../helpers/pglite-template.js";
@@ -29,6 +35,17 @@ const stringsGraph = new StateGraph(Annotation.Root({ messages: Annotation<strin
   .addNode("echo", (state) => ({ messages: [`echo ${state.messages.length}`] }))
   .addEdge(START, "echo")
   .addEdge("echo", END);
+
+/** The example's `append_line` tool, appending to `file`. */
+function appendLine(file: string) {
+  return tool(
+    async ({ line }: { line: string }) => {
+      await appendFile(file, `${line}\n`);
+      return `appended: ${line}`;
+    },
+    { name: "append_line", description: "Append one line to the notes file.", schema: z.object({ line: z.string() }) },
+  );
+}
 
 /** Expects `promise` to fail with the SDK's HTTPError of `status` whose text contains `text`. */
 async function refused(promise: Promise<unknown>, status: number, text: string): Promise<void> {
@@ -168,7 +185,7 @@ describe.each(BACKENDS)("every loaded graph is an assistant of devmind serve, th
     expect((await api(server, "/approvals?status=pending")).body).toEqual({ approvals: [] });
   });
 
-  itOnPrimary(backend)("example (c): a createAgent HITL interrupt is listed by /approvals and decided through command.resume {decisions}", async () => {
+  itOnPrimary(backend)("example (c): a createAgent HITL interrupt is listed by /approvals and decided through command.resume {decisions}; bad decisions and a resume with nothing waiting are refused, nothing stored", async () => {
     const dir = realpathSync(mkdtempSync(join(tmpdir(), "devmind-serve-hitl-")));
     const saved = { model: process.env["DEVMIND_MODEL"], notes: process.env["NOTES_FILE"] };
     writeFileSync(join(dir, "turns.json"), JSON.stringify([{ tool_calls: [{ id: "note", name: "append_line", args: { line: "durable runs" } }] }, { content: "noted" }]));
@@ -176,7 +193,9 @@ describe.each(BACKENDS)("every loaded graph is an assistant of devmind serve, th
     process.env["DEVMIND_MODEL"] = `scripted:${join(dir, "turns.json")}`;
     process.env["NOTES_FILE"] = join(dir, "notes.txt");
     try {
-      const server = await startTestServer(owner, [], { workers: 1, graphs: { agent: false, notes: notesAgent } });
+      // the same agent whose reviewers may only approve or reject (no edit)
+      const strict = () => createAgent({ model: createChatModel(loadConfig(process.env)), tools: [appendLine(join(dir, "strict.txt"))], middleware: [humanInTheLoopMiddleware({ interruptOn: { append_line: { allowedDecisions: ["approve", "reject"] } } })] });
+      const server = await startTestServer(owner, [], { workers: 1, graphs: { agent: false, notes: notesAgent, strict } });
       servers.push(server);
       const client = new Client({ apiUrl: server.url, apiKey: TEST_KEYS.bob });
       const thread = await client.threads.create();
@@ -187,12 +206,36 @@ describe.each(BACKENDS)("every loaded graph is an assistant of devmind serve, th
       const listed = (await api(server, "/approvals?status=pending")).body as { approvals: { run_id: string; requests: { name: string }[]; interrupts: unknown[] }[] };
       expect(listed.approvals.map((item) => [item.run_id, item.requests.map((request) => request.name), item.interrupts])).toEqual([[run?.run_id, ["append_line"], []]]);
 
-      await refused(client.runs.wait(thread.thread_id, "notes", { command: { resume: { decisions: [{ type: "approve" }, { type: "approve" }] } } }), 422, "give exactly one decision for each");
+      // refused before anything is stored: a wrong number of decisions, an unknown kind, a decision
+      // bound to other arguments than those waiting (args_digest)
+      const resume = (decisions: unknown[]) => client.runs.wait(thread.thread_id, "notes", { command: { resume: { decisions } } });
+      await refused(resume([{ type: "approve" }, { type: "approve" }]), 422, "give exactly one decision for each");
+      await refused(resume([]), 422, "give exactly one decision for each");
+      await refused(resume([{ type: "maybe" }]), 422, "decision 0: type must be");
+      await refused(resume([{ type: "approve", args_digest: argsDigest({ line: "other runs" }) }]), 409, "the arguments of append_line are not the ones reviewed");
+      expect(await server.runtime.runs.resumes(run?.run_id as string)).toEqual([]);
+      expect(existsSync(join(dir, "notes.txt"))).toBe(false);
+      expect((await client.threads.get(thread.thread_id)).status).toBe("interrupted");
+      // a kind this interrupt does not allow
+      const strictThread = await client.threads.create();
+      await client.runs.wait(strictThread.thread_id, "strict", { input: { messages: [{ role: "user", content: "note it" }] } });
+      await refused(client.runs.wait(strictThread.thread_id, "strict", { command: { resume: { decisions: [{ type: "edit", edited_action: { name: "append_line", args: { line: "x" } } }] } } }), 422, "edit is not allowed for append_line (allowed: approve, reject)");
+      expect((await client.threads.get(strictThread.thread_id)).status).toBe("interrupted");
+      // ...and one it allows
+      await client.runs.wait(strictThread.thread_id, "strict", { command: { resume: { decisions: [{ type: "reject", message: "not now" }] } } });
+      expect((await client.threads.get(strictThread.thread_id)).status).toBe("idle");
+      expect(existsSync(join(dir, "strict.txt"))).toBe(false);
+
       const done = (await client.runs.wait(thread.thread_id, "notes", { command: { resume: { decisions: [{ type: "approve" }] } } })) as { messages: { type: string; content: unknown }[] };
       expect(done.messages.at(-1)).toMatchObject({ type: "ai", content: "noted" });
       expect(readFileSync(join(dir, "notes.txt"), "utf8")).toBe("durable runs\n");
       expect((await server.runtime.runs.resumes(run?.run_id as string)).map((item) => [item.principal, item.interrupt_ids])).toEqual([["bob", [interrupt?.id]]]);
       expect((await api(server, "/approvals?status=pending")).body).toEqual({ approvals: [] });
+      // nothing waits any more: a resume is a conflict, and no run is added
+      const runs = (await client.runs.list(thread.thread_id)).length;
+      await refused(resume([{ type: "approve" }]), 409, "no interrupted run to resume");
+      expect(await client.runs.list(thread.thread_id)).toHaveLength(runs);
+      expect(readFileSync(join(dir, "notes.txt"), "utf8")).toBe("durable runs\n");
     } finally {
       for (const [key, value] of [["DEVMIND_MODEL", saved.model], ["NOTES_FILE", saved.notes]] as const) {
         if (value === undefined) delete process.env[key];
