@@ -15,14 +15,11 @@ const metadata = z.record(z.string(), z.unknown());
 /** A checkpoint id as a client may send one: bounded text without NUL (ids are uuid6 strings). */
 export const CheckpointId = z.string().min(1).max(256).regex(/^[^\u0000]*$/, "must not contain NUL");
 
-/** The built-in agent's run input: `{messages: [...]}` (1 to 1000 messages; other keys kept). */
-export const AgentInput = z.object({ messages: z.array(z.unknown()).min(1).max(1_000) }).passthrough();
-
 /**
  * `POST /threads/{id}/runs[/stream|/wait]` and `POST /runs[/stream|/wait]` (LangGraph RunCreate).
- * devmind uses: `assistant_id` (a loaded graph's id or its assistant uuid), `input` (`AgentInput`
- * or null for the agent, any JSON for another graph), `command` (resume; update and goto for user
- * graphs), `config` (configurable, recursion_limit, tags) and `context` for user graphs,
+ * devmind uses: `assistant_id` (a loaded graph's id or its assistant uuid), `input` (any JSON,
+ * checked by the graph's own input check when it has one), `command` (resume, update, goto),
+ * `config` (configurable, recursion_limit, tags) and `context`,
  * `stream_mode`, `multitask_strategy` reject|enqueue|interrupt|rollback, `if_not_exists` create|reject,
  * `on_disconnect` cancel|continue, `metadata`, and devmind's `limits` (a partial of the run
  * limits); `after_seconds`, `interrupt_before`/`interrupt_after` and `checkpoint(_id)` are read by
@@ -32,7 +29,7 @@ export const AgentInput = z.object({ messages: z.array(z.unknown()).min(1).max(1
 export const RunCreateBody = z
   .object({
     assistant_id: z.string().min(1).max(256),
-    // the agent's input is checked as AgentInput (`{}` and null beside a command are no input); any JSON for another graph
+    // checked by the graph's run hooks when it has an input check (`{}` and null beside a command are no input)
     input: z.unknown().optional(),
     command: z
       .object({ resume: z.unknown().optional(), update: z.unknown().optional(), goto: z.unknown().optional() })
