@@ -233,7 +233,7 @@ describe.each(BACKENDS)("every loaded graph is an assistant of devmind serve, th
       expect((await api(server, "/approvals?status=pending")).body).toEqual({ approvals: [] });
       // nothing waits any more: a resume is a conflict, and no run is added
       const runs = (await client.runs.list(thread.thread_id)).length;
-      await refused(resume([{ type: "approve" }]), 409, "no interrupted run to resume");
+      await refused(resume([{ type: "approve" }]), 409, "has no interrupt");
       expect(await client.runs.list(thread.thread_id)).toHaveLength(runs);
       expect(readFileSync(join(dir, "notes.txt"), "utf8")).toBe("durable runs\n");
     } finally {
