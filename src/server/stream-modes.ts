@@ -1,5 +1,5 @@
 import type { StateSnapshot } from "@langchain/langgraph";
-import { toWire } from "./wire.js";
+import { interruptWire, toWire } from "./wire.js";
 
 /** One part of a run stream before it gets its resume id. */
 export interface ModePart {
@@ -44,7 +44,7 @@ function errorText(error: unknown): string | null {
 }
 
 function interruptsWire(task: SnapshotTask): { id: string | undefined; value: unknown }[] {
-  return task.interrupts.map((item) => ({ id: item.id, value: toWire(item.value) }));
+  return task.interrupts.map(interruptWire);
 }
 
 /**

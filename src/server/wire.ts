@@ -2,6 +2,7 @@ import type { StateSnapshot } from "@langchain/langgraph";
 import { SERVER_DEFAULTS } from "../constants.js";
 import type { RunRecord } from "../runtime/queue/run-record.js";
 import { plainJson, type ThreadRecord } from "../runtime/runtime.js";
+import { withHitlCopies } from "../vocabulary/hitl.js";
 
 /**
  * The built-in agent's assistant id: LangGraph's default assistant id for graph `agent` (uuid5 of
@@ -13,9 +14,17 @@ export const AGENT_ASSISTANT_ID: string = SERVER_DEFAULTS.assistantId;
 /** A value as JSON the LangGraph clients read: messages as dicts (the runtime's `plainJson`). */
 export const toWire: (value: unknown) => unknown = plainJson;
 
+/**
+ * An interrupt as the LangGraph clients read it, `{id, value}`: its value as plain JSON, a
+ * human-in-the-loop request of any graph with the snake_case copies Agent Chat UI reads (`withHitlCopies`).
+ */
+export function interruptWire(item: { id?: string | undefined; value?: unknown }): { id: string | undefined; value: unknown } {
+  return { id: item.id, value: withHitlCopies(toWire(item.value)) };
+}
+
 /** The interrupts of a snapshot's tasks as `[{id, value}]`. */
 export function interruptsOf(snapshot: StateSnapshot): { id: string | undefined; value: unknown }[] {
-  return snapshot.tasks.flatMap((task) => task.interrupts.map((item) => ({ id: item.id, value: toWire(item.value) })));
+  return snapshot.tasks.flatMap((task) => task.interrupts.map(interruptWire));
 }
 
 function checkpointWire(config: StateSnapshot["config"] | undefined, threadId: string): Record<string, unknown> | null {
@@ -33,7 +42,7 @@ export function stateWire(snapshot: StateSnapshot, threadId: string): Record<str
       id: task.id,
       name: task.name,
       error: task.error === undefined || task.error === null ? null : String((task.error as { message?: unknown }).message ?? task.error),
-      interrupts: task.interrupts.map((item) => ({ id: item.id, value: toWire(item.value) })),
+      interrupts: task.interrupts.map(interruptWire),
       // as the official server: the task's path, a subgraph task's checkpoint (its namespace), the result or null
       ...(task.path === undefined ? {} : { path: toWire(task.path) }),
       checkpoint: subgraphCheckpoint(task.state),
@@ -64,7 +73,7 @@ function subgraphCheckpoint(state: unknown): Record<string, unknown> | null {
 export function threadWire(thread: ThreadRecord, state: StateSnapshot | undefined): Record<string, unknown> {
   const interrupts: Record<string, unknown[]> = {};
   for (const task of state?.tasks ?? []) {
-    if (task.interrupts.length > 0) interrupts[task.id] = task.interrupts.map((item) => ({ id: item.id, value: toWire(item.value) }));
+    if (task.interrupts.length > 0) interrupts[task.id] = task.interrupts.map(interruptWire);
   }
   return {
     thread_id: thread.thread_id,

@@ -52,3 +52,21 @@ export function isHitlRequest(value: unknown): value is HitlRequest {
   return value !== null && typeof value === "object" && Array.isArray(actions) && actions.every((a) => typeof (a as { name?: unknown } | null)?.name === "string");
 }
 
+
+/**
+ * An interrupt value as UIs read it: a value in LangChain's human-in-the-loop shape, whichever
+ * graph raised it, gets the snake_case copies Python-first UIs read (`action_requests`,
+ * `review_configs: [{action_name, allowed_decisions}]`, and both spellings in each review config:
+ * `useStream` keeps `reviewConfigs` over `review_configs`, see ReviewConfig); anything else, and
+ * the value's own fields, as they are. The stored value is never changed.
+ */
+export function withHitlCopies(value: unknown): unknown {
+  if (!isHitlRequest(value)) return value;
+  const raw = value as HitlRequest & Record<string, unknown>;
+  const configs = (raw.reviewConfigs ?? []).map((config) => {
+    const name = config.actionName ?? (config as { action_name?: string }).action_name;
+    const allowed = config.allowedDecisions ?? (config as { allowed_decisions?: string[] }).allowed_decisions;
+    return { ...config, actionName: name, allowedDecisions: allowed, action_name: name, allowed_decisions: allowed };
+  });
+  return { ...raw, reviewConfigs: configs, action_requests: raw.actionRequests, review_configs: configs };
+}

@@ -202,6 +202,16 @@ describe.each(BACKENDS)("every loaded graph is an assistant of devmind serve, th
       const paused = (await client.runs.wait(thread.thread_id, "notes", { input: { messages: [{ role: "user", content: "note it" }] } })) as Record<string, unknown>;
       const [interrupt] = paused["__interrupt__"] as Interrupt[];
       expect(interrupt?.value).toMatchObject({ actionRequests: [{ name: "append_line", args: { line: "durable runs" } }] });
+      // with the snake_case copies Agent Chat UI reads (its approval form), as the agent's have them
+      const hitlCopies = {
+        action_requests: [{ name: "append_line", args: { line: "durable runs" } }],
+        review_configs: [{ action_name: "append_line", allowed_decisions: ["approve", "edit", "reject"] }],
+        reviewConfigs: [{ actionName: "append_line", action_name: "append_line", allowedDecisions: ["approve", "edit", "reject"] }],
+      };
+      expect(interrupt?.value).toMatchObject(hitlCopies);
+      const waitingState = await client.threads.getState(thread.thread_id);
+      expect(waitingState.tasks.flatMap((task) => task.interrupts.map((item) => item.value))).toMatchObject([hitlCopies]);
+      expect(Object.values((await client.threads.get(thread.thread_id)).interrupts ?? {}).flat().map((item) => (item as Interrupt).value)).toMatchObject([hitlCopies]);
       const [run] = await client.runs.list(thread.thread_id);
       const listed = (await api(server, "/approvals?status=pending")).body as { approvals: { run_id: string; requests: { name: string }[]; interrupts: unknown[] }[] };
       expect(listed.approvals.map((item) => [item.run_id, item.requests.map((request) => request.name), item.interrupts])).toEqual([[run?.run_id, ["append_line"], []]]);
