@@ -139,6 +139,8 @@ let context: BrowserContext;
 const consoleErrors: string[] = [];
 const pageErrors: string[] = [];
 const foreignRequests: string[] = [];
+/** Responses of the devmind servers with a status of 400 or more, as `STATUS METHOD PATH`. */
+const failedResponses: string[] = [];
 
 beforeAll(async () => {
   const versions = prepareAgentChatUi();
@@ -219,12 +221,42 @@ describe.each(TARGETS)("Agent Chat UI against devmind serve: $name", (target) =>
       if (!UI_OWN_ERRORS.some((pattern) => pattern.test(text))) consoleErrors.push(text);
     });
     page.on("pageerror", (error) => pageErrors.push(error.message));
+    page.on("response", (response) => {
+      if (response.status() >= 400 && response.url().startsWith(server().url)) failedResponses.push(`${response.status()} ${response.request().method()} ${new URL(response.url()).pathname}`);
+    });
     return page;
+  };
+  /** Waits for `text` on the page; on a timeout, a screenshot and the server's refusals say what the page was doing. */
+  const waitForText = async (page: Page, text: string, name: string): Promise<void> => {
+    try {
+      await page.getByText(text).first().waitFor({ timeout: PAGE_WAIT_MS });
+    } catch (error) {
+      await shot(page, `failed-${name}`).catch(() => undefined);
+      throw new Error(`${name}: ${(error as Error).message.split("\n")[0]}; refused requests: ${JSON.stringify(failedResponses)}; console errors: ${JSON.stringify(consoleErrors)}`);
+    }
+  };
+  /** Waits until the UI is not streaming any more (its Cancel button, shown while it streams, is gone). */
+  const waitIdle = async (page: Page, name: string): Promise<void> => {
+    try {
+      await expect.poll(() => page.getByRole("button", { name: "Cancel", exact: true }).count(), { timeout: PAGE_WAIT_MS }).toBe(0);
+    } catch (error) {
+      await shot(page, `failed-${name}`).catch(() => undefined);
+      throw new Error(`${name}: the UI still streams: ${(error as Error).message.split("\n")[0]}; refused requests: ${JSON.stringify(failedResponses)}`);
+    }
+  };
+  /** Fills `field` with `value` and submits it with Ctrl+Enter, filling again if a re-render reset it first (see startThread). */
+  const fillAndSubmit = async (field: ReturnType<Page["locator"]>, value: string): Promise<void> => {
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      await field.fill(value);
+      if ((await field.inputValue()) === value) break;
+    }
+    await field.press("Control+Enter");
   };
   const closePage = async (page: Page): Promise<void> => {
     await page.close();
     expect(pageErrors).toEqual([]);
     expect(consoleErrors).toEqual([]);
+    expect(failedResponses).toEqual([]);
   };
 
   /** Sends the task in a new thread and waits for the approval form; returns the thread id. */
@@ -237,8 +269,13 @@ describe.each(TARGETS)("Agent Chat UI against devmind serve: $name", (target) =>
     await box.fill(target.task);
     await box.press("Enter");
     // the tool call that needed no approval, with its result, then the approval form
-    await page.getByText(target.firstTool).waitFor({ timeout: PAGE_WAIT_MS });
-    await page.getByRole("button", { name: "Approve" }).waitFor({ timeout: PAGE_WAIT_MS });
+    await waitForText(page, target.firstTool, "start");
+    try {
+      await page.getByRole("button", { name: "Approve" }).waitFor({ timeout: PAGE_WAIT_MS });
+    } catch (error) {
+      await shot(page, "failed-start-approval").catch(() => undefined);
+      throw error;
+    }
     // The UI refreshes its thread list 4 s after it created a thread. That re-renders the page,
     // and every render of useStream (SDK 1.15) hands out a new interrupt object, which makes the
     // approval form reset what was typed into it (the UI's own behaviour, with any server):
@@ -355,11 +392,10 @@ describe.each(TARGETS)("Agent Chat UI against devmind serve: $name", (target) =>
     const values = await Promise.all(areas.map((area) => area.inputValue()));
     const field = areas[values.indexOf(target.edit.from)];
     expect(field).toBeDefined();
-    await field?.fill(target.edit.to);
     // an edited form submits an edit instead of an approval; submitted from the field at once
     // (Ctrl+Enter), as a re-render in between would reset the form (see startThread)
-    await field?.press("Control+Enter");
-    await page.getByText(target.finalAnswer).waitFor({ timeout: PAGE_WAIT_MS });
+    await fillAndSubmit(field as ReturnType<Page["locator"]>, target.edit.to);
+    await waitForText(page, target.finalAnswer, "edit");
     await waitForThread(page, threadId, "idle");
     expect(commands.at(-1)).toMatchObject({ resume: { decisions: [{ type: "edit", edited_action: { name: target.approvalTool, args: target.edit.args } }] } });
     expect(await decisionsOf(threadId)).toEqual([["edit", "ui"]]);
@@ -373,10 +409,9 @@ describe.each(TARGETS)("Agent Chat UI against devmind serve: $name", (target) =>
     const threadId = await startThread(page);
     const before = readFileSync(target.file(dir()), "utf8");
     const reason = page.getByPlaceholder("Share feedback with the agent...");
-    await reason.fill("not this one");
     // submitted from the field at once (Ctrl+Enter), as a re-render in between would reset the form
-    await reason.press("Control+Enter");
-    await page.getByText(target.finalAnswer).waitFor({ timeout: PAGE_WAIT_MS });
+    await fillAndSubmit(reason, "not this one");
+    await waitForText(page, target.finalAnswer, "reject");
     await waitForThread(page, threadId, "idle");
     await shot(page, "5-rejected");
     expect(commands.at(-1)).toEqual({ resume: { decisions: [{ type: "reject", message: "not this one" }] } });
@@ -425,13 +460,16 @@ describe.each(TARGETS)("Agent Chat UI against devmind serve: $name", (target) =>
     const page = await openPage();
     const threadId = await startThread(page);
     await page.getByRole("button", { name: "Approve" }).click();
-    await page.getByText(target.finalAnswer).waitFor({ timeout: PAGE_WAIT_MS });
+    await waitForText(page, target.finalAnswer, "human-edit-approved");
     await waitForThread(page, threadId, "idle");
+    // the stream of the approval ended in the page too (the UI takes no message while it streams)
+    await waitIdle(page, "human-edit-approved");
     const box = page.getByPlaceholder("Type your message...");
     await box.fill(FOLLOW_UP);
     await box.press("Enter");
-    await page.getByText(FOLLOW_UP_ANSWER).waitFor({ timeout: PAGE_WAIT_MS });
+    await waitForText(page, FOLLOW_UP_ANSWER, "human-edit-follow-up");
     await waitForThread(page, threadId, "idle");
+    await waitIdle(page, "human-edit-follow-up");
     const before = await stateOf(threadId);
     expect(before.filter((m) => m.type === "human").map((m) => m.content)).toEqual([target.task, FOLLOW_UP]);
 
@@ -444,7 +482,7 @@ describe.each(TARGETS)("Agent Chat UI against devmind serve: $name", (target) =>
     await editor.press("Control+Enter");
     await expect.poll(() => fromCheckpoint.length, { timeout: PAGE_WAIT_MS }).toBe(sent + 1);
     await waitForThread(page, threadId, "idle");
-    await page.getByText(FOLLOW_UP_EDITED, { exact: true }).waitFor({ timeout: PAGE_WAIT_MS });
+    await waitForText(page, FOLLOW_UP_EDITED, "human-edit-edited");
     // the fork starts at the checkpoint before the follow-up: the thread holds the conversation
     // up to it, the edited message in its place (not beside it) and a new answer
     const after = await stateOf(threadId);
