@@ -189,7 +189,7 @@ function isDecisionsBody(value: unknown): boolean {
 
 
 /**
- * Starts what a run request asks of a graph (any graph, the built-in agent included) on `thread`: a new run
+ * Starts what a run request asks of a user graph (not the built-in agent) on `thread`: a new run
  * of the assistant `target` names (its config and context under the run's) with the request's `input` passed through unchanged, its `config` (configurable,
  * recursion_limit, tags) and `context`; or — with `command` — the resume of the thread's
  * interrupted run, audited with `principal`: `command.resume` `{decisions: [...]}` on a HITL-shaped
