@@ -50,8 +50,7 @@ export async function importGraphModule(file: string): Promise<Record<string, un
 /**
  * Loads one graph of a config: imports its file and checks that the export is a graph entry (a
  * compiled graph, a StateGraph, a promise — awaited here, so a failing promise is a load error —
- * or a factory, called per run later) with no node named like devmind's own (`__…`; a factory's
- * graph is checked when a run resolves it). Never throws: a failure is returned as a
+ * or a factory, called per run later). Never throws: a failure is returned as a
  * GraphDefinitionError naming the graph id, the file and the cause.
  */
 export async function loadGraph(spec: GraphSpec): Promise<LoadedGraph> {
@@ -81,9 +80,6 @@ export async function loadGraph(spec: GraphSpec): Promise<LoadedGraph> {
   }
   const kind = graphKind(entry);
   if (kind === null || kind === "promise") return fail(`the export ${spec.exportName} is not a graph (expected a compiled graph, a StateGraph, a promise of one, or a factory (config) => graph)`);
-  const inspectable = graphToInspect(entry);
-  const reserved = inspectable === null ? [] : reservedNodeNames(inspectable);
-  if (reserved.length > 0) return fail(reservedNamesMessage(reserved));
   return { ...base, kind, entry: entry as GraphEntry };
 }
 
@@ -94,8 +90,21 @@ export async function loadGraphs(specs: readonly GraphSpec[]): Promise<LoadedGra
     throw new GraphDefinitionError(`project graphs cannot load in the bundled CLI (it has its own copy of LangGraph); start it with the devmind bin (dist/src/cli/main.js) or dist/src/cli/cli-program.js`, {}, "GRAPH_LOAD_FAILED");
   }
   const loaded: LoadedGraph[] = [];
-  for (const spec of specs) loaded.push(await loadGraph(spec));
+  for (const spec of specs) loaded.push(withoutReservedNames(await loadGraph(spec)));
   return loaded;
+}
+
+/**
+ * A loaded graph, or its load error when it has a node named like devmind's own (`__…`, see
+ * reserved-node-names.ts); a factory's graph is checked when a run resolves it.
+ */
+function withoutReservedNames(loaded: LoadedGraph): LoadedGraph {
+  if (loaded.entry === undefined) return loaded;
+  const inspectable = graphToInspect(loaded.entry);
+  const reserved = inspectable === null ? [] : reservedNodeNames(inspectable);
+  if (reserved.length === 0) return loaded;
+  const { id, source, file } = loaded;
+  return { id, source, file, error: new GraphDefinitionError(`graph ${id} (${file}): ${reservedNamesMessage(reserved)}`, { graph: id, file, nodes: reserved.slice(0, 20) }, "GRAPH_LOAD_FAILED") };
 }
 
 function firstLine(error: unknown): string {

@@ -15,7 +15,7 @@ import { graphSchemas } from "../../src/graphs/graph-introspection.js";
 import { resolveGraph, type CompiledGraphLike, type GraphFactory, type StateGraphLike } from "../../src/graphs/graph-kinds.js";
 import { GraphRegistry } from "../../src/graphs/graph-registry.js";
 import { applyGraphEnv, readLanggraphConfig } from "../../src/graphs/langgraph-config.js";
-import { loadGraph, loadGraphs } from "../../src/graphs/load-graphs.js";
+import { loadGraphs } from "../../src/graphs/load-graphs.js";
 import { runCli } from "../helpers/cli.js";
 import { freshMigratedSchema, openBackend } from "../helpers/databases.js";
 
@@ -157,11 +157,11 @@ describe("loading graph modules", () => {
     ["a node named like devmind's own", "./graphs.ts:reservedName", /node "__summary" has a name reserved for LangGraph and devmind \(starting with "__"; their streams leave such nodes out\): rename it/],
   ])("%s is a load error naming the graph id, the file and the cause", async (_name, source, message) => {
     const [spec] = readLanggraphConfig(configFile({ graphs: { mine: source.replace("./", `${FIXTURES}`) } })).graphs;
-    const loaded = await loadGraph(spec as NonNullable<typeof spec>);
-    expect(loaded.error?.code).toBe("GRAPH_LOAD_FAILED");
-    expect(loaded.error?.message).toContain("graph mine");
-    expect(loaded.error?.message).toContain(resolve(FIXTURES, source.split(":")[0] as string));
-    expect(loaded.error?.message).toMatch(message);
+    const [loaded] = await loadGraphs([spec as NonNullable<typeof spec>]);
+    expect(loaded?.error?.code).toBe("GRAPH_LOAD_FAILED");
+    expect(loaded?.error?.message).toContain("graph mine");
+    expect(loaded?.error?.message).toContain(resolve(FIXTURES, source.split(":")[0] as string));
+    expect(loaded?.error?.message).toMatch(message);
   }, 120_000);
 });
 
