@@ -59,6 +59,7 @@ export { isKnownRunEvent } from "./events/run-events.js";
 export type { LiveMessageChunk, LiveSignal, LiveSignalOptions, ModelDelta } from "./events/live-follow.js";
 export type { RequeueResult } from "./queue/run-store.js";
 export type { ThreadRecord } from "./threads/thread-store.js";
+export type { StateOptions } from "./threads/thread-state.js";
 export type { Worker, WorkerOptions } from "./queue/worker.js";
 export type { InterruptedRun } from "./queue/run-store.js";
 /** Whether an interrupt value has LangChain's HITL shape (decided with `runs.decide`). */

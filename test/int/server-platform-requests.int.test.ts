@@ -2,10 +2,12 @@
  * What a LangGraph run request carries besides its body, as LangGraph Platform takes it, through
  * the official SDK `Client`: `x-*` request headers (and `user-agent`) in the graph's
  * `config.configurable`, the API key headers never; a `webhook` that is a path, resolved against
- * the server itself and delivered to the project's `http.app` route on that path.
+ * the server itself and delivered to the project's `http.app` route on that path; the state of a
+ * subgraph stopped at a breakpoint: nested in the parent's (`subgraphs=true`), read and updated
+ * by its `checkpoint_ns`, its own history.
  */
 import { Annotation, END, START, StateGraph, type LangGraphRunnableConfig } from "@langchain/langgraph";
-import { Client } from "@langchain/langgraph-sdk";
+import { Client, type Checkpoint } from "@langchain/langgraph-sdk";
 import { Hono } from "hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "../../src/db/types.js";
@@ -26,6 +28,25 @@ const echoConfigurable = new StateGraph(EchoState)
   .addEdge("echo", END)
   .compile();
 
+/** A checkpoint reference by namespace only, as a subgraph task's `checkpoint` gives it (the SDK's type wants every field). */
+function checkpointAt(checkpointNs: string): Checkpoint {
+  return { checkpoint_ns: checkpointNs } as Checkpoint;
+}
+
+const CityState = Annotation.Root({ steps: Annotation<string[]>({ reducer: (a, b) => a.concat(b), default: () => [] }), city: Annotation<string>() });
+
+/** A subgraph that picks a city, then stops before reporting on it (a compile-time breakpoint). */
+const weather = new StateGraph(CityState)
+  .addNode("pick", () => ({ city: "Paris", steps: ["pick"] }))
+  .addNode("report", (state: typeof CityState.State) => ({ steps: [`sunny in ${state.city}`] }))
+  .addEdge(START, "pick")
+  .addEdge("pick", "report")
+  .addEdge("report", END)
+  .compile({ interruptBefore: ["report"] });
+
+/** The parent: one node that is the weather subgraph. */
+const withSubgraph = new StateGraph(CityState).addNode("weather_graph", weather).addEdge(START, "weather_graph").addEdge("weather_graph", END).compile();
+
 describe("LangGraph run requests: headers into configurable, webhook paths on the server itself", () => {
   let owner: Database;
   let server: TestServer;
@@ -40,9 +61,9 @@ describe("LangGraph run requests: headers into configurable, webhook paths on th
     server = await startTestServer(owner, [], {
       workers: 1,
       apiKeys: "",
-      graphs: { echo: echoConfigurable },
+      graphs: { echo: echoConfigurable, nested: withSubgraph },
       env: { DEVMIND_WEBHOOK_RETRY_MS: "50" },
-      http: { settings: { app: { file: "in-test", exportName: "app" }, disabled: [], cors: null }, app: project },
+      http: { settings: { app: { source: "./in-test.ts:app", file: "/in-test.ts", exportName: "app" }, disabled: [], cors: null }, app: project },
     });
   }, 60_000);
   afterAll(async () => {
@@ -71,6 +92,37 @@ describe("LangGraph run requests: headers into configurable, webhook paths on th
     const payload = await waitUntil("the webhook POST to /hooks/done", () => received.find((body) => body["run_id"] === run.run_id), 20_000);
     expect(payload).toMatchObject({ run_id: run.run_id, thread_id: thread.thread_id, status: "success" });
     await expect(client.runs.create(thread.thread_id, "echo", { input: {}, webhook: "hooks/done" })).rejects.toThrow(/HTTP 422/);
+  });
+
+  it("a subgraph stopped at a breakpoint: its state nested with subgraphs=true, read and updated by checkpoint_ns, its own history; an unknown namespace is a 404", async () => {
+    const client = new Client({ apiUrl: server.url });
+    const thread = await client.threads.create();
+    await client.runs.wait(thread.thread_id, "nested", { input: { steps: ["start"] } });
+    const state = await client.threads.getState(thread.thread_id);
+    expect(state.next).toEqual(["weather_graph"]);
+    const task = state.tasks[0];
+    expect(task).toMatchObject({ name: "weather_graph", state: null, checkpoint: { thread_id: thread.thread_id, checkpoint_ns: expect.stringMatching(/^weather_graph:/) } });
+    const ns = task?.checkpoint?.checkpoint_ns as string;
+
+    const nested = await client.threads.getState(thread.thread_id, undefined, { subgraphs: true });
+    expect(nested.tasks[0]).toMatchObject({ name: "weather_graph", checkpoint: null, state: { values: { city: "Paris", steps: ["start", "pick"] }, next: ["report"], tasks: [{ name: "report", state: null }], checkpoint: { checkpoint_ns: ns } } });
+
+    const update = await client.threads.updateState(thread.thread_id, { values: { city: "Oslo" }, checkpoint: checkpointAt(ns) });
+    expect(update.configurable).toMatchObject({ thread_id: thread.thread_id, checkpoint_ns: ns, checkpoint_id: expect.any(String) });
+    const inner = await client.threads.getState<{ city: string }>(thread.thread_id, checkpointAt(ns));
+    expect(inner).toMatchObject({ values: { city: "Oslo" }, next: ["report"], checkpoint: { checkpoint_ns: ns, checkpoint_id: update.configurable?.checkpoint_id } });
+    // the parent's own state is where it was; the subgraph's history has the update on top
+    expect((await client.threads.getState(thread.thread_id)).values).toEqual({ steps: ["start"] });
+    const innerHistory = await client.threads.getHistory<{ city?: string }>(thread.thread_id, { checkpoint: checkpointAt(ns) });
+    expect(innerHistory[0]?.values.city).toBe("Oslo");
+    expect(innerHistory.at(-1)?.next).toEqual(["__start__"]);
+
+    // a namespace without a subgraph: nothing to read there (LangGraph's empty state), nothing to update (404)
+    expect(await client.threads.getState(thread.thread_id, checkpointAt("nowhere:1"))).toMatchObject({ values: {}, next: [], tasks: [] });
+    await expect(client.threads.updateState(thread.thread_id, { values: { city: "x" }, checkpoint: checkpointAt("nowhere:1") })).rejects.toThrow(/HTTP 404: no subgraph for checkpoint_ns "nowhere:1"/);
+    const badFlag = await fetch(`${server.url}/threads/${thread.thread_id}/state?subgraphs=maybe`);
+    expect(badFlag.status).toBeLessThan(500);
+    expect(badFlag.status).toBeGreaterThanOrEqual(400);
   });
 
   it("headerConfigurable, resolveWebhook and selfBaseUrl (the pieces)", () => {
