@@ -5,6 +5,7 @@ import { GraphDefinitionError, GraphNotFoundError } from "../errors.js";
 import { graphKind, resolveGraph, type CompiledGraphLike, type GraphEntry } from "./graph-kinds.js";
 import type { BuiltinAgent } from "./builtin-agent.js";
 import type { GraphRunHooks } from "./run-hooks.js";
+import { graphSourceOf, type GraphSource } from "./static-schemas.js";
 
 const NO_HOOKS: GraphRunHooks = Object.freeze({});
 
@@ -58,6 +59,11 @@ export class GraphRegistry {
   hooks(id: string): GraphRunHooks {
     if (this.builtin && id === GRAPHS_DEFAULTS.builtinId) return (this.options.agent as BuiltinAgent).hooks;
     return this.options.hooks?.[id] ?? NO_HOOKS;
+  }
+
+  /** Where graph `id` was loaded from (its `langgraph.json` module and export); undefined for a graph given in code. */
+  source(id: string): GraphSource | undefined {
+    return graphSourceOf(this.entries.get(id));
   }
 
   /** GraphNotFoundError unless `id` is a graph of this registry. */

@@ -84,6 +84,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   }
   // expired memory-store items are deleted every DEVMIND_STORE_SWEEP_MINUTES while the server runs,
   // threads past their TTL every THREAD_DEFAULTS.ttlSweepMinutes
+  // Annotation graphs' schemas come from their TypeScript sources: read them now, not at the first request
+  void options.runtime.graphs.warmSchemas();
   options.runtime.store.start();
   options.runtime.threads.startSweeper();
   const port = (server.address() as AddressInfo).port;
