@@ -66,6 +66,12 @@ export class GraphRegistry {
     return graphSourceOf(this.entries.get(id));
   }
 
+  /** Whether graph `id` is a factory `(config) => graph` (called per run, so not ahead of one). */
+  isFactory(id: string): boolean {
+    const entry = this.entries.get(id);
+    return entry !== undefined && graphKind(entry) === "factory";
+  }
+
   /** GraphNotFoundError unless `id` is a graph of this registry. */
   check(id: string): void {
     if (!this.has(id)) throw new GraphNotFoundError(id, this.ids());

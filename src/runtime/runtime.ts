@@ -487,7 +487,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       drawing: async (id, drawOptions = {}) => drawGraph(await graphs.compiled(id), drawOptions),
       schemas: (id) => schemaReader.schemas(id),
       subgraphs: (id, subgraphOptions = {}) => schemaReader.subgraphs(id, subgraphOptions),
-      warmSchemas: () => schemaReader.warm(graphs.ids()),
+      // a factory is called per run (it may connect to things): its schemas are read when asked for
+      warmSchemas: () => schemaReader.warm(graphs.ids().filter((id) => !graphs.isFactory(id))),
     },
     threads,
     files: { get: (id) => attachments.get(id) },
