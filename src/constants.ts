@@ -325,6 +325,8 @@ export const GRAPHS_DEFAULTS = {
   defaultGraphId: "agent",
   /** LangGraph's own default recursion limit, for a run of a user graph that sets none. */
   recursionLimit: 25,
+  /** One batch of LangGraph's static schema extraction (one TypeScript program over the project's graph modules, in a worker thread). */
+  staticSchemaTimeoutMs: 300_000,
   /** Interrupted runs read by one `runtime.runs.interrupted()` call when no limit is given, and the most. */
   interruptedListDefault: 100,
   interruptedListMax: 1_000,

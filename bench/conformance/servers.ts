@@ -47,18 +47,29 @@ export async function dropSchema(url: string, schema: string): Promise<string | 
 }
 
 /**
- * `devmind serve --config CONFIG --port PORT` from the installed package, cwd the config's
- * directory, on the given fresh database. devmind's own variables of this shell are dropped, so
- * the run sees only the database chosen here.
+ * The environment `devmind serve` gets for the official tests: devmind's own variables of this
+ * shell dropped (the run sees only the database chosen here), and DEVMIND_ALLOW_TRUNCATE set,
+ * because the tests wipe the server between groups with `POST /internal/truncate` (and do not look
+ * at its answer: without it, every count after a wipe is off by what the earlier tests left).
  */
-export function startDevmind(options: { dir: string; configPath: string; port: number; database: DevmindDatabase; logFile: string }): ChildProcess {
+export function devmindServeEnv(database: DevmindDatabase): NodeJS.ProcessEnv {
   const env = cleanEnv();
   for (const name of Object.keys(env)) if (name.startsWith("DEVMIND_") || name === "DATABASE_URL") delete env[name];
-  if (options.database.kind === "pglite") env.DEVMIND_DATA_DIR = options.database.dataDir;
+  env.DEVMIND_ALLOW_TRUNCATE = "true";
+  if (database.kind === "pglite") env.DEVMIND_DATA_DIR = database.dataDir;
   else {
-    env.DATABASE_URL = options.database.url;
-    env.DEVMIND_DB_SCHEMA = options.database.schema;
+    env.DATABASE_URL = database.url;
+    env.DEVMIND_DB_SCHEMA = database.schema;
   }
+  return env;
+}
+
+/**
+ * `devmind serve --config CONFIG --port PORT` from the installed package, cwd the config's
+ * directory, on the given fresh database (environment: `devmindServeEnv`).
+ */
+export function startDevmind(options: { dir: string; configPath: string; port: number; database: DevmindDatabase; logFile: string }): ChildProcess {
+  const env = devmindServeEnv(options.database);
   const bin = join(options.dir, "node_modules", ".bin", "devmind");
   return startInGroup(bin, ["serve", "--config", options.configPath, "--port", String(options.port)], {
     cwd: dirname(options.configPath),

@@ -100,9 +100,10 @@ function readPackage(path: string): { version?: string; dependencies?: Record<st
  * The temp dir's package.json: devmind from its tarball (none when `tarball` is null: an
  * official-only run); LangGraph, core, SDK, vitest, zod, hono,
  * tsx pinned to devmind's own versions (one copy each after install); the test-only packages at
- * the official package's ranges; with `official`, the official server (@langchain/langgraph-api at
- * the mirror's version) and the TypeScript it needs. devmind's overrides are repeated (they apply
- * only at the root).
+ * the official package's ranges; the official package (@langchain/langgraph-api at the mirror's
+ * version: the official server with `official`, the static schema extractor a LangGraph project
+ * has for devmind) and the TypeScript it needs. devmind's overrides are repeated (they apply only
+ * at the root).
  */
 export function conformancePackageJson(options: { devmindRepo: string; tarball: string | null; mirrorPackage: string; official: boolean }): Record<string, unknown> {
   const devmind = readPackage(join(options.devmindRepo, "package.json"));
@@ -120,10 +121,11 @@ export function conformancePackageJson(options: { devmindRepo: string; tarball: 
     if (range === undefined || range.startsWith("workspace:")) throw new Error(`the official package.json has no usable range for ${name}`);
     dependencies[name] = range;
   }
-  if (options.official) {
-    dependencies["@langchain/langgraph-api"] = officialApi.version ?? CONFORMANCE.officialApiVersion;
-    dependencies.typescript = CONFORMANCE.officialTypescriptVersion;
-  }
+  // the tests live in the official package itself, so their project has it (and the TypeScript it
+  // reads sources with): devmind uses its static schema extractor for Annotation graphs as a
+  // project with @langchain/langgraph-cli has it; the official server runs from it
+  dependencies["@langchain/langgraph-api"] = officialApi.version ?? CONFORMANCE.officialApiVersion;
+  dependencies.typescript = CONFORMANCE.officialTypescriptVersion;
   return { name: "devmind-conformance", private: true, type: "module", dependencies, overrides: devmind.overrides ?? {} };
 }
 

@@ -109,19 +109,29 @@ async function directZodSchema(schema: unknown): Promise<JsonSchema | null> {
  * none (e.g. a graph that is not a StateGraph).
  */
 export async function graphSchemas(graph: CompiledGraphLike): Promise<GraphSchemas> {
+  return (await readGraphSchemas(graph)).schemas;
+}
+
+/**
+ * `graphSchemas`, telling whether the runtime read found the value types (`typed`): false for an
+ * `Annotation.Root` state (channel names only) or a graph that is no StateGraph, where LangGraph's
+ * server reads the TypeScript source instead (`StaticSchemas`).
+ */
+export async function readGraphSchemas(graph: CompiledGraphLike): Promise<{ schemas: GraphSchemas; typed: boolean }> {
   const builder = (graph as CompiledGraphLike & { builder?: BuilderLike }).builder;
-  if (builder === undefined) return { input: null, output: null, state: null, config: null };
+  if (builder === undefined) return { schemas: { input: null, output: null, state: null, config: null }, typed: false };
   const config = await zodConfigSchema(graph, builder);
   const state = builder._schemaRuntimeDefinition;
   if (isSchemaSource(state) || isSchemaSource(builder._inputRuntimeDefinition) || isSchemaSource(builder._outputRuntimeDefinition)) {
     const input = builder._inputRuntimeDefinition;
     const output = builder._outputRuntimeDefinition;
-    return {
+    const schemas = {
       state: isSchemaSource(state) ? asSchema(state.getJsonSchema()) : null,
       input: asSchema(isSchemaSource(input) ? input.getInputJsonSchema() : isSchemaSource(state) ? state.getInputJsonSchema() : null),
       output: asSchema(isSchemaSource(output) ? output.getJsonSchema() : isSchemaSource(state) ? state.getJsonSchema() : null),
       config,
     };
+    return { schemas, typed: true };
   }
   try {
     const zod = await import("@langchain/langgraph/zod/schema");
@@ -132,26 +142,28 @@ export async function graphSchemas(graph: CompiledGraphLike): Promise<GraphSchem
       output: asSchema(zod.getOutputTypeSchema(compiled)),
       config,
     };
-    if (fromZod.state !== null || fromZod.input !== null || fromZod.output !== null) return fromZod;
+    if (fromZod.state !== null || fromZod.input !== null || fromZod.output !== null) return { schemas: fromZod, typed: true };
   } catch {
     // not registered with LangGraph's Zod registry: converted directly below
   }
   const direct = await directZodSchema(state);
   if (direct !== null) {
     const { required: _required, ...optional } = direct;
-    return {
+    const schemas = {
       state: direct,
       input: (await directZodSchema(builder._inputRuntimeDefinition)) ?? optional,
       output: (await directZodSchema(builder._outputRuntimeDefinition)) ?? direct,
       config,
     };
+    return { schemas, typed: true };
   }
-  return {
+  const schemas = {
     state: channelSchema(builder._schemaDefinition, "state"),
     input: channelSchema(builder._inputDefinition, "input"),
     output: channelSchema(builder._outputDefinition, "output"),
     config,
   };
+  return { schemas, typed: config !== null };
 }
 
 interface SubgraphSource {
@@ -165,6 +177,11 @@ interface SubgraphSource {
  * without subgraphs or one that is not a Pregel graph.
  */
 export async function subgraphSchemas(graph: CompiledGraphLike, options: { namespace?: string | undefined; recurse?: boolean | undefined } = {}): Promise<Record<string, GraphSchemas>> {
+  return Object.fromEntries(Object.entries(await readSubgraphSchemas(graph, options)).map(([namespace, read]) => [namespace, read.schemas]));
+}
+
+/** `subgraphSchemas`, with each subgraph's `typed` (see `readGraphSchemas`). */
+export async function readSubgraphSchemas(graph: CompiledGraphLike, options: { namespace?: string | undefined; recurse?: boolean | undefined } = {}): Promise<Record<string, { schemas: GraphSchemas; typed: boolean }>> {
   const source = graph as CompiledGraphLike & SubgraphSource;
   const found: [string, CompiledGraphLike][] = [];
   if (typeof source.getSubgraphsAsync === "function") {
@@ -172,7 +189,7 @@ export async function subgraphSchemas(graph: CompiledGraphLike, options: { names
   } else if (typeof source.getSubgraphs === "function") {
     found.push(...source.getSubgraphs(options.namespace, options.recurse));
   }
-  const result: Record<string, GraphSchemas> = {};
-  for (const [namespace, subgraph] of found) result[namespace] = await graphSchemas(subgraph);
+  const result: Record<string, { schemas: GraphSchemas; typed: boolean }> = {};
+  for (const [namespace, subgraph] of found) result[namespace] = await readGraphSchemas(subgraph);
   return result;
 }

@@ -6,6 +6,7 @@ import { graphKind, graphToInspect, resolveGraph, type CompiledGraphLike, type G
 import { refuseReservedNodeNames } from "./reserved-node-names.js";
 import type { BuiltinAgent } from "./builtin-agent.js";
 import type { GraphRunHooks } from "./run-hooks.js";
+import { graphSourceOf, type GraphSource } from "./static-schemas.js";
 
 const NO_HOOKS: GraphRunHooks = Object.freeze({});
 
@@ -63,6 +64,17 @@ export class GraphRegistry {
   hooks(id: string): GraphRunHooks {
     if (this.builtin && id === GRAPHS_DEFAULTS.builtinId) return (this.options.agent as BuiltinAgent).hooks;
     return this.options.hooks?.[id] ?? NO_HOOKS;
+  }
+
+  /** Where graph `id` was loaded from (its `langgraph.json` module and export); undefined for a graph given in code. */
+  source(id: string): GraphSource | undefined {
+    return graphSourceOf(this.entries.get(id));
+  }
+
+  /** Whether graph `id` is a factory `(config) => graph` (called per run, so not ahead of one). */
+  isFactory(id: string): boolean {
+    const entry = this.entries.get(id);
+    return entry !== undefined && graphKind(entry) === "factory";
   }
 
   /** GraphNotFoundError unless `id` is a graph of this registry. */

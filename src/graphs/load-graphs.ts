@@ -7,6 +7,7 @@ import { graphKind, graphToInspect, type GraphEntry, type GraphKind } from "./gr
 import { reservedNodeNames, reservedNamesMessage } from "./reserved-node-names.js";
 import type { GraphSpec } from "./langgraph-config.js";
 import { registerSdkLogger } from "./sdk-logger.js";
+import { rememberGraphSource } from "./static-schemas.js";
 
 /** One graph of a config, loaded or not. */
 export type LoadedGraph =
@@ -80,6 +81,7 @@ export async function loadGraph(spec: GraphSpec): Promise<LoadedGraph> {
   }
   const kind = graphKind(entry);
   if (kind === null || kind === "promise") return fail(`the export ${spec.exportName} is not a graph (expected a compiled graph, a StateGraph, a promise of one, or a factory (config) => graph)`);
+  rememberGraphSource(entry, { file: spec.file, exportName: spec.exportName });
   return { ...base, kind, entry: entry as GraphEntry };
 }
 

@@ -43,7 +43,8 @@ import type { ResumeBody } from "./interrupts/resume-plan.js";
 import { ResumeStore, type ResumeRecord } from "./interrupts/resume-store.js";
 import type { RunGraphConfig } from "./queue/run-record.js";
 import type { InterruptedRun } from "./queue/run-store.js";
-import { drawGraph, graphSchemas, subgraphSchemas, type GraphDrawing, type GraphSchemas } from "../graphs/graph-introspection.js";
+import { drawGraph, type GraphDrawing, type GraphSchemas } from "../graphs/graph-introspection.js";
+import { GraphSchemaReader } from "../graphs/graph-schema-reader.js";
 import type { StateReadableGraph } from "./threads/thread-state.js";
 import { AssistantStore, type AssistantsApi } from "./assistants/assistant-store.js";
 export { argsDigest } from "./interrupts/digest.js";
@@ -59,6 +60,7 @@ export { isKnownRunEvent } from "./events/run-events.js";
 export type { LiveMessageChunk, LiveSignal, LiveSignalOptions, ModelDelta } from "./events/live-follow.js";
 export type { RequeueResult } from "./queue/run-store.js";
 export type { ThreadRecord } from "./threads/thread-store.js";
+export type { StateOptions } from "./threads/thread-state.js";
 export type { Worker, WorkerOptions } from "./queue/worker.js";
 export type { InterruptedRun } from "./queue/run-store.js";
 /** Whether an interrupt value has LangChain's HITL shape (decided with `runs.decide`). */
@@ -329,13 +331,23 @@ export interface GraphsApi {
   ready(id: string): Promise<void>;
   /** The graph's nodes and edges (LangGraph's drawable graph as JSON); GRAPH_NOT_FOUND for an unknown id. */
   drawing(id: string, options?: { xray?: boolean | number }): Promise<GraphDrawing>;
-  /** The graph's input, output and state JSON schemas as far as they are known at runtime (see `graphSchemas`). */
+  /**
+   * The graph's input, output, state and config JSON schemas (`GraphSchemaReader`): from the
+   * compiled graph when it tells the types (StateSchema, Zod), else from its TypeScript source
+   * through LangGraph's static extractor when the project has it, else the channel names.
+   */
   schemas(id: string): Promise<GraphSchemas>;
   /**
    * The graph's subgraphs by namespace (LangGraph's `getSubgraphsAsync`: those under `namespace`
    * when given, nested ones too with `recurse`), each with its schemas.
    */
   subgraphs(id: string, options?: { namespace?: string; recurse?: boolean }): Promise<Record<string, GraphSchemas>>;
+  /**
+   * Reads the TypeScript sources of every graph whose types are not known at runtime in one
+   * batch of LangGraph's static extractor, so the first `schemas` / `subgraphs` call does not wait
+   * for it (`serve` starts it in the background); never throws.
+   */
+  warmSchemas(): Promise<void>;
 }
 
 /** `runtime.files`: attachments stored by runs' tools. */
@@ -390,6 +402,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const policy = webhookPolicy(config.webhooks.allow);
   const agent = builtinAgent({ config, checkpointer, model: options.model, modelStandIn: options.modelStandIn, tools: options.tools, attachments: new AttachmentStore(db) });
   const graphs = new GraphRegistry(options.graphs, { checkpointer, store, agent });
+  const schemaReader = new GraphSchemaReader((id) => graphs.compiled(id), (id) => graphs.source(id));
   const assistants = new AssistantStore(db, graphs, config.graphDefaults);
 
   const dispatch = (runId: string, event: LiveEvent): void => {
@@ -472,8 +485,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         await graphs.hooks(id).ready?.();
       },
       drawing: async (id, drawOptions = {}) => drawGraph(await graphs.compiled(id), drawOptions),
-      schemas: async (id) => graphSchemas(await graphs.compiled(id)),
-      subgraphs: async (id, subgraphOptions = {}) => subgraphSchemas(await graphs.compiled(id), subgraphOptions),
+      schemas: (id) => schemaReader.schemas(id),
+      subgraphs: (id, subgraphOptions = {}) => schemaReader.subgraphs(id, subgraphOptions),
+      // a factory is called per run (it may connect to things): its schemas are read when asked for
+      warmSchemas: () => schemaReader.warm(graphs.ids().filter((id) => !graphs.isFactory(id))),
     },
     threads,
     files: { get: (id) => attachments.get(id) },

@@ -39,6 +39,8 @@ export interface AppDeps {
   http?: UserHttp | undefined;
   /** The project's generative UI bundles (`ui` of langgraph.json), served under `/ui/{name}`. */
   ui?: UiBundles | undefined;
+  /** The server's own base URL once it listens (`selfBaseUrl`): a run's webhook path is resolved against it. */
+  selfUrl?: (() => string | undefined) | undefined;
 }
 
 /** The version `/info` reports. */

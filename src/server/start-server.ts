@@ -7,6 +7,7 @@ import { ConfigError } from "../errors.js";
 import { createApp, type AppDeps } from "./app.js";
 import { checkBindable } from "./bind-check.js";
 import { bindLoopbackFetch } from "./loopback-fetch.js";
+import { selfBaseUrl } from "./run-request.js";
 
 export { checkBindable, isLoopbackHost } from "./bind-check.js";
 
@@ -57,7 +58,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const host = options.host ?? options.config.server.host;
   checkBindable(host, options.config);
   const shutdown = new AbortController();
-  const app = createApp({ runtime: options.runtime, config: options.config, shutdown: shutdown.signal, logger: options.logger, heartbeatMs: options.heartbeatMs, http: options.http, ui: options.ui });
+  let selfUrl: string | undefined;
+  const app = createApp({ runtime: options.runtime, config: options.config, shutdown: shutdown.signal, logger: options.logger, heartbeatMs: options.heartbeatMs, http: options.http, ui: options.ui, selfUrl: () => selfUrl });
   const wantedPort = options.port ?? options.config.server.port;
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, hostname: host, port: wantedPort }, () => resolve(s));
@@ -82,9 +84,12 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   }
   // expired memory-store items are deleted every DEVMIND_STORE_SWEEP_MINUTES while the server runs,
   // threads past their TTL every THREAD_DEFAULTS.ttlSweepMinutes
+  // Annotation graphs' schemas come from their TypeScript sources: read them now, not at the first request
+  void options.runtime.graphs.warmSchemas();
   options.runtime.store.start();
   options.runtime.threads.startSweeper();
   const port = (server.address() as AddressInfo).port;
+  selfUrl = selfBaseUrl(host, port);
   const shown = host.includes(":") ? `[${host}]` : host;
   const url = `http://${shown}:${port}`;
   // `new Client()` without a URL in this process (a project's route or graph) reaches this server in-process

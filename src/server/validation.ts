@@ -93,19 +93,28 @@ export const ThreadCountBody = z
   .object({ metadata: metadata.nullish(), values: metadata.nullish(), status: z.enum(["idle", "busy", "interrupted", "error"]).nullish() })
   .strict();
 
+/**
+ * A checkpoint as LangGraph's requests name one (`{checkpoint_id?, checkpoint_ns?, thread_id?,
+ * checkpoint_map?}`): `checkpoint_ns` a subgraph's namespace (`node:task_id[|...]`, as a subgraph
+ * task's `checkpoint` gives it), `""` or absent for the graph's own.
+ */
+const CheckpointRef = z
+  .object({ checkpoint_id: CheckpointId.nullish(), checkpoint_ns: z.string().max(1_024).regex(/^[^\u0000]*$/, "must not contain NUL").nullish(), thread_id: z.string().max(256).nullish() })
+  .passthrough();
+
 /** `POST /threads/{id}/state` (LangGraph's ThreadStateUpdate). */
 export const ThreadStateUpdateBody = z
   .object({
     values: z.unknown(),
     as_node: z.string().min(1).max(256).nullish(),
     checkpoint_id: CheckpointId.nullish(),
-    checkpoint: z.object({ checkpoint_id: CheckpointId, checkpoint_ns: z.string().max(0).nullish(), thread_id: z.string().nullish() }).passthrough().nullish(),
+    checkpoint: CheckpointRef.nullish(),
   })
   .strict();
 
 /** `POST /threads/{id}/state/checkpoint` (the SDK's `getState` with a checkpoint object). */
 export const ThreadStateAtBody = z
-  .object({ checkpoint: z.object({ checkpoint_id: CheckpointId, checkpoint_ns: z.string().max(0).nullish(), thread_id: z.string().nullish() }).passthrough(), subgraphs: z.boolean().nullish() })
+  .object({ checkpoint: CheckpointRef.nullish(), subgraphs: z.boolean().nullish() })
   .strict();
 
 /** `POST /threads/prune`: `delete` removes the threads; `keep_latest` keeps each one's newest checkpoint only. */
@@ -132,7 +141,7 @@ export const HistoryBody = z
     limit: z.number().int().min(1).max(1_000).nullish(),
     before: z.union([CheckpointId, z.object({ configurable: z.object({ checkpoint_id: CheckpointId }).passthrough() }).passthrough()]).nullish(),
     metadata: metadata.nullish(),
-    checkpoint: z.object({ checkpoint_id: CheckpointId.nullish(), checkpoint_ns: z.string().max(0).nullish(), thread_id: z.string().nullish() }).passthrough().nullish(),
+    checkpoint: CheckpointRef.nullish(),
   })
   .strict();
 

@@ -46,7 +46,8 @@ export function stateWire(snapshot: StateSnapshot, threadId: string): Record<str
       // as the official server: the task's path, a subgraph task's checkpoint (its namespace), the result or null
       ...(task.path === undefined ? {} : { path: toWire(task.path) }),
       checkpoint: subgraphCheckpoint(task.state),
-      state: null,
+      // read with `subgraphs`: an interrupted subgraph task carries that subgraph's own state
+      state: isStateSnapshot(task.state) ? stateWire(task.state, threadId) : null,
       result: task.result === undefined ? null : toWire(task.result),
     })),
     metadata: toWire(snapshot.metadata ?? {}),
@@ -54,6 +55,11 @@ export function stateWire(snapshot: StateSnapshot, threadId: string): Record<str
     checkpoint: checkpointWire(snapshot.config, threadId) ?? { thread_id: threadId, checkpoint_ns: "", checkpoint_id: null, checkpoint_map: null },
     parent_checkpoint: checkpointWire(snapshot.parentConfig, threadId),
   };
+}
+
+/** True for a task's `state` that is a subgraph's state snapshot (not the config naming its checkpoint). */
+function isStateSnapshot(state: unknown): state is StateSnapshot {
+  return state !== null && typeof state === "object" && "values" in state && "next" in state;
 }
 
 /**

@@ -120,7 +120,10 @@ describe.each(BACKENDS)("assistants through the official SDK on %s", (backend) =
     const client = await start(0);
     const subgraphs = await client.assistants.getSubgraphs("nested");
     expect(Object.keys(subgraphs)).toEqual(["inner"]);
-    expect(Object.keys((subgraphs["inner"]?.state_schema as { properties: object }).properties)).toEqual(["text"]);
+    // the official server's shape: LangGraph's names (state, input, output, config), not the SDK type's *_schema
+    const inner = subgraphs["inner"] as unknown as { state: { properties: object }; input: unknown; output: unknown; config: unknown };
+    expect(Object.keys(inner).sort()).toEqual(["config", "input", "output", "state"]);
+    expect(Object.keys(inner.state.properties)).toEqual(["text"]);
     expect(Object.keys(await client.assistants.getSubgraphs("nested", { namespace: "inner" }))).toEqual(["inner"]);
     expect(await client.assistants.getSubgraphs("echo")).toEqual({});
   });

@@ -108,3 +108,21 @@ describe("stripConfigKeys and parseConformanceArgs (npm run conformance)", () =>
     expect(() => parseConformanceArgs(["/m", "--official", "--pg", "postgres://h/db"], "/repo")).toThrow(/--pg applies to devmind only/);
   });
 });
+
+describe("devmindServeEnv (npm run conformance)", () => {
+  it("serves POST /internal/truncate (the official tests wipe between groups and never read the answer) on only the database chosen", async () => {
+    const { devmindServeEnv } = await import("../../bench/conformance/servers.js");
+    process.env.DEVMIND_TEST_LEAK = "x";
+    try {
+      const pglite = devmindServeEnv({ kind: "pglite", dataDir: "/tmp/conf-data" });
+      expect(pglite).toMatchObject({ DEVMIND_ALLOW_TRUNCATE: "true", DEVMIND_DATA_DIR: "/tmp/conf-data" });
+      expect(pglite.DEVMIND_TEST_LEAK).toBeUndefined();
+      expect(pglite.DATABASE_URL).toBeUndefined();
+      const postgres = devmindServeEnv({ kind: "postgres", url: "postgres://h/db", schema: "conf_abc" });
+      expect(postgres).toMatchObject({ DEVMIND_ALLOW_TRUNCATE: "true", DATABASE_URL: "postgres://h/db", DEVMIND_DB_SCHEMA: "conf_abc" });
+      expect(postgres.DEVMIND_DATA_DIR).toBeUndefined();
+    } finally {
+      delete process.env.DEVMIND_TEST_LEAK;
+    }
+  });
+});

@@ -1,4 +1,5 @@
 import type { StateSnapshot } from "@langchain/langgraph";
+import { DevmindError } from "../../errors.js";
 import { runInputError } from "../queue/run-record.js";
 
 /** Bounds of reading a thread's checkpoints. */
@@ -34,7 +35,7 @@ function ofRun(snapshot: StateSnapshot, runId: string): boolean {
 
 /** What reading a thread's state needs of a graph (the agent's or a user graph compiled with devmind's saver). */
 export interface StateReadableGraph {
-  getState(config: { configurable: Record<string, unknown> }): Promise<StateSnapshot>;
+  getState(config: { configurable: Record<string, unknown> }, options?: { subgraphs?: boolean }): Promise<StateSnapshot>;
   getStateHistory(
     config: { configurable: Record<string, unknown> },
     options?: { limit?: number; before?: { configurable: Record<string, unknown> }; filter?: Record<string, unknown> },
@@ -53,6 +54,39 @@ export interface HistoryOptions {
   metadata?: Record<string, unknown> | undefined;
   /** Start at this checkpoint (it and its ancestors) instead of the newest. */
   checkpointId?: string | undefined;
+  /** The states of this subgraph namespace (`node:task_id[|...]`, a subgraph task's `checkpoint_ns`) instead of the graph's own. */
+  checkpointNs?: string | undefined;
+}
+
+/**
+ * Which state to read (LangGraph's `getState` options): `checkpointNs` a subgraph's namespace
+ * (`node:task_id[|...]`, as a subgraph task's `checkpoint` names it) instead of the graph's own;
+ * `subgraphs` each task of an interrupted subgraph carries that subgraph's state (`tasks[].state`).
+ */
+export interface StateOptions {
+  checkpointNs?: string | undefined;
+  subgraphs?: boolean | undefined;
+}
+
+/** The `configurable` of a read at `checkpointNs` (nothing for the graph's own, `""`). */
+function namespaced(threadId: string, checkpointNs: string | undefined, checkpointId?: string): Record<string, unknown> {
+  return { thread_id: threadId, ...(checkpointNs === undefined || checkpointNs === "" ? {} : { checkpoint_ns: checkpointNs }), ...(checkpointId === undefined ? {} : { checkpoint_id: checkpointId }) };
+}
+
+/**
+ * Runs a read or write at a subgraph namespace: LangGraph's "Subgraph … not found" (a namespace
+ * the thread's graph has no subgraph for; LangGraph throws it for updates, a read finds no
+ * checkpoint there and answers an empty state) becomes NOT_FOUND naming it.
+ */
+async function atNamespace<T>(checkpointNs: string | undefined, read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    if (checkpointNs !== undefined && checkpointNs !== "" && error instanceof Error && /^Subgraph (with namespace )?.* not found/i.test(error.message)) {
+      throw new DevmindError("NOT_FOUND", `no subgraph for checkpoint_ns ${JSON.stringify(checkpointNs.slice(0, 200))} in the thread's graph`, { details: { field: "checkpoint_ns" } });
+    }
+    throw error;
+  }
 }
 
 /**
@@ -65,16 +99,16 @@ export class ThreadStateReader {
   /** `graphFor(threadId)`: the graph whose checkpoints the thread holds (its runs' graph). */
   constructor(private readonly graphFor: (threadId: string) => Promise<StateReadableGraph>) {}
 
-  /** The thread's latest state (empty values and no tasks for a thread without checkpoints). */
-  async state(threadId: string): Promise<StateSnapshot> {
+  /** The thread's latest state (empty values and no tasks for a thread without checkpoints); `options` (StateOptions) a subgraph's, nested states. */
+  async state(threadId: string, options: StateOptions = {}): Promise<StateSnapshot> {
     const graph = await this.graphFor(threadId);
-    return graph.getState({ configurable: { thread_id: threadId } });
+    return atNamespace(options.checkpointNs, () => graph.getState({ configurable: namespaced(threadId, options.checkpointNs) }, { subgraphs: options.subgraphs === true }));
   }
 
-  /** The state at one checkpoint of the thread. */
-  async stateAt(threadId: string, checkpointId: string): Promise<StateSnapshot> {
+  /** The state at one checkpoint of the thread (of a subgraph's namespace with `options.checkpointNs`). */
+  async stateAt(threadId: string, checkpointId: string, options: StateOptions = {}): Promise<StateSnapshot> {
     const graph = await this.graphFor(threadId);
-    return graph.getState({ configurable: { thread_id: threadId, checkpoint_id: checkpointId } });
+    return atNamespace(options.checkpointNs, () => graph.getState({ configurable: namespaced(threadId, options.checkpointNs, checkpointId) }, { subgraphs: options.subgraphs === true }));
   }
 
   /** Up to `limit` (default 10) states, newest first, older than checkpoint `before` when given. */
@@ -86,23 +120,26 @@ export class ThreadStateReader {
     const graph = await this.graphFor(threadId);
     const states: StateSnapshot[] = [];
     const before = options.before === undefined ? undefined : { configurable: { thread_id: threadId, checkpoint_id: options.before } };
-    const from = { configurable: { thread_id: threadId, ...(options.checkpointId === undefined ? {} : { checkpoint_id: options.checkpointId }) } };
+    const from = { configurable: namespaced(threadId, options.checkpointNs, options.checkpointId) };
     const filter = options.metadata === undefined ? {} : { filter: options.metadata };
-    for await (const snapshot of graph.getStateHistory(from, { limit, ...(before === undefined ? {} : { before }), ...filter })) {
-      states.push(snapshot);
-      if (states.length >= limit) break;
-    }
+    await atNamespace(options.checkpointNs, async () => {
+      for await (const snapshot of graph.getStateHistory(from, { limit, ...(before === undefined ? {} : { before }), ...filter })) {
+        states.push(snapshot);
+        if (states.length >= limit) break;
+      }
+    });
     return states;
   }
 
   /**
    * Writes `values` to the thread's state as node `asNode` would (LangGraph's `updateState`), on
-   * its latest checkpoint or on `checkpointId` (forking there). Returns the new checkpoint's id.
+   * its latest checkpoint or on `checkpointId` (forking there); with `checkpointNs`, the state of
+   * that subgraph (LangGraph hands the update to the subgraph). Returns the new checkpoint's id.
    */
-  async updateState(threadId: string, values: unknown, options: { asNode?: string | undefined; checkpointId?: string | undefined } = {}): Promise<string> {
+  async updateState(threadId: string, values: unknown, options: { asNode?: string | undefined; checkpointId?: string | undefined; checkpointNs?: string | undefined } = {}): Promise<string> {
     const graph = await this.graphFor(threadId);
-    const config = { configurable: { thread_id: threadId, ...(options.checkpointId === undefined ? {} : { checkpoint_id: options.checkpointId }) } };
-    const next = await graph.updateState(config, values, options.asNode);
+    const config = { configurable: { checkpoint_ns: "", ...namespaced(threadId, options.checkpointNs, options.checkpointId) } };
+    const next = await atNamespace(options.checkpointNs, () => graph.updateState(config, values, options.asNode));
     return String(next.configurable?.["checkpoint_id"] ?? "");
   }
 

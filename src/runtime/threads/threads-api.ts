@@ -6,7 +6,7 @@ import type { Logger } from "../../logger.js";
 import { startTtlSweeper, type TtlSweeper } from "../../store/ttl-sweeper.js";
 import { AttachmentStore } from "../attachments/attachment-store.js";
 import { ThreadCheckpoints } from "./thread-checkpoints.js";
-import { ThreadStateReader, type HistoryOptions, type RunSnapshots, type StateReadableGraph } from "./thread-state.js";
+import { ThreadStateReader, type HistoryOptions, type RunSnapshots, type StateOptions, type StateReadableGraph } from "./thread-state.js";
 import { DevmindError, hasErrorCode, RunConflictError } from "../../errors.js";
 import { ThreadStore, type SearchThreadsOptions, type ThreadRecord } from "./thread-store.js";
 
@@ -48,17 +48,18 @@ export interface ThreadsApi {
   delete(threadId: string): Promise<void>;
   /** Makes sure the thread has a row, tagged with the graph of the run created on it; `runs.create` calls it. */
   touch(threadId: string, graphId?: string): Promise<void>;
-  state(threadId: string): Promise<StateSnapshot>;
-  stateAt(threadId: string, checkpointId: string): Promise<StateSnapshot>;
+  /** The thread's latest state; `options` (StateOptions): a subgraph's namespace, nested subgraph states. */
+  state(threadId: string, options?: StateOptions): Promise<StateSnapshot>;
+  stateAt(threadId: string, checkpointId: string, options?: StateOptions): Promise<StateSnapshot>;
   history(threadId: string, options?: HistoryOptions): Promise<StateSnapshot[]>;
   /** How many threads match (metadata contains, status). */
   count(options?: Pick<SearchThreadsOptions, "metadata" | "status">): Promise<number>;
   /**
    * Writes `values` as node `asNode` (LangGraph's `updateState`) on the thread's latest checkpoint
-   * or on `checkpointId` (forking there); refused (RunConflictError) while a run of the thread is
-   * active. Returns the new checkpoint id.
+   * or on `checkpointId` (forking there), of the subgraph namespace `checkpointNs` when given;
+   * refused (RunConflictError) while a run of the thread is active. Returns the new checkpoint id.
    */
-  updateState(threadId: string, values: unknown, options?: { asNode?: string | undefined; checkpointId?: string | undefined }): Promise<string>;
+  updateState(threadId: string, values: unknown, options?: { asNode?: string | undefined; checkpointId?: string | undefined; checkpointNs?: string | undefined }): Promise<string>;
   /**
    * Pre-fills a new thread's state: each superstep's updates applied as one step (LangGraph's
    * `bulkUpdateState`), with the graph the thread's metadata names. Returns the last checkpoint id.
@@ -149,8 +150,8 @@ export function createThreadsApi(db: Database, graphFor: (threadId: string, tagg
       await running?.stop();
     },
     touch: (threadId, graphId) => store.touch(threadId, graphId),
-    state: (threadId) => reader.state(threadId),
-    stateAt: (threadId, checkpointId) => reader.stateAt(threadId, checkpointId),
+    state: (threadId, options) => reader.state(threadId, options),
+    stateAt: (threadId, checkpointId, options) => reader.stateAt(threadId, checkpointId, options),
     history: (threadId, options) => reader.history(threadId, options),
     count: (options) => store.count(options),
     async updateState(threadId, values, options) {

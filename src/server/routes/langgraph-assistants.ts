@@ -43,7 +43,9 @@ function selected(assistant: AssistantRecord, select: readonly string[] | null |
  *   `POST /assistants/count` -> number.
  * - `POST /assistants/{id}/versions {metadata?, limit?, offset?}` -> versions newest first;
  *   `POST /assistants/{id}/latest {version}` -> the assistant at that version.
- * - `GET /assistants/{id}/graph?xray`, `/schemas`, `/subgraphs[/{namespace}]?recurse`.
+ * - `GET /assistants/{id}/graph?xray`, `/schemas` (`{graph_id, input_schema, output_schema,
+ *   state_schema, config_schema, context_schema}`), `/subgraphs[/{namespace}]?recurse` (`{namespace:
+ *   {state, input, output, config}}`, as the official server answers it).
  * Assistant: `{assistant_id, graph_id, name, description, config, context, metadata, version,
  * created_at, updated_at}`; its config and context are the defaults of its runs.
  */
@@ -131,7 +133,8 @@ export function langgraphAssistantRoutes(deps: AppDeps): Hono<Env> {
   const subgraphs = async (id: string, namespace: string | undefined, recurse: string | undefined) => {
     const { graph_id: graphId } = await runtime.assistants.get(id);
     const found = await runtime.graphs.subgraphs(graphId, { ...(namespace === undefined ? {} : { namespace }), recurse: flagQuery(recurse, "recurse") === true });
-    return Object.fromEntries(Object.entries(found).map(([ns, schemas]) => [ns, { graph_id: graphId, input_schema: schemas.input, output_schema: schemas.output, state_schema: schemas.state, config_schema: schemas.config, context_schema: schemas.config }]));
+    // as the official server: each subgraph's schemas under LangGraph's own names (not /schemas' *_schema ones)
+    return Object.fromEntries(Object.entries(found).map(([ns, schemas]) => [ns, { state: schemas.state, input: schemas.input, output: schemas.output, config: schemas.config }]));
   };
   app.get("/assistants/:id/subgraphs", async (c) => c.json(await subgraphs(c.req.param("id"), undefined, c.req.query("recurse"))));
   app.get("/assistants/:id/subgraphs/:namespace", async (c) => c.json(await subgraphs(c.req.param("id"), c.req.param("namespace"), c.req.query("recurse"))));

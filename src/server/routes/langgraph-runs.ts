@@ -15,6 +15,7 @@ import { intQuery, readBody, readJson, RunCancelManyBody, RunCreateBody, STREAM_
 import { SERVER_DEFAULTS } from "../../constants.js";
 import { z } from "zod";
 import { runWire } from "../wire.js";
+import { readRunRequest, withRequestContext } from "../run-request.js";
 
 type Env = { Variables: AuthVariables };
 
@@ -106,14 +107,14 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
   };
 
   const create = async (c: Context<Env>, threadId: string | null): Promise<Response> => {
-    const body = await readBody(c, RunCreateBody);
+    const body = await readRunRequest(c, deps.selfUrl?.());
     modesOf(body.stream_mode);
     const started = await startRun(runtime, threadId, body, c.get("principal"));
     c.header("Content-Location", runPath(started.run));
     return c.json(runWire(started.run));
   };
   const stream = async (c: Context<Env>, threadId: string | null): Promise<Response> => {
-    const body = await readBody(c, RunCreateBody);
+    const body = await readRunRequest(c, deps.selfUrl?.());
     const modes = modesOf(body.stream_mode);
     // a stream option: the stream sends subgraph parts (runs.create and runs.wait refuse it)
     const subgraphs = body.stream_subgraphs === true;
@@ -121,7 +122,7 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
     return streamStarted(c, started, modes, subgraphs, body.on_disconnect === "cancel", threadId === null);
   };
   const wait = async (c: Context<Env>, threadId: string | null): Promise<Response> => {
-    const body = await readBody(c, RunCreateBody);
+    const body = await readRunRequest(c, deps.selfUrl?.());
     modesOf(body.stream_mode);
     const started = await startRun(runtime, threadId, body, c.get("principal"), holdFor(threadId));
     c.header("Content-Location", runPath(started.run));
@@ -138,7 +139,7 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
     const bodies = validate(z.array(RunCreateBody).min(1).max(SERVER_DEFAULTS.runBatchMax), raw);
     // one by one, so a refused payload leaves the ones before it created, as the official server's Promise.all would
     const created: Record<string, unknown>[] = [];
-    for (const body of bodies) created.push(runWire((await startRun(runtime, null, body, c.get("principal"))).run));
+    for (const body of bodies) created.push(runWire((await startRun(runtime, null, withRequestContext(body, c, deps.selfUrl?.()), c.get("principal"))).run));
     return c.json(created);
   });
   app.post("/runs/cancel", async (c) => {

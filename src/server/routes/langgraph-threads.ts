@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import type { StateSnapshot } from "@langchain/langgraph";
-import type { ThreadRecord } from "../../runtime/runtime.js";
+import type { StateOptions, ThreadRecord } from "../../runtime/runtime.js";
 import type { AuthVariables } from "../auth.js";
 import type { AppDeps } from "../app.js";
 import { httpError } from "../http-errors.js";
@@ -26,6 +26,13 @@ function refuseValuesFilter(values: Record<string, unknown> | null | undefined):
   if (values !== undefined && values !== null && Object.keys(values).length > 0) throw httpError("REQUEST_INVALID", "values filters are not supported by devmind serve: filter threads by metadata, ids or status", { field: "values" });
 }
 
+/** The `subgraphs` query flag of the state routes (`true` / `false`, as the SDK sends it); anything else 400. */
+function subgraphsQuery(value: string | undefined): boolean {
+  if (value === undefined || value === "" || value === "false" || value === "0") return false;
+  if (value === "true" || value === "1") return true;
+  throw httpError("REQUEST_INVALID", "subgraphs must be true or false", { field: "subgraphs" });
+}
+
 /**
  * LangGraph Platform's threads (CONTRACT section 8), as the SDK's `client.threads` calls them
  * (assistants: `langgraphAssistantRoutes`):
@@ -49,9 +56,9 @@ export function langgraphThreadRoutes(deps: AppDeps): Hono<{ Variables: AuthVari
   const { runtime } = deps;
   const app = new Hono<{ Variables: AuthVariables }>();
 
-  const stateAtOr404 = async (threadId: string, checkpointId: string): Promise<StateSnapshot> => {
+  const stateAtOr404 = async (threadId: string, checkpointId: string, options: StateOptions = {}): Promise<StateSnapshot> => {
     await runtime.threads.get(threadId);
-    const state = await runtime.threads.stateAt(threadId, validate(CheckpointId, checkpointId));
+    const state = await runtime.threads.stateAt(threadId, validate(CheckpointId, checkpointId), options);
     if (state.createdAt === undefined) throw httpError("NOT_FOUND", "no such checkpoint on this thread", { checkpoint_id: checkpointId.slice(0, 100) });
     return state;
   };
@@ -136,16 +143,18 @@ export function langgraphThreadRoutes(deps: AppDeps): Hono<{ Variables: AuthVari
   app.get("/threads/:id/state", async (c) => {
     const threadId = c.req.param("id");
     await runtime.threads.get(threadId);
-    return c.json(stateWire(await runtime.threads.state(threadId), threadId));
+    return c.json(stateWire(await runtime.threads.state(threadId, { subgraphs: subgraphsQuery(c.req.query("subgraphs")) }), threadId));
   });
   app.post("/threads/:id/state", async (c) => {
     const threadId = c.req.param("id");
     const body = await readBody(c, ThreadStateUpdateBody);
     const checkpointId = body.checkpoint_id ?? body.checkpoint?.checkpoint_id ?? undefined;
-    if (checkpointId !== undefined) await stateAtOr404(threadId, checkpointId);
-    const newId = await runtime.threads.updateState(threadId, body.values, { asNode: body.as_node ?? undefined, checkpointId });
+    const checkpointNs = body.checkpoint?.checkpoint_ns ?? "";
+    if (checkpointId !== undefined) await stateAtOr404(threadId, checkpointId, { checkpointNs });
+    else await runtime.threads.get(threadId);
+    const newId = await runtime.threads.updateState(threadId, body.values, { asNode: body.as_node ?? undefined, checkpointId, checkpointNs });
     // the official server answers {checkpoint}; the SDK's type reads {configurable}: both, the same ids
-    const checkpoint = { thread_id: threadId, checkpoint_ns: "", checkpoint_id: newId };
+    const checkpoint = { thread_id: threadId, checkpoint_ns: checkpointNs, checkpoint_id: newId };
     return c.json({ checkpoint, configurable: checkpoint });
   });
   app.patch("/threads/:id/state", async (c) => {
@@ -156,13 +165,16 @@ export function langgraphThreadRoutes(deps: AppDeps): Hono<{ Variables: AuthVari
   app.post("/threads/:id/state/checkpoint", async (c) => {
     const threadId = c.req.param("id");
     const body = await readBody(c, ThreadStateAtBody);
-    if (body.subgraphs === true) throw httpError("REQUEST_INVALID", "subgraphs is not supported for a state at a checkpoint", { field: "subgraphs" });
-    return c.json(stateWire(await stateAtOr404(threadId, body.checkpoint.checkpoint_id), threadId));
+    const options: StateOptions = { checkpointNs: body.checkpoint?.checkpoint_ns ?? "", subgraphs: body.subgraphs === true };
+    const checkpointId = body.checkpoint?.checkpoint_id ?? undefined;
+    if (checkpointId !== undefined) return c.json(stateWire(await stateAtOr404(threadId, checkpointId, options), threadId));
+    await runtime.threads.get(threadId);
+    return c.json(stateWire(await runtime.threads.state(threadId, options), threadId));
   });
   app.get("/threads/:id/state/:checkpoint", async (c) => {
     const threadId = c.req.param("id");
     await runtime.threads.get(threadId);
-    const state = await runtime.threads.stateAt(threadId, validate(CheckpointId, c.req.param("checkpoint")));
+    const state = await runtime.threads.stateAt(threadId, validate(CheckpointId, c.req.param("checkpoint")), { subgraphs: subgraphsQuery(c.req.query("subgraphs")) });
     if (state.createdAt === undefined) throw httpError("NOT_FOUND", "no such checkpoint on this thread");
     return c.json(stateWire(state, threadId));
   });
@@ -172,11 +184,13 @@ export function langgraphThreadRoutes(deps: AppDeps): Hono<{ Variables: AuthVari
     await runtime.threads.get(threadId);
     const before = typeof body.before === "string" ? body.before : body.before?.configurable.checkpoint_id;
     const checkpointId = body.checkpoint?.checkpoint_id ?? undefined;
+    const checkpointNs = body.checkpoint?.checkpoint_ns ?? undefined;
     const states = await runtime.threads.history(threadId, {
       limit: body.limit ?? 10,
       before,
       ...(body.metadata === undefined || body.metadata === null ? {} : { metadata: body.metadata }),
       ...(checkpointId === undefined ? {} : { checkpointId }),
+      ...(checkpointNs === undefined ? {} : { checkpointNs }),
     });
     return c.json(states.map((state) => stateWire(state, threadId)));
   });
