@@ -505,7 +505,10 @@ describe.each(TARGETS)("Agent Chat UI against devmind serve: $name", (target) =>
       ["ai", FOLLOW_UP_ANSWER],
     ]);
     expect(fromCheckpoint.at(-1)).toMatchObject({ input: { messages: [{ type: "human" }] }, checkpoint: { checkpoint_id: expect.any(String) } });
-    // the UI shows the branch it made
+    // the UI shows the branch it made. It finds the sibling branches in the thread's newest 10
+    // checkpoints (useStream's history): a model-only run is 4 of createAgent's but 7 of the
+    // built-in agent's (begin, guard, model, guard, finish), so for the agent the original branch
+    // falls outside the window and no switcher appears (known gap, fails until the agent writes fewer)
     await page.getByText("2 / 2", { exact: true }).first().waitFor({ timeout: PAGE_WAIT_MS });
     await shot(page, "7-human-edit");
     await closePage(page);
