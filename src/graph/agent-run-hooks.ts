@@ -30,7 +30,10 @@ function checkAgentInput(input: unknown, options: { config?: unknown; context?: 
   const emptyObject = typeof context === "object" && context !== null && !Array.isArray(context) && Object.keys(context).length === 0;
   if (context !== undefined && context !== null && !emptyObject) throw invalid("context is not supported for the built-in agent", "context");
   const config = options.config as Record<string, unknown> | undefined | null;
-  if (config !== undefined && config !== null && Object.keys(config).length > 0) throw invalid("config is not supported for the built-in agent: use limits", "config");
+  // `configurable` is accepted and unused: the server copies request headers (x-*, user-agent)
+  // into it for every graph, as the official server does
+  const keys = config === undefined || config === null ? [] : Object.keys(config).filter((key) => key !== "configurable");
+  if (keys.length > 0) throw invalid("config is not supported for the built-in agent: use limits", "config");
   if (input === null || input === undefined) return;
   if (typeof input !== "object" || Array.isArray(input)) throw invalid('run input must be { "messages": [...] } with at least one message', "input");
   const count = (input as { messages?: unknown }).messages;
