@@ -117,7 +117,7 @@ describe.each(BACKENDS)("run webhooks on %s", (backend) => {
       ["https://hooks.example.com/x", /not allowed/],
       ["http://user:secret@127.0.0.1/x", /credentials/],
       ["ftp://127.0.0.1/x", /http or https/],
-      ["/relative/path", /absolute/],
+      ["//evil.example.com/x", /absolute|not allowed/],
     ];
     for (const [webhook, message] of refused) {
       const error = await client.runs.create(thread.thread_id, "tick", { input: { count: 1 }, webhook }).then(
@@ -128,6 +128,11 @@ describe.each(BACKENDS)("run webhooks on %s", (backend) => {
       expect(error?.message ?? "").toMatch(message);
     }
     expect(await client.runs.list(thread.thread_id)).toEqual([]);
+    // a path is the official server's form for "this server": resolved against it, not refused
+    const relative = await client.runs.create(thread.thread_id, "tick", { input: { count: 1 }, webhook: "/relative/path" });
+    const target = new URL(String((await server.runtime.runs.completion(relative.run_id))?.webhook));
+    expect(target.pathname).toBe("/relative/path");
+    expect(["127.0.0.1", "localhost", "[::1]"]).toContain(target.hostname);
     // the runtime refuses the same way (RUN_INPUT_INVALID naming the field)
     await expect(server.runtime.runs.create({ assistantId: "tick", input: { count: 1 }, webhook: "http://192.168.1.1/" })).rejects.toMatchObject({ code: "RUN_INPUT_INVALID", details: { field: "webhook" } });
   });
