@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { accessJson, type AccessFilter } from "../access-filter.js";
 import { CONFIG_BOUNDS, GRAPHS_DEFAULTS, RUN_STORE_LIMITS, RUN_THREAD_LOCK_PREFIX } from "../../constants.js";
 import type { Database, Queryable, Row } from "../../db/types.js";
 import { GraphNotFoundError, RunConflictError, RunNotFoundError, type DevmindErrorCode } from "../../errors.js";
@@ -88,6 +89,8 @@ export interface ListRunsOptions {
   before?: string | undefined;
   /** Runs whose metadata contains this object (jsonb `@>`). */
   metadata?: Record<string, unknown> | undefined;
+  /** Only runs of threads the caller may see (their metadata contains this AccessFilter), in the same statement. */
+  threadAccess?: AccessFilter | undefined;
 }
 
 /** Who takes a lease and for how long. */
@@ -288,8 +291,9 @@ export class RunStore {
     if (options.threadId !== undefined) values.push(checkThreadId(options.threadId));
     if (options.metadata !== undefined) values.push(serializeJson(checkObject(options.metadata, "metadata"), "metadata"));
     if (options.before !== undefined) values.push(checkRunId(options.before));
+    if (options.threadAccess !== undefined) values.push(accessJson(options.threadAccess));
     values.push(limit);
-    const shape = { status: options.status !== undefined, thread: options.threadId !== undefined, before: options.before !== undefined, metadata: options.metadata !== undefined };
+    const shape = { status: options.status !== undefined, thread: options.threadId !== undefined, before: options.before !== undefined, metadata: options.metadata !== undefined, threadAccess: options.threadAccess !== undefined };
     const result = await this.db.query(this.sql.list(shape), values);
     if (result.rows.length === 0 && options.before !== undefined) {
       const found = await this.db.query(this.sql.exists, [options.before]);
@@ -429,11 +433,11 @@ export class RunStore {
   }
 
   /** Interrupted runs, most recently paused first, with their interrupts: open approvals and interrupts in one query. */
-  async listInterrupted(limit: number = GRAPHS_DEFAULTS.interruptedListDefault): Promise<InterruptedRun[]> {
+  async listInterrupted(limit: number = GRAPHS_DEFAULTS.interruptedListDefault, threadAccess?: AccessFilter): Promise<InterruptedRun[]> {
     if (!Number.isInteger(limit) || limit < 1 || limit > GRAPHS_DEFAULTS.interruptedListMax) {
       throw runInputError(`limit must be an integer from 1 to ${GRAPHS_DEFAULTS.interruptedListMax}, got ${String(limit)}`, { field: "limit" });
     }
-    const result = await this.db.query(this.sql.listInterrupted, [limit]);
+    const result = await this.db.query(this.sql.listInterrupted, [limit, accessJson(threadAccess)]);
     return result.rows.map((row) => ({
       ...runFromRow(row),
       decided_tool_calls: (row["decided_tool_calls"] as string[] | null) ?? [],

@@ -1,5 +1,6 @@
 import { AUTH_DEFAULTS } from "../../constants.js";
 import { DevmindError } from "../../errors.js";
+import type { AccessFilter } from "../../runtime/access-filter.js";
 
 /**
  * A handler's filter as one JSON containment object: every read applies it in SQL as
@@ -7,7 +8,7 @@ import { DevmindError } from "../../errors.js";
  * `{k: {$contains: v}}` becomes `{k: [v]}` and `{k: {$contains: [a, b]}}` `{k: [a, b]}` (the key is
  * an array holding them all) — the official server's `isAuthMatching` semantics, in the database.
  */
-export type Containment = Readonly<Record<string, unknown>>;
+export type Containment = AccessFilter;
 
 type Scalar = string | number | boolean;
 const isScalar = (value: unknown): value is Scalar => typeof value === "string" || typeof value === "boolean" || (typeof value === "number" && Number.isFinite(value));
@@ -73,9 +74,4 @@ export function matchesFilter(metadata: Readonly<Record<string, unknown>> | null
 export function forgesFilteredKey(metadata: Readonly<Record<string, unknown>> | null | undefined, filter: Containment | undefined): boolean {
   if (filter === undefined || metadata === null || metadata === undefined) return false;
   return Object.keys(filter).some((key) => key in metadata && !matchesFilter({ [key]: metadata[key] }, { [key]: filter[key] }));
-}
-
-/** The filter as the JSON text of an SQL parameter: `{}` (matches every object) without one. */
-export function containmentJson(filter: Containment | undefined): string {
-  return JSON.stringify(filter ?? {});
 }
