@@ -146,6 +146,8 @@ export function langgraphAssistantRoutes(deps: AppDeps): Hono<Env> {
   });
   app.delete("/assistants/:id", async (c) => {
     const deleteThreads = flagQuery(c.req.query("delete_threads"), "delete_threads") === true;
+    // another user's threads may run this assistant: with an auth handler they are not the deleter's to remove
+    if (deleteThreads && c.get("authHandler") !== undefined) throw httpError("REQUEST_INVALID", "delete_threads is not supported with an auth handler: delete your threads with DELETE /threads/{id}", { field: "delete_threads" });
     const { assistant, filter } = await visible(c, "delete");
     const assistantId = assistant.assistant_id;
     // its threads first: a thread whose run does not stop (409) leaves the assistant for a retry
