@@ -23,7 +23,7 @@ import type { LiveSignal, LiveSignalOptions } from "./events/live-follow.js";
 import type { OrphanDeps } from "./queue/orphan-runs.js";
 import type { ClaimedRun, RunInput, RunLimits, RunRecord, RunStatus } from "./queue/run-record.js";
 import { RunStore, type RequeueResult } from "./queue/run-store.js";
-import type { AccessFilter } from "./access-filter.js";
+import type { AccessFilter } from "../vocabulary/access-filter.js";
 import { createThreadsApi, type ThreadsApi } from "./threads/threads-api.js";
 import { ToolLedger } from "./ledger/tool-ledger.js";
 import { createCronsApi, type CronsApi } from "./crons/crons-api.js";

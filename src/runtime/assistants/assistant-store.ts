@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { accessJson, type AccessFilter } from "../access-filter.js";
+import { accessJson, type AccessFilter } from "../../vocabulary/access-filter.js";
 import type { GraphRunHooks } from "../../graphs/run-hooks.js";
 import { assistantIdFor } from "../../graphs/assistant-id.js";
 import { ASSISTANT_DEFAULTS } from "../../constants.js";

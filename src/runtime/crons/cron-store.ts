@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { accessJson, type AccessFilter } from "../access-filter.js";
+import { accessJson, type AccessFilter } from "../../vocabulary/access-filter.js";
 import { CRON_DEFAULTS } from "../../constants.js";
 import type { Database, Queryable, Row } from "../../db/types.js";
 import { DevmindError } from "../../errors.js";

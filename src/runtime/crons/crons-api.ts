@@ -1,5 +1,5 @@
 import { GRAPHS_DEFAULTS } from "../../constants.js";
-import type { AccessFilter } from "../access-filter.js";
+import type { AccessFilter } from "../../vocabulary/access-filter.js";
 import { DevmindError } from "../../errors.js";
 import { checkCronSchedule, checkEndTime } from "./cron-schedule.js";
 import type { CronPayload, CronRecord, CronSearchOptions, CronStore } from "./cron-store.js";

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { accessJson, type AccessFilter } from "../access-filter.js";
+import { accessJson, type AccessFilter } from "../../vocabulary/access-filter.js";
 import { CONFIG_BOUNDS, GRAPHS_DEFAULTS, RUN_STORE_LIMITS, RUN_THREAD_LOCK_PREFIX } from "../../constants.js";
 import type { Database, Queryable, Row } from "../../db/types.js";
 import { GraphNotFoundError, RunConflictError, RunNotFoundError, type DevmindErrorCode } from "../../errors.js";

@@ -3,7 +3,7 @@ import { SERVER_DEFAULTS, THREAD_DEFAULTS } from "../../constants.js";
 import type { Database, Queryable, Row } from "../../db/types.js";
 import { RunConflictError, ThreadNotFoundError } from "../../errors.js";
 import { checkThreadId, runInputError } from "../queue/run-record.js";
-import { accessJson, type AccessFilter } from "../access-filter.js";
+import { accessJson, type AccessFilter } from "../../vocabulary/access-filter.js";
 import { THREAD_SORT_KEYS, threadSql, type ThreadSortKey, type ThreadSql } from "./thread-sql.js";
 
 /** A thread's status, derived from its runs (LangGraph's ThreadStatus). */

@@ -9,7 +9,7 @@ import { ThreadCheckpoints } from "./thread-checkpoints.js";
 import { ThreadStateReader, type HistoryOptions, type RunSnapshots, type StateOptions, type StateReadableGraph } from "./thread-state.js";
 import { DevmindError, hasErrorCode, RunConflictError } from "../../errors.js";
 import { ThreadStore, type SearchThreadsOptions, type ThreadRecord } from "./thread-store.js";
-import type { AccessFilter } from "../access-filter.js";
+import type { AccessFilter } from "../../vocabulary/access-filter.js";
 
 /**
  * `runtime.threads`: the conversations behind runs. Records (metadata, status derived from runs)

@@ -1,6 +1,6 @@
 import { AUTH_DEFAULTS } from "../../constants.js";
 import { DevmindError } from "../../errors.js";
-import type { AccessFilter } from "../../runtime/access-filter.js";
+import type { AccessFilter } from "../../vocabulary/access-filter.js";
 
 /**
  * A handler's filter as one JSON containment object: every read applies it in SQL as

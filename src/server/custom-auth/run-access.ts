@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import { hasErrorCode, RunNotFoundError } from "../../errors.js";
-import type { AccessFilter } from "../../runtime/access-filter.js";
+import type { AccessFilter } from "../../vocabulary/access-filter.js";
 import type { RunRecord } from "../../runtime/queue/run-record.js";
 import type { Runtime } from "../../runtime/runtime.js";
 import type { AuthVariables } from "../auth.js";

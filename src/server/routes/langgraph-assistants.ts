@@ -1,5 +1,5 @@
 import { Hono, type Context } from "hono";
-import type { AccessFilter } from "../../runtime/access-filter.js";
+import type { AccessFilter } from "../../vocabulary/access-filter.js";
 import { hasErrorCode, RunConflictError } from "../../errors.js";
 import { authorize, refuseForgedMetadata } from "../custom-auth/authorize.js";
 import type { AssistantRecord } from "../../runtime/runtime.js";
