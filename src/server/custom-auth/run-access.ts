@@ -38,7 +38,10 @@ export async function authorizeRunCreate(c: Ctx, threadId: string | null, body: 
   const { filter } = await authorize(c, "threads:create_run", value);
   const metadata = value.metadata ?? {};
   refuseForgedMetadata(metadata, filter);
-  return { body: { ...body, metadata }, access: { filter, threadMetadata: metadata } };
+  // the run records who started it (the audit's "who"), over anything the body sent under that name
+  const identity = c.get("auth")?.user.identity;
+  const runMetadata = identity === undefined ? metadata : { ...metadata, langgraph_auth_user_id: identity };
+  return { body: { ...body, metadata: runMetadata }, access: { filter, threadMetadata: metadata } };
 }
 
 /**
