@@ -194,7 +194,7 @@ describe.each(BACKENDS)("runtime on %s", (backend) => {
     const run = await runtime.runs.create({ input: { messages: ["x"] } });
     // a worker took it on a short lease and died
     const store = new RunStore(db);
-    await store.claim(run.run_id, { owner: "dead-worker", leaseMs: 600, from: ["pending"] });
+    await store.claim(run.run_id, { owner: "dead-worker", leaseMs: 600 });
     const due = await store.nextLeaseExpiry();
     expect(due).toBeGreaterThan(0);
     expect(due).toBeLessThanOrEqual(600);
