@@ -155,7 +155,7 @@ describe.each(BACKENDS)("stored and live events are members of the union on %s",
     expect((await runtime.runs.execute(failed.run_id)).status).toBe("error");
     const cancelled = await runtime.runs.create({ assistantId: "review", input: { topic: "never" } });
     runIds.push(cancelled.run_id);
-    expect((await runtime.runs.cancel(cancelled.run_id)).status).toBe("cancelled");
+    expect((await runtime.runs.cancel(cancelled.run_id)).status).toBe("interrupted");
 
     // the reaper's SQL: a run whose lease lapsed on its last attempt, and one whose cancel was requested
     const store = new RunStore(db);

@@ -474,8 +474,8 @@ describe.each(BACKENDS)("RunStore on %s", (backend) => {
       await expect(makeRunning).rejects.toMatchObject({ code: "23505" });
       // a run its thread waits on has ended (success); two at once on one thread are refused
       const makeWaiting = (runId: string) => db.query(`UPDATE "${db.schema}".runs SET status = 'success', stop_reason = 'interrupt', waiting = true WHERE run_id = $1`, [runId]);
-      await expect(makeWaiting(second.run_id)).resolves.toBeDefined();
       const third = await store.create({ threadId: "u", input: INPUT, multitask: "enqueue" });
+      await expect(makeWaiting(second.run_id)).resolves.toBeDefined();
       await expect(makeWaiting(third.run_id)).rejects.toMatchObject({ code: "23505" });
       await expect(db.query(`UPDATE "${db.schema}".runs SET waiting = true WHERE run_id = $1`, [first.run_id])).rejects.toMatchObject({ code: "23514" });
       await db.query(`UPDATE "${db.schema}".runs SET status = 'pending', stop_reason = NULL, waiting = false WHERE run_id = $1`, [second.run_id]);

@@ -76,7 +76,7 @@ describe.each(BACKENDS)("Runtime API seam on %s", (backend) => {
     expect((await eventsOf(runtime, run.run_id)).map((event) => event.type)).toEqual(["run.created"]);
 
     const cancelled = await runtime.runs.cancel(run.run_id);
-    expect(cancelled).toMatchObject({ status: "cancelled", stop_reason: "cancelled" });
+    expect(cancelled).toMatchObject({ status: "interrupted", stop_reason: "cancelled" });
     const events = await eventsOf(runtime, run.run_id);
     expect(events.map((event) => [event.seq, event.type])).toEqual([
       [1, "run.created"],
@@ -267,10 +267,10 @@ describe.each(BACKENDS)("Runtime API seam on %s", (backend) => {
     await store.claim(first.run_id, { owner: "dead-third", leaseMs: 600_000 });
     expect((await runtime.runs.cancel(first.run_id)).status).toBe("running");
     const stopped = await runtime.runs.waitStopped(first.run_id, { timeoutMs: 30_000 });
-    expect(stopped).toMatchObject({ status: "cancelled", stop_reason: "cancelled" });
+    expect(stopped).toMatchObject({ status: "interrupted", stop_reason: "cancelled" });
     expect((await eventsOf(runtime, first.run_id)).map((event) => event.type).slice(-2)).toEqual(["run.cancel_requested", "run.cancelled"]);
     // other statuses are returned unchanged
-    expect((await runtime.runs.takeOver(first.run_id)).status).toBe("cancelled");
+    expect((await runtime.runs.takeOver(first.run_id)).status).toBe("interrupted");
   });
 
   itOn(backend, "postgres")("PostgreSQL: takeOver refuses a live lease, waits for a lapsing one; recoverOrphans leaves running runs alone", async () => {
@@ -296,6 +296,6 @@ describe.each(BACKENDS)("Runtime API seam on %s", (backend) => {
     await store.claim(lapsing.run_id, { owner: "dead-again", leaseMs: 1_500 });
     expect((await runtime.runs.cancel(lapsing.run_id)).status).toBe("running");
     const stopped = await runtime.runs.waitStopped(lapsing.run_id, { timeoutMs: 60_000 });
-    expect(stopped).toMatchObject({ status: "cancelled", stop_reason: "cancelled" });
+    expect(stopped).toMatchObject({ status: "interrupted", stop_reason: "cancelled" });
   });
 });
