@@ -139,7 +139,8 @@ describe.each(BACKENDS)("runtime on %s", (backend) => {
       { tool_call_id: "w2", decision: "reject", principal: "bob", reason: "no b", args_digest: null },
     ]);
     const types = (await allEvents(runtime, created.run_id)).map((e) => e.type);
-    expect(types).toEqual(["run.created", "run.started", "model.started", "model.finished", "approval.requested", "run.interrupted", "approval.decided", "approval.decided", "resume.given"]);
+    expect(types.slice(0, 2)).toEqual(["run.created", "run.started"]);
+    expect(types.slice(-5)).toEqual(["approval.requested", "run.interrupted", "approval.decided", "approval.decided", "resume.given"]);
     const resumedTypes = (await allEvents(runtime, ready.run_id)).map((e) => e.type);
     expect(resumedTypes.slice(0, 4)).toEqual(["run.created", "resume.given", "run.started", "run.resumed"]);
     expect(resumedTypes.at(-1)).toBe("run.succeeded");
