@@ -96,9 +96,9 @@ describe("devmind bad input: one line, a usage hint, exit 2, nothing touched", (
     expect(cancel.code).toBe(0);
     expect(cancel.stdout).toBe(`run ${String(result["run_id"])} cancelled\n`);
     const runs = await runCli(["runs", "--json"], ctx.env, { cwd: ctx.dir });
-    expect(ndjson(runs.stdout).map((run) => [run["status"], run["stop_reason"]])).toEqual([["cancelled", "cancelled"]]);
+    expect(ndjson(runs.stdout).map((run) => [run["status"], run["stop_reason"]])).toEqual([["interrupted", "cancelled"]]);
     expect(ndjson(runs.stdout)[0]?.["input"]).toEqual({ messages: ["write a.txt"] });
-    const table = await runCli(["runs", "--status", "cancelled", "--limit", "5"], ctx.env, { cwd: ctx.dir });
+    const table = await runCli(["runs", "--status", "interrupted", "--limit", "5"], ctx.env, { cwd: ctx.dir });
     expect(table.code).toBe(0);
     expect(table.stdout).toMatch(new RegExp(`^${String(result["run_id"])}  cancelled +cancelled +1r/0t +\\d{4}-\\d\\d-\\d\\dT[\\d:]{8}  write a.txt\n$`));
   }, 300_000);
