@@ -523,7 +523,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
           events,
           completions,
           graphIds: graphs.ids(),
-          touchThread: (threadId) => threads.touch(threadId),
+          touchThread: (threadId, metadata) => threads.touch(threadId, undefined, metadata),
           logger: logger.child({ component: "crons" }),
         });
         const delivery = startRunCompletions({

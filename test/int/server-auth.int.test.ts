@@ -12,6 +12,7 @@ import type { GraphEntry } from "../../src/graphs/graph-kinds.js";
 import { loadCustomAuth } from "../../src/server/custom-auth/load-auth.js";
 import { openBackend, PRIMARY_ENGINE } from "../helpers/databases.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
+import { waitUntil } from "../helpers/waits.js";
 
 const FIXTURES = fileURLToPath(new URL("../fixtures/auth/", import.meta.url));
 
@@ -212,6 +213,15 @@ describe(`custom auth on devmind serve (${PRIMARY_ENGINE})`, () => {
     expect(await statusOf(alice.crons.update(cron.cron_id, { metadata: { owner: "bob" } }))).toBe(403);
     expect(await alice.crons.count({})).toBe(before);
     expect(await bob.crons.count({})).toBe(0);
+    // a tick comes due (a test clock): its run runs as alice, on a new thread that is alice's
+    await server.db.query(`UPDATE "${server.db.schema}".crons SET next_run_at = now() - interval '1 minute' WHERE cron_id = $1::uuid`, [cron.cron_id]);
+    const fired = await waitUntil("the cron's tick", async () => {
+      const threads = await alice.threads.search({ metadata: { label: "alice-cron" }, limit: 10 });
+      return threads.length > 0 ? threads[0] : undefined;
+    }, 30_000);
+    const [tickRun] = await alice.runs.list(fired!.thread_id);
+    expect(await alice.runs.join(fired!.thread_id, tickRun!.run_id)).toMatchObject({ seen_user: "alice" });
+    expect(await statusOf(() => bob.threads.get(fired!.thread_id))).toBe(404);
     await alice.crons.delete(cron.cron_id);
   });
 

@@ -79,9 +79,10 @@ export class ThreadStore {
    * Makes sure the thread has a row (runs call it when they are created) and marks it updated.
    * The thread's metadata gains `threadRunMetadata(graphId)`'s keys it does not have, as LangGraph
    * servers tag a thread with the graph that ran on it (Agent Chat UI lists threads by it).
+   * `metadata`: more keys a new thread gets (a stateless cron's tick: the cron's, its owner's).
    */
-  async touch(threadId: string, graphId?: string): Promise<void> {
-    await this.db.query(this.sql.touch, [checkThreadId(threadId), JSON.stringify(threadRunMetadata(graphId))]);
+  async touch(threadId: string, graphId?: string, metadata: Record<string, unknown> = {}): Promise<void> {
+    await this.db.query(this.sql.touch, [checkThreadId(threadId), checkMetadata({ ...metadata, ...threadRunMetadata(graphId) })]);
   }
 
   /** The thread; ThreadNotFoundError when there is none, or `access` hides it. */

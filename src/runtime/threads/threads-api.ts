@@ -49,7 +49,7 @@ export interface ThreadsApi {
   /** Deletes the thread, its runs, its checkpoints and its attachments; refused while a run of it is active. */
   delete(threadId: string): Promise<void>;
   /** Makes sure the thread has a row, tagged with the graph of the run created on it; `runs.create` calls it. */
-  touch(threadId: string, graphId?: string): Promise<void>;
+  touch(threadId: string, graphId?: string, metadata?: Record<string, unknown>): Promise<void>;
   /** The thread's latest state; `options` (StateOptions): a subgraph's namespace, nested subgraph states. */
   state(threadId: string, options?: StateOptions): Promise<StateSnapshot>;
   stateAt(threadId: string, checkpointId: string, options?: StateOptions): Promise<StateSnapshot>;
@@ -151,7 +151,7 @@ export function createThreadsApi(db: Database, graphFor: (threadId: string, tagg
       sweeper = undefined;
       await running?.stop();
     },
-    touch: (threadId, graphId) => store.touch(threadId, graphId),
+    touch: (threadId, graphId, metadata) => store.touch(threadId, graphId, metadata),
     state: (threadId, options) => reader.state(threadId, options),
     stateAt: (threadId, checkpointId, options) => reader.stateAt(threadId, checkpointId, options),
     history: (threadId, options) => reader.history(threadId, options),
