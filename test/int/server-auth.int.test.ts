@@ -4,6 +4,9 @@
  * official SDK's Client as an application would. Scenarios after the official server's auth tests
  * (libs/langgraph-api/tests/auth.test.mts), written anew against test/fixtures/auth.
  */
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -13,6 +16,8 @@ import { loadCustomAuth } from "../../src/server/custom-auth/load-auth.js";
 import { openBackend, PRIMARY_ENGINE } from "../helpers/databases.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { waitUntil } from "../helpers/waits.js";
+import { seedDataDir } from "../helpers/pglite-template.js";
+import { spawnServe } from "../helpers/server-process.js";
 
 const FIXTURES = fileURLToPath(new URL("../fixtures/auth/", import.meta.url));
 
@@ -258,4 +263,29 @@ describe(`custom auth on devmind serve (${PRIMARY_ENGINE})`, () => {
     const got = await raw(`/threads/${thread.thread_id}`, { token: "tok-mallory" });
     expect([got.status, await got.text()]).toEqual([500, "Internal Server Error"]);
   });
+});
+
+describe("devmind serve with auth.path in langgraph.json", () => {
+  it("loads the TypeScript handler, names it when it starts, and serves every request through it", async () => {
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), "devmind-serve-auth-")));
+    try {
+      seedDataDir(dir);
+      const config = join(dir, "langgraph.json");
+      writeFileSync(config, JSON.stringify({ graphs: { notes: `${FIXTURES}graph.ts:graph` }, auth: { path: `${FIXTURES}auth.ts:auth`, disable_studio_auth: true } }));
+      const serve = await spawnServe(["--config", config, "--port", "0", "--workers", "1"], { DEVMIND_DATA_DIR: dir, DEVMIND_WORKSPACE: join(dir, "ws") }, 120_000);
+      try {
+        expect(serve.stdout()).toMatch(/auth handler .*auth\.ts:auth/);
+        expect((await fetch(`${serve.url}/threads/search`, { method: "POST", body: "{}" })).status).toBe(401);
+        const alice = clientAs(serve.url, "tok-alice");
+        const thread = await alice.threads.create();
+        expect(thread.metadata).toMatchObject({ owner: "alice" });
+        expect(await alice.runs.wait(thread.thread_id, "notes", { input: { note: "served" } })).toMatchObject({ seen_user: "alice" });
+        expect(await statusOf(() => clientAs(serve.url, "tok-bob").threads.get(thread.thread_id))).toBe(404);
+      } finally {
+        expect(await serve.stop()).toBe(0);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 180_000);
 });
