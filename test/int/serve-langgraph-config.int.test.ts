@@ -163,11 +163,11 @@ describe("devmind serve refuses what it cannot honour, before anything opens", (
   }, 180_000);
 
   it("an auth handler that fails to load: exit 2 naming auth.path and the file", async () => {
-    const { dir, path } = project({ graphs, auth: { path: "./auth.ts:auth" } });
-    writeFileSync(join(dir, "auth.ts"), "export const auth = { notAnAuth: true };\n");
+    const { dir, path } = project({ graphs, auth: { path: "./auth.mts:auth" } });
+    writeFileSync(join(dir, "auth.mts"), "export const auth = { notAnAuth: true };\n");
     const result = await runCli(["serve", "--config", path, "--port", "0"], { DEVMIND_DATA_DIR: join(dir, "data") }, { timeoutMs: 120_000 });
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/auth\.path \.\/auth\.ts:auth \(.*auth\.ts\): the export auth is not an Auth/);
+    expect(result.stderr).toMatch(/auth\.path \.\/auth\.mts:auth \(.*auth\.mts\): the export auth is not an Auth/);
   }, 180_000);
 
   it("an http.app that is not a Hono app: exit 2 naming http.app and the file", async () => {
