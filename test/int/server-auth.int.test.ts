@@ -92,6 +92,13 @@ describe(`custom auth on devmind serve (${PRIMARY_ENGINE})`, () => {
     expect(await (await raw("/info", { token: null })).json()).toMatchObject({ auth: "custom" });
   });
 
+  it("a handler that does not answer in time fails the request (500) and stores nothing", async () => {
+    const before = await alice.threads.count({});
+    const slow = await raw("/threads", { method: "POST", body: JSON.stringify({ metadata: { from: "slow" } }), token: "tok-slow" });
+    expect([slow.status, await slow.text()]).toEqual([500, "Internal Server Error"]);
+    expect(await alice.threads.count({})).toBe(before);
+  }, 30_000);
+
   it("threads: the owner's metadata is the handler's (a forged owner is overwritten); another user gets 404 on every thread route and never sees it in search or count", async () => {
     const thread = await alice.threads.create({ metadata: { owner: "bob", topic: "alice-private-topic" } });
     expect(thread.metadata).toMatchObject({ owner: "alice", topic: "alice-private-topic" });
