@@ -176,6 +176,9 @@ describe(`custom auth on devmind serve (${PRIMARY_ENGINE})`, () => {
     expect(await listed("tok-bob")).not.toContain(thread.thread_id);
     expect(await statusOf(bob.runs.wait(thread.thread_id, "notes", { command: { resume: "yes" } }))).toBe(404);
     expect(await alice.runs.wait(thread.thread_id, "notes", { command: { resume: "yes" } })).toMatchObject({ answer: "yes", seen_user: "alice" });
+    // the audit's "who": the resume is recorded with the authenticated identity
+    const recorded = await server.db.query<{ principal: string }>(`SELECT u.principal FROM "${server.db.schema}".run_resumes u JOIN "${server.db.schema}".runs r ON r.run_id = u.run_id WHERE r.thread_id = $1::text`, [thread.thread_id]);
+    expect(recorded.rows.map((row) => row.principal)).toEqual(["alice"]);
   }, 60_000);
 
   it("stateless runs create a thread that is the caller's", async () => {
