@@ -9,6 +9,8 @@ import { RunView } from "./run-view.js";
 import { followEvents } from "./sse.js";
 
 const RUNS_SHOWN = 30;
+/** While a shown run's thread waits on it: how often to look for the run that resumes it (answered elsewhere), and for how long. */
+const RESUME_WATCH = { everyMs: 2_000, forMs: 30 * 60_000 };
 const RUNS_REFRESH_MS = 5_000;
 const THREADS_SCANNED = 10;
 
@@ -218,8 +220,34 @@ function follow(current) {
     onStatus: (status, detail) => {
       connection.textContent = status === "live" ? "live" : status === "ended" ? "" : `${status}${detail ? `: ${detail}` : ""}`;
       connection.dataset["state"] = status;
+      // the run ended at an interrupt: an answer from elsewhere (the CLI, the SDK) starts the next run
+      if (status === "ended" && current.waitingHere) void watchForResume(current);
     },
   });
+}
+
+/**
+ * While `current`'s thread waits on its run, looks (every RESUME_WATCH.everyMs, bounded) for the
+ * run that resumes it — answered in another tab, the CLI or the SDK — and goes on with it.
+ * @param {RunView} current
+ */
+async function watchForResume(current) {
+  const runId = current.runId;
+  const until = Date.now() + RESUME_WATCH.forMs;
+  while (view === current && current.runId === runId && current.waitingHere && Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, RESUME_WATCH.everyMs));
+    if (view !== current || current.runId !== runId || !current.waitingHere) return;
+    try {
+      const run = await request("GET", `/runs/${encodeURIComponent(runId)}`);
+      if (run?.waiting !== false) continue;
+      const runs = await request("GET", `/threads/${encodeURIComponent(current.threadId)}/runs?limit=10`);
+      const next = (Array.isArray(runs) ? runs : []).find((/** @type {Record<string, any>} */ item) => item.resumes_run === runId);
+      if (next !== undefined) await continueWith(current, String(next.run_id));
+      return;
+    } catch {
+      // the server is away for a moment: look again
+    }
+  }
 }
 
 /**
