@@ -250,6 +250,9 @@ async function watchForResume(current) {
   }
 }
 
+/** Runs a view is switching to (`continueWith` in flight). */
+const continuing = new Set();
+
 /**
  * The run that resumes the thread (a new run, as LangGraph Platform makes it) continues in the
  * same view: its timeline goes on below the interrupt, and the address names it.
@@ -257,7 +260,9 @@ async function watchForResume(current) {
  * @param {string} nextRunId
  */
 async function continueWith(current, nextRunId) {
-  if (view !== current) return;
+  // the answer's response and the watch for an answer from elsewhere may both find it: once
+  if (view !== current || current.runId === nextRunId || continuing.has(nextRunId)) return;
+  continuing.add(nextRunId);
   stream?.stop();
   stream = null;
   let record;
@@ -266,6 +271,7 @@ async function continueWith(current, nextRunId) {
   } catch {
     record = { run_id: nextRunId, thread_id: current.threadId, status: "pending" };
   }
+  continuing.delete(nextRunId);
   if (view !== current) return;
   history.replaceState(null, "", `#run=${encodeURIComponent(nextRunId)}`);
   current.continueWith(record);
@@ -323,7 +329,7 @@ async function refreshRuns() {
           "button",
           { type: "button", class: "run-item", "data-testid": "run-item", onclick: () => void selectRun(String(run.run_id)) },
           el("span", { class: "badge", "data-status": String(run.status), text: String(run.status) }),
-          el("span", { class: "run-task", text: taskOf(run) }),
+          el("span", { class: "run-task", text: taskOf(run, items) }),
           el("time", { text: timeOf(run.created_at) }),
         ),
       ),
@@ -342,11 +348,15 @@ function markSelected(runId) {
 }
 
 /**
- * The first user message of a run, for the list.
+ * The first user message of a run, for the list; a run that resumes another (no input of its
+ * own) is labelled by the run it resumes, when that one is listed too.
  * @param {Record<string, any>} run
+ * @param {Record<string, any>[]} listed
  * @returns {string}
  */
-function taskOf(run) {
+function taskOf(run, listed) {
+  const resumed = typeof run.resumes_run === "string" ? listed.find((item) => item.run_id === run.resumes_run) : undefined;
+  if (resumed !== undefined) return `${taskOf(resumed, listed.filter((item) => item !== resumed))} (resumed)`;
   return runLabel(run, startedTasks.get(String(run.run_id)));
 }
 
