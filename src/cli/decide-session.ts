@@ -6,6 +6,7 @@ import { defaultPrincipal } from "./cli-options.js";
 import { EXIT } from "./exit-codes.js";
 import { openRuntime } from "./open-runtime.js";
 import { loadProjectGraphs } from "./project-graphs.js";
+import { holdRunWhenOutputCloses, writeStdout } from "./closed-output.js";
 import { driveOptionsFrom, driveRun, openRequests, printContinue, resultLine } from "./run-session.js";
 import { foldArgs } from "./fold.js";
 import { CLI_DEFAULTS } from "../constants.js";
@@ -37,6 +38,7 @@ export async function decideAndContinue(kind: "approve" | "reject", runId: strin
   // the run is checked first: a finished or unknown run is the answer, whatever the model config
   const project = await loadProjectGraphs(options.config);
   const opened = await openRuntime({ recoverOrphans: true, graphs: project.graphs });
+  let release = (): void => undefined;
   try {
     const { runtime } = opened;
     const run = await runtime.runs.get(runId);
@@ -60,10 +62,12 @@ export async function decideAndContinue(kind: "approve" | "reject", runId: strin
           ? { type: "edit", tool_call_id: request.tool_call_id, editedAction: { name: request.name, args: editedArgs } }
           : { type: "approve", tool_call_id: request.tool_call_id },
     );
+    // continuing here: from now on a closed stdout does not end the process (closed-output.ts)
+    if (!detach) release = holdRunWhenOutputCloses(runId);
     const after = await runtime.runs.decide(runId, { decisions }, { principal, ...(options.reason === undefined ? {} : { reason: options.reason }) });
     if (options.json !== true) {
       const verb = kind === "reject" ? "rejected" : editedArgs !== undefined ? "edited and approved" : "approved";
-      for (const request of targets) process.stdout.write(`${verb} ${request.name}(${foldArgs(editedArgs ?? request.args, CLI_DEFAULTS.foldedArgsChars)}) by ${principal}\n`);
+      for (const request of targets) writeStdout(`${verb} ${request.name}(${foldArgs(editedArgs ?? request.args, CLI_DEFAULTS.foldedArgsChars)}) by ${principal}\n`);
     }
     if (detach || after.status === "interrupted") {
       if (options.json === true) {
@@ -80,6 +84,7 @@ export async function decideAndContinue(kind: "approve" | "reject", runId: strin
     }
     return await driveRun(opened, runId, driveOptionsFrom(options, principal, `continuing run ${runId} in process ${process.pid}`));
   } finally {
+    release();
     await opened.close();
   }
 }

@@ -12,6 +12,7 @@ import { DEMO_OUTPUT_FILE, DEMO_TASK, DEMO_TURNS } from "./demo-script.js";
 import { EXIT } from "./exit-codes.js";
 import { openRuntime, type OpenedRuntime } from "./open-runtime.js";
 import { driveRun, openRequests, runSummary } from "./run-session.js";
+import { holdRunWhenOutputCloses, writeStdout } from "./closed-output.js";
 import { Timeline } from "./timeline.js";
 import { cliName } from "./cli-name.js";
 
@@ -137,8 +138,10 @@ async function demoPhase(phase: "execute" | "approve", dbDir: string, runDir: st
       runId = checkRunId(readFileSync(join(runDir, RUN_ID_FILE), "utf8").trim());
       const open = await openRequests(opened, runId);
       const decisions = open.map((request): Decision => ({ type: "approve", tool_call_id: request.tool_call_id }));
+      // continued here: a closed stdout must not leave the decided run claimed by nobody (closed-output.ts)
+      holdRunWhenOutputCloses(runId);
       await opened.runtime.runs.decide(runId, { decisions }, { principal: DEMO_PRINCIPAL, reason: "approved by the demo" });
-      for (const request of open) process.stdout.write(`✓ approved ${request.name} by ${DEMO_PRINCIPAL}\n`);
+      for (const request of open) writeStdout(`✓ approved ${request.name} by ${DEMO_PRINCIPAL}\n`);
     }
     const code = await driveRun(opened, runId, {
       json: false,
