@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cliCommandLine, runCli, spawnCli } from "../helpers/cli.js";
 import { cliContexts, ndjson } from "../helpers/cli-env.js";
-import { CHILD_ENGINE } from "../helpers/databases.js";
+import { CHILD_ENGINE, itWithPostgres } from "../helpers/databases.js";
 
 const context = cliContexts();
 
@@ -60,7 +60,7 @@ describe("devmind bad input: one line, a usage hint, exit 2, nothing touched", (
     expect(existsSync(join(ctx.dir, "data"))).toBe(false);
   }, 300_000);
 
-  it("exits 1 when the run ends in error: the model fails, or a run limit stops it (stop reason in the result line)", async () => {
+  itWithPostgres("exits 1 when the run ends in error: the model fails, or a run limit stops it (stop reason in the result line)", async () => {
     const ctx = context();
     const failing = ctx.script("fails.json", [{ error: "the provider is down" }]);
     const failed = await runCli(["run", "hello", "--json"], { ...ctx.env, ...failing }, { cwd: ctx.dir, timeoutMs: 240_000 });
@@ -78,7 +78,7 @@ describe("devmind bad input: one line, a usage hint, exit 2, nothing touched", (
     expect(ndjson(limited.stdout).at(-1)).toMatchObject({ type: "result", status: "error", stop_reason: "max_model_rounds", model_rounds: 1, tool_calls: 1 });
   }, 300_000);
 
-  it("reads the task from stdin, refuses a second run on a thread whose run is waiting, cancels the waiting run", async () => {
+  itWithPostgres("reads the task from stdin, refuses a second run on a thread whose run is waiting, cancels the waiting run", async () => {
     const ctx = context();
     const model = ctx.script("write.json", [{ tool_calls: [{ id: "w", name: "write_file", args: { path: "a.txt", content: "a" } }] }, { content: "ok" }]);
     const child = spawnCli(["run", "--json"], { ...ctx.env, ...model }, { cwd: ctx.dir });
