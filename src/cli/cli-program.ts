@@ -11,6 +11,7 @@ import { registerApproveCommand } from "./approve-command.js";
 import { registerCancelCommand } from "./cancel-command.js";
 import { registerCronsCommand } from "./crons-command.js";
 import { registerDemoCommand } from "./demo-command.js";
+import { registerDockerfileCommands } from "./dockerfile-command.js";
 import { registerEventsCommand } from "./events-command.js";
 import { registerGraphsCommand } from "./graphs-command.js";
 import { exitQuietlyWhenOutputCloses } from "./closed-output.js";
@@ -48,6 +49,7 @@ async function main(argv: string[]): Promise<number> {
   registerServeCommand(program, setExitCode);
   registerGraphsCommand(program, setExitCode);
   registerCronsCommand(program, setExitCode);
+  registerDockerfileCommands(program, setExitCode);
   try {
     await program.parseAsync(argv);
   } catch (error) {
