@@ -8,7 +8,7 @@ import { EXIT } from "./exit-codes.js";
 import { openRuntime } from "./open-runtime.js";
 import { resultLine } from "./run-session.js";
 
-const FINISHED: readonly RunStatus[] = ["success", "error", "timeout", "cancelled"];
+const FINISHED: readonly RunStatus[] = ["success", "error", "timeout", "interrupted"];
 
 /**
  * Registers `devmind cancel RUN_ID`: a queued or waiting run is cancelled at once; a running one
@@ -40,7 +40,7 @@ export function registerCancelCommand(program: Command, setExitCode: (code: numb
           run = await runtime.runs.waitStopped(runId, { timeoutMs: CLI_DEFAULTS.cancelWaitMs });
         }
         if (options.json === true) process.stdout.write(`${JSON.stringify(await resultLine(opened.runtime, run))}\n`);
-        else if (run.status === "cancelled") process.stdout.write(`run ${runId} cancelled\n`);
+        else if (run.status === "interrupted") process.stdout.write(`run ${runId} cancelled\n`);
         else if (run.status === "running") process.stdout.write(`cancel requested: run ${runId} stops at its worker's next check\n`);
         else process.stdout.write(`run ${runId} ended ${run.status} before the cancel took effect\n`);
         setExitCode(EXIT.success);

@@ -42,7 +42,10 @@ export async function decideAndContinue(kind: "approve" | "reject", runId: strin
   try {
     const { runtime } = opened;
     const run = await runtime.runs.get(runId);
-    if (run.status !== "interrupted") throw new RunConflictError(`run ${runId} is not waiting for approval (status ${run.status})`, { runId, status: run.status });
+    if (!run.waiting) {
+      const why = run.stop_reason === "interrupt" ? "its thread no longer waits on it (it was resumed, or a newer run started)" : `status ${run.status}`;
+      throw new RunConflictError(`run ${runId} is not waiting for approval (${why})`, { runId, status: run.status });
+    }
     const open = await openRequests(opened, runId);
     const targets = options.call === undefined ? open : open.filter((request) => request.tool_call_id === options.call);
     if (options.call !== undefined && targets.length === 0) {
@@ -62,27 +65,30 @@ export async function decideAndContinue(kind: "approve" | "reject", runId: strin
           ? { type: "edit", tool_call_id: request.tool_call_id, editedAction: { name: request.name, args: editedArgs } }
           : { type: "approve", tool_call_id: request.tool_call_id },
     );
+    // once every call is decided, a new run resumes the thread (CONTRACT section 3): claimed here unless --detach
+    const after = await runtime.runs.decide(runId, { decisions }, { principal, ...(options.reason === undefined ? {} : { reason: options.reason }) }, { executeHere: !detach });
     // continuing here: from now on a closed stdout does not end the process (closed-output.ts)
-    if (!detach) release = holdRunWhenOutputCloses(runId);
-    const after = await runtime.runs.decide(runId, { decisions }, { principal, ...(options.reason === undefined ? {} : { reason: options.reason }) });
+    if (!detach) release = holdRunWhenOutputCloses(after.run_id);
     if (options.json !== true) {
       const verb = kind === "reject" ? "rejected" : editedArgs !== undefined ? "edited and approved" : "approved";
       for (const request of targets) writeStdout(`${verb} ${request.name}(${foldArgs(editedArgs ?? request.args, CLI_DEFAULTS.foldedArgsChars)}) by ${principal}\n`);
     }
-    if (detach || after.status === "interrupted") {
+    const resumed = after.run_id !== runId;
+    if (detach || !resumed) {
       if (options.json === true) {
-        for await (const event of runtime.runs.events(runId)) process.stdout.write(`${JSON.stringify(event)}\n`);
+        for await (const event of runtime.runs.events(after.run_id)) process.stdout.write(`${JSON.stringify(event)}\n`);
         process.stdout.write(`${JSON.stringify(await resultLine(runtime, after))}\n`);
-      } else if (after.status === "pending") {
-        process.stdout.write(`run ${runId} is queued; a worker continues it (or \`${cliName()} resume ${runId}\`)\n`);
+      } else if (resumed) {
+        process.stdout.write(`run ${after.run_id} resumes the thread; it is queued and a worker continues it (or \`${cliName()} resume ${after.run_id}\`)\n`);
       }
-      if (after.status === "interrupted") {
+      if (!resumed) {
+        // some calls are still undecided: the thread waits on this run
         await printContinue(opened, after, options.json === true);
         return EXIT.awaitingApproval;
       }
       return EXIT.success;
     }
-    return await driveRun(opened, runId, driveOptionsFrom(options, principal, `continuing run ${runId} in process ${process.pid}`));
+    return await driveRun(opened, after.run_id, driveOptionsFrom(options, principal, `run ${after.run_id} continues the thread of run ${runId} in process ${process.pid}`));
   } finally {
     release();
     await opened.close();

@@ -131,6 +131,7 @@ async function demoPhase(phase: "execute" | "approve", dbDir: string, runDir: st
   const opened = await openRuntime({ config: demoConfig(dbDir, runDir), readyGraphs: "all", onDatabaseProgress: showProgress });
   try {
     let runId: string;
+    let waitedOn: string | null = null;
     if (phase === "execute") {
       runId = (await opened.runtime.runs.create({ input: { messages: [DEMO_TASK] } })).run_id;
       writeFileSync(join(runDir, RUN_ID_FILE), `${runId}\n`);
@@ -138,10 +139,14 @@ async function demoPhase(phase: "execute" | "approve", dbDir: string, runDir: st
       runId = checkRunId(readFileSync(join(runDir, RUN_ID_FILE), "utf8").trim());
       const open = await openRequests(opened, runId);
       const decisions = open.map((request): Decision => ({ type: "approve", tool_call_id: request.tool_call_id }));
-      // continued here: a closed stdout must not leave the decided run claimed by nobody (closed-output.ts)
-      holdRunWhenOutputCloses(runId);
-      await opened.runtime.runs.decide(runId, { decisions }, { principal: DEMO_PRINCIPAL, reason: "approved by the demo" });
+      // the decision creates the run that resumes the thread (a resume is a new run), claimed here
+      const next = await opened.runtime.runs.decide(runId, { decisions }, { principal: DEMO_PRINCIPAL, reason: "approved by the demo" }, { executeHere: true });
+      // continued here: a closed stdout must not leave the claimed run to nobody (closed-output.ts)
+      holdRunWhenOutputCloses(next.run_id);
       for (const request of open) writeStdout(`✓ approved ${request.name} by ${DEMO_PRINCIPAL}\n`);
+      writeStdout(`run ${next.run_id} resumes the thread of run ${runId}\n`);
+      waitedOn = runId;
+      runId = next.run_id;
     }
     const code = await driveRun(opened, runId, {
       json: false,
@@ -151,19 +156,21 @@ async function demoPhase(phase: "execute" | "approve", dbDir: string, runDir: st
       explainWaiting: false,
       intro: phase === "execute" ? `process ${process.pid} · run ${runId}` : `process ${process.pid} (another process) · continuing run ${runId}`,
     });
-    if (phase === "approve" && code === EXIT.success) await replay(opened, runId);
+    if (phase === "approve" && code === EXIT.success) await replay(opened, waitedOn === null ? [runId] : [waitedOn, runId]);
     return code;
   } finally {
     await opened.close();
   }
 }
 
-/** Prints the run's stored timeline, as `devmind show` does. */
-async function replay(opened: OpenedRuntime, runId: string): Promise<void> {
+/** Prints the stored timeline of the thread's runs (the one that stopped for approval, then the one that resumed it), as `devmind show` does. */
+async function replay(opened: OpenedRuntime, runIds: string[]): Promise<void> {
   process.stdout.write("\nthe stored timeline:\n");
-  const timeline = new Timeline({ tty: false, verbose: false, write: (text) => void process.stdout.write(`   ${text}`) });
-  timeline.showNodes(!opened.runtime.graphs.reportsSteps((await opened.runtime.runs.get(runId)).graph_id));
-  for await (const event of opened.runtime.runs.events(runId)) timeline.event(event);
-  timeline.stop();
-  process.stdout.write(`   ${await runSummary(opened.runtime, await opened.runtime.runs.get(runId))}\n`);
+  for (const runId of runIds) {
+    const timeline = new Timeline({ tty: false, verbose: false, write: (text) => void process.stdout.write(`   ${text}`) });
+    timeline.showNodes(!opened.runtime.graphs.reportsSteps((await opened.runtime.runs.get(runId)).graph_id));
+    for await (const event of opened.runtime.runs.events(runId)) timeline.event(event);
+    timeline.stop();
+    process.stdout.write(`   ${await runSummary(opened.runtime, await opened.runtime.runs.get(runId))}\n`);
+  }
 }

@@ -1,5 +1,5 @@
 import { DevmindError } from "../errors.js";
-import type { RunStatus } from "../runtime/queue/run-record.js";
+import type { RunRecord } from "../runtime/queue/run-record.js";
 import { redactText } from "../secret-redaction.js";
 import { cliName } from "./cli-name.js";
 
@@ -13,15 +13,15 @@ export const EXIT = {
 } as const;
 
 /**
- * The exit code a command that ran or continued a run ends with: 0 success, 1 error or timeout,
- * 3 waiting for approval, 4 cancelled. `pending` / `running` (the run continues elsewhere, e.g.
- * after `--detach`) are 0: the command did what it was asked.
+ * The exit code a command that ran or continued a run ends with (CONTRACT section 7): 0 success,
+ * 1 error or timeout, 3 the run ended at an interrupt (its thread waits for an approval or a
+ * value), 4 cancelled (status `interrupted`). `pending` / `running` (the run continues
+ * elsewhere, e.g. after `--detach`) are 0: the command did what it was asked.
  */
-export function exitForStatus(status: RunStatus): number {
-  if (status === "success") return EXIT.success;
-  if (status === "error" || status === "timeout") return EXIT.runFailed;
-  if (status === "interrupted") return EXIT.awaitingApproval;
-  if (status === "cancelled") return EXIT.cancelled;
+export function exitForRun(run: Pick<RunRecord, "status" | "stop_reason">): number {
+  if (run.status === "success") return run.stop_reason === "interrupt" ? EXIT.awaitingApproval : EXIT.success;
+  if (run.status === "error" || run.status === "timeout") return EXIT.runFailed;
+  if (run.status === "interrupted") return EXIT.cancelled;
   return EXIT.success;
 }
 

@@ -1,21 +1,20 @@
 import type { Command } from "commander";
 import { ConfigError, hasErrorCode, RunConflictError, type DevmindError } from "../errors.js";
-import { checkRunId, type RunStatus } from "../runtime/queue/run-record.js";
+import { checkRunId } from "../runtime/queue/run-record.js";
 import { defaultPrincipal, jsonOption, type OutputOptions } from "./cli-options.js";
-import { exitForStatus } from "./exit-codes.js";
+import { exitForRun } from "./exit-codes.js";
 import { loadProjectGraphs } from "./project-graphs.js";
 import { openRuntime } from "./open-runtime.js";
 import { cliName } from "./cli-name.js";
 import { driveOptionsFrom, driveRun, resultLine } from "./run-session.js";
 
-const TERMINAL: readonly RunStatus[] = ["success", "error", "timeout", "cancelled"];
-
 /**
- * Registers `devmind resume RUN_ID`: continues a run in this process from its last checkpoint —
- * one queued, one whose approvals were decided with `--detach`, one waiting for approval (asked
- * on a terminal, else exit 3), or one whose process died (`running` with nobody behind it: taken
- * over at once on the embedded database, after its lease lapses on PostgreSQL). A finished run
- * is exit 2, unchanged.
+ * Registers `devmind resume RUN_ID`: continues a run's thread in this process. A run that ended
+ * at an interrupt: with `--value`, the value is recorded and a new run resumes the thread
+ * (CONTRACT section 3); at a breakpoint, a new run continues from it; at an approval, it is
+ * asked on a terminal (else exit 3). A run still queued, or whose process died (`running` with
+ * nobody behind it: taken over at once on the embedded database, after its lease lapses on
+ * PostgreSQL), continues from its last checkpoint. A finished run is exit 2, unchanged.
  */
 export function registerResumeCommand(program: Command, setExitCode: (code: number) => void): void {
   program
@@ -39,15 +38,27 @@ export function registerResumeCommand(program: Command, setExitCode: (code: numb
       const opened = await openRuntime({ recoverOrphans: true, graphs: project.graphs });
       try {
         let found = await opened.runtime.runs.get(runId);
-        if (TERMINAL.includes(found.status)) throw new RunConflictError(`run ${runId} already finished with status ${found.status}`, { runId, status: found.status });
         const principal = options.by ?? defaultPrincipal();
-        if (value !== undefined) {
-          found = await opened.runtime.runs.resume(runId, value, { principal, ...(options.reason === undefined ? {} : { reason: options.reason }) });
-          if (options.detach === true) {
-            process.stdout.write(`${options.json === true ? JSON.stringify(await resultLine(opened.runtime, found)) : `run ${runId}: ${found.status}`}\n`);
-            setExitCode(exitForStatus(found.status));
+        const audit = { principal, ...(options.reason === undefined ? {} : { reason: options.reason }) };
+        if (!found.waiting && found.status !== "pending" && found.status !== "running") {
+          const why = found.stop_reason === "interrupt" ? "its thread no longer waits on it (it was resumed, or a newer run started)" : `it already finished with status ${found.status}`;
+          throw new RunConflictError(`run ${runId} cannot be resumed: ${why}`, { runId, status: found.status });
+        }
+        if (found.waiting && (value !== undefined || (found.interrupts ?? []).length === 0)) {
+          if (options.detach !== true) await opened.runtime.graphs.ready(found.graph_id);
+          const next = { executeHere: options.detach !== true };
+          // a value answers its interrupts; a breakpoint is continued by a run without input
+          found =
+            value !== undefined
+              ? await opened.runtime.runs.resume(runId, value, audit, next)
+              : await opened.runtime.runs.create({ threadId: found.thread_id, assistantId: found.assistant_id, input: null, config: found.config, ...next });
+          if (options.detach === true || found.run_id === runId) {
+            process.stdout.write(`${options.json === true ? JSON.stringify(await resultLine(opened.runtime, found)) : found.run_id === runId ? `run ${runId}: its thread still waits for a value` : `run ${found.run_id} resumes the thread; it is ${found.status}`}\n`);
+            setExitCode(exitForRun(found));
             return;
           }
+          setExitCode(await driveRun(opened, found.run_id, driveOptionsFrom(options, principal, `run ${found.run_id} continues the thread of run ${runId} in process ${process.pid}`)));
+          return;
         }
         await opened.runtime.graphs.ready(found.graph_id);
         const run = await opened.runtime.runs

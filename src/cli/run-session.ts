@@ -4,7 +4,7 @@ import type { Decision } from "../vocabulary/decisions.js";
 import type { RunRecord } from "../runtime/queue/run-record.js";
 import { isInteractive, type OutputOptions } from "./cli-options.js";
 import { EventTail } from "./event-tail.js";
-import { exitForStatus } from "./exit-codes.js";
+import { exitForRun } from "./exit-codes.js";
 import { foldArgs } from "./fold.js";
 import type { OpenedRuntime } from "./open-runtime.js";
 import { askApproval } from "./prompt.js";
@@ -50,21 +50,24 @@ export function driveOptionsFrom(flags: OutputOptions, principal: string, intro:
  * to its next stop in this process, its output dropped (see closed-output.ts), and the exit code
  * is its status's as usual.
  */
-export async function driveRun(opened: OpenedRuntime, runId: string, options: DriveOptions): Promise<number> {
-  const release = holdRunWhenOutputCloses(runId);
+export async function driveRun(opened: OpenedRuntime, firstRunId: string, options: DriveOptions): Promise<number> {
+  const release = holdRunWhenOutputCloses(firstRunId);
   try {
-    return await driveHeldRun(opened, runId, options);
+    return await driveHeldRun(opened, firstRunId, options);
   } finally {
     release();
   }
 }
 
-async function driveHeldRun(opened: OpenedRuntime, runId: string, options: DriveOptions): Promise<number> {
+async function driveHeldRun(opened: OpenedRuntime, firstRunId: string, options: DriveOptions): Promise<number> {
   const { runtime } = opened;
+  // the run followed now: a decision at the prompt creates the run that resumes the thread
+  let runId = firstRunId;
   const out = writeStdout;
   const timeline = options.json ? null : new Timeline({ tty: process.stdout.isTTY === true, verbose: options.verbose, write: out });
   const note = (text: string): void => (timeline === null ? writeStderr(`${text}\n`) : timeline.line(text));
-  const tail = options.json ? new EventTail(runtime, runId, (event) => out(`${JSON.stringify(event)}\n`)) : null;
+  const tailOf = (id: string): EventTail | null => (options.json ? new EventTail(runtime, id, (event) => out(`${JSON.stringify(event)}\n`)) : null);
+  let tail = tailOf(runId);
   const promptAbort = new AbortController();
   let cancelling = false;
   // the cancel request itself: waited for before reading the run's end, since a run waiting at an
@@ -93,19 +96,29 @@ async function driveHeldRun(opened: OpenedRuntime, runId: string, options: Drive
   const feed = timeline === null ? null : new TimelineFeed(timeline, new CallDetails(runtime, current.thread_id), options.verbose);
   process.on("SIGINT", onInterrupt);
   if (timeline !== null && options.intro !== undefined) timeline.line(options.intro);
-  const unsubscribe = feed === null ? () => undefined : runtime.runs.subscribe(runId, (event) => feed.push(event));
+  const subscribeTo = (id: string): (() => void) => (feed === null ? () => undefined : runtime.runs.subscribe(id, (event) => feed.push(event)));
+  let unsubscribe = subscribeTo(runId);
   await tail?.start();
   try {
     // a run still waiting for a decision is asked about (or explained), not claimed again
-    const waiting = current.status === "interrupted" && (await openRequests(opened, runId)).length > 0;
+    const waiting = current.waiting && (await openRequests(opened, runId)).length > 0;
     opened.logger.debug({ event: "run.drive", run_id: runId, status: current.status, waiting, interactive: options.interactive }, waiting ? "run waits for a decision" : "executing the run in this process");
     const follow = { feed, cancelling: () => cancelling, note };
-    let record = waiting ? current : await executeOrFollow(opened, runId, follow);
-    while (record.status === "interrupted" && options.interactive && !cancelling) {
+    // a run that ended at an interrupt is not executed again: its thread waits for a decision or a value
+    let record = current.waiting ? current : await executeOrFollow(opened, runId, follow);
+    while (record.waiting && options.interactive && !cancelling) {
       await feed?.flush();
       const decisions = await askAll(opened, runId, { ...options, signal: promptAbort.signal, onInterrupt }, timeline);
       if (decisions === null || cancelling) break;
-      await runtime.runs.decide(runId, { decisions }, { principal: options.principal });
+      const next = await runtime.runs.decide(runId, { decisions }, { principal: options.principal }, { executeHere: true });
+      if (next.run_id === runId) continue;
+      // the decisions created the run that resumes the thread: follow that one from here
+      await tail?.stop();
+      unsubscribe();
+      runId = next.run_id;
+      tail = tailOf(runId);
+      unsubscribe = subscribeTo(runId);
+      await tail?.start();
       record = await executeOrFollow(opened, runId, follow);
     }
     if (cancelling) {
@@ -124,8 +137,8 @@ async function driveHeldRun(opened: OpenedRuntime, runId: string, options: Drive
       if (!runtime.graphs.reportsAnswer(record.graph_id)) for (const line of valueLines(view.values, options.verbose)) out(`${line}\n`);
       out(`${await runSummary(runtime, record)}\n`);
     }
-    if (record.status === "interrupted" && options.explainWaiting !== false) await printContinue(opened, record, options.json, timeline !== null);
-    return exitForStatus(record.status);
+    if (record.waiting && options.explainWaiting !== false) await printContinue(opened, record, options.json, timeline !== null);
+    return exitForRun(record);
   } finally {
     process.removeListener("SIGINT", onInterrupt);
     unsubscribe();
@@ -232,7 +245,7 @@ async function executeOrFollow(opened: OpenedRuntime, runId: string, options: Fo
   } catch (error) {
     if (!(error instanceof RunConflictError)) throw error;
     const run = await runtime.runs.get(runId);
-    if (options.cancelling() && run.status === "cancelled") return run;
+    if (options.cancelling() && run.status === "interrupted") return run;
     if (run.status !== "running" && run.status !== "pending") throw error;
     options.note(`another process (${run.lease?.owner ?? "a worker"}) is running this run; following it`);
     opened.logger.debug({ event: "run.follow", run_id: runId, owner: run.lease?.owner ?? null }, "following the run in another process");

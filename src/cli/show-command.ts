@@ -33,7 +33,7 @@ export function registerShowCommand(program: Command, setExitCode: (code: number
       try {
         const { runtime } = opened;
         const run = await runtime.runs.get(runId);
-        const pending = run.status === "interrupted" ? await openRequests(opened, runId) : [];
+        const pending = run.waiting ? await openRequests(opened, runId) : [];
         const state = await threadView(runtime, run);
         const answers = runtime.graphs.reportsAnswer(run.graph_id);
         if (options.json === true) {

@@ -33,11 +33,23 @@ import { argsDigest } from "./interrupts/digest.js";
 import { AssistantStore } from "./assistants/assistant-store.js";
 import { mergeAssistantConfig, mergeAssistantContext } from "./assistants/assistant-merge.js";
 import { sleep } from "../sleep.js";
+import { FINAL_STATUSES } from "./queue/status.js";
+import type { RunGraphConfig } from "./queue/run-record.js";
 import type { LiveEvent, RunsApi } from "./runtime.js";
 
 const ASSISTANT_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const WAITING: readonly RunStatus[] = ["interrupted", "success", "error", "timeout", "cancelled"];
-const TERMINAL: readonly RunStatus[] = ["success", "error", "timeout", "cancelled"];
+const TERMINAL: readonly RunStatus[] = FINAL_STATUSES;
+
+/** A run's create request (`runtime.runs.create`). */
+type CreateRunRequest = Parameters<RunsApi["create"]>[0];
+
+/**
+ * What the run a resume creates starts with, besides the waiting run's thread, graph and
+ * assistant: the server passes its request's fields; absent ones are the waiting run's own.
+ */
+export type NextRunOptions = Partial<
+  Pick<CreateRunRequest, "config" | "context" | "limits" | "metadata" | "streamMode" | "interruptBefore" | "interruptAfter" | "afterSeconds" | "webhook" | "executeHere">
+>;
 
 /** The stores and process state the runs API works on; createRuntime owns and wires them. */
 export interface RunsApiDeps {
@@ -83,24 +95,76 @@ export function createRunsApi(deps: RunsApiDeps): RunsApi {
     return (run.interrupts ?? []).filter((item) => !answered.has(item.id));
   };
 
-  /** Stores a planned resume and its `resume.given` event in one transaction; queues the run when nothing else waits. */
-  const recordResume = async (run: RunRecord, planned: { interruptIds: string[]; command: ResumeCommand }, waiting: number, audit: { principal: string; reason?: string }) => {
+  /**
+   * Creates, in `tx` (under its thread's lock), the run that resumes `waiting` (CONTRACT section 3:
+   * a resume is a new run), with its `run.created` and `resume.given` events. RunConflictError when
+   * the thread no longer waits on `waiting` (another caller resumed it, or a newer run started).
+   */
+  const createResumeRun = async (tx: Queryable, waiting: RunRecord, next: NextRunOptions, given: NewRunEvent): Promise<{ run: RunRecord; claimed: boolean }> => {
+    const webhook = next.webhook === undefined || next.webhook === null ? null : checkWebhookUrl(policy, next.webhook);
+    const lease = next.executeHere === true ? { claimFor: { owner, leaseMs: config.worker.leaseMs } } : {};
+    const created = await runs.createWithin(
+      tx,
+      {
+        threadId: waiting.thread_id,
+        graphId: waiting.graph_id,
+        assistantId: waiting.assistant_id,
+        input: null,
+        config: mergeRunConfig(waiting.config, next.config),
+        context: next.context ?? waiting.context ?? undefined,
+        limits: { ...waiting.limits, ...(next.limits ?? {}) },
+        metadata: next.metadata ?? waiting.metadata,
+        streamMode: next.streamMode ?? waiting.stream_mode ?? undefined,
+        interruptBefore: next.interruptBefore ?? waiting.interrupt_before ?? undefined,
+        interruptAfter: next.interruptAfter ?? waiting.interrupt_after ?? undefined,
+        afterSeconds: next.afterSeconds,
+        resumesRun: waiting.run_id,
+        ...lease,
+      },
+      async (inner, runId) => {
+        await events.append(runId, [{ type: "run.created" }, given], undefined, { tx: inner });
+        await completions.insert(inner, runId, { webhook, deleteThread: false });
+      },
+    );
+    if ("conflict" in created) {
+      const { threadId, activeRunId, activeStatus, notWaiting } = created.conflict;
+      throw notWaiting !== undefined
+        ? new RunConflictError(`run ${waiting.run_id} is no longer what thread ${threadId} waits on (it was resumed, or a newer run started): there is nothing to resume`, { runId: waiting.run_id, threadId })
+        : new RunConflictError(`thread ${threadId} already has an active run ${String(activeRunId)} (${String(activeStatus)}); wait for it or cancel it`, { threadId, activeRunId, activeStatus });
+    }
+    const claimed = created.run.status === "running" && created.run.lease?.owner === owner;
+    if (claimed) reserved.set(created.run.run_id, { run: created.run, epoch: created.run.lease?.epoch ?? 0 });
+    return { run: created.run, claimed };
+  };
+
+  /** Announces a run a resume created to the workers (unless this process holds it), and returns it. */
+  const announced = async (outcome: { run: RunRecord; claimed: boolean } | null, waitingId: string): Promise<RunRecord> => {
+    if (outcome === null) return runs.get(waitingId);
+    await threads.touch(outcome.run.thread_id, outcome.run.graph_id);
+    if (!outcome.claimed) await notify(db, RUNS_CHANNEL, outcome.run.run_id);
+    return outcome.run;
+  };
+
+  /**
+   * Stores a planned resume on the waiting run (audited, with its `resume.given` event); once
+   * every waiting interrupt has its value (or the resume is a Command's update / goto), creates
+   * the run that resumes the thread in the same transaction and returns it; else the waiting run.
+   */
+  const recordResume = async (run: RunRecord, planned: { interruptIds: string[]; command: ResumeCommand }, waiting: number, audit: { principal: string; reason?: string }, next: NextRunOptions) => {
     const complete = planned.interruptIds.length >= waiting || planned.command.update !== undefined || planned.command.goto !== undefined;
-    const given = { interrupt_ids: planned.interruptIds, by: audit.principal, reason: audit.reason ?? null, value_digest: argsDigest(planned.command) };
-    let queued = false;
-    const stored = await events.appendWith(run.run_id, [{ type: "resume.given", ...given }], async (tx) => {
-      const result = await resumes.record(run.run_id, { ...planned, principal: audit.principal, reason: audit.reason ?? null, complete }, { tx });
-      queued = result?.queued === true;
-      return result !== null;
+    const given: NewRunEvent = { type: "resume.given", interrupt_ids: planned.interruptIds, by: audit.principal, reason: audit.reason ?? null, value_digest: argsDigest(planned.command) };
+    const outcome = await db.transaction(async (tx) => {
+      const stored = await resumes.record(run.run_id, { ...planned, principal: audit.principal, reason: audit.reason ?? null }, { tx });
+      if (stored === null) throw new RunConflictError(`run ${run.run_id} is not what its thread waits on (it was resumed, or a newer run started)`, { runId: run.run_id });
+      await events.append(run.run_id, [given], undefined, { tx });
+      return complete ? await createResumeRun(tx, run, next, given) : null;
     });
-    if (!stored) throw new RunConflictError(`run ${run.run_id} is not waiting for a resume (its status changed)`, { runId: run.run_id });
-    if (queued) await notify(db, RUNS_CHANNEL, run.run_id);
-    return runs.get(run.run_id);
+    return announced(outcome, run.run_id);
   };
 
   const runsApi: RunsApi = {
     async create(request) {
-      const { executeHere, assistantId: requested, webhook: requestedWebhook, deleteThread, completionHoldMs, ...given } = request;
+      const { executeHere, assistantId: requested, webhook: requestedWebhook, deleteThread, completionHoldMs, command, ...given } = request;
       const webhook = requestedWebhook === undefined || requestedWebhook === null ? null : checkWebhookUrl(policy, requestedWebhook);
       const named = requested ?? GRAPHS_DEFAULTS.defaultGraphId;
       if (!ASSISTANT_UUID.test(named)) graphs.check(named);
@@ -114,6 +178,12 @@ export function createRunsApi(deps: RunsApiDeps): RunsApi {
       const created = async (tx: Queryable, runId: string): Promise<void> => {
         await events.append(runId, [{ type: "run.created" }], undefined, { tx });
         await completions.insert(tx, runId, { webhook, deleteThread: deleteThread === true, holdMs: completionHoldMs });
+        if (command !== undefined) {
+          // a Command's update / goto the run starts with (LangGraph's `command` with no interrupt waiting)
+          const given = { values: {}, ...(command.update === undefined ? {} : { update: command.update }), ...(command.goto === undefined ? {} : { goto: command.goto }) };
+          if ((await resumes.record(runId, { interruptIds: [], command: given, principal: command.by }, { tx })) === null) throw new RunConflictError(`run ${runId} could not take its command`, { runId });
+          await events.append(runId, [{ type: "resume.given", interrupt_ids: [], by: command.by, reason: null, value_digest: argsDigest(given) }], undefined, { tx });
+        }
       };
       const { run, claimed } =
         executeHere === true
@@ -136,7 +206,7 @@ export function createRunsApi(deps: RunsApiDeps): RunsApi {
       const reservation = reserved.get(key);
       reserved.delete(key);
       // a run of a graph not loaded here is not claimed (GraphNotFoundError)
-      const claimed = reservation ?? (await runs.claim(runId, { owner, leaseMs: config.worker.leaseMs, from: ["pending", "interrupted"], graphs: graphs.ids() }));
+      const claimed = reservation ?? (await runs.claim(runId, { owner, leaseMs: config.worker.leaseMs, graphs: graphs.ids() }));
       const after = await executeWithRecovery(executorDeps(), claimed, owner, {
         trigger: "manual",
         health: executionHealth,
@@ -146,9 +216,9 @@ export function createRunsApi(deps: RunsApiDeps): RunsApi {
       // null: the lease moved while the database was away; whoever holds it now continues the run
       return after ?? runs.get(runId);
     },
-    async decide(runId, body, audit) {
+    async decide(runId, body, audit, next = {}) {
       const run = await runs.get(runId);
-      if (run.status !== "interrupted") throw new RunConflictError(`run ${runId} is not waiting for approval (status ${run.status})`, { status: run.status });
+      if (!run.waiting) throw notWaiting(run);
       // the first waiting interrupt in LangChain's HITL shape, whichever graph raised it
       const waiting = await waitingInterrupts(run);
       const target = waiting.find((item) => isHitlRequest(item.value));
@@ -185,35 +255,37 @@ export function createRunsApi(deps: RunsApiDeps): RunsApi {
         });
         resume = () => value;
       }
-      // the decisions, their approval.decided events and — once every request is decided — the
-      // resume that continues the run commit together
-      const queued = await events
-        .writeWith(runId, async (tx) => {
+      // the decisions and their approval.decided events (on the waiting run) and — once every
+      // request is decided — the resume and the run that continues the thread commit together
+      const outcome = await db
+        .transaction(async (tx) => {
           const recorded = await decisions.record(runId, planned, { tx });
-          const stored: NewRunEvent[] = recorded.map((d): NewRunEvent => ({ type: "approval.decided", tool_call_id: d.tool_call_id, decision: d.decision, by: d.principal, reason: d.reason }));
+          const decided: NewRunEvent[] = recorded.map((d): NewRunEvent => ({ type: "approval.decided", tool_call_id: d.tool_call_id, decision: d.decision, by: d.principal, reason: d.reason }));
           const value = resume([...already, ...recorded]);
-          if (value === undefined) return { value: false, events: stored };
+          if (value === undefined) {
+            await events.append(runId, decided, undefined, { tx });
+            return null;
+          }
           const command: ResumeCommand = { values: { [target.id]: value } };
-          const complete = waiting.length <= 1;
-          const given = await resumes.record(runId, { interruptIds: [target.id], command, principal: audit.principal, reason: audit.reason ?? null, complete }, { tx });
-          if (given === null) throw new RunConflictError(`run ${runId} is not waiting for a resume (its status changed)`, { runId });
-          stored.push({ type: "resume.given", interrupt_ids: [target.id], by: audit.principal, reason: audit.reason ?? null, value_digest: argsDigest(command) });
-          return { value: given.queued, events: stored };
+          const stored = await resumes.record(runId, { interruptIds: [target.id], command, principal: audit.principal, reason: audit.reason ?? null }, { tx });
+          if (stored === null) throw notWaiting(run);
+          const given: NewRunEvent = { type: "resume.given", interrupt_ids: [target.id], by: audit.principal, reason: audit.reason ?? null, value_digest: argsDigest(command) };
+          await events.append(runId, [...decided, given], undefined, { tx });
+          return waiting.length <= 1 ? await createResumeRun(tx, run, next, given) : null;
         })
         .catch(async (error: unknown) => {
           throw ((error as { code?: unknown } | null)?.code === "23505" ? await decisions.conflictOf(runId, planned.map((d) => d.toolCallId)) : null) ?? error;
         });
-      if (queued) await notify(db, RUNS_CHANNEL, runId);
-      return runs.get(runId);
+      return announced(outcome, runId);
     },
     get: (runId) => runs.get(runId),
     list: (filter = {}) => runs.list(filter),
     cancel: (runId) =>
-      // the status change and its events commit together: never a cancelled run without run.cancelled
+      // the status change and its events commit together: never an interrupted run without run.cancelled
       events.writeWith(runId, async (tx) => {
         const run = await runs.requestCancel(runId, { tx });
         const stored: NewRunEvent[] = [{ type: "run.cancel_requested" }];
-        if (run.status === "cancelled") stored.push({ type: "run.cancelled" });
+        if (run.status === "interrupted") stored.push({ type: "run.cancelled" });
         return { value: run, events: stored };
       }),
     async wait(runId, waitOptions = {}) {
@@ -221,7 +293,7 @@ export function createRunsApi(deps: RunsApiDeps): RunsApi {
       for (;;) {
         // a database away for a moment does not end the wait (bounded by its deadline)
         const run = await retryDatabaseFaults(() => runs.get(runId), { maxMs: Math.max(0, deadline - Date.now()), signal: waitOptions.signal });
-        if (WAITING.includes(run.status) || Date.now() >= deadline || waitOptions.signal?.aborted === true) return run;
+        if (TERMINAL.includes(run.status) || Date.now() >= deadline || waitOptions.signal?.aborted === true) return run;
         await sleep(Math.min(RUNTIME_DEFAULTS.waitPollMs, Math.max(1, deadline - Date.now())));
       }
     },
@@ -263,14 +335,14 @@ export function createRunsApi(deps: RunsApiDeps): RunsApi {
     waitStopped: (runId, waitOptions) => waitStopped(orphans, runId, waitOptions),
     pendingApprovals,
     lastEventSeq: (runId) => events.lastSeq(runId),
-    async resume(runId, body, audit) {
+    async resume(runId, body, audit, next = {}) {
       const run = await runs.get(runId);
-      if (run.status !== "interrupted") throw new RunConflictError(`run ${runId} is not interrupted (status ${run.status}): there is nothing to resume`, { status: run.status });
+      if (!run.waiting) throw notWaiting(run);
       const waiting = await waitingInterrupts(run);
       // a value for one waiting HITL request (and nothing else) is its decisions: audited per decision
       const decisionsValue = hitlResumeValue(body, waiting);
-      if (decisionsValue !== undefined) return runsApi.decide(runId, decisionsValue, audit);
-      return recordResume(run, planResume(body, waiting), waiting.length, audit);
+      if (decisionsValue !== undefined) return runsApi.decide(runId, decisionsValue, audit, next);
+      return recordResume(run, planResume(body, waiting), waiting.length, audit, next);
     },
     resumes: (runId) => resumes.list(runId),
     interrupted: (listOptions = {}) => runs.listInterrupted(listOptions.limit),
@@ -278,4 +350,20 @@ export function createRunsApi(deps: RunsApiDeps): RunsApi {
     releaseCompletion: (runId) => completions.release(runId),
   };
   return runsApi;
+}
+
+/** Why a run cannot be decided or resumed: its thread does not wait on it. */
+function notWaiting(run: RunRecord): RunConflictError {
+  const why =
+    run.stop_reason === "interrupt"
+      ? `run ${run.run_id} ended at an interrupt, but its thread no longer waits on it (it was resumed, or a newer run started)`
+      : `run ${run.run_id} is not waiting for approval or a resume (status ${run.status}): there is nothing to resume`;
+  return new RunConflictError(why, { runId: run.run_id, status: run.status });
+}
+
+/** The waiting run's config with a resume request's on top (its `configurable` merged key by key). */
+function mergeRunConfig(base: RunGraphConfig, given: RunGraphConfig | undefined): RunGraphConfig {
+  if (given === undefined) return base;
+  const configurable = base.configurable === undefined && given.configurable === undefined ? {} : { configurable: { ...(base.configurable ?? {}), ...(given.configurable ?? {}) } };
+  return { ...base, ...given, ...configurable };
 }

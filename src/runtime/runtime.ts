@@ -49,7 +49,9 @@ import type { StateReadableGraph } from "./threads/thread-state.js";
 import { AssistantStore, type AssistantsApi } from "./assistants/assistant-store.js";
 export { argsDigest } from "./interrupts/digest.js";
 import { Purger, type TruncateFlags } from "./threads/purge.js";
-import { createRunsApi } from "./runs-api.js";
+import { createRunsApi, type NextRunOptions } from "./runs-api.js";
+export type { NextRunOptions } from "./runs-api.js";
+export { FINAL_STATUSES, isFinalStatus } from "./queue/status.js";
 
 // types of what the Runtime API returns, so its users (the CLI, the server) import them from here
 export type { StoredAttachment } from "./attachments/attachment-store.js";
@@ -174,14 +176,28 @@ export interface RunsApi {
      * `releaseCompletion`), so a caller still reading it (`runs.wait`, a stream) finishes first.
      */
     completionHoldMs?: number;
+    /**
+     * A LangGraph `Command`'s `update` / `goto` the run starts with (no interrupt to answer:
+     * resumes go through `resume` / `decide`), audited as a resume given by `by`.
+     */
+    command?: { update?: unknown; goto?: unknown; by: string };
   }): Promise<RunRecord>;
   execute(runId: string): Promise<RunRecord>;
-  decide(runId: string, body: unknown, audit: { principal: string; reason?: string }): Promise<RunRecord>;
+  /**
+   * Records decisions on the approval a waiting run stopped at (CONTRACT section 5), audited.
+   * Once every request has a decision, the run that resumes its thread is created (CONTRACT
+   * section 3: a resume is a new run, `resumes_run` naming this one) in the same transaction and
+   * returned — queued for workers, or claimed for `execute` here with `next.executeHere`; until
+   * then the waiting run is returned. `next`: what the new run starts with (default: the waiting
+   * run's config, context, limits, metadata and stream modes).
+   */
+  decide(runId: string, body: unknown, audit: { principal: string; reason?: string }, next?: NextRunOptions): Promise<RunRecord>;
   get(runId: string): Promise<RunRecord>;
-  list(options?: { status?: RunStatus; threadId?: string; limit?: number; before?: string; metadata?: Record<string, unknown> }): Promise<RunRecord[]>;
+  /** Runs newest first; `waiting: true` only the run a thread waits on (ended at an interrupt, not resumed yet). */
+  list(options?: { status?: RunStatus; threadId?: string; limit?: number; before?: string; metadata?: Record<string, unknown>; waiting?: boolean }): Promise<RunRecord[]>;
   cancel(runId: string): Promise<RunRecord>;
   /**
-   * Deletes a run that is neither running nor interrupted (cancel it first: RunConflictError),
+   * Deletes a run that is not running and that its thread does not wait on (cancel or resume it first: RunConflictError),
    * with its events, decisions and ledger rows. Its checkpoints stay in the thread's history.
    */
   delete(runId: string): Promise<void>;
@@ -248,17 +264,18 @@ export interface RunsApi {
   /** The seq of the run's last stored event (0 when none): where a follower starts so it shows only what comes next. */
   lastEventSeq(runId: string): Promise<number>;
   /**
-   * Resumes an interrupted run of any graph with a value (`{ value }` when one interrupt waits,
-   * `{ values: { interruptId: value } }`, or `{ command: { resume, update, goto } }`), audited
-   * like a decision: who, when, why and the digest of the value. The run is queued again once
-   * every waiting interrupt has a value; execute it here or let a worker take it. A HITL-shaped
-   * interrupt's value is validated as decisions. The built-in agent is resumed with `decide`.
+   * Resumes the thread of a waiting run of any graph with a value (`{ value }` when one interrupt
+   * waits, `{ values: { interruptId: value } }`, or `{ command: { resume, update, goto } }`),
+   * audited like a decision: who, when, why and the digest of the value, stored on the waiting
+   * run. Once every waiting interrupt has a value, the run that resumes the thread is created and
+   * returned (as `decide` does); until then the waiting run. A HITL-shaped interrupt's value is
+   * validated as decisions.
    */
-  resume(runId: string, body: ResumeBody, audit: { principal: string; reason?: string }): Promise<RunRecord>;
+  resume(runId: string, body: ResumeBody, audit: { principal: string; reason?: string }, next?: NextRunOptions): Promise<RunRecord>;
   /** Every resume of a run, oldest first (the audit trail). */
   resumes(runId: string): Promise<ResumeRecord[]>;
   /**
-   * Interrupted runs with their interrupts, most recently paused first, in one query; each with
+   * Waiting runs (their threads wait on them) with their interrupts, most recently stopped first, in one query; each with
    * the tool calls already decided and the interrupts already answered (what no longer waits).
    */
   interrupted(options?: { limit?: number }): Promise<InterruptedRun[]>;

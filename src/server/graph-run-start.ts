@@ -1,7 +1,7 @@
 import { RunConflictError } from "../errors.js";
 import { STREAM_EVENTS_DEFAULTS } from "../constants.js";
-import type { RunGraphConfig, RunLimits, RunRecord } from "../runtime/queue/run-record.js";
-import { isHitlRequest, type Runtime } from "../runtime/runtime.js";
+import type { RunGraphConfig, RunLimits } from "../runtime/queue/run-record.js";
+import { isHitlRequest, type NextRunOptions, type Runtime } from "../runtime/runtime.js";
 import { httpError } from "./http-errors.js";
 import type { StartedRun } from "./run-start.js";
 import type { RunCreateBody } from "./validation.js";
@@ -79,17 +79,6 @@ export function runLimitsOf(body: RunCreateBody): RunLimits | undefined {
   const tools = wantsMode(body, "tools") ? { recordTools: true } : {};
   if (given === undefined && Object.keys(events).length === 0 && Object.keys(tools).length === 0) return undefined;
   return { ...given, ...events, ...tools };
-}
-
-/**
- * A resume continues the interrupted run, which records LangChain stream events only if it was
- * created asking for them: a resume asking for `events` of a run that does not record them is
- * refused (422) rather than streamed without them.
- */
-export function refuseEventsOnResume(body: RunCreateBody, waiting: RunRecord): void {
-  if (wantsStreamEvents(body) && waiting.limits.maxStreamEvents === undefined) {
-    throw httpError("REQUEST_INVALID", `stream_mode "events" is not available when resuming run ${waiting.run_id}: it was created without it, so its LangChain stream events are not recorded`, { field: "stream_mode" });
-  }
 }
 
 /** A breakpoint option as LangGraph takes it: `"*"` or a list of node names; undefined when not set. */
@@ -189,13 +178,16 @@ function isDecisionsBody(value: unknown): boolean {
 
 
 /**
- * Starts what a run request asks of a user graph (not the built-in agent) on `thread`: a new run
- * of the assistant `target` names (its config and context under the run's) with the request's `input` passed through unchanged, its `config` (configurable,
- * recursion_limit, tags) and `context`; or — with `command` — the resume of the thread's
- * interrupted run, audited with `principal`: `command.resume` `{decisions: [...]}` on a HITL-shaped
- * interrupt is decided (`runtime.runs.decide`), anything else is `runtime.runs.resume`'s Command
- * (one value, or a map keyed by interrupt id; `update` and `goto` passed through). The same run
- * continues; the stream starts after what the run had already produced.
+ * Starts what a run request asks of a graph on `thread`: a new run of the assistant `target`
+ * names (its config and context under the run's) with the request's `input` passed through
+ * unchanged, its `config` (configurable, recursion_limit, tags) and `context`; or — with
+ * `command` — the run that resumes the thread's waiting run (CONTRACT section 3: a resume is a
+ * new run), its resume audited with `principal`: `command.resume` `{decisions: [...]}` on a
+ * HITL-shaped interrupt is decided (`runtime.runs.decide`), anything else is
+ * `runtime.runs.resume`'s Command (one value, or a map keyed by interrupt id; `update` and `goto`
+ * passed through). A Command's `update` / `goto` on a thread that waits on nothing starts a run
+ * with it. When a resume leaves an interrupt unanswered, the thread still waits: the waiting run
+ * is returned.
  */
 export async function startGraphRun(
   runtime: Runtime,
@@ -205,29 +197,53 @@ export async function startGraphRun(
   principal: string,
   completion: RunCompletionOptions = {},
 ): Promise<StartedRun> {
-  const { graphId } = target;
+  const options = runOptionsOf(body);
+  const config = graphConfigOf(body.config);
+  const limits = runLimitsOf(body);
+  const streamMode = requestedModes(body);
+  const context = body.context === undefined || body.context === null ? {} : { context: body.context };
   if (hasCommand(body)) {
     if (!isEmptyInput(body.input)) throw httpError("REQUEST_INVALID", "send either input or command, not both");
-    const [waiting] = await runtime.runs.list({ threadId: thread, status: "interrupted", limit: 1 });
-    if (waiting === undefined) throw new RunConflictError(`thread ${thread} has no interrupted run to resume`, { threadId: thread });
-    if (waiting.graph_id !== graphId) throw new RunConflictError(`thread ${thread}'s interrupted run is of graph ${waiting.graph_id}, not ${graphId}`, { threadId: thread, graphId: waiting.graph_id });
-    refuseEventsOnResume(body, waiting);
-    const startSeq = await runtime.runs.lastEventSeq(waiting.run_id);
-    const { snapshots } = await runtime.threads.runSnapshots(thread, waiting.run_id, undefined);
     const command = body.command as { resume?: unknown; update?: unknown; goto?: unknown };
+    const [waiting] = await runtime.runs.list({ threadId: thread, waiting: true, limit: 1 });
+    if (waiting === undefined) {
+      if (command.resume !== undefined) throw new RunConflictError(`thread ${thread} has no interrupted run to resume`, { threadId: thread });
+      // a Command's update / goto with nothing to resume: a run that starts with it
+      const run = await runtime.runs.create({
+        threadId: thread,
+        assistantId: target.assistantId,
+        ...options,
+        input: null,
+        command: { ...(command.update === undefined ? {} : { update: command.update }), ...(command.goto === undefined ? {} : { goto: command.goto }), by: principal },
+        ...(config === undefined ? {} : { config }),
+        ...context,
+        multitask: multitaskOf(body),
+        ...(limits === undefined ? {} : { limits }),
+        ...(streamMode === undefined ? {} : { streamMode }),
+        webhook: body.webhook ?? null,
+        ...completion,
+      });
+      return { run };
+    }
+    if (waiting.graph_id !== target.graphId) throw new RunConflictError(`thread ${thread}'s interrupted run is of graph ${waiting.graph_id}, not ${target.graphId}`, { threadId: thread, graphId: waiting.graph_id });
+    const next: NextRunOptions = {
+      ...(config === undefined ? {} : { config }),
+      ...context,
+      ...(limits === undefined ? {} : { limits }),
+      ...(options.metadata === undefined ? {} : { metadata: options.metadata }),
+      ...(streamMode === undefined ? {} : { streamMode }),
+      ...(options.interruptBefore === undefined ? {} : { interruptBefore: options.interruptBefore }),
+      ...(options.interruptAfter === undefined ? {} : { interruptAfter: options.interruptAfter }),
+      ...(options.afterSeconds === undefined ? {} : { afterSeconds: options.afterSeconds }),
+      webhook: body.webhook ?? null,
+    };
     const hitl = (waiting.interrupts ?? []).some((item) => isHitlRequest(item.value));
     if (hitl && isDecisionsBody(command.resume) && command.update === undefined && command.goto === undefined) {
-      await runtime.runs.decide(waiting.run_id, command.resume, { principal });
-    } else {
-      const given = Object.fromEntries(Object.entries({ resume: command.resume, update: command.update, goto: command.goto }).filter(([, value]) => value !== undefined));
-      await runtime.runs.resume(waiting.run_id, { command: given }, { principal });
+      return { run: await runtime.runs.decide(waiting.run_id, command.resume, { principal }, next) };
     }
-    const run = await runtime.runs.get(waiting.run_id);
-    let resumed = run.status !== "interrupted";
-    if (!resumed) for await (const event of runtime.runs.events(run.run_id, { after: startSeq })) if (event.type === "run.resumed") resumed = true;
-    return { run, from: { seq: startSeq, values: snapshots.length, settled: snapshots.length }, waitForResume: resumed, startSeq };
+    const given = Object.fromEntries(Object.entries({ resume: command.resume, update: command.update, goto: command.goto }).filter(([, value]) => value !== undefined));
+    return { run: await runtime.runs.resume(waiting.run_id, { command: given }, { principal }, next) };
   }
-  const options = runOptionsOf(body);
   const from = options.checkpointId === undefined ? undefined : await runtime.threads.stateAt(thread, options.checkpointId);
   if (options.checkpointId !== undefined && from?.createdAt === undefined) {
     throw httpError("NOT_FOUND", `no checkpoint ${JSON.stringify(options.checkpointId.slice(0, 100))} on thread ${thread}`, { field: "checkpoint_id" });
@@ -240,9 +256,6 @@ export async function startGraphRun(
       throw httpError("REQUEST_INVALID", "input is required: the thread has no checkpoint to continue from (input null continues one; command resumes an interrupted run)", { field: "input" });
     }
   }
-  const config = graphConfigOf(body.config);
-  const limits = runLimitsOf(body);
-  const streamMode = requestedModes(body);
   // input null continues the thread from its checkpoint (after a breakpoint, or from `checkpoint_id`)
   const run = await runtime.runs.create({
     threadId: thread,
@@ -250,12 +263,12 @@ export async function startGraphRun(
     ...options,
     input: body.input ?? null,
     ...(config === undefined ? {} : { config }),
-    ...(body.context === undefined || body.context === null ? {} : { context: body.context }),
+    ...context,
     multitask: multitaskOf(body),
     ...(limits === undefined ? {} : { limits }),
     ...(streamMode === undefined ? {} : { streamMode }),
     webhook: body.webhook ?? null,
     ...completion,
   });
-  return { run, waitForResume: false, startSeq: 0 };
+  return { run };
 }

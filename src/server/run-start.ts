@@ -9,25 +9,22 @@ import { interruptsOf, toWire } from "./wire.js";
 import { waitErrorBody } from "./run-error-part.js";
 import { refuseUnsupportedOptions, startGraphRun, type RunCompletionOptions } from "./graph-run-start.js";
 import { sleep } from "../sleep.js";
+import { FINAL_STATUSES } from "../runtime/runtime.js";
 
-/** A run a request started (or resumed), and where its stream should begin. */
+/** A run a request started (a resume too: a new run), and where its stream should begin. */
 export interface StartedRun {
   run: RunRecord;
-  /** Set when the request resumed an interrupted run: stream from here, not from the start. */
+  /** Set when a client rejoins the stream with an older devmind's `Last-Event-ID`: stream from here, not from the start. */
   from?: StreamCursor | undefined;
   /** Set when a client rejoins the stream (`Last-Event-ID`): the position of the last part it has. */
   after?: number | undefined;
-  /** The resumed run will continue (every waiting call is decided): wait for it to leave `interrupted`. */
-  waitForResume: boolean;
-  /** Seq of the run's last event when the request started (for `wait`). */
-  startSeq: number;
 }
 
 /**
  * Starts what a LangGraph run request asks for on `threadId` (null: a new thread, as for
  * stateless runs) with the graph its `assistant_id` names (404 for none loaded), the same for
  * every graph (`startGraphRun`): a new run with the request's input, or — with `command` — the
- * resume of the thread's interrupted run, recorded with `principal`.
+ * run that resumes the thread's waiting run, its resume recorded with `principal`.
  * Multitask `interrupt` / `rollback` stop (and roll back) the thread's active runs first. Run
  * options devmind does not implement are refused naming them.
  * `on_completion: "delete"` (stateless runs only; 422 on a thread's) has the workers delete the
@@ -47,10 +44,6 @@ export async function startRun(runtime: Runtime, threadId: string | null, body: 
   }
   const completion: RunCompletionOptions =
     body.on_completion === "delete" ? { deleteThread: true, ...(options.holdCompletionMs === undefined ? {} : { completionHoldMs: options.holdCompletionMs }) } : {};
-  // a resume continues the same run (devmind does not start another), which keeps its own webhook
-  if (body.webhook !== undefined && body.webhook !== null && body.command !== undefined && body.command !== null) {
-    throw httpError("REQUEST_INVALID", "webhook is not supported with command: the resumed run keeps the webhook it was created with", { field: "webhook" });
-  }
   let thread = threadId;
   // a thread this request creates is removed again when the run is refused: a rejected request changes nothing
   let createdHere = false;
@@ -78,12 +71,12 @@ export async function startRun(runtime: Runtime, threadId: string | null, body: 
 }
 
 /**
- * multitask_strategy "interrupt": cancels the thread's pending, running and interrupted runs and
+ * multitask_strategy "interrupt": cancels the thread's pending and running runs and
  * waits (at most SERVER_DEFAULTS.interruptStopMs) until they stopped; the new run is then created
  * with "enqueue", so it starts after any that is still stopping.
  */
 async function interruptThread(runtime: Runtime, threadId: string, rollback: boolean): Promise<void> {
-  const active = (await Promise.all((["pending", "running", "interrupted"] as const).map((status) => runtime.runs.list({ threadId, status, limit: 100 })))).flat();
+  const active = (await Promise.all((["pending", "running"] as const).map((status) => runtime.runs.list({ threadId, status, limit: 100 })))).flat();
   await Promise.all(active.map((run) => (rollback ? cancelAndRollback(runtime, run) : stopRun(runtime, run))));
 }
 
@@ -99,27 +92,22 @@ async function stopRun(runtime: Runtime, run: RunRecord): Promise<RunRecord> {
  * rolled back as it is. RunConflictError when it did not stop in time.
  */
 export async function cancelAndRollback(runtime: Runtime, run: RunRecord): Promise<void> {
-  const stopped = STOPPED.has(run.status) && run.status !== "interrupted" ? run : await stopRun(runtime, run);
+  const stopped = STOPPED.has(run.status) ? run : await stopRun(runtime, run);
   if (stopped.status === "running" || stopped.status === "pending") throw new RunConflictError(`run ${run.run_id} is still stopping; retry the rollback`, { runId: run.run_id });
   await runtime.runs.rollback(run.run_id);
 }
 
-const STOPPED = new Set(["interrupted", "success", "error", "timeout", "cancelled"]);
+const STOPPED: ReadonlySet<string> = new Set(FINAL_STATUSES);
 
 /**
- * Waits until the run is interrupted or terminal (for a resumed run: after it resumed), at most
- * SERVER_DEFAULTS.waitMaxMs or until `signal` aborts; returns the run as it then is.
+ * Waits until the run ended (at an interrupt too), at most SERVER_DEFAULTS.waitMaxMs or until
+ * `signal` aborts; returns the run as it then is.
  */
-export async function waitForRun(runtime: Runtime, started: StartedRun, signal: AbortSignal): Promise<RunRecord> {
+export async function waitForRun(runtime: Runtime, started: RunRecord, signal: AbortSignal): Promise<RunRecord> {
   const deadline = Date.now() + SERVER_DEFAULTS.waitMaxMs;
-  let resumed = !started.waitForResume;
   for (;;) {
-    const run = await runtime.runs.get(started.run.run_id);
-    if (!resumed) {
-      if (run.status !== "interrupted") resumed = true;
-      else for await (const event of runtime.runs.events(run.run_id, { after: started.startSeq })) if (event.type === "run.resumed") resumed = true;
-    }
-    if ((STOPPED.has(run.status) && (resumed || run.status !== "interrupted")) || signal.aborted || Date.now() >= deadline) return run;
+    const run = await runtime.runs.get(started.run_id);
+    if (STOPPED.has(run.status) || signal.aborted || Date.now() >= deadline) return run;
     await sleep(RUNTIME_DEFAULTS.waitPollMs);
   }
 }
@@ -133,5 +121,5 @@ export async function finalValues(runtime: Runtime, run: RunRecord): Promise<Rec
   const state = await runtime.threads.state(run.thread_id);
   const values = toWire(state.values ?? {}) as Record<string, unknown>;
   const interrupts = interruptsOf(state);
-  return run.status === "interrupted" && interrupts.length > 0 ? { ...values, __interrupt__: interrupts } : values;
+  return run.stop_reason === "interrupt" && interrupts.length > 0 ? { ...values, __interrupt__: interrupts } : values;
 }

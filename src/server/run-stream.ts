@@ -1,3 +1,4 @@
+import { FINAL_STATUSES } from "../runtime/runtime.js";
 import type { StateSnapshot } from "@langchain/langgraph";
 import { SERVER_DEFAULTS } from "../constants.js";
 import { retryDatabaseFaults } from "../runtime/execution/backoff.js";
@@ -44,17 +45,12 @@ export interface RunStreamOptions {
    * their positions in the run's stream.
    */
   from?: StreamCursor | undefined;
-  /**
-   * The stream follows a run that was just resumed (`command.resume`): its `interrupted` status
-   * ends the stream only once the run has resumed (a `run.resumed` event was read).
-   */
-  waitForResume?: boolean | undefined;
   /** `stream_subgraphs`: parts of subgraphs too, named `mode|ns` (user graphs; the agent has none). */
   subgraphs?: boolean | undefined;
   signal: AbortSignal;
 }
 
-const TERMINAL = new Set(["success", "error", "timeout", "cancelled"]);
+const TERMINAL: ReadonlySet<string> = new Set(FINAL_STATUSES);
 
 function timeOf(text: string | undefined): number {
   const parsed = text === undefined ? Number.NaN : Date.parse(text);
@@ -154,7 +150,6 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
   // the run's metadata, as LangGraph gives it to every message of the run
   const runMetadata: Record<string, unknown> = { ...initial.metadata, graph_id: initial.graph_id, assistant_id: initial.assistant_id, run_id: key, thread_id: threadId };
   let boundary: string | undefined;
-  let resumed = false;
   // the checkpoint the run started from, before its first own one: the one LangGraph wrote for its
   // input (step -1), or the thread's checkpoint a run without input (or a resume) continues; its
   // tasks are the run's first. LangGraph streams it first: the `checkpoints` and `debug` modes
@@ -467,10 +462,9 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
         await readSnapshots();
         return { run: current, events: read };
       }, faultRetry);
-      if (events.some((event) => event.type === "run.resumed")) resumed = true;
 
       // a checkpoint's interrupts are final once a newer one exists or the run stopped running
-      const paused = run.status === "interrupted" || TERMINAL.has(run.status);
+      const paused = TERMINAL.has(run.status);
       const settledUpTo = paused ? snapshots.length : snapshots.length - 1;
       if (yield* byTask(events, settledUpTo, paused)) {
         await sleep(SERVER_DEFAULTS.streamCheckpointWaitMs);
@@ -478,13 +472,12 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
       }
       yield* tokens();
 
-      const ended = TERMINAL.has(run.status) || (run.status === "interrupted" && (options.waitForResume !== true || resumed));
-      if (ended) {
+      if (TERMINAL.has(run.status)) {
         yield* sendStart();
         // stopped at a static breakpoint (interrupt_before / interrupt_after): LangGraph's
         // interrupt without interrupts, in `updates` and `values`, as the official stream ends
         const last = snapshots[snapshots.length - 1];
-        if (run.status === "success" && last !== undefined && atBreakpoint(last)) {
+        if (run.stop_reason === "interrupt" && last !== undefined && atBreakpoint(last)) {
           if (modes.has("updates")) yield* send({ event: "updates", data: { __interrupt__: [] } });
           if (modes.has("values")) yield* send({ event: "values", data: { __interrupt__: [] } });
         }

@@ -28,7 +28,7 @@ export function parseThreadCursor(id: string | undefined | null): ThreadStreamCu
   return { runId: runId.toLowerCase(), resume };
 }
 
-const ACTIVE = new Set(["pending", "running", "interrupted"]);
+const ACTIVE = new Set(["pending", "running"]);
 
 function isAfter(run: RunRecord, other: RunRecord): boolean {
   return run.created_at > other.created_at || (run.created_at === other.created_at && run.run_id > other.run_id);
@@ -38,9 +38,8 @@ function isAfter(run: RunRecord, other: RunRecord): boolean {
  * LangGraph Platform's thread stream (`GET /threads/{id}/stream`, the SDK's
  * `threads.joinStream`): the run stream (`runStream`, in `modes`) of each run of the thread in
  * turn, as they come, until the client goes away (`signal`). It starts with the thread's active
- * run (pending or running: from its start; waiting at an interrupt: from where it waits, sent
- * once it resumes), else with the next run created. A run that stops at an interrupt is followed
- * again when it resumes (devmind resumes the same run). Part ids are `RUN_ID:N` (N: the part's id
+ * run (pending or running: from its start), else with the next run created (a run that ended at
+ * an interrupt is followed by the run that resumes it, as on LangGraph Platform). Part ids are `RUN_ID:N` (N: the part's id
  * in the run's stream); `from` (a `Last-Event-ID`) continues after that part, then follows the
  * runs created after that run.
  */
@@ -55,7 +54,6 @@ export async function* threadStream(
   // followed from where it waits) past what it had streamed before
   let after: number | undefined;
   let cursor: StreamCursor | undefined;
-  let waitForResume = false;
   // the run followed last: the next one is the oldest created after it
   let previous: RunRecord | undefined;
   if (options.from !== undefined) {
@@ -71,13 +69,8 @@ export async function* threadStream(
     const recent = await runtime.runs.list({ threadId, limit: 100 });
     const active = recent.filter((run) => ACTIVE.has(run.status)).pop();
     if (active === undefined) previous = recent[0];
-    else if (active.status === "interrupted") {
-      // from where it waits: what it sent before the interrupt is history, not news
-      const { snapshots } = await runtime.threads.runSnapshots(threadId, active.run_id, undefined);
-      [current, cursor, waitForResume] = [active, { seq: await runtime.runs.lastEventSeq(active.run_id), values: snapshots.length, settled: snapshots.length }, true];
-    } else current = active;
+    else current = active;
   }
-  let continuing = false;
   while (!signal.aborted) {
     if (current === undefined) {
       const recent = await runtime.runs.list({ threadId, limit: 100 });
@@ -86,13 +79,11 @@ export async function* threadStream(
         await sleep(THREAD_DEFAULTS.streamPollMs, signal);
         continue;
       }
-      [current, cursor, after, waitForResume, continuing] = [next, undefined, undefined, false, false];
+      [current, cursor, after] = [next, undefined, undefined];
     }
     const run: RunRecord = current;
     try {
-      for await (const part of runStream(runtime, run.run_id, { modes, from: cursor, after, waitForResume, signal })) {
-        // a run followed again after its interrupt: its metadata part was sent already
-        if (continuing && part.event === "metadata") continue;
+      for await (const part of runStream(runtime, run.run_id, { modes, from: cursor, after, signal })) {
         if (part.id === undefined) yield part;
         else {
           after = Number(part.id);
@@ -105,12 +96,7 @@ export async function* threadStream(
     }
     if (signal.aborted) break;
     const ended = await runtime.runs.get(run.run_id).catch(() => undefined);
-    if (ended?.status === "interrupted") {
-      // devmind resumes the same run: follow it again once it resumed, after what was sent
-      [waitForResume, continuing] = [true, true];
-      continue;
-    }
-    [previous, current, cursor, after, continuing] = [ended ?? run, undefined, undefined, undefined, false];
+    [previous, current, cursor, after] = [ended ?? run, undefined, undefined, undefined];
     // the thread itself is gone: the stream ends
     if (ended === undefined && (await runtime.threads.get(threadId).then(() => false, () => true))) break;
   }

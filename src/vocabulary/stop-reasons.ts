@@ -2,8 +2,8 @@ import type { DevmindErrorCode } from "../errors.js";
 
 /**
  * Why a run stopped (CONTRACT section 3), for every graph: a graph reports its own (the agent's
- * stop rules) through its run hooks; `max_attempts`, `internal_error`, `deadline`, `cancelled` and
- * `recursion_limit` also come from the runtime.
+ * stop rules) through its run hooks; `max_attempts`, `internal_error`, `deadline`, `cancelled`,
+ * `recursion_limit` and `interrupt` also come from the runtime.
  */
 export type StopReason =
   | "completed"
@@ -18,7 +18,9 @@ export type StopReason =
   | "max_attempts"
   | "cancelled"
   | "internal_error"
-  | "recursion_limit";
+  | "recursion_limit"
+  /** The graph stopped at an interrupt (an approval, `interrupt()`, a breakpoint): the run is `success`, its thread waits. */
+  | "interrupt";
 
 /** Token usage of a run, as reported by the model. */
 export interface Usage {

@@ -96,9 +96,9 @@ describe("devmind bad input: one line, a usage hint, exit 2, nothing touched", (
     expect(cancel.code).toBe(0);
     expect(cancel.stdout).toBe(`run ${String(result["run_id"])} cancelled\n`);
     const runs = await runCli(["runs", "--json"], ctx.env, { cwd: ctx.dir });
-    expect(ndjson(runs.stdout).map((run) => [run["status"], run["stop_reason"]])).toEqual([["cancelled", "cancelled"]]);
+    expect(ndjson(runs.stdout).map((run) => [run["status"], run["stop_reason"]])).toEqual([["interrupted", "cancelled"]]);
     expect(ndjson(runs.stdout)[0]?.["input"]).toEqual({ messages: ["write a.txt"] });
-    const table = await runCli(["runs", "--status", "cancelled", "--limit", "5"], ctx.env, { cwd: ctx.dir });
+    const table = await runCli(["runs", "--status", "interrupted", "--limit", "5"], ctx.env, { cwd: ctx.dir });
     expect(table.code).toBe(0);
     expect(table.stdout).toMatch(new RegExp(`^${String(result["run_id"])}  cancelled +cancelled +1r/0t +\\d{4}-\\d\\d-\\d\\dT[\\d:]{8}  write a.txt\n$`));
   }, 300_000);
@@ -143,11 +143,11 @@ describe.each([CHILD_ENGINE])("devmind output into a pipe closed early on %s", (
     const writes = ctx.script("write.json", [{ tool_calls: [{ id: "w1", name: "write_file", args: { path: "a.txt", content: "a" } }] }, { content: "written" }]);
     const cases = [
       // the reader takes the first line (the run's intro) and goes away; the timeline continues into a closed pipe
-      { task: "add 2 and 3", model: adds, reader: "head -1", code: 0, status: "success" },
+      { task: "add 2 and 3", model: adds, reader: "head -1", code: 0, status: "success", stop: "completed" },
       // a reader gone before the first write: every line of the run fails with EPIPE
-      { task: "add 2 and 3", model: adds, reader: "true", code: 0, status: "success" },
-      // the next stop is the approval: the run waits there (exit 3), leased by nobody
-      { task: "write a.txt", model: writes, reader: "true", code: 3, status: "interrupted" },
+      { task: "add 2 and 3", model: adds, reader: "true", code: 0, status: "success", stop: "completed" },
+      // the next stop is the approval: the run ends at the interrupt (exit 3; its thread waits), leased by nobody
+      { task: "write a.txt", model: writes, reader: "true", code: 3, status: "success", stop: "interrupt" },
     ];
     const stderrs: string[] = [];
     // one after the other: on PGlite one process at a time holds the database
@@ -165,7 +165,7 @@ describe.each([CHILD_ENGINE])("devmind output into a pipe closed early on %s", (
     const runs = await runCli(["runs", "--json"], ctx.env, { cwd: ctx.dir });
     // newest first; none is left pending or running, none holds a lease
     const listed = ndjson(runs.stdout);
-    expect(listed.map((run) => run["status"])).toEqual(cases.map((item) => item.status).reverse());
+    expect(listed.map((run) => [run["status"], run["stop_reason"]])).toEqual(cases.map((item) => [item.status, item.stop]).reverse());
     expect(listed.map((run) => run["lease"])).toEqual([null, null, null]);
   }, 300_000);
 });

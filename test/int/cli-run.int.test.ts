@@ -198,7 +198,7 @@ describe.each(BACKENDS)("devmind run / approve / reject / resume / cancel on %s"
     expect(result.code).toBe(4);
     const lines = ndjson(result.stdout);
     expect(types(lines.slice(0, -1))).toEqual(["run.created", "run.started", "model.started", "run.cancel_requested", "run.cancelled"]);
-    expect(lines.at(-1)).toMatchObject({ type: "result", status: "cancelled", stop_reason: "cancelled" });
+    expect(lines.at(-1)).toMatchObject({ type: "result", status: "interrupted", stop_reason: "cancelled" });
   }, 300_000);
 
   itOnChildEngine(backend)("`devmind cancel` ends a run whose process died while running it, as cancelled", async () => {
@@ -211,7 +211,7 @@ describe.each(BACKENDS)("devmind run / approve / reject / resume / cancel on %s"
     const runId = String(ndjson(result.stdout)[0]?.["run_id"]);
     const cancel = await runCli(["cancel", runId, "--json"], env, { cwd: ctx.dir });
     expect(cancel.code).toBe(0);
-    expect(ndjson(cancel.stdout)).toEqual([expect.objectContaining({ type: "result", run_id: runId, status: "cancelled", stop_reason: "cancelled" })]);
+    expect(ndjson(cancel.stdout)).toEqual([expect.objectContaining({ type: "result", run_id: runId, status: "interrupted", stop_reason: "cancelled" })]);
     const events = ndjson((await runCli(["events", runId, "--json"], env, { cwd: ctx.dir })).stdout);
     expect(types(events).slice(-2)).toEqual(["run.cancel_requested", "run.cancelled"]);
   }, 300_000);

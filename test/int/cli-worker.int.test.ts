@@ -26,7 +26,7 @@ describe.each(BACKENDS)("devmind worker and the embedded-database rule on %s", (
     const ended = await holder.exited;
     expect(ended.code).toBe(4);
     const runs = await runCli(["runs", "--json"], ctx.env, { cwd: ctx.dir });
-    expect(ndjson(runs.stdout).map((run) => run["status"])).toEqual(["cancelled"]);
+    expect(ndjson(runs.stdout).map((run) => run["status"])).toEqual(["interrupted"]);
   }, 300_000);
 
   it("run --detach only queues; a `devmind worker` process runs it and says so; SIGTERM drains and exits 0", async () => {

@@ -123,7 +123,7 @@ describeOn(TEST_DATABASE_URL === undefined ? "none" : "postgres", "postgres")("d
     const deadline = Date.now() + 240_000;
     for (;;) {
       const states = await runStates(fault.url);
-      const active = states.filter((state) => !["success", "error", "timeout", "cancelled"].includes(state)).length;
+      const active = states.filter((state) => !["success", "error", "timeout", "interrupted"].includes(state)).length;
       if (states.length >= allThreads().length && active === 0) break;
       if (Date.now() > deadline) throw new Error(`runs did not finish: ${states.join(",")}`);
       const running = states.filter((state) => state === "running").length;

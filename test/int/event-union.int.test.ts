@@ -155,14 +155,14 @@ describe.each(BACKENDS)("stored and live events are members of the union on %s",
     expect((await runtime.runs.execute(failed.run_id)).status).toBe("error");
     const cancelled = await runtime.runs.create({ assistantId: "review", input: { topic: "never" } });
     runIds.push(cancelled.run_id);
-    expect((await runtime.runs.cancel(cancelled.run_id)).status).toBe("cancelled");
+    expect((await runtime.runs.cancel(cancelled.run_id)).status).toBe("interrupted");
 
     // the reaper's SQL: a run whose lease lapsed on its last attempt, and one whose cancel was requested
     const store = new RunStore(db);
     const exhausted = await runtime.runs.create({ assistantId: "review", input: { topic: "exhausted" } });
     const abandoned = await runtime.runs.create({ assistantId: "review", input: { topic: "abandoned" } });
     runIds.push(exhausted.run_id, abandoned.run_id);
-    for (const run of [exhausted, abandoned]) await store.claim(run.run_id, { owner: "gone", leaseMs: 60_000, from: ["pending"] });
+    for (const run of [exhausted, abandoned]) await store.claim(run.run_id, { owner: "gone", leaseMs: 60_000 });
     expect((await runtime.runs.cancel(abandoned.run_id)).status).toBe("running");
     await db.query(`UPDATE "${db.schema}".runs SET lease_expires_at = now() - interval '1 second' WHERE run_id = ANY($1::uuid[])`, [[exhausted.run_id, abandoned.run_id]]);
     expect(await store.requeueExpired({ maxAttempts: 1 })).toMatchObject({ failed: [exhausted.run_id], cancelled: [abandoned.run_id] });

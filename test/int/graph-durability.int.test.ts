@@ -154,9 +154,10 @@ describe.each(BACKENDS)("user graph durability on %s", (backend) => {
     let db = await open();
     let runtime = createRuntime({ db, config, graphs: { agent: false, pausing } });
     const created = await runtime.runs.create({ assistantId: "pausing", input: { file } });
-    expect((await runtime.runs.execute(created.run_id)).status).toBe("interrupted");
+    expect(await runtime.runs.execute(created.run_id)).toMatchObject({ status: "success", stop_reason: "interrupt", waiting: true });
+    // the resume is a new run, queued with its value in one transaction
     const queued = await runtime.runs.resume(created.run_id, { value: "yes, go" }, { principal: "carol", reason: "checked" });
-    expect(queued.status).toBe("pending");
+    expect(queued).toMatchObject({ status: "pending", resumes_run: created.run_id });
     await runtime.close();
     await db.close();
 
@@ -175,9 +176,9 @@ describe.each(BACKENDS)("user graph durability on %s", (backend) => {
     cleanups.push(() => runtime.close());
     const worker = runtime.worker({ concurrency: 1 });
     await worker.start();
-    const done = await runtime.runs.wait(created.run_id, { timeoutMs: 60_000 });
-    // attempts: to the interrupt, the killed one, this one
-    expect(done).toMatchObject({ status: "success", stop_reason: "completed", attempt: 3 });
+    const done = await runtime.runs.wait(queued.run_id, { timeoutMs: 60_000 });
+    // attempts of the resuming run: the killed one, this one
+    expect(done).toMatchObject({ status: "success", stop_reason: "completed", attempt: 2 });
     // the node ran again with the same value: the resume was not lost with the process
     expect(readFileSync(marker, "utf8")).toBe("yes, go\nyes, go\n");
     expect((await runtime.threads.state(created.thread_id)) as { values: Record<string, unknown> }).toMatchObject({ values: { answer: "yes, go" } });
@@ -186,7 +187,9 @@ describe.each(BACKENDS)("user graph durability on %s", (backend) => {
     expect(audit[0]).toMatchObject({ principal: "carol", reason: "checked" });
     const types: string[] = [];
     for await (const event of runtime.runs.events(created.run_id)) types.push(event.type);
-    expect(types.filter((type) => type === "resume.given")).toHaveLength(1);
+    for await (const event of runtime.runs.events(queued.run_id)) types.push(event.type);
+    // given once on the run it answered, and once in the stream of the run it started
+    expect(types.filter((type) => type === "resume.given")).toHaveLength(2);
     expect(types.at(-1)).toBe("run.succeeded");
   });
 });

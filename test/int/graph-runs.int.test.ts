@@ -117,7 +117,8 @@ describe.each(BACKENDS)("runs of user graphs on %s", (backend) => {
     const created = await runtime.runs.create({ assistantId: "review", input: { topic: "durable runs" } });
     expect(created).toMatchObject({ graph_id: "review", assistant_id: assistantIdFor("review"), status: "pending", input: { topic: "durable runs" }, interrupts: null });
     const paused = await runtime.runs.execute(created.run_id);
-    expect(paused.status).toBe("interrupted");
+    expect(paused).toMatchObject({ status: "success", stop_reason: "interrupt", waiting: true });
+    expect((await runtime.threads.get(created.thread_id)).status).toBe("interrupted");
     expect(paused.interrupts).toHaveLength(1);
     const [waiting] = paused.interrupts ?? [];
     expect(waiting?.value).toEqual({ question: "Send this draft?", draft: "A short note about durable runs." });
@@ -125,23 +126,27 @@ describe.each(BACKENDS)("runs of user graphs on %s", (backend) => {
     expect((await runtime.runs.interrupted()).map((run) => run.run_id)).toContain(created.run_id);
     expect(await runtime.runs.pendingApprovals(created.run_id)).toEqual([]);
 
+    // a resume is a new run (LangGraph Platform's model), created with its audited value
     const queued = await runtime.runs.resume(created.run_id, { value: { approved: true, note: "ok" } }, { principal: "alice", reason: "looks right" });
-    expect(queued.status).toBe("pending");
+    expect(queued).toMatchObject({ status: "pending", resumes_run: created.run_id, graph_id: "review", thread_id: created.thread_id });
     const [audit] = await runtime.runs.resumes(created.run_id);
     expect(audit).toMatchObject({ principal: "alice", reason: "looks right", interrupt_ids: [waiting?.id], consumed_at: null });
     expect(audit?.value_digest).toMatch(/^[0-9a-f]{64}$/);
+    expect((await runtime.threads.get(created.thread_id)).status).toBe("busy");
 
-    const done = await runtime.runs.execute(created.run_id);
-    expect(done).toMatchObject({ status: "success", stop_reason: "completed", interrupts: null, error: null });
+    const done = await runtime.runs.execute(queued.run_id);
+    expect(done).toMatchObject({ status: "success", stop_reason: "completed", interrupts: null, error: null, waiting: false });
     expect((await runtime.runs.resumes(created.run_id))[0]?.consumed_at).not.toBeNull();
     const state = await runtime.threads.state(created.thread_id);
     expect((state as { values: { outcome?: string } }).values.outcome).toBe("sent: A short note about durable runs. (ok)");
+    expect((await runtime.threads.get(created.thread_id)).status).toBe("idle");
 
-    const events = await allEvents(runtime, created.run_id);
-    const types = events.map((event) => event.type);
-    expect(types.slice(0, 2)).toEqual(["run.created", "run.started"]);
-    expect(types).toContain("run.interrupted");
-    expect(types.indexOf("resume.given")).toBeGreaterThan(types.indexOf("run.interrupted"));
+    const firstTypes = (await allEvents(runtime, created.run_id)).map((event) => event.type);
+    expect(firstTypes.slice(0, 2)).toEqual(["run.created", "run.started"]);
+    expect(firstTypes.slice(-2)).toEqual(["run.interrupted", "resume.given"]);
+    const events = [...(await allEvents(runtime, created.run_id)), ...(await allEvents(runtime, queued.run_id))];
+    const types = (await allEvents(runtime, queued.run_id)).map((event) => event.type);
+    expect(types.slice(0, 4)).toEqual(["run.created", "resume.given", "run.started", "run.resumed"]);
     expect(types.at(-1)).toBe("run.succeeded");
     const draftFinished = events.find((event) => event.type === "node.finished" && event["node"] === "write");
     expect(draftFinished).toMatchObject({ ns: [], error: null, interrupted: false });
@@ -157,7 +162,7 @@ describe.each(BACKENDS)("runs of user graphs on %s", (backend) => {
     const runtime = runtimeWith({ research: researchGraph });
     const created = await runtime.runs.create({ assistantId: "research", input: { questions: ["ab", "abc", "abcde"] } });
     const paused = await runtime.runs.execute(created.run_id);
-    expect({ status: paused.status, error: paused.error }).toEqual({ status: "interrupted", error: null });
+    expect({ status: paused.status, stop_reason: paused.stop_reason, error: paused.error }).toEqual({ status: "success", stop_reason: "interrupt", error: null });
     const interrupts = paused.interrupts ?? [];
     expect(interrupts.map((item) => item.value).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)))).toEqual([{ confirm: "abc -> unsure" }, { confirm: "abcde -> unsure" }]);
     // one value for two interrupts is ambiguous: refused, nothing stored
@@ -168,10 +173,11 @@ describe.each(BACKENDS)("runs of user graphs on %s", (backend) => {
     expect(await rejection(runtime.runs.resume(created.run_id, { values: { "0123456789abcdef0123456789abcdef": 1 } }, { principal: "bob" }))).toMatchObject({ code: "RUN_CONFLICT" });
     const [first, second] = interrupts;
     const partial = await runtime.runs.resume(created.run_id, { values: { [first?.id as string]: { keep: true } } }, { principal: "bob" });
-    expect(partial.status).toBe("interrupted");
+    // one interrupt still unanswered: no new run, the thread still waits on this one
+    expect(partial).toMatchObject({ run_id: created.run_id, waiting: true });
     const full = await runtime.runs.resume(created.run_id, { command: { resume: { [second?.id as string]: { keep: false } } } }, { principal: "carol" });
-    expect(full.status).toBe("pending");
-    const done = await runtime.runs.execute(created.run_id);
+    expect(full).toMatchObject({ status: "pending", resumes_run: created.run_id });
+    const done = await runtime.runs.execute(full.run_id);
     expect(done.status).toBe("success");
     const state = (await runtime.threads.state(created.thread_id)) as { values: { report: string } };
     const kept = first?.value as { confirm: string };
@@ -210,7 +216,7 @@ describe.each(BACKENDS)("runs of user graphs on %s", (backend) => {
     const executing = runtime.runs.execute(waiting.run_id);
     await waitUntil("the slow node to start", async () => (await allEvents(runtime, waiting.run_id)).some((event) => event.type === "node.started"), 20_000);
     await runtime.runs.cancel(waiting.run_id);
-    expect(await executing).toMatchObject({ status: "cancelled", stop_reason: "cancelled" });
+    expect(await executing).toMatchObject({ status: "interrupted", stop_reason: "cancelled" });
 
     const timed = await runtime.runs.create({ assistantId: "slow", input: {}, limits: { runTimeoutMs: 1_500 } });
     expect(await runtime.runs.execute(timed.run_id)).toMatchObject({ status: "timeout", stop_reason: "deadline", error: { code: "RUN_DEADLINE" } });
@@ -219,25 +225,29 @@ describe.each(BACKENDS)("runs of user graphs on %s", (backend) => {
   it("resumes with a Command's update and goto: the state changes and the graph goes where told", async () => {
     const runtime = runtimeWith({ review: reviewGraph });
     const created = await runtime.runs.create({ assistantId: "review", input: { topic: "first topic" } });
-    expect((await runtime.runs.execute(created.run_id)).status).toBe("interrupted");
+    expect(await runtime.runs.execute(created.run_id)).toMatchObject({ status: "success", stop_reason: "interrupt" });
     const queued = await runtime.runs.resume(created.run_id, { command: { update: { topic: "second topic" }, goto: "write" } }, { principal: "gail" });
-    expect(queued.status).toBe("pending");
-    let record = await runtime.runs.execute(created.run_id);
+    expect(queued).toMatchObject({ status: "pending", resumes_run: created.run_id });
+    let record = await runtime.runs.execute(queued.run_id);
+    const runIds = [created.run_id, queued.run_id];
     // the update is in the state and `write` ran again on it (LangGraph also re-runs the task that
     // was interrupted, in the same step, so `review` asks again)
     const updated = (await runtime.threads.state(created.thread_id)) as { values: { topic: string; draft: string } };
     expect(updated.values).toMatchObject({ topic: "second topic", draft: "A short note about second topic." });
-    const writes = (await allEvents(runtime, created.run_id)).filter((event) => event.type === "node.finished" && event["node"] === "write");
+    const writes = [...(await allEvents(runtime, created.run_id)), ...(await allEvents(runtime, queued.run_id))].filter((event) => event.type === "node.finished" && event["node"] === "write");
     expect(writes).toHaveLength(2);
-    for (let round = 0; round < 3 && record.status === "interrupted"; round++) {
+    for (let round = 0; round < 3 && record.stop_reason === "interrupt"; round++) {
       expect(record.interrupts).toHaveLength(1);
-      expect((await runtime.runs.resume(created.run_id, { command: { resume: { approved: false } } }, { principal: "gail" })).status).toBe("pending");
-      record = await runtime.runs.execute(created.run_id);
+      const next = await runtime.runs.resume(record.run_id, { command: { resume: { approved: false } } }, { principal: "gail" });
+      expect(next).toMatchObject({ status: "pending", resumes_run: record.run_id });
+      runIds.push(next.run_id);
+      record = await runtime.runs.execute(next.run_id);
     }
-    expect(record.status).toBe("success");
+    expect(record).toMatchObject({ status: "success", stop_reason: "completed" });
     const state = (await runtime.threads.state(created.thread_id)) as { values: { topic: string; outcome: string } };
     expect(state.values).toMatchObject({ topic: "second topic", outcome: "dropped" });
-    const audit = await runtime.runs.resumes(created.run_id);
+    // each resume is audited on the run it answered
+    const audit = (await Promise.all(runIds.map((id) => runtime.runs.resumes(id)))).flat();
     expect(audit[0]?.command).toEqual({ values: {}, update: { topic: "second topic" }, goto: "write" });
     expect(audit.slice(1).every((resume) => Object.values(resume.command.values).every((value) => JSON.stringify(value) === '{"approved":false}'))).toBe(true);
   });

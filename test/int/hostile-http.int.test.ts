@@ -538,7 +538,7 @@ async function waitTerminal(stack: ServerStack, runId: string): Promise<string> 
   // bounded by time, not by a count of polls: a loaded machine makes each poll slow
   for (const deadline = Date.now() + 90_000; Date.now() < deadline; ) {
     const run = await stack.runtime.runs.get(runId);
-    if (["success", "error", "timeout", "cancelled"].includes(run.status)) return run.status;
+    if (["success", "error", "timeout", "interrupted"].includes(run.status)) return run.status;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   return (await stack.runtime.runs.get(runId)).status;

@@ -25,8 +25,8 @@ describe.each(BACKENDS)("RunStore fault statements on %s", (backend) => {
   it("releaseLostClaims returns the owner's running runs to the queue with the claim's attempt given back, and nobody else's", async () => {
     const mine = await store.create({ input: { messages: ["a"] } });
     const theirs = await store.create({ input: { messages: ["b"] } });
-    const first = await store.claim(mine.run_id, { owner: "slot-a", leaseMs: 60_000, from: ["pending"] });
-    await store.claim(theirs.run_id, { owner: "slot-b", leaseMs: 60_000, from: ["pending"] });
+    const first = await store.claim(mine.run_id, { owner: "slot-a", leaseMs: 60_000 });
+    await store.claim(theirs.run_id, { owner: "slot-b", leaseMs: 60_000 });
     expect(first.run.attempt).toBe(1);
     expect(await store.releaseLostClaims("slot-a")).toEqual([mine.run_id]);
     expect(await store.get(mine.run_id)).toMatchObject({ status: "pending", attempt: 0 });
@@ -34,7 +34,7 @@ describe.each(BACKENDS)("RunStore fault statements on %s", (backend) => {
     // the old claim's epoch is dead: its writes are refused
     expect(await store.heartbeat(mine.run_id, first.epoch, 60_000)).toBe(false);
     // claimed again, it is attempt 1 again
-    expect((await store.claim(mine.run_id, { owner: "slot-c", leaseMs: 60_000, from: ["pending"] })).run.attempt).toBe(1);
+    expect((await store.claim(mine.run_id, { owner: "slot-c", leaseMs: 60_000 })).run.attempt).toBe(1);
     expect(await store.releaseLostClaims("slot-a")).toEqual([]);
   });
 

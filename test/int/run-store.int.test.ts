@@ -91,6 +91,8 @@ describe.each(BACKENDS)("RunStore on %s", (backend) => {
         lease: null,
         cancel_requested: false,
         active_ms: 0,
+        waiting: false,
+        resumes_run: null,
       } satisfies RunRecord);
       expect(run.thread_id).not.toBe(run.run_id);
       expect(Math.abs(Date.parse(run.created_at) - Date.now())).toBeLessThan(60_000);
@@ -147,7 +149,7 @@ describe.each(BACKENDS)("RunStore on %s", (backend) => {
           () => store.get(id),
           () => store.requestCancel(id),
           () => store.isCancelRequested(id),
-          () => store.claim(id, { ...LEASE, from: ["pending"] }),
+          () => store.claim(id, { ...LEASE }),
           () => store.list({ before: id }),
         ]) {
           const error = await rejection(call());
@@ -206,18 +208,19 @@ describe.each(BACKENDS)("RunStore on %s", (backend) => {
       expect(queued.status).toBe("pending");
       expect(await rowCount()).toBe(2);
 
-      // running and interrupted runs block "reject" too; terminal ones do not
+      // a running run blocks "reject" too; one that ended (at an interrupt too) does not
       const a = await store.claimNext(LEASE);
       expect(a?.run.run_id).toBe(first.run_id);
       expect((await rejection(store.create({ threadId: "t", input: INPUT }))).details).toMatchObject({ activeRunId: first.run_id, activeStatus: "running" });
-      expect(await store.interrupt(first.run_id, a!.epoch, counts(1, 1, 3))).toBe(true);
-      expect((await rejection(store.create({ threadId: "t", input: INPUT }))).details).toMatchObject({ activeStatus: "interrupted" });
-      await store.requestCancel(first.run_id);
+      expect(await store.endAtInterrupt(first.run_id, a!.epoch, counts(1, 1, 3))).toMatchObject({ status: "success", stop_reason: "interrupt", waiting: true });
+      expect((await rejection(store.create({ threadId: "t", input: INPUT }))).details).toMatchObject({ activeRunId: queued.run_id, activeStatus: "pending" });
       const b = await store.claimNext(LEASE);
       expect(b?.run.run_id).toBe(queued.run_id);
       expect(await store.finish(queued.run_id, b!.epoch, SUCCESS)).toBe(true);
       const later = await store.create({ threadId: "t", input: INPUT });
-      expect(later.status).toBe("pending");
+      expect(later).toMatchObject({ status: "pending", waiting: false, resumes_run: null });
+      // a newer run on the thread: it no longer waits on the interrupted one
+      expect((await store.get(first.run_id)).waiting).toBe(false);
       expect(await rowCount()).toBe(3);
     });
 
@@ -246,33 +249,40 @@ describe.each(BACKENDS)("RunStore on %s", (backend) => {
       expect(second?.run).toMatchObject({ run_id: b.run_id, status: "running", attempt: 1, lease: { owner: "w2", epoch: 1 } });
       expect(await store.claimNext(LEASE)).toBeNull();
 
-      // interrupted still holds the thread
-      expect(await store.interrupt(a.run_id, 1, counts(2, 1, 40))).toBe(true);
-      expect(await store.get(a.run_id)).toMatchObject({ status: "interrupted", lease: null, attempt: 1, model_rounds: 2, tool_calls: 1, active_ms: 40 });
-      expect(await store.claimNext(LEASE)).toBeNull();
+      // a run that ends at an interrupt ends (success, stop reason interrupt): the thread's queued run starts
+      expect(await store.endAtInterrupt(a.run_id, 1, counts(2, 1, 40), { interrupts: [{ id: "i1", value: "ask", ns: [] }], checkpointId: "cp-1" })).toMatchObject({
+        status: "success",
+        stop_reason: "interrupt",
+        waiting: true,
+        interrupts: [{ id: "i1", value: "ask", ns: [] }],
+        lease: null,
+        attempt: 1,
+        model_rounds: 2,
+        tool_calls: 1,
+        active_ms: 40,
+        finished_at: expect.stringMatching(ISO),
+      });
+      expect(await store.interruptCheckpoint(a.run_id)).toBe("cp-1");
+      expect((await rejection(store.claim(a.run_id, LEASE))).message).toContain("already finished with status success");
 
-      const resumed = await store.claim(a.run_id, { owner: "w3", leaseMs: 60_000, from: ["interrupted"] });
-      expect(resumed).toMatchObject({ epoch: 2, run: { status: "running", attempt: 2, lease: { owner: "w3", epoch: 2 } } });
+      const third = await store.claimNext({ owner: "w3", leaseMs: 60_000 });
+      expect(third?.run).toMatchObject({ run_id: a2.run_id, attempt: 1, lease: { owner: "w3", epoch: 1 } });
       expect(await store.claimNext(LEASE)).toBeNull();
-      expect(await store.finish(a.run_id, 2, { ...SUCCESS, counts: counts(3, 1, 60, 100) })).toBe(true);
-      const done = await store.get(a.run_id);
-      expect(done).toMatchObject({
+      expect(await store.finish(a2.run_id, 1, { ...SUCCESS, counts: counts(3, 1, 60, 100) })).toBe(true);
+      expect(await store.get(a2.run_id)).toMatchObject({
         status: "success",
         stop_reason: "completed",
         answer: "done",
         model_rounds: 3,
         tool_calls: 1,
         usage: { input_tokens: 100, output_tokens: 101 },
-        active_ms: 100,
-        attempt: 2,
+        active_ms: 60,
+        attempt: 1,
         lease: null,
         error: null,
+        interrupts: null,
         finished_at: expect.stringMatching(ISO),
       });
-
-      const third = await store.claimNext(LEASE);
-      expect(third?.run).toMatchObject({ run_id: a2.run_id, attempt: 1, lease: { epoch: 1 } });
-      expect(await store.claimNext(LEASE)).toBeNull();
     });
 
     it("concurrent claimNext calls on one database never return the same run", async () => {
@@ -284,40 +294,31 @@ describe.each(BACKENDS)("RunStore on %s", (backend) => {
       expect(results.filter((r) => r === null)).toHaveLength(2);
     });
 
-    it("claim takes one run when it is waiting, and otherwise says why not", async () => {
+    it("claim takes one pending run, and otherwise says why not", async () => {
       const run = await store.create({ threadId: "c", input: INPUT });
-      let error = await rejection(store.claim(run.run_id, { ...LEASE, from: ["interrupted"] }));
-      expect(error.code).toBe("RUN_CONFLICT");
-      expect(error.message).toContain("queued (pending)");
-
-      const claimed = await store.claim(run.run_id, { ...LEASE, from: ["pending"] });
+      const claimed = await store.claim(run.run_id, LEASE);
       expect(claimed).toMatchObject({ epoch: 1, run: { status: "running", attempt: 1 } });
-      error = await rejection(store.claim(run.run_id, { ...LEASE, from: ["pending", "interrupted"] }));
+      let error = await rejection(store.claim(run.run_id, LEASE));
+      expect(error.code).toBe("RUN_CONFLICT");
       expect(error.message).toContain("already running");
 
-      expect(await store.interrupt(run.run_id, 1, counts(1, 1, 1))).toBe(true);
-      error = await rejection(store.claim(run.run_id, { ...LEASE, from: ["pending"] }));
-      expect(error.message).toContain("waiting for approval");
-      const resumed = await store.claim(run.run_id, { ...LEASE, from: ["pending", "interrupted"] });
-      expect(resumed.epoch).toBe(2);
-      expect(await store.finish(run.run_id, 2, SUCCESS)).toBe(true);
-      error = await rejection(store.claim(run.run_id, { ...LEASE, from: ["pending", "interrupted"] }));
+      expect(await store.endAtInterrupt(run.run_id, 1, counts(1, 1, 1))).not.toBeNull();
+      error = await rejection(store.claim(run.run_id, LEASE));
       expect(error.message).toContain("already finished with status success");
 
       // FIFO per thread: a queued run cannot jump ahead of the one before it, nor start beside a running one
       const q1 = await store.create({ threadId: "q", input: INPUT });
       const q2 = await store.create({ threadId: "q", input: INPUT, multitask: "enqueue" });
-      error = await rejection(store.claim(q2.run_id, { ...LEASE, from: ["pending"] }));
+      error = await rejection(store.claim(q2.run_id, LEASE));
       expect(error.message).toContain(`run ${q1.run_id} is queued ahead`);
       expect(error.details).toMatchObject({ blockerId: q1.run_id, blockerStatus: "pending" });
-      await store.claim(q1.run_id, { ...LEASE, from: ["pending"] });
-      error = await rejection(store.claim(q2.run_id, { ...LEASE, from: ["pending"] }));
+      await store.claim(q1.run_id, LEASE);
+      error = await rejection(store.claim(q2.run_id, LEASE));
       expect(error.details).toMatchObject({ blockerId: q1.run_id, blockerStatus: "running" });
       expect((await store.get(q2.run_id)).status).toBe("pending");
 
-      expect((await rejection(store.claim(run.run_id, { ...LEASE, from: [] }))).code).toBe("RUN_INPUT_INVALID");
-      expect((await rejection(store.claim(q2.run_id, { owner: "", leaseMs: 1000, from: ["pending"] }))).code).toBe("RUN_INPUT_INVALID");
-      expect((await rejection(store.claim(q2.run_id, { owner: "w", leaseMs: 0, from: ["pending"] }))).code).toBe("RUN_INPUT_INVALID");
+      expect((await rejection(store.claim(q2.run_id, { owner: "", leaseMs: 1000 }))).code).toBe("RUN_INPUT_INVALID");
+      expect((await rejection(store.claim(q2.run_id, { owner: "w", leaseMs: 0 }))).code).toBe("RUN_INPUT_INVALID");
     });
 
     it("heartbeat extends the lease, and release gives the run back keeping its attempt", async () => {
@@ -354,7 +355,7 @@ describe.each(BACKENDS)("RunStore on %s", (backend) => {
       expect(fresh).toMatchObject({ epoch: 2, run: { attempt: 2, lease: { owner: "healthy", epoch: 2 } } });
       const snapshot = await store.get(run.run_id);
       expect(await store.heartbeat(run.run_id, 1, 60_000)).toBe(false);
-      expect(await store.interrupt(run.run_id, 1, counts(9, 9, 9))).toBe(false);
+      expect(await store.endAtInterrupt(run.run_id, 1, counts(9, 9, 9))).toBeNull();
       expect(await store.release(run.run_id, 1, counts(9, 9, 9))).toBe(false);
       expect(await store.finish(run.run_id, 1, { ...SUCCESS, answer: "stale", counts: counts(9, 9, 9) })).toBe(false);
       expect(await store.get(run.run_id)).toEqual(snapshot);
@@ -465,34 +466,42 @@ describe.each(BACKENDS)("RunStore on %s", (backend) => {
       expect((await store.get(run.run_id)).error).toEqual(error);
     });
 
-    it("the database itself refuses a second running or interrupted run on one thread", async () => {
+    it("the database itself refuses a second running run, or a second waited-on run, on one thread", async () => {
       const first = await store.create({ threadId: "u", input: INPUT });
       const second = await store.create({ threadId: "u", input: INPUT, multitask: "enqueue" });
       await store.claimNext(LEASE);
       const makeRunning = db.query(`UPDATE "${db.schema}".runs SET status = 'running', lease_owner = 'rogue' WHERE run_id = $1`, [second.run_id]);
       await expect(makeRunning).rejects.toMatchObject({ code: "23505" });
-      const makeInterrupted = db.query(`UPDATE "${db.schema}".runs SET status = 'interrupted' WHERE run_id = $1`, [second.run_id]);
-      await expect(makeInterrupted).rejects.toMatchObject({ code: "23505" });
+      // a run its thread waits on has ended (success); two at once on one thread are refused
+      const makeWaiting = (runId: string) => db.query(`UPDATE "${db.schema}".runs SET status = 'success', stop_reason = 'interrupt', waiting = true WHERE run_id = $1`, [runId]);
+      const third = await store.create({ threadId: "u", input: INPUT, multitask: "enqueue" });
+      await expect(makeWaiting(second.run_id)).resolves.toBeDefined();
+      await expect(makeWaiting(third.run_id)).rejects.toMatchObject({ code: "23505" });
+      await expect(db.query(`UPDATE "${db.schema}".runs SET waiting = true WHERE run_id = $1`, [first.run_id])).rejects.toMatchObject({ code: "23514" });
+      await db.query(`UPDATE "${db.schema}".runs SET status = 'pending', stop_reason = NULL, waiting = false WHERE run_id = $1`, [second.run_id]);
       expect((await store.get(first.run_id)).status).toBe("running");
       expect((await store.get(second.run_id)).status).toBe("pending");
     });
   });
 
   describe("cancel", () => {
-    it("requestCancel cancels waiting runs at once, flags running ones, and refuses twice or after the end", async () => {
+    it("requestCancel interrupts queued runs at once, flags running ones, and refuses twice or after the end", async () => {
       const pending = await store.create({ input: INPUT });
       expect(await store.isCancelRequested(pending.run_id)).toBe(false);
       const cancelled = await store.requestCancel(pending.run_id);
-      expect(cancelled).toMatchObject({ status: "cancelled", stop_reason: "cancelled", cancel_requested: true, finished_at: expect.stringMatching(ISO), lease: null });
+      expect(cancelled).toMatchObject({ status: "interrupted", stop_reason: "cancelled", cancel_requested: true, finished_at: expect.stringMatching(ISO), lease: null });
       expect(await store.isCancelRequested(pending.run_id)).toBe(true);
       let error = await rejection(store.requestCancel(pending.run_id));
       expect(error.code).toBe("RUN_CONFLICT");
-      expect(error.message).toContain("already finished with status cancelled");
+      expect(error.message).toContain("already finished with status interrupted");
 
+      // a run that ended at an interrupt is finished: nothing to cancel (its thread waits; a new run resumes it)
       await store.create({ threadId: "i", input: INPUT });
       const waiting = await store.claimNext(LEASE);
-      await store.interrupt(waiting!.run.run_id, waiting!.epoch, counts(1, 1, 1));
-      expect(await store.requestCancel(waiting!.run.run_id)).toMatchObject({ status: "cancelled", stop_reason: "cancelled", attempt: 1, model_rounds: 1 });
+      await store.endAtInterrupt(waiting!.run.run_id, waiting!.epoch, counts(1, 1, 1));
+      error = await rejection(store.requestCancel(waiting!.run.run_id));
+      expect(error.message).toContain("already finished with status success");
+      expect(await store.get(waiting!.run.run_id)).toMatchObject({ status: "success", stop_reason: "interrupt", waiting: true, cancel_requested: false });
 
       await store.create({ threadId: "r", input: INPUT });
       const running = await store.claimNext(LEASE);
@@ -501,8 +510,8 @@ describe.each(BACKENDS)("RunStore on %s", (backend) => {
       expect(await store.isCancelRequested(id)).toBe(true);
       error = await rejection(store.requestCancel(id));
       expect(error.message).toContain("already cancelled");
-      expect(await store.finish(id, 1, { status: "cancelled", stopReason: "cancelled", answer: "partial", counts: counts(1, 0, 2), error: null })).toBe(true);
-      expect(await store.get(id)).toMatchObject({ status: "cancelled", stop_reason: "cancelled", answer: "partial" });
+      expect(await store.finish(id, 1, { status: "interrupted", stopReason: "cancelled", answer: "partial", counts: counts(1, 0, 2), error: null })).toBe(true);
+      expect(await store.get(id)).toMatchObject({ status: "interrupted", stop_reason: "cancelled", answer: "partial" });
 
       await store.create({ threadId: "s", input: INPUT });
       const succeeded = await store.claimNext(LEASE);
@@ -519,13 +528,13 @@ describe.each(BACKENDS)("RunStore on %s", (backend) => {
       expect((await store.claimNext(LEASE))?.run.run_id).toBe(second.run_id);
     });
 
-    it("requeueExpired ends a cancel-requested run whose lease lapsed as cancelled instead of running it again", async () => {
+    it("requeueExpired ends a cancel-requested run whose lease lapsed as interrupted instead of running it again", async () => {
       const run = await store.create({ input: INPUT });
       await store.claimNext(LEASE);
       await store.requestCancel(run.run_id);
       await expireLease(run.run_id);
       expect(await store.requeueExpired({ maxAttempts: 3 })).toEqual({ requeued: [], failed: [], cancelled: [run.run_id] });
-      expect(await store.get(run.run_id)).toMatchObject({ status: "cancelled", stop_reason: "cancelled", error: null, lease: null, finished_at: expect.stringMatching(ISO) });
+      expect(await store.get(run.run_id)).toMatchObject({ status: "interrupted", stop_reason: "cancelled", error: null, lease: null, finished_at: expect.stringMatching(ISO) });
       expect(await store.claimNext(LEASE)).toBeNull();
     });
   });

@@ -236,7 +236,7 @@ describe.each(BACKENDS)("runtime recovery on %s", (backend) => {
           "the run to finish in the standby worker",
           async () => {
             const run = await new RunStore(db).get(created.run_id);
-            return ["success", "error", "timeout", "cancelled"].includes(run.status) ? run : undefined;
+            return ["success", "error", "timeout", "interrupted"].includes(run.status) ? run : undefined;
           },
           30_000,
         );
@@ -464,7 +464,7 @@ describe.each(BACKENDS)("runtime recovery on %s", (backend) => {
     expect((await runtime.runs.cancel(created.run_id)).status).toBe("running");
     const done = await executing;
     const cancelMs = Date.now() - t0;
-    expect(done).toMatchObject({ status: "cancelled", stop_reason: "cancelled" });
+    expect(done).toMatchObject({ status: "interrupted", stop_reason: "cancelled" });
     expect(cancelMs).toBeLessThan(3_000);
     expect(existsSync(markers.aborted(file, process.pid))).toBe(true);
     const events = await eventsOf(db, created.run_id);
@@ -492,7 +492,7 @@ describe.each(BACKENDS)("runtime recovery on %s", (backend) => {
       await runtime.runs.cancel(created.run_id);
       const done = await runtime.runs.wait(created.run_id, { timeoutMs: 10_000 });
       const cancelMs = Date.now() - t0;
-      expect(done).toMatchObject({ status: "cancelled", stop_reason: "cancelled", attempt: 1 });
+      expect(done).toMatchObject({ status: "interrupted", stop_reason: "cancelled", attempt: 1 });
       expect(cancelMs).toBeLessThan(3_000);
       expect(existsSync(markers.aborted(file, worker.pid))).toBe(true);
       worker.process.kill("SIGTERM");

@@ -76,7 +76,7 @@ describe.each(BACKENDS)("Runtime API seam on %s", (backend) => {
     expect((await eventsOf(runtime, run.run_id)).map((event) => event.type)).toEqual(["run.created"]);
 
     const cancelled = await runtime.runs.cancel(run.run_id);
-    expect(cancelled).toMatchObject({ status: "cancelled", stop_reason: "cancelled" });
+    expect(cancelled).toMatchObject({ status: "interrupted", stop_reason: "cancelled" });
     const events = await eventsOf(runtime, run.run_id);
     expect(events.map((event) => [event.seq, event.type])).toEqual([
       [1, "run.created"],
@@ -254,30 +254,30 @@ describe.each(BACKENDS)("Runtime API seam on %s", (backend) => {
     const runtime = runtimeOn(db);
     const store = new RunStore(db);
     const first = await runtime.runs.create({ input: { messages: ["orphaned"] } });
-    await store.claim(first.run_id, { owner: "dead-process", leaseMs: 600_000, from: ["pending"] });
+    await store.claim(first.run_id, { owner: "dead-process", leaseMs: 600_000 });
     expect(await runtime.runs.recoverOrphans()).toEqual({ requeued: [first.run_id], failed: [], cancelled: [] });
     expect((await runtime.runs.get(first.run_id)).status).toBe("pending");
 
-    await store.claim(first.run_id, { owner: "dead-again", leaseMs: 600_000, from: ["pending"] });
+    await store.claim(first.run_id, { owner: "dead-again", leaseMs: 600_000 });
     const waits: string[] = [];
     const taken = await runtime.runs.takeOver(first.run_id, { onWait: (until) => waits.push(until) });
     expect(taken).toMatchObject({ run_id: first.run_id, status: "pending", lease: null });
     expect(waits).toEqual([]);
 
-    await store.claim(first.run_id, { owner: "dead-third", leaseMs: 600_000, from: ["pending"] });
+    await store.claim(first.run_id, { owner: "dead-third", leaseMs: 600_000 });
     expect((await runtime.runs.cancel(first.run_id)).status).toBe("running");
     const stopped = await runtime.runs.waitStopped(first.run_id, { timeoutMs: 30_000 });
-    expect(stopped).toMatchObject({ status: "cancelled", stop_reason: "cancelled" });
+    expect(stopped).toMatchObject({ status: "interrupted", stop_reason: "cancelled" });
     expect((await eventsOf(runtime, first.run_id)).map((event) => event.type).slice(-2)).toEqual(["run.cancel_requested", "run.cancelled"]);
     // other statuses are returned unchanged
-    expect((await runtime.runs.takeOver(first.run_id)).status).toBe("cancelled");
+    expect((await runtime.runs.takeOver(first.run_id)).status).toBe("interrupted");
   });
 
   itOn(backend, "postgres")("PostgreSQL: takeOver refuses a live lease, waits for a lapsing one; recoverOrphans leaves running runs alone", async () => {
     const runtime = runtimeOn(db);
     const store = new RunStore(db);
     const held = await runtime.runs.create({ input: { messages: ["held elsewhere"] } });
-    await store.claim(held.run_id, { owner: "live-worker", leaseMs: 600_000, from: ["pending"] });
+    await store.claim(held.run_id, { owner: "live-worker", leaseMs: 600_000 });
     expect(await runtime.runs.recoverOrphans()).toEqual({ requeued: [], failed: [], cancelled: [] });
     const refused = await rejection(runtime.runs.takeOver(held.run_id));
     expect(refused.code).toBe("RUN_CONFLICT");
@@ -287,15 +287,15 @@ describe.each(BACKENDS)("Runtime API seam on %s", (backend) => {
     await runtime.runs.cancel(held.run_id);
 
     const lapsing = await runtime.runs.create({ input: { messages: ["its process died"] } });
-    await store.claim(lapsing.run_id, { owner: "dead-worker", leaseMs: 1_500, from: ["pending"] });
+    await store.claim(lapsing.run_id, { owner: "dead-worker", leaseMs: 1_500 });
     const waits: string[] = [];
     const taken = await runtime.runs.takeOver(lapsing.run_id, { onWait: (until) => waits.push(until) });
     expect(taken).toMatchObject({ run_id: lapsing.run_id, status: "pending" });
     expect(waits).toHaveLength(1);
 
-    await store.claim(lapsing.run_id, { owner: "dead-again", leaseMs: 1_500, from: ["pending"] });
+    await store.claim(lapsing.run_id, { owner: "dead-again", leaseMs: 1_500 });
     expect((await runtime.runs.cancel(lapsing.run_id)).status).toBe("running");
     const stopped = await runtime.runs.waitStopped(lapsing.run_id, { timeoutMs: 60_000 });
-    expect(stopped).toMatchObject({ status: "cancelled", stop_reason: "cancelled" });
+    expect(stopped).toMatchObject({ status: "interrupted", stop_reason: "cancelled" });
   });
 });

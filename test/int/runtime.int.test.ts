@@ -95,12 +95,15 @@ describe.each(BACKENDS)("runtime on %s", (backend) => {
     ]);
     const created = await runtime.runs.create({ input: { messages: [{ role: "user", content: "write two files" }] } });
     const paused = await runtime.runs.execute(created.run_id);
-    expect(paused.status).toBe("interrupted");
+    // the Platform's model: the run ends at the interrupt, its thread waits on it
+    expect(paused).toMatchObject({ status: "success", stop_reason: "interrupt", waiting: true });
+    expect((await runtime.threads.get(created.thread_id)).status).toBe("interrupted");
     const requests = await runtime.runs.pendingApprovals(created.run_id);
     expect(requests.map((r) => r.tool_call_id)).toEqual(["w1", "w2"]);
 
     const partial = await runtime.runs.decide(created.run_id, { decisions: [{ type: "edit", tool_call_id: "w1", editedAction: { name: "write_file", args: { path: "a.txt", content: "EDITED" } } }] }, { principal: "alice", reason: "fix text" });
-    expect(partial.status).toBe("interrupted");
+    // one call still undecided: no new run yet, the thread still waits on this one
+    expect(partial).toMatchObject({ run_id: created.run_id, waiting: true });
     expect((await rejection(runtime.runs.decide(created.run_id, { decisions: [{ type: "approve", tool_call_id: "w1" }] }, { principal: "bob" }))).code).toBe("RUN_CONFLICT");
     expect((await rejection(runtime.runs.decide(created.run_id, { decisions: [{ type: "approve", tool_call_id: "nope" }] }, { principal: "bob" }))).code).toBe("RUN_CONFLICT");
     const invalid = await rejection(runtime.runs.decide(created.run_id, { decisions: [{ type: "edit", tool_call_id: "w2", editedAction: { args: { path: 5 } } }] }, { principal: "bob" }));
@@ -116,10 +119,15 @@ describe.each(BACKENDS)("runtime on %s", (backend) => {
     expect(badReason.message).toContain("message must be a string");
     // the digest of the arguments shown: the decision holds
     const ready = await runtime.runs.decide(created.run_id, { decisions: [{ type: "reject", tool_call_id: "w2", message: "no b", args_digest: argsDigest({ path: "b.txt", content: "two" }) }] }, { principal: "bob" });
-    expect(ready.status).toBe("pending");
+    // every call decided: a new run resumes the thread
+    expect(ready).toMatchObject({ status: "pending", resumes_run: created.run_id, thread_id: created.thread_id });
+    expect(ready.run_id).not.toBe(created.run_id);
+    expect((await runtime.runs.get(created.run_id)).waiting).toBe(false);
 
-    const done = await runtime.runs.execute(created.run_id);
-    expect(done).toMatchObject({ status: "success", answer: "done" });
+    const done = await runtime.runs.execute(ready.run_id);
+    expect(done).toMatchObject({ status: "success", stop_reason: "completed", answer: "done" });
+    // the budgets carry across the thread's runs: the resumed run counts both model rounds
+    expect(done.model_rounds).toBe(2);
     expect(readFileSync(join(workspace.dir, "a.txt"), "utf8")).toBe("EDITED");
     expect(existsSync(join(workspace.dir, "b.txt"))).toBe(false);
     const rows = await db.query<{ tool_call_id: string; decision: string; principal: string; reason: string; args_digest: string | null }>(
@@ -131,7 +139,11 @@ describe.each(BACKENDS)("runtime on %s", (backend) => {
       { tool_call_id: "w2", decision: "reject", principal: "bob", reason: "no b", args_digest: null },
     ]);
     const types = (await allEvents(runtime, created.run_id)).map((e) => e.type);
-    expect(types).toEqual(expect.arrayContaining(["approval.requested", "run.interrupted", "approval.decided", "run.resumed", "run.succeeded"]));
+    expect(types.slice(0, 2)).toEqual(["run.created", "run.started"]);
+    expect(types.slice(-5)).toEqual(["approval.requested", "run.interrupted", "approval.decided", "approval.decided", "resume.given"]);
+    const resumedTypes = (await allEvents(runtime, ready.run_id)).map((e) => e.type);
+    expect(resumedTypes.slice(0, 4)).toEqual(["run.created", "resume.given", "run.started", "run.resumed"]);
+    expect(resumedTypes.at(-1)).toBe("run.succeeded");
     expect((await rejection(runtime.runs.decide(created.run_id, { decisions: [{ type: "approve" }] }, { principal: "bob" }))).code).toBe("RUN_CONFLICT");
   });
 
@@ -173,7 +185,7 @@ describe.each(BACKENDS)("runtime on %s", (backend) => {
   it("cancels a pending run at once and refuses to cancel a finished one", async () => {
     const { runtime } = runtimeWith([{ content: "never" }]);
     const run = await runtime.runs.create({ input: { messages: ["x"] } });
-    expect((await runtime.runs.cancel(run.run_id)).status).toBe("cancelled");
+    expect((await runtime.runs.cancel(run.run_id)).status).toBe("interrupted");
     expect((await rejection(runtime.runs.cancel(run.run_id))).code).toBe("RUN_CONFLICT");
     expect((await rejection(runtime.runs.execute(run.run_id))).code).toBe("RUN_CONFLICT");
     expect((await rejection(runtime.runs.get("not-a-run"))).code).toBe("RUN_NOT_FOUND");
@@ -186,7 +198,7 @@ describe.each(BACKENDS)("runtime on %s", (backend) => {
     await waitUntil("the model call to be in flight", () => model.calls.length > 0, 20_000);
     await runtime.runs.cancel(run.run_id);
     const done = await executing;
-    expect(done).toMatchObject({ status: "cancelled", stop_reason: "cancelled" });
+    expect(done).toMatchObject({ status: "interrupted", stop_reason: "cancelled" });
   });
 
   it("re-queues a dead worker's run as soon as its lease lapses, not up to half a lease later", async () => {
@@ -194,7 +206,7 @@ describe.each(BACKENDS)("runtime on %s", (backend) => {
     const run = await runtime.runs.create({ input: { messages: ["x"] } });
     // a worker took it on a short lease and died
     const store = new RunStore(db);
-    await store.claim(run.run_id, { owner: "dead-worker", leaseMs: 600, from: ["pending"] });
+    await store.claim(run.run_id, { owner: "dead-worker", leaseMs: 600 });
     const due = await store.nextLeaseExpiry();
     expect(due).toBeGreaterThan(0);
     expect(due).toBeLessThanOrEqual(600);

@@ -339,9 +339,9 @@ describe.each(BACKENDS)("LangGraph SDK Client against devmind serve on %s", (bac
     }
     const final = await eventually(async () => {
       const run = await client.runs.get(thread.thread_id, runId);
-      return (run.status as string) === "cancelled" ? run : undefined;
+      return (run.status as string) === "interrupted" ? run : undefined;
     });
-    expect(final).toMatchObject({ status: "cancelled", stop_reason: "cancelled" });
+    expect(final).toMatchObject({ status: "interrupted", stop_reason: "cancelled" });
   });
 
   itOnPrimary(backend)("a failed run: the stream ends with an error part, join and wait answer the official __error__ (the SDK's wait throws), the run has the stop reason", async () => {
@@ -368,7 +368,7 @@ describe.each(BACKENDS)("LangGraph SDK Client against devmind serve on %s", (bac
     await client.runs.cancel(thread.thread_id, run.run_id, true);
     await client.runs.join(thread.thread_id, run.run_id);
     const cancelled = await client.runs.get(thread.thread_id, run.run_id);
-    expect(cancelled).toMatchObject({ status: "cancelled", stop_reason: "cancelled" });
+    expect(cancelled).toMatchObject({ status: "interrupted", stop_reason: "cancelled" });
     // the custom parts are the agent's steps: the model round the cancel stopped, and nothing after it
     const parts = (await collect(client.runs.joinStream(thread.thread_id, run.run_id, { streamMode: ["custom"] }))) as Part[];
     expect(parts.filter((p) => p.event === "custom").map((p) => (p.data as { type?: string }).type)).toEqual(["model.started"]);

@@ -86,7 +86,7 @@ describe.each(BACKENDS)("LangGraph run options through the official SDK on %s", 
     // no worker: the first run stays pending until the second one interrupts it
     const first = await client.runs.create(thread.thread_id, "chain", { input: { path: ["one"] } });
     const second = await client.runs.create(thread.thread_id, "chain", { input: { path: ["two"] }, multitaskStrategy: "interrupt" });
-    expect((await client.runs.get(thread.thread_id, first.run_id)).status).toBe("cancelled");
+    expect((await client.runs.get(thread.thread_id, first.run_id)).status).toBe("interrupted");
     expect(second.status).toBe("pending");
     await server.runtime.runs.execute(second.run_id);
     expect((await client.threads.getState(thread.thread_id)).values).toEqual({ path: ["two", "a", "b", "c"] });
@@ -107,10 +107,10 @@ describe.each(BACKENDS)("LangGraph run options through the official SDK on %s", 
     expect(batch.map((run) => [run.status, run.metadata])).toEqual([["pending", { batch: 1 }], ["pending", { batch: 1 }]]);
     expect(new Set(batch.map((run) => run.thread_id)).size).toBe(2);
     await client.runs.cancelMany({ runIds: [batch[0]?.run_id as string] });
-    expect((await server.runtime.runs.get(batch[0]?.run_id as string)).status).toBe("cancelled");
+    expect((await server.runtime.runs.get(batch[0]?.run_id as string)).status).toBe("interrupted");
     await client.runs.cancelMany({ status: "pending" });
     expect((await server.runtime.runs.list({ status: "pending" })).map((run) => run.run_id)).toEqual([]);
-    expect((await server.runtime.runs.get(waiting.run_id)).status).toBe("cancelled");
+    expect((await server.runtime.runs.get(waiting.run_id)).status).toBe("interrupted");
   });
 
   it("rollback: cancel action=rollback and multitask rollback remove the run and its checkpoints; the thread is as before it", async () => {

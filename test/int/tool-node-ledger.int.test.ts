@@ -126,9 +126,10 @@ describe.each(BACKENDS)("a plain ToolNode on the run's ledger (%s)", (backend) =
   it("a tool that raises an interrupt is not left in flight: resumed, it runs again and finishes", async () => {
     runs.clear();
     const created = await runtime.runs.create({ assistantId: "asks", input: { messages: [] } });
-    expect((await runtime.runs.execute(created.run_id)).status).toBe("interrupted");
-    await runtime.runs.resume(created.run_id, { value: "green" }, { principal: "test" });
-    expect(await runtime.runs.execute(created.run_id)).toMatchObject({ status: "success" });
+    expect(await runtime.runs.execute(created.run_id)).toMatchObject({ status: "success", stop_reason: "interrupt" });
+    const next = await runtime.runs.resume(created.run_id, { value: "green" }, { principal: "test" });
+    // the run that resumes the thread continues the first run's ledger: the interrupted call is not left in flight there
+    expect(await runtime.runs.execute(next.run_id)).toMatchObject({ status: "success", stop_reason: "completed" });
     expect(runs.get("asking")).toBe(2);
     const state = (await runtime.threads.state(created.thread_id)) as { values: { messages: BaseMessage[] } };
     expect(state.values.messages.at(-1)).toMatchObject({ content: "the answer is green", tool_call_id: "q" });

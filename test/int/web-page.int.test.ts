@@ -193,12 +193,12 @@ describe.each(BACKENDS)("web page on %s", (backend) => {
     await page.getByRole("button", { name: "Run", exact: true }).click();
     await page.locator('[data-testid="approval"][data-tool="write_file"]').waitFor({ timeout: UI_TIMEOUT });
     await page.getByRole("button", { name: "Cancel run" }).click();
-    await expect.poll(() => page.getByTestId("run-status").textContent(), { timeout: UI_TIMEOUT }).toBe("cancelled");
+    await expect.poll(() => page.getByTestId("run-status").textContent(), { timeout: UI_TIMEOUT }).toBe("interrupted");
     await expect.poll(() => page.getByTestId("stop-reason").textContent(), { timeout: UI_TIMEOUT }).toBe("cancelled");
     expect(await page.getByTestId("approval-panel").isHidden()).toBe(true);
     expect(await page.getByRole("button", { name: "Cancel run" }).isHidden()).toBe(true);
     expect(existsSync(join(stack.workspace, "never.txt"))).toBe(false);
-    expect((await stack.runtime.runs.list({ limit: 1 }))[0]?.status).toBe("cancelled");
+    expect((await stack.runtime.runs.list({ limit: 1 }))[0]?.status).toBe("interrupted");
     expectQuiet(probe);
   }, TEST_MS);
 

@@ -146,7 +146,7 @@ describe("run event union", () => {
     expect(finalEvent("error", "model_failed", null, error)).toEqual({ type: "run.failed", stop_reason: "model_failed", code: "MODEL_FAILED", message: "boom" });
     expect(finalEvent("error", "internal_error", null, null)).toEqual({ type: "run.failed", stop_reason: "internal_error", code: null, message: null });
     expect(finalEvent("timeout", "deadline", null, null)).toEqual({ type: "run.timeout" });
-    expect(finalEvent("cancelled", "cancelled", null, null)).toEqual({ type: "run.cancelled" });
+    expect(finalEvent("interrupted", "cancelled", null, null)).toEqual({ type: "run.cancelled" });
     expect(REAPED_RUN_EVENTS).toEqual({
       cancelled: { type: "run.cancelled" },
       failed: { type: "run.failed", stop_reason: "max_attempts", code: "MAX_ATTEMPTS", message: null },

@@ -31,7 +31,7 @@ export function runCompletionSql(schema: string) {
       `WITH due AS (
          SELECT c.run_id FROM ${completions} c JOIN ${runs} r ON r.run_id = c.run_id
           WHERE c.done_at IS NULL AND c.next_attempt_at <= now()
-            AND r.status IN ('success', 'error', 'timeout', 'cancelled')
+            AND r.status IN ('success', 'error', 'timeout', 'interrupted')
           ORDER BY c.next_attempt_at
           LIMIT $1::integer
           FOR UPDATE OF c SKIP LOCKED

@@ -54,10 +54,6 @@ export interface RunCompletionDeps {
   logger: Logger;
 }
 
-/** The SDK's run status for a devmind status: a cancelled run is `interrupted` there. */
-function sdkStatus(status: RunRecord["status"]): string {
-  return status === "cancelled" ? "interrupted" : status;
-}
 
 /**
  * The webhook body: the run as LangGraph's API returns it, plus what the official server adds
@@ -72,7 +68,7 @@ export function webhookPayload(run: RunRecord, values: unknown, sentAt: Date): R
     metadata: {},
     kwargs: {},
     multitask_strategy: null,
-    status: sdkStatus(run.status),
+    status: run.status,
     devmind_status: run.status,
     run_started_at: run.created_at,
     run_ended_at: run.finished_at ?? run.updated_at,

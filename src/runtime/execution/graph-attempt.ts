@@ -162,12 +162,22 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
     const graph: CompiledGraphLike = await deps.graphs.compiled(run.graph_id, config);
     const thread = { configurable: { thread_id: run.thread_id } };
     // a fresh run has no checkpoint of its own yet: its state is read only to continue or resume it
-    const before = attempt.fresh ? null : ((await graph.getState(thread)) as StateSnapshot);
+    // (a run created by a resume, or with a Command, resumes from the thread's state at once)
+    const resumes = (): Promise<ResumeRecord[]> => openResumes(deps, run);
+    const given = attempt.fresh ? await resumes() : null;
+    const before = attempt.fresh && given?.length === 0 ? null : ((await graph.getState(thread)) as StateSnapshot);
     const ours = before !== null && before.metadata?.["run_id" as never] === run.run_id;
+    const resumeWith = before !== null && !ours && run.checkpoint_id === null ? resumeCommand(interruptsOf(before), given ?? (await resumes())) : null;
     // time travel: a run's first attempt starts from the checkpoint it names; later ones from its own
     const fork = !ours && run.checkpoint_id !== null ? { checkpoint_id: run.checkpoint_id, checkpoint_ns: "" } : {};
     let input: unknown;
-    if (before === null || !ours) {
+    if (resumeWith !== null && before !== null) {
+      // the run a resume created (CONTRACT section 3): the waiting run's thread continues with it
+      countFrom(before);
+      input = resumeWith;
+      void attempt.append([{ type: "run.started", attempt: run.attempt, worker: owner }]).catch(() => undefined);
+      await attempt.append([{ type: "run.resumed", reason: resumeReason(interruptsOf(before), resumeWith), attempt: run.attempt, worker: owner }]);
+    } else if (before === null || !ours) {
       input = run.input;
       if (hooks.entry !== undefined) {
         const from = async (): Promise<StateSnapshot> =>
@@ -189,17 +199,14 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
       countFrom(before);
       const pending = interruptsOf(before);
       if (pending.length > 0) {
-        const command = resumeCommand(pending, await deps.resumes.open(run.run_id));
-        if (command === null) {
-          // nothing answers its interrupts yet (e.g. `execute` called too early): it waits again
-          await deps.runs.interrupt(run.run_id, epoch, counts(), { interrupts: pending, checkpointId: checkpointIdOf(before) });
-          return await deps.runs.get(run.run_id);
-        }
+        const command = resumeCommand(pending, await resumes());
+        // nothing answers its interrupts (it stopped at them and died before it ended): it ends there
+        if (command === null) return await endAtInterrupt(attempt, counts(), pending, checkpointIdOf(before));
         input = command;
         await attempt.append([{ type: "run.resumed", reason: resumeReason(pending, command), attempt: run.attempt, worker: owner }]);
       } else if (reachedBreakpoint(run, before)) {
         // its last attempt stopped at a breakpoint and died before the run was marked finished
-        return await attempt.finish("completed", counts(), null);
+        return await endAtInterrupt(attempt, counts(), [], checkpointIdOf(before));
       } else if (before.tasks.length > 0) {
         // not `before.next`: it leaves out tasks whose writes are already stored, e.g. a step that
         // finished while the checkpoint after it was being saved when the process died; the graph
@@ -286,19 +293,9 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
     const after = (await graph.getState(thread)) as StateSnapshot;
     countFrom(after);
     const interrupts = interruptsOf(after);
-    if (interrupts.length > 0) {
-      const paused = (tx: Queryable): Promise<boolean> =>
-        deps.runs.interrupt(run.run_id, epoch, counts(), { tx, interrupts, checkpointId: checkpointIdOf(after) });
-      // an interrupt in LangChain's HITL shape is an approval request, whichever graph raised it
-      const requests = interrupts.flatMap((item) => (isHitlRequest(item.value) ? item.value.actionRequests : []));
-      const pausedEvents: GraphRunEvent[] = [...(requests.length > 0 ? [{ type: "approval.requested" as const, requests }] : []), { type: "run.interrupted", interrupts }];
-      if (await deps.events.appendWith(run.run_id, pausedEvents, paused)) {
-        for (const data of pausedEvents) deps.live(run.run_id, data);
-      }
-      return await deps.runs.get(run.run_id);
-    }
-    // a static breakpoint ends the run; a later run without input continues from there
-    if (stoppedAtBreakpoint(run, after)) return await attempt.finish("completed", counts(), null);
+    if (interrupts.length > 0) return await endAtInterrupt(attempt, counts(), interrupts, checkpointIdOf(after));
+    // a static breakpoint ends the run at an interrupt too; a later run without input continues from there
+    if (stoppedAtBreakpoint(run, after)) return await endAtInterrupt(attempt, counts(), [], checkpointIdOf(after));
     return await finishFromState(attempt, hooks, after, counts);
   } catch (error) {
     await attempt.settled().catch(() => undefined);
@@ -325,6 +322,32 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
     if (deadline !== undefined) clearTimeout(deadline);
     deps.drainSignal?.removeEventListener("abort", onDrain);
   }
+}
+
+/**
+ * The resumes the run starts with: those given to the waiting run it resumes (its decisions'
+ * and values, stored there as they came) and those given with the run itself (a Command's
+ * update / goto), oldest first; none are used up until the run ends.
+ */
+async function openResumes(deps: ExecutorDeps, run: RunRecord): Promise<ResumeRecord[]> {
+  const own = await deps.resumes.open(run.run_id);
+  return run.resumes_run === null ? own : [...(await deps.resumes.open(run.resumes_run)), ...own];
+}
+
+/**
+ * Ends the run at an interrupt (CONTRACT section 3): success with stop reason `interrupt`, its
+ * thread waiting on it, with `approval.requested` (when an interrupt is in LangChain's HITL shape,
+ * whichever graph raised it) and `run.interrupted` committed with the status.
+ */
+async function endAtInterrupt(attempt: Attempt, counts: RunCounts, interrupts: RunInterrupt[], checkpointId: string | null): Promise<RunRecord> {
+  const { deps, run, epoch } = attempt;
+  const requests = interrupts.flatMap((item) => (isHitlRequest(item.value) ? item.value.actionRequests : []));
+  const events: GraphRunEvent[] = [...(requests.length > 0 ? [{ type: "approval.requested" as const, requests }] : []), { type: "run.interrupted", interrupts }];
+  const ended = (tx: Queryable): Promise<boolean> => deps.runs.endAtInterrupt(run.run_id, epoch, counts, { tx, interrupts, checkpointId }).then((row) => row !== null);
+  if (await deps.events.appendWith(run.run_id, events, ended)) {
+    for (const data of events) deps.live(run.run_id, data);
+  }
+  return await deps.runs.get(run.run_id);
 }
 
 /** Ends a run whose graph ended: its stop reason, answer and error as the graph's hooks read them from its values (default: completed). */

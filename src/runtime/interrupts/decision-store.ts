@@ -60,11 +60,16 @@ export function decisionSql(schema: string) {
     ),
     /** $1 run id: every decision of the run, oldest first. */
     list: statement("decisions_list", `SELECT ${COLUMNS} FROM ${s}.run_decisions WHERE run_id = $1::uuid ORDER BY decided_at, tool_call_id`),
-    /** $1 run id, $2 tool call id: the digest an approve/edit decision allows. */
+    /**
+     * $1 run id, $2 tool call id: the digest an approve/edit decision allows, decided on the run
+     * itself or on the waiting run it resumes (where decisions are stored).
+     */
     approvedDigest: statement(
       "decisions_approved_digest",
       `SELECT args_digest FROM ${s}.run_decisions
-        WHERE run_id = $1::uuid AND tool_call_id = $2 AND decision IN ('approve', 'edit')`,
+        WHERE run_id IN ($1::uuid, (SELECT r.resumes_run FROM ${s}.runs r WHERE r.run_id = $1::uuid))
+          AND tool_call_id = $2 AND decision IN ('approve', 'edit')
+        LIMIT 1`,
     ),
   };
 }
@@ -129,7 +134,7 @@ export class DecisionStore {
     return (await this.db.query(this.sql.list, [runId])).rows.map(toRecord);
   }
 
-  /** The args digest an approve/edit decision allows for this call; null if none (or rejected). */
+  /** The args digest an approve/edit decision allows for this call (on the run or the waiting run it resumes); null if none (or rejected). */
   async approvedDigest(runId: string, toolCallId: string): Promise<string | null> {
     checkRunId(runId);
     const row = (await this.db.query<{ args_digest: string | null }>(this.sql.approvedDigest, [runId, toolCallId])).rows[0];

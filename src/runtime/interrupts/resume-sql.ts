@@ -11,24 +11,18 @@ export function resumeSql(schema: string) {
   return {
     /**
      * $1 run id, $2 resume id, $3 interrupt ids, $4 command json, $5 digest, $6 principal, $7 reason.
-     * Stores the resume only while the run is interrupted, and in the same statement puts the run
-     * back in the queue (pending) when `$8` says every interrupt now has its value. One row when
-     * stored; none when the run was not interrupted.
+     * Stores the resume while the run is what its thread waits on (`waiting`: the value answers
+     * its interrupts, and the run that resumes it reads it there) or still pending (a run created
+     * with a Command's update / goto). One row when stored; none otherwise.
      */
     record: statement(
       "resumes_record",
       `WITH target AS (
-         SELECT r.run_id FROM ${s}.runs r WHERE r.run_id = $1::uuid AND r.status = 'interrupted' FOR UPDATE
-       ), stored AS (
-         INSERT INTO ${s}.run_resumes AS u (run_id, resume_id, interrupt_ids, command, value_digest, principal, reason)
-         SELECT t.run_id, $2::uuid, $3::text[], $4::jsonb, $5::text, $6::text, $7::text FROM target t
-         RETURNING ${COLUMNS}
-       ), ready AS (
-         UPDATE ${s}.runs AS r SET status = 'pending', updated_at = now()
-           FROM stored WHERE $8::boolean AND r.run_id = stored.run_id::uuid
-         RETURNING r.run_id
+         SELECT r.run_id FROM ${s}.runs r WHERE r.run_id = $1::uuid AND (r.waiting OR r.status = 'pending') FOR UPDATE
        )
-       SELECT stored.*, (SELECT count(*) FROM ready)::integer AS queued FROM stored`,
+       INSERT INTO ${s}.run_resumes AS u (run_id, resume_id, interrupt_ids, command, value_digest, principal, reason)
+       SELECT t.run_id, $2::uuid, $3::text[], $4::jsonb, $5::text, $6::text, $7::text FROM target t
+       RETURNING ${COLUMNS}`,
     ),
     /** $1 run id: resumes not used up yet (given since the run last paused), oldest first. */
     open: statement(

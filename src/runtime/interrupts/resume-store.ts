@@ -45,9 +45,9 @@ function fromRow(row: Row): ResumeRecord {
 
 /**
  * The audit trail of resumes (CONTRACT section 10): every value given to an interrupted run of
- * any graph, with who gave it, when, why and its digest. A resume stays open until the run next
- * pauses or ends (`RunStore.interrupt` / `finish` use it up), so a run whose process died after
- * the resume continues with the same value.
+ * any graph, with who gave it, when, why and its digest, stored on the waiting run it answers.
+ * A resume stays open until the run that resumes with it ends (`RunStore.endAtInterrupt` /
+ * `finish` use it up), so a run whose process died continues with the same value.
  */
 export class ResumeStore {
   private readonly sql;
@@ -57,19 +57,18 @@ export class ResumeStore {
   }
 
   /**
-   * Stores a resume of an interrupted run; with `complete`, the run goes back to the queue in the
-   * same statement. Null when the run is not interrupted (nothing stored).
+   * Stores a resume given to a waiting run (or to a pending run created with a Command); null
+   * when the run is neither (nothing stored). With `tx`, in the caller's transaction.
    */
   async record(
     runId: string,
-    resume: { interruptIds: string[]; command: ResumeCommand; principal: string; reason?: string | null; complete: boolean },
+    resume: { interruptIds: string[]; command: ResumeCommand; principal: string; reason?: string | null },
     options: { tx?: Queryable } = {},
-  ): Promise<{ record: ResumeRecord; queued: boolean } | null> {
+  ): Promise<ResumeRecord | null> {
     const command = serializeJson(resume.command, "resume");
-    const values = [checkRunId(runId), randomUUID(), resume.interruptIds, command, argsDigest(resume.command), resume.principal, resume.reason ?? null, resume.complete];
-    const result = await (options.tx ?? this.db).query(this.sql.record, values);
-    const row = result.rows[0];
-    return row === undefined ? null : { record: fromRow(row), queued: Number(row["queued"]) > 0 };
+    const values = [checkRunId(runId), randomUUID(), resume.interruptIds, command, argsDigest(resume.command), resume.principal, resume.reason ?? null];
+    const row = (await (options.tx ?? this.db).query(this.sql.record, values)).rows[0];
+    return row === undefined ? null : fromRow(row);
   }
 
   /** Resumes given since the run last paused, oldest first. */

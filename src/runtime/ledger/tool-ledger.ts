@@ -39,20 +39,23 @@ export function ledgerSql(schema: string) {
   const s = quoteIdentifier(schema);
   return {
     /**
-     * $1 run id, $2 epoch, $3 tool call id, $4 tool, $5 args digest. Fenced. Inserts the call as
+     * $1 run id, $2 epoch, $3 tool call id, $4 tool, $5 args digest. Fenced. The ledger's rows are
+     * keyed by the run whose ledger the run continues (`ledger_run`: the first run of a chain of
+     * resumes), so a call that finished before an interrupt is found by the run that resumes it.
+     * Inserts the call as
      * started (attempts 1), or bumps attempts of a started one with the same digest; a finished one
      * is left alone. One row: `held` (fence), `attempts` after the write (1 = new, null = nothing
      * written), and the row as it was before (`old_*`, null if none).
      */
     begin: statement(
       "ledger_begin",
-      `WITH ${fenceCte(schema, 1, 2)},
+      `WITH ${fenceCte(schema, 1, 2)}, chain AS (SELECT COALESCE(c.ledger_run, c.run_id) AS key FROM ${s}.runs c WHERE c.run_id = $1::uuid),
        old AS (
-         SELECT status, result, args_digest FROM ${s}.tool_ledger WHERE run_id = $1::uuid AND tool_call_id = $3
+         SELECT status, result, args_digest FROM ${s}.tool_ledger WHERE run_id = (SELECT key FROM chain) AND tool_call_id = $3
        ),
        up AS (
          INSERT INTO ${s}.tool_ledger AS l (run_id, tool_call_id, tool, args_digest, status, attempts, lease_epoch)
-         SELECT $1::uuid, $3, $4, $5, 'started', 1, $2::bigint FROM fence
+         SELECT (SELECT key FROM chain), $3, $4, $5, 'started', 1, $2::bigint FROM fence
          ON CONFLICT (run_id, tool_call_id) DO UPDATE
             SET attempts = l.attempts + 1, lease_epoch = EXCLUDED.lease_epoch, started_at = now()
           WHERE l.status = 'started' AND l.args_digest = EXCLUDED.args_digest
@@ -65,14 +68,14 @@ export function ledgerSql(schema: string) {
     /** $1 run id, $2 epoch, $3 tool call id, $4 'succeeded' | 'failed', $5 result jsonb. Fenced. */
     complete: statement(
       "ledger_complete",
-      `WITH ${fenceCte(schema, 1, 2)},
+      `WITH ${fenceCte(schema, 1, 2)}, chain AS (SELECT COALESCE(c.ledger_run, c.run_id) AS key FROM ${s}.runs c WHERE c.run_id = $1::uuid),
        up AS (
          UPDATE ${s}.tool_ledger SET status = $4, result = $5::jsonb, finished_at = now()
-          WHERE run_id = $1::uuid AND tool_call_id = $3 AND status = 'started' AND EXISTS (SELECT 1 FROM fence)
+          WHERE run_id = (SELECT key FROM chain) AND tool_call_id = $3 AND status = 'started' AND EXISTS (SELECT 1 FROM fence)
          RETURNING 1
        )
        SELECT EXISTS (SELECT 1 FROM fence) AS held, (SELECT count(*) FROM up)::integer AS updated,
-              (SELECT status FROM ${s}.tool_ledger WHERE run_id = $1::uuid AND tool_call_id = $3) AS status`,
+              (SELECT status FROM ${s}.tool_ledger WHERE run_id = (SELECT key FROM chain) AND tool_call_id = $3) AS status`,
     ),
     /**
      * $1 run id, $2 epoch, $3 tool call id. Fenced. Forgets a call that did not succeed (started or
@@ -81,16 +84,20 @@ export function ledgerSql(schema: string) {
      */
     release: statement(
       "ledger_release",
-      `WITH ${fenceCte(schema, 1, 2)},
+      `WITH ${fenceCte(schema, 1, 2)}, chain AS (SELECT COALESCE(c.ledger_run, c.run_id) AS key FROM ${s}.runs c WHERE c.run_id = $1::uuid),
        gone AS (
          DELETE FROM ${s}.tool_ledger
-          WHERE run_id = $1::uuid AND tool_call_id = $3 AND status <> 'succeeded' AND EXISTS (SELECT 1 FROM fence)
+          WHERE run_id = (SELECT key FROM chain) AND tool_call_id = $3 AND status <> 'succeeded' AND EXISTS (SELECT 1 FROM fence)
          RETURNING 1
        )
        SELECT EXISTS (SELECT 1 FROM fence) AS held, (SELECT count(*) FROM gone)::integer AS deleted`,
     ),
-    /** $1 run id, $2 tool call id. */
-    get: statement("ledger_get", `SELECT ${COLUMNS} FROM ${s}.tool_ledger WHERE run_id = $1::uuid AND tool_call_id = $2`),
+    /** $1 run id, $2 tool call id: the call's row in the ledger the run continues. */
+    get: statement(
+      "ledger_get",
+      `SELECT ${COLUMNS} FROM ${s}.tool_ledger
+        WHERE run_id = (SELECT COALESCE(c.ledger_run, c.run_id) FROM ${s}.runs c WHERE c.run_id = $1::uuid) AND tool_call_id = $2`,
+    ),
   };
 }
 

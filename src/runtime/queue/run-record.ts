@@ -6,12 +6,13 @@ import type { AgentLimits } from "../../vocabulary/limits.js";
 import type { RunError, StopReason, Usage } from "../../vocabulary/stop-reasons.js";
 
 /** Every run status of CONTRACT section 3, in lifecycle order. */
-export const RUN_STATUSES = ["pending", "running", "interrupted", "success", "error", "timeout", "cancelled"] as const;
+export const RUN_STATUSES = ["pending", "running", "success", "error", "timeout", "interrupted"] as const;
 
 /**
- * Where a run is: `pending` (queued), `running` (a worker holds its lease), `interrupted`
- * (waiting for approval), or one of the terminal statuses `success`, `error`, `timeout`,
- * `cancelled`.
+ * Where a run is (LangGraph Platform's statuses): `pending` (queued), `running` (a worker holds
+ * its lease), or one of the final statuses `success` (also a run that ended at an interrupt: its
+ * stop reason is `interrupt` and its thread waits on it, `waiting`), `error`, `timeout`,
+ * `interrupted` (cancelled, or interrupted by a newer run's multitask strategy).
  */
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
@@ -97,8 +98,16 @@ export interface RunRecord {
   config: RunGraphConfig;
   /** The run's context for the graph (`config.context` / `runtime.context` in nodes); null when none. */
   context: unknown;
-  /** While `interrupted`: what it waits on. Null otherwise. */
+  /** For a run that ended at an interrupt (stop reason `interrupt`): what it stopped at. Null otherwise. */
   interrupts: RunInterrupt[] | null;
+  /**
+   * The run ended at an interrupt and its thread waits on it: the next run on the thread that
+   * answers it (a decision, `command.resume`, or `input: null` after a breakpoint) resumes it.
+   * Cleared once a newer run on the thread was created.
+   */
+  waiting: boolean;
+  /** The waiting run this run resumes (it was created by the resume); null for a run created with input. */
+  resumes_run: string | null;
   /** The run's own metadata (LangGraph's run `metadata`); `{}` when none. */
   metadata: Record<string, unknown>;
   /** `after_seconds`: no worker claims the run before this time (ISO); null: at once. */
@@ -167,7 +176,9 @@ export function runFromRow(row: Row): RunRecord {
     limits: (row["limits"] as RunLimits | null) ?? {},
     config: (row["config"] as RunGraphConfig | null) ?? {},
     context: row["context"] ?? null,
-    interrupts: row["status"] === "interrupted" ? ((row["interrupts"] as RunInterrupt[] | null) ?? []) : null,
+    interrupts: row["stop_reason"] === "interrupt" ? ((row["interrupts"] as RunInterrupt[] | null) ?? []) : null,
+    waiting: row["waiting"] === true,
+    resumes_run: (row["resumes_run"] as string | null) ?? null,
     metadata: (row["metadata"] as Record<string, unknown> | null | undefined) ?? {},
     not_before: (row["not_before"] as string | null | undefined) ?? null,
     interrupt_before: (row["interrupt_before"] as string[] | null | undefined) ?? null,
@@ -211,6 +222,7 @@ const STOP_REASONS: Readonly<Record<StopReason, true>> = {
   cancelled: true,
   internal_error: true,
   recursion_limit: true,
+  interrupt: true,
 };
 
 /** True when `value` is a stop reason of CONTRACT section 3. */

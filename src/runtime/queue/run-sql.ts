@@ -23,7 +23,7 @@ function runColumns(a: string): string {
     ${a}.cancel_requested_at IS NOT NULL AS cancel_requested, ${a}.active_ms,
     ${a}.graph_id, ${a}.assistant_id, ${a}.config, ${a}.context, ${a}.interrupts,
     ${a}.metadata, ${iso(`${a}.not_before`)} AS not_before, ${a}.interrupt_before, ${a}.interrupt_after, ${a}.checkpoint_id,
-    ${a}.stream_mode, ${a}.error_name`;
+    ${a}.stream_mode, ${a}.error_name, ${a}.waiting, ${a}.resumes_run::text AS resumes_run`;
 }
 
 /** `now() + $n milliseconds`. */
@@ -49,6 +49,7 @@ const FENCE = `r.run_id = $1::uuid AND r.lease_epoch = $2::bigint AND r.status =
 /** Optional filters of `list`, each a `$n` parameter when present. */
 export interface RunListShape {
   status: boolean;
+  waiting: boolean;
   thread: boolean;
   before: boolean;
   metadata: boolean;
@@ -57,7 +58,7 @@ export interface RunListShape {
 /**
  * Every statement of the run store for one schema (a validated identifier). Runs are the queue:
  * `claimNext` and `claim` take leases, and the fenced statements (`heartbeat`, `release`,
- * `interrupt`, `finish`) change a run only while `(lease_epoch, status = 'running')` still match.
+ * `endAtInterrupt`, `finish`) change a run only while `(lease_epoch, status = 'running')` still match.
  */
 export function runSql(schema: string) {
   const s = quoteIdentifier(schema);
@@ -66,7 +67,7 @@ export function runSql(schema: string) {
   // a run may start when no other run of its thread is active and none is queued ahead of it
   const blockedBy = (o: string, p: string) =>
     `${o}.thread_id = ${p}.thread_id AND ${o}.run_id <> ${p}.run_id
-       AND (${o}.status IN ('running', 'interrupted')
+       AND (${o}.status = 'running'
             OR (${p}.status = 'pending' AND ${o}.status = 'pending' AND (${o}.created_at, ${o}.run_id) < (${p}.created_at, ${p}.run_id)))`;
   return {
     /** $1 lock key: serialises creates on one thread until the transaction ends. */
@@ -75,46 +76,61 @@ export function runSql(schema: string) {
     /**
      * $1 run id, $2 thread, $3 input json, $4 limits json, $5 enqueue, $6 graph id, $7 assistant id,
      * $8 config json, $9 context json (or null), $10 metadata json, $11 delay ms (or null), $12
-     * interrupt_before text[], $13 interrupt_after text[], $14 checkpoint id, $15 stream modes text[]. Inserts a pending run unless
-     * the thread has an active run and $5 is false. Always one row: the run's columns (null when
-     * not inserted) and the thread's oldest active run (`active_run_id`, `active_status`), if any.
-     * Run it after `lockThread` in the same transaction, so its snapshot sees every earlier create.
+     * interrupt_before text[], $13 interrupt_after text[], $14 checkpoint id, $15 stream modes text[],
+     * $16 the waiting run it resumes (or null). Inserts a pending run unless the thread has a
+     * pending or running run and $5 is false; the thread's waiting run (if any) no longer waits
+     * (this run answers it, or starts the thread anew with input). With $16 the run continues the
+     * waiting run's tool ledger, and is inserted only while $16 is still the run the thread waits
+     * on (`resumed` false otherwise: another caller resumed it first). Always one row: the run's
+     * columns (null when not inserted), the thread's oldest active run (`active_run_id`,
+     * `active_status`), if any, and `resumed`. Run it after `lockThread` in the same transaction,
+     * so its snapshot sees every earlier create.
      */
     create: statement(
       "runs_create",
       `WITH active AS (
          SELECT a.run_id, a.status FROM ${runs} a
-          WHERE a.thread_id = $2::text AND a.status IN ('pending', 'running', 'interrupted')
+          WHERE a.thread_id = $2::text AND a.status IN ('pending', 'running')
           ORDER BY a.created_at, a.run_id LIMIT 1
+       ), resumed AS (
+         SELECT w.run_id, COALESCE(w.ledger_run, w.run_id) AS ledger_run FROM ${runs} w
+          WHERE w.run_id = $16::uuid AND w.thread_id = $2::text AND w.waiting
        ), inserted AS (
          INSERT INTO ${runs} AS r (run_id, thread_id, status, input, limits, created_at, updated_at, graph_id, assistant_id, config, context,
-                                   metadata, not_before, interrupt_before, interrupt_after, checkpoint_id, stream_mode)
+                                   metadata, not_before, interrupt_before, interrupt_after, checkpoint_id, stream_mode, resumes_run, ledger_run)
          SELECT $1::uuid, $2::text, 'pending', $3::jsonb, $4::jsonb, t.at, t.at, $6::text, $7::text, $8::jsonb, $9::jsonb,
-                $10::jsonb, t.at + $11::integer * interval '1 millisecond', $12::text[], $13::text[], $14::text, $15::text[]
+                $10::jsonb, t.at + $11::integer * interval '1 millisecond', $12::text[], $13::text[], $14::text, $15::text[],
+                $16::uuid, (SELECT ledger_run FROM resumed)
            FROM (SELECT clock_timestamp() AS at) t
-          WHERE $5::boolean OR NOT EXISTS (SELECT 1 FROM active)
+          WHERE ($5::boolean OR NOT EXISTS (SELECT 1 FROM active))
+            AND ($16::uuid IS NULL OR EXISTS (SELECT 1 FROM resumed))
          RETURNING ${runColumns("r")}
+       ), answered AS (
+         UPDATE ${runs} AS w SET waiting = false, updated_at = now()
+          WHERE w.thread_id = $2::text AND w.waiting AND EXISTS (SELECT 1 FROM inserted)
+         RETURNING w.run_id
        )
-       SELECT i.*, act.run_id::text AS active_run_id, act.status AS active_status
+       SELECT i.*, act.run_id::text AS active_run_id, act.status AS active_status,
+              ($16::uuid IS NULL OR EXISTS (SELECT 1 FROM resumed)) AS resumable, (SELECT count(*) FROM answered)::integer AS answered
          FROM (SELECT 1) one LEFT JOIN inserted i ON true LEFT JOIN active act ON true`,
     ),
 
     /** $1 run id. */
     get: statement("runs_get", `SELECT ${runColumns("r")} FROM ${runs} r WHERE r.run_id = $1::uuid`),
 
-    /** $1 run id: the checkpoint an interrupted run's interrupts were read at (null: none stored). */
+    /** $1 run id: the checkpoint a run's interrupts were read at (null: none stored). */
     interruptCheckpoint: statement(
       "runs_interrupt_checkpoint",
       `SELECT r.interrupt_checkpoint FROM ${runs} r WHERE r.run_id = $1::uuid`,
     ),
 
-    /** $1 limit: interrupted runs, most recently paused first, with their decided tool calls and answered interrupts (open approvals and interrupts in one query). */
+    /** $1 limit: waiting runs (their threads wait on them), most recently stopped first, with their decided tool calls and answered interrupts (open approvals and interrupts in one query). */
     listInterrupted: statement(
       "runs_list_interrupted",
       `SELECT ${runColumns("r")},
          ARRAY(SELECT d.tool_call_id FROM ${s}.run_decisions d WHERE d.run_id = r.run_id ORDER BY d.tool_call_id) AS decided_tool_calls,
          ARRAY(SELECT DISTINCT i FROM ${s}.run_resumes u, unnest(u.interrupt_ids) AS i WHERE u.run_id = r.run_id AND u.consumed_at IS NULL ORDER BY i) AS answered_interrupts
-       FROM ${runs} r WHERE r.status = 'interrupted' ORDER BY r.updated_at DESC, r.run_id LIMIT $1::integer`,
+       FROM ${runs} r WHERE r.waiting ORDER BY r.updated_at DESC, r.run_id LIMIT $1::integer`,
     ),
 
     /** $1 run id: whether a cancel was requested. */
@@ -132,6 +148,7 @@ export function runSql(schema: string) {
       let n = 0;
       const next = (): string => `$${(n += 1)}`;
       if (shape.status) where.push(`r.status = ${next()}::text`);
+      if (shape.waiting) where.push(`r.waiting`);
       if (shape.thread) where.push(`r.thread_id = ${next()}::text`);
       if (shape.metadata) where.push(`r.metadata @> ${next()}::jsonb`);
       if (shape.before) where.push(`(r.created_at, r.run_id) < (SELECT c.created_at, c.run_id FROM ${runs} c WHERE c.run_id = ${next()}::uuid)`);
@@ -149,12 +166,15 @@ export function runSql(schema: string) {
 
     /**
      * $1 run id: deletes the run (its events, decisions, ledger and resumes cascade) unless it is
-     * running or interrupted. Returns `deleted`, and the status it has when it was not deleted.
+     * running, or its thread waits on it, or a later run continues its ledger. Returns `deleted`,
+     * and the status it has when it was not deleted.
      */
     delete: statement(
       "runs_delete",
       `WITH gone AS (
-         DELETE FROM ${runs} r WHERE r.run_id = $1::uuid AND r.status NOT IN ('running', 'interrupted') RETURNING r.run_id
+         DELETE FROM ${runs} r WHERE r.run_id = $1::uuid AND r.status <> 'running' AND NOT r.waiting
+            AND NOT EXISTS (SELECT 1 FROM ${runs} l WHERE l.ledger_run = r.run_id AND l.run_id <> r.run_id AND l.status IN ('pending', 'running'))
+         RETURNING r.run_id
        )
        SELECT EXISTS (SELECT 1 FROM gone) AS deleted, (SELECT c.status FROM ${runs} c WHERE c.run_id = $1::uuid) AS status`,
     ),
@@ -185,8 +205,8 @@ export function runSql(schema: string) {
     ),
 
     /**
-     * $1 run id, $2 owner, $3 lease ms, $4 from pending, $5 from interrupted, $6 graph ids the
-     * claimer runs (null: any). Claims this run if its status is allowed, its graph is one of $6 and
+     * $1 run id, $2 owner, $3 lease ms, $4 graph ids the claimer runs (null: any). Claims this
+     * run if it is pending, its graph is one of $4 and
      * nothing on its thread is ahead of it. Always one row: the run's columns (null when not
      * claimed), `current_status` and `current_graph` (null: no such run) and the blocking run
      * (`blocker_id`, `blocker_status`), if any.
@@ -203,8 +223,8 @@ export function runSql(schema: string) {
             SET status = 'running', lease_owner = $2::text, lease_epoch = r.lease_epoch + 1,
                 lease_expires_at = ${leaseUntil("$3")}, attempt = r.attempt + 1, updated_at = now()
           WHERE r.run_id = $1::uuid
-            AND ((r.status = 'pending' AND $4::boolean) OR (r.status = 'interrupted' AND $5::boolean))
-            AND ($6::text[] IS NULL OR r.graph_id = ANY($6::text[]))
+            AND r.status = 'pending'
+            AND ($4::text[] IS NULL OR r.graph_id = ANY($4::text[]))
             AND NOT EXISTS (SELECT 1 FROM blocker)
          RETURNING ${runColumns("r")}
        )
@@ -239,29 +259,25 @@ export function runSql(schema: string) {
         WHERE ${FENCE} RETURNING r.run_id`,
     ),
 
-    /** $1 run id: every approval of an interrupted run is decided; it waits in the queue to resume. */
-    readyToResume: statement(
-      "runs_ready_to_resume",
-      `UPDATE ${runs} AS r SET status = 'pending', updated_at = now() WHERE r.run_id = $1::uuid AND r.status = 'interrupted' RETURNING r.run_id`,
-    ),
-
     /**
-     * $1 run id, $2 epoch, $3..$7 counts, $8 interrupts json, $9 checkpoint id: waiting for a
-     * decision or a resume value, lease cleared; the resumes given so far are used up.
+     * $1 run id, $2 epoch, $3..$7 counts, $8 interrupts json (`[]`: a breakpoint), $9 checkpoint
+     * id: the run ends at an interrupt — success, stop reason `interrupt`, its thread waits on it
+     * (`waiting`), lease cleared; the resumes it ran with are used up. Returns the run's columns.
      */
-    interrupt: statement(
-      "runs_interrupt",
+    endAtInterrupt: statement(
+      "runs_end_at_interrupt",
       `WITH changed AS (
          UPDATE ${runs} AS r
-            SET status = 'interrupted', lease_owner = NULL, lease_expires_at = NULL, updated_at = now(), ${countsSet(3)},
+            SET status = 'success', stop_reason = 'interrupt', waiting = true, answer = NULL, error_code = NULL, error_message = NULL,
+                lease_owner = NULL, lease_expires_at = NULL, finished_at = now(), updated_at = now(), ${countsSet(3)},
                 interrupts = $8::jsonb, interrupt_checkpoint = $9::text
-          WHERE ${FENCE} RETURNING r.run_id
+          WHERE ${FENCE} RETURNING ${runColumns("r")}, r.resumes_run AS resumed_id
        ), used AS (
          UPDATE ${s}.run_resumes AS u SET consumed_at = clock_timestamp()
-           FROM changed c WHERE u.run_id = c.run_id AND u.consumed_at IS NULL
+           FROM changed c WHERE u.run_id IN (c.run_id::uuid, c.resumed_id) AND u.consumed_at IS NULL
          RETURNING u.run_id
        )
-       SELECT c.run_id, (SELECT count(*) FROM used)::integer AS used FROM changed c`,
+       SELECT c.*, (SELECT count(*) FROM used)::integer AS used FROM changed c`,
     ),
 
     /**
@@ -275,17 +291,17 @@ export function runSql(schema: string) {
             SET status = $3::text, stop_reason = $4::text, answer = $5::text, error_code = $6::text, error_message = $7::text, error_name = $13::text,
                 lease_owner = NULL, lease_expires_at = NULL, finished_at = now(), updated_at = now(), ${countsSet(8)},
                 interrupts = NULL, interrupt_checkpoint = NULL
-          WHERE ${FENCE} RETURNING ${runColumns("r")}
+          WHERE ${FENCE} RETURNING ${runColumns("r")}, r.resumes_run AS resumed_id
        ), used AS (
          UPDATE ${s}.run_resumes AS u SET consumed_at = clock_timestamp()
-           FROM changed c WHERE u.run_id = c.run_id::uuid AND u.consumed_at IS NULL
+           FROM changed c WHERE u.run_id IN (c.run_id::uuid, c.resumed_id) AND u.consumed_at IS NULL
          RETURNING u.run_id
        )
        SELECT c.*, (SELECT count(*) FROM used)::integer AS used FROM changed c`,
     ),
 
     /**
-     * $1 max attempts. Every running run whose lease lapsed: cancelled if a cancel was requested,
+     * $1 max attempts. Every running run whose lease lapsed: interrupted if a cancel was requested,
      * else error / max_attempts once `attempt >= $1`, else back to pending. Returns (run_id, status).
      * A run ended here gets its final event in the same statement: $2 the `run.cancelled` event,
      * $3 the `run.failed` one, as JSON `{type, ...fields}` built in code (so they are typed), its
@@ -302,7 +318,7 @@ export function runSql(schema: string) {
             FOR UPDATE SKIP LOCKED
        ), changed AS (
          UPDATE ${runs} AS r
-            SET status = CASE WHEN r.cancel_requested_at IS NOT NULL THEN 'cancelled'
+            SET status = CASE WHEN r.cancel_requested_at IS NOT NULL THEN 'interrupted'
                               WHEN r.attempt >= $1::integer THEN 'error' ELSE 'pending' END,
                 stop_reason = CASE WHEN r.cancel_requested_at IS NOT NULL THEN 'cancelled'
                                    WHEN r.attempt >= $1::integer THEN 'max_attempts' ELSE r.stop_reason END,
@@ -320,10 +336,10 @@ export function runSql(schema: string) {
          INSERT INTO ${s}.run_events (run_id, seq, type, data)
          SELECT c.run_id, COALESCE((SELECT max(e.seq) FROM ${s}.run_events e WHERE e.run_id = c.run_id), 0) + 1,
                 ended.event ->> 'type',
-                CASE WHEN c.status = 'cancelled' THEN ended.event - 'type'
+                CASE WHEN c.status = 'interrupted' THEN ended.event - 'type'
                      ELSE (ended.event - 'type') || jsonb_build_object('message', c.error_message) END
            FROM changed c
-          CROSS JOIN LATERAL (SELECT CASE WHEN c.status = 'cancelled' THEN $2::jsonb ELSE $3::jsonb END AS event) AS ended
+          CROSS JOIN LATERAL (SELECT CASE WHEN c.status = 'interrupted' THEN $2::jsonb ELSE $3::jsonb END AS event) AS ended
           WHERE c.status <> 'pending'
          RETURNING run_id
        )
@@ -356,7 +372,7 @@ export function runSql(schema: string) {
     ),
 
     /**
-     * $1 run id. Pending or interrupted: cancelled now. Running without a request yet: the request
+     * $1 run id. Pending: interrupted (cancelled) now. Running without a request yet: the request
      * is recorded for its worker. Always one row: the run's columns (null when nothing changed)
      * and `current_status` / `current_cancel_requested` as read before (null status: no such run).
      */
@@ -366,13 +382,13 @@ export function runSql(schema: string) {
          SELECT c.status, c.cancel_requested_at IS NOT NULL AS cancel_requested FROM ${runs} c WHERE c.run_id = $1::uuid
        ), changed AS (
          UPDATE ${runs} AS r
-            SET status = CASE WHEN r.status IN ('pending', 'interrupted') THEN 'cancelled' ELSE r.status END,
-                stop_reason = CASE WHEN r.status IN ('pending', 'interrupted') THEN 'cancelled' ELSE r.stop_reason END,
-                finished_at = CASE WHEN r.status IN ('pending', 'interrupted') THEN now() ELSE r.finished_at END,
+            SET status = CASE WHEN r.status = 'pending' THEN 'interrupted' ELSE r.status END,
+                stop_reason = CASE WHEN r.status = 'pending' THEN 'cancelled' ELSE r.stop_reason END,
+                finished_at = CASE WHEN r.status = 'pending' THEN now() ELSE r.finished_at END,
                 cancel_requested_at = COALESCE(r.cancel_requested_at, now()),
                 updated_at = now()
           WHERE r.run_id = $1::uuid
-            AND (r.status IN ('pending', 'interrupted') OR (r.status = 'running' AND r.cancel_requested_at IS NULL))
+            AND (r.status = 'pending' OR (r.status = 'running' AND r.cancel_requested_at IS NULL))
          RETURNING ${runColumns("r")}
        )
        SELECT ch.*, cur.status AS current_status, cur.cancel_requested AS current_cancel_requested

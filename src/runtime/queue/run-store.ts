@@ -68,8 +68,14 @@ export interface CreateRunOptions {
   checkpointId?: string | undefined;
   /** The LangGraph stream modes the run is created with (`stream_mode`), kept for streams joined without modes. */
   streamMode?: string[] | undefined;
-  /** "reject" (default): a thread with a pending, running or interrupted run refuses another. "enqueue": queue behind it. */
+  /** "reject" (default): a thread with a pending or running run refuses another. "enqueue": queue behind it. */
   multitask?: "reject" | "enqueue" | undefined;
+  /**
+   * The waiting run this run resumes (CONTRACT section 3: a resume is a new run): created only
+   * while the thread still waits on that run (else RunConflictError), and it continues that
+   * run's tool ledger. Whatever the run, creating it ends the thread's wait on its waiting run.
+   */
+  resumesRun?: string | undefined;
   /**
    * Claim the run for this lease in the creating transaction (status running, epoch 1, attempt
    * 1), so no worker anywhere can take it before the creator executes it. When the thread has a
@@ -88,6 +94,8 @@ export interface ListRunsOptions {
   before?: string | undefined;
   /** Runs whose metadata contains this object (jsonb `@>`). */
   metadata?: Record<string, unknown> | undefined;
+  /** true: only the run its thread waits on (ended at an interrupt, not yet resumed). */
+  waiting?: boolean | undefined;
 }
 
 /** Who takes a lease and for how long. */
@@ -101,7 +109,7 @@ export interface LeaseOptions {
 /** How a run ends (`finish`). */
 export interface FinishRunOptions {
   status: TerminalStatus;
-  /** Must map to `status` (CONTRACT section 3: completed -> success, deadline -> timeout, cancelled -> cancelled, the rest -> error). */
+  /** Must map to `status` (CONTRACT section 3: completed -> success, deadline -> timeout, cancelled -> interrupted, the rest -> error). */
   stopReason: StopReason;
   answer: string | null;
   counts: RunCounts;
@@ -109,7 +117,7 @@ export interface FinishRunOptions {
 }
 
 /**
- * An interrupted run as `listInterrupted` reads it: the record plus what no longer waits — the
+ * A waiting run as `listInterrupted` reads it: the record plus what no longer waits — the
  * agent's tool calls already decided and the interrupts a stored resume already answers.
  */
 export interface InterruptedRun extends RunRecord {
@@ -123,7 +131,7 @@ export interface RequeueResult {
   requeued: string[];
   /** Ended as error / max_attempts. */
   failed: string[];
-  /** A cancel had been requested: ended as cancelled instead of being run again. */
+  /** A cancel had been requested: ended as interrupted (cancelled) instead of being run again. */
   cancelled: string[];
 }
 
@@ -141,7 +149,7 @@ const PROBE_PAYLOAD = "p".repeat(2_000);
  * one SQL statement (`create` is one short transaction), with `$n` parameters only.
  *
  * Leases are fenced: `claimNext` / `claim` return an epoch, and `heartbeat`, `release`,
- * `interrupt` and `finish` change the run only while that epoch is current and the run is
+ * `endAtInterrupt` and `finish` change the run only while that epoch is current and the run is
  * running — they return false otherwise, and the caller must stop working on the run (another
  * worker owns it now, or it was re-queued). Expired leases are never taken over directly:
  * `requeueExpired` puts the run back in the queue (or ends it after too many attempts).
@@ -175,8 +183,9 @@ export class RunStore {
   /**
    * Creates a pending run. In one transaction holding the thread's advisory lock, so concurrent
    * creates on one thread see each other: with multitask "reject" (default) a thread that already
-   * has a pending, running or interrupted run throws RunConflictError naming it; with "enqueue"
-   * the run queues behind it. Bad input, limits or thread id throw RUN_INPUT_INVALID.
+   * has a pending or running run throws RunConflictError naming it; with "enqueue" the run queues
+   * behind it. The thread's waiting run (ended at an interrupt) no longer waits once this run is
+   * created; with `resumesRun` the run is created only while the thread still waits on that run. Bad input, limits or thread id throw RUN_INPUT_INVALID.
    * `withRun` writes what belongs with the new run (its `run.created` event) in the same
    * transaction: the run and those writes commit together or not at all.
    */
@@ -184,6 +193,12 @@ export class RunStore {
     const created = await this.db.transaction((tx) => this.createWithin(tx, options, withRun));
     if ("conflict" in created) {
       const { threadId, activeRunId, activeStatus } = created.conflict;
+      if (created.conflict.notWaiting !== undefined) {
+        throw new RunConflictError(`run ${created.conflict.notWaiting} is not what thread ${threadId} waits on (it was resumed or answered by a newer run): there is nothing to resume`, {
+          threadId,
+          runId: created.conflict.notWaiting,
+        });
+      }
       throw new RunConflictError(
         `thread ${threadId} already has an active run ${activeRunId} (${activeStatus}); wait for it, cancel it, ` +
           `or pass multitask "enqueue" to queue this run behind it`,
@@ -203,7 +218,7 @@ export class RunStore {
     tx: Queryable,
     options: CreateRunOptions,
     withRun?: (tx: Queryable, runId: string) => Promise<void>,
-  ): Promise<{ run: RunRecord } | { conflict: { threadId: string; activeRunId: string | undefined; activeStatus: string | undefined } }> {
+  ): Promise<{ run: RunRecord } | { conflict: { threadId: string; activeRunId: string | undefined; activeStatus: string | undefined; notWaiting?: string } }> {
     const graphId = checkGraphId(options.graphId ?? GRAPHS_DEFAULTS.defaultGraphId, "graphId");
     const assistantId = checkGraphId(options.assistantId ?? graphId, "assistantId");
     // the graph's own check (the agent's: `{ messages }` or none), before anything is stored
@@ -222,18 +237,20 @@ export class RunStore {
     const lease = options.claimFor === undefined ? undefined : checkLease(options.claimFor);
     await tx.query(this.sql.lockThread, [lockKey]);
     const extras = runExtras(options);
-    const result = await tx.query(this.sql.create, [runId, threadId, input, limits, multitask === "enqueue", graphId, assistantId, config, context, ...extras]);
+    const resumesRun = options.resumesRun === undefined ? null : checkRunId(options.resumesRun);
+    const result = await tx.query(this.sql.create, [runId, threadId, input, limits, multitask === "enqueue", graphId, assistantId, config, context, ...extras, resumesRun]);
     let row = result.rows[0];
     if (row !== undefined && row["run_id"] !== null) {
       await withRun?.(tx, runId);
       if (lease !== undefined) {
-        const taken = await tx.query(this.sql.claim, [runId, lease.owner, lease.leaseMs, true, false, null]);
+        const taken = await tx.query(this.sql.claim, [runId, lease.owner, lease.leaseMs, null]);
         const claimedRow = taken.rows[0];
         if (claimedRow !== undefined && claimedRow["run_id"] !== null) row = claimedRow;
       }
     }
     if (row === undefined || row["run_id"] === null) {
-      return { conflict: { threadId, activeRunId: row?.["active_run_id"] as string | undefined, activeStatus: row?.["active_status"] as string | undefined } };
+      const notWaiting = resumesRun !== null && row?.["resumable"] !== true ? { notWaiting: resumesRun } : {};
+      return { conflict: { threadId, activeRunId: row?.["active_run_id"] as string | undefined, activeStatus: row?.["active_status"] as string | undefined, ...notWaiting } };
     }
     return { run: runFromRow(row) };
   }
@@ -252,13 +269,15 @@ export class RunStore {
   }
 
   /**
-   * Deletes a run that is not running or interrupted (a pending one included), with its events,
-   * decisions, ledger rows and resumes. RunNotFoundError for none; RunConflictError while active.
+   * Deletes a run that is not running and that its thread does not wait on (a pending one
+   * included), with its events, decisions, ledger rows and resumes. RunNotFoundError for none;
+   * RunConflictError while running or waited on.
    */
   async delete(runId: string): Promise<void> {
     const row = (await this.db.query(this.sql.delete, [checkRunId(runId)])).rows[0];
     if (row?.["deleted"] === true) return;
     if (row?.["status"] === null || row?.["status"] === undefined) throw new RunNotFoundError(runId);
+    if (row["status"] !== "running") throw new RunConflictError(`run ${runId} is what its thread waits on (or a run resuming it is active); resume or cancel that first`, { runId, status: row["status"] });
     throw new RunConflictError(`run ${runId} is ${String(row["status"])}; cancel it before deleting it`, { runId, status: row["status"] });
   }
 
@@ -289,7 +308,7 @@ export class RunStore {
     if (options.metadata !== undefined) values.push(serializeJson(checkObject(options.metadata, "metadata"), "metadata"));
     if (options.before !== undefined) values.push(checkRunId(options.before));
     values.push(limit);
-    const shape = { status: options.status !== undefined, thread: options.threadId !== undefined, before: options.before !== undefined, metadata: options.metadata !== undefined };
+    const shape = { status: options.status !== undefined, thread: options.threadId !== undefined, before: options.before !== undefined, metadata: options.metadata !== undefined, waiting: options.waiting === true };
     const result = await this.db.query(this.sql.list(shape), values);
     if (result.rows.length === 0 && options.before !== undefined) {
       const found = await this.db.query(this.sql.exists, [options.before]);
@@ -300,7 +319,7 @@ export class RunStore {
 
   /**
    * Claims the oldest pending run of one of `graphIds` (default: the agent) that may start — no
-   * running or interrupted run on its thread and no older pending run queued ahead of it — for `owner`: status running, epoch + 1, attempt
+   * running run on its thread and no older pending run queued ahead of it — for `owner`: status running, epoch + 1, attempt
    * + 1, lease until now + leaseMs. Returns null when nothing is claimable. Safe to call from any
    * number of workers at once (rows held by another claimer are skipped; losing a same-thread race
    * to the unique index just moves on to the next candidate).
@@ -321,22 +340,18 @@ export class RunStore {
   }
 
   /**
-   * Claims this run (to execute or resume it in this process) when its status is in `from` and
-   * nothing on its thread is ahead of it. Otherwise RunConflictError saying why (not waiting,
-   * already running, finished, or another run of the thread comes first); RunNotFoundError for
-   * an unknown id. With `graphs`, only a run of one of them is claimed (else GraphNotFoundError,
-   * before any status is looked at), so the claimer needs no read to check it first.
+   * Claims this pending run (to execute it in this process) when nothing on its thread is ahead
+   * of it. Otherwise RunConflictError saying why (already running, finished, or another run of
+   * the thread comes first); RunNotFoundError for an unknown id. With `graphs`, only a run of one
+   * of them is claimed (else GraphNotFoundError, before any status is looked at), so the claimer
+   * needs no read to check it first.
    */
-  async claim(runId: string, options: LeaseOptions & { from: readonly ("pending" | "interrupted")[]; graphs?: readonly string[] }): Promise<ClaimedRun> {
+  async claim(runId: string, options: LeaseOptions & { graphs?: readonly string[] }): Promise<ClaimedRun> {
     const id = checkRunId(runId);
     const { owner, leaseMs } = checkLease(options);
-    const from = options.from;
-    if (!Array.isArray(from) || from.length === 0 || from.some((s) => s !== "pending" && s !== "interrupted")) {
-      throw runInputError(`from must list "pending" and/or "interrupted", got ${JSON.stringify(from)}`, { field: "from" });
-    }
     let row: Row | undefined;
     try {
-      const result = await this.db.query(this.sql.claim, [id, owner, leaseMs, from.includes("pending"), from.includes("interrupted"), options.graphs ?? null]);
+      const result = await this.db.query(this.sql.claim, [id, owner, leaseMs, options.graphs ?? null]);
       row = result.rows[0];
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
@@ -349,17 +364,7 @@ export class RunStore {
     if (options.graphs !== undefined && !options.graphs.includes(graph)) throw new GraphNotFoundError(graph, options.graphs);
     const details = { runId, status };
     if (status === "running") throw new RunConflictError(`run ${runId} is already running`, details);
-    if (status !== "pending" && status !== "interrupted") {
-      throw new RunConflictError(`run ${runId} already finished with status ${status}`, details);
-    }
-    if (!from.includes(status)) {
-      throw new RunConflictError(
-        status === "interrupted"
-          ? `run ${runId} is waiting for approval (interrupted), not queued; decide its pending tool calls to resume it`
-          : `run ${runId} is queued (pending), not waiting for approval: there is nothing to resume`,
-        details,
-      );
-    }
+    if (status !== "pending") throw new RunConflictError(`run ${runId} already finished with status ${status}`, details);
     const blockerId = row?.["blocker_id"] as string | null | undefined;
     if (typeof blockerId === "string") {
       const blockerStatus = row?.["blocker_status"] as string;
@@ -398,37 +403,28 @@ export class RunStore {
   }
 
   /**
-   * Puts an interrupted run whose approvals are all decided back in the queue (pending), so this
-   * process or any worker resumes it. False: the run was not interrupted; nothing changed.
+   * The run ends at an interrupt (CONTRACT section 3): status success, stop reason `interrupt`,
+   * its thread waits on it (`waiting`), lease cleared, counts stored (totals replace,
+   * `activeMsDelta` adds), `interrupts` what it stopped at (`[]`: a static breakpoint); the
+   * resumes it ran with are used up. Returns the run as the statement left it; null when not
+   * running under this epoch (nothing changed). With `tx`, runs in that transaction.
    */
-  async readyToResume(runId: string): Promise<boolean> {
-    const result = await this.db.query(this.sql.readyToResume, [checkRunId(runId)]);
-    return result.rows.length > 0;
-  }
-
-  /**
-   * The run now waits for approval: status interrupted, lease cleared, counts stored (totals
-   * replace, `activeMsDelta` adds). False: not running under this epoch; nothing changed.
-   * Check `isCancelRequested` first: a cancel requested while running is not turned into a
-   * cancellation here (a later `requestCancel` on the interrupted run cancels it at once).
-   * With `tx`, runs in that transaction.
-   */
-  async interrupt(runId: string, epoch: number, counts: RunCounts, options: { tx?: Queryable; interrupts?: RunInterrupt[]; checkpointId?: string | null } = {}): Promise<boolean> {
+  async endAtInterrupt(runId: string, epoch: number, counts: RunCounts, options: { tx?: Queryable; interrupts?: RunInterrupt[]; checkpointId?: string | null } = {}): Promise<RunRecord | null> {
     const id = checkRunId(runId);
     checkEpoch(epoch);
     const interrupts = serializeJson(options.interrupts ?? [], "interrupts");
     const values = [id, epoch, ...countValues(checkRunCounts(counts)), interrupts, options.checkpointId ?? null];
-    const result = await (options.tx ?? this.db).query(this.sql.interrupt, values);
-    return result.rows.length > 0;
+    const row = (await (options.tx ?? this.db).query(this.sql.endAtInterrupt, values)).rows[0];
+    return row === undefined ? null : runFromRow(row);
   }
 
-  /** The checkpoint id an interrupted run's interrupts were read at (null: none recorded). */
+  /** The checkpoint id a run's interrupts were read at (null: none recorded). */
   async interruptCheckpoint(runId: string): Promise<string | null> {
     const result = await this.db.query<{ interrupt_checkpoint: string | null }>(this.sql.interruptCheckpoint, [checkRunId(runId)]);
     return result.rows[0]?.interrupt_checkpoint ?? null;
   }
 
-  /** Interrupted runs, most recently paused first, with their interrupts: open approvals and interrupts in one query. */
+  /** Waiting runs (their threads wait on them), most recently stopped first, with their interrupts: open approvals and interrupts in one query. */
   async listInterrupted(limit: number = GRAPHS_DEFAULTS.interruptedListDefault): Promise<InterruptedRun[]> {
     if (!Number.isInteger(limit) || limit < 1 || limit > GRAPHS_DEFAULTS.interruptedListMax) {
       throw runInputError(`limit must be an integer from 1 to ${GRAPHS_DEFAULTS.interruptedListMax}, got ${String(limit)}`, { field: "limit" });
@@ -479,7 +475,7 @@ export class RunStore {
   /**
    * In one statement, every running run whose lease lapsed goes back to pending — or, when it
    * has been claimed `maxAttempts` times already, ends as error / max_attempts (error code
-   * MAX_ATTEMPTS); a run whose cancel was requested ends as cancelled. A run ended here gets its
+   * MAX_ATTEMPTS); a run whose cancel was requested ends as interrupted. A run ended here gets its
    * final event (`run.failed` with stop_reason max_attempts, or `run.cancelled`) in the same
    * statement, and every changed run is announced to workers (RUNS_CHANNEL) in every process.
    * Call it periodically from workers; it never runs anything itself.
@@ -497,7 +493,7 @@ export class RunStore {
     const outcome: RequeueResult = { requeued: [], failed: [], cancelled: [] };
     for (const row of result.rows) {
       if (row.status === "pending") outcome.requeued.push(row.run_id);
-      else if (row.status === "cancelled") outcome.cancelled.push(row.run_id);
+      else if (row.status === "interrupted") outcome.cancelled.push(row.run_id);
       else outcome.failed.push(row.run_id);
     }
     return outcome;
@@ -533,7 +529,7 @@ export class RunStore {
   }
 
   /**
-   * Cancels a run: a pending or interrupted run is cancelled at once (stop reason cancelled); a
+   * Cancels a run: a pending run is interrupted at once (stop reason cancelled); a
    * running run gets `cancel_requested` and its worker stops at the next check. Returns the run
    * as it is now. RunConflictError when a cancel is already under way or the run finished.
    * Inside a caller's transaction (`tx`) the change commits with the caller's other writes.
@@ -550,7 +546,7 @@ export class RunStore {
       if (status === "running" && row?.["current_cancel_requested"] === true) {
         throw new RunConflictError(`run ${runId} is already cancelled: its worker stops at the next check`, { runId, status });
       }
-      if (status !== "pending" && status !== "interrupted" && status !== "running") {
+      if (status !== "pending" && status !== "running") {
         throw new RunConflictError(`run ${runId} already finished with status ${status}`, { runId, status });
       }
       // it changed between the read and the update (e.g. it was just claimed): read again

@@ -2,19 +2,28 @@ import type { StopReason } from "../../vocabulary/stop-reasons.js";
 import type { RunLifecycleEvent } from "../events/run-events.js";
 
 /** Terminal statuses of a run (CONTRACT section 3). */
-export type TerminalStatus = "success" | "error" | "timeout" | "cancelled";
+export type TerminalStatus = "success" | "error" | "timeout" | "interrupted";
 
-/** `completed` -> success; `deadline` -> timeout; `cancelled` -> cancelled; the rest -> error. */
+/** The statuses a run ends with: it will not run again (a resume is a new run). */
+export const FINAL_STATUSES: readonly TerminalStatus[] = ["success", "error", "timeout", "interrupted"];
+
+/** True when the run ended (any final status). */
+export function isFinalStatus(status: string): status is TerminalStatus {
+  return (FINAL_STATUSES as readonly string[]).includes(status);
+}
+
+/** `completed` and `interrupt` -> success; `deadline` -> timeout; `cancelled` -> interrupted; the rest -> error. */
 export function statusForStopReason(reason: StopReason): TerminalStatus {
-  if (reason === "completed") return "success";
+  if (reason === "completed" || reason === "interrupt") return "success";
   if (reason === "deadline") return "timeout";
-  if (reason === "cancelled") return "cancelled";
+  if (reason === "cancelled") return "interrupted";
   return "error";
 }
 
 /**
  * The event a finished run ends with, with its fields (CONTRACT section 6): `run.succeeded
- * {answer}`, `run.failed {stop_reason, code, message}`, `run.timeout`, `run.cancelled`.
+ * {answer}`, `run.failed {stop_reason, code, message}`, `run.timeout`, `run.cancelled` (status
+ * `interrupted`). A run that ends at an interrupt ends with `run.interrupted` instead (graph-attempt.ts).
  */
 export function finalEvent(
   status: TerminalStatus,

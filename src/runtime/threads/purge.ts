@@ -28,10 +28,10 @@ export interface PurgeRunControl {
   waitStopped(runId: string, options: { timeoutMs: number }): Promise<RunRecord>;
 }
 
-const ACTIVE: readonly RunStatus[] = ["pending", "running", "interrupted"];
+const ACTIVE: readonly RunStatus[] = ["pending", "running"];
 
 /**
- * Cancels every pending, running and interrupted run (of `threadId` when given) and waits until
+ * Cancels every pending and running run (of `threadId` when given) and waits until
  * each running one stopped (PURGE_DEFAULTS.stopTimeoutMs each), in rounds while new ones appear.
  * RunConflictError (409) when one does not stop in time or runs keep starting: the caller then
  * deletes nothing rather than delete under a worker.

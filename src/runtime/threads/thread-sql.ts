@@ -23,8 +23,9 @@ export interface ThreadSearchShape {
 
 /**
  * Statements of the thread store for one schema. A thread's status is derived from its runs:
- * `busy` while one is pending or running, `interrupted` while one waits for approval, `error`
- * when the latest finished run failed or timed out, else `idle`.
+ * `busy` while one is pending or running, `interrupted` while the thread waits on a run that
+ * ended at an interrupt (`waiting`), `error` when the latest finished run failed or timed out,
+ * else `idle` (LangGraph Platform's thread statuses).
  */
 export function threadSql(schema: string) {
   const s = quoteIdentifier(schema);
@@ -32,7 +33,7 @@ export function threadSql(schema: string) {
   const runs = `${s}.runs`;
   const status = `(SELECT CASE
       WHEN bool_or(r.status IN ('pending', 'running')) THEN 'busy'
-      WHEN bool_or(r.status = 'interrupted') THEN 'interrupted'
+      WHEN bool_or(r.waiting) THEN 'interrupted'
       WHEN (array_agg(r.status ORDER BY r.created_at DESC, r.run_id DESC))[1] IN ('error', 'timeout') THEN 'error'
       ELSE 'idle' END
     FROM ${runs} r WHERE r.thread_id = t.thread_id)`;
@@ -87,16 +88,16 @@ export function threadSql(schema: string) {
          FROM ${threads} t WHERE t.thread_id = $1::text
        RETURNING thread_id`,
     ),
-    /** $1 limit: ids of threads past their TTL without a pending, running or interrupted run, soonest lapsed first. */
+    /** $1 limit: ids of threads past their TTL without a pending or running run, soonest lapsed first. */
     expired: statement(
       "threads_expired",
       `SELECT t.thread_id FROM ${threads} t
         WHERE t.expires_at IS NOT NULL AND t.expires_at <= now()
-          AND NOT EXISTS (SELECT 1 FROM ${runs} r WHERE r.thread_id = t.thread_id AND r.status IN ('pending', 'running', 'interrupted'))
+          AND NOT EXISTS (SELECT 1 FROM ${runs} r WHERE r.thread_id = t.thread_id AND r.status IN ('pending', 'running'))
         ORDER BY t.expires_at LIMIT $1::integer`,
     ),
-    /** $1 thread id: whether a run of it is pending, running or interrupted. */
-    active: statement("threads_active", `SELECT r.run_id::text AS run_id, r.status FROM ${runs} r WHERE r.thread_id = $1::text AND r.status IN ('pending', 'running', 'interrupted') LIMIT 1`),
+    /** $1 thread id: whether a run of it is pending or running. */
+    active: statement("threads_active", `SELECT r.run_id::text AS run_id, r.status FROM ${runs} r WHERE r.thread_id = $1::text AND r.status IN ('pending', 'running') LIMIT 1`),
     /** $1 thread id: deletes the thread and its runs (their events, decisions and ledger cascade). */
     deleteThread: statement(
       "threads_delete",

@@ -102,7 +102,7 @@ export class ThreadStore {
 
   /**
    * Deletes the thread and its runs (with their events, decisions and ledger rows). Refuses
-   * (RunConflictError) while a run of it is pending, running or interrupted; ThreadNotFoundError
+   * (RunConflictError) while a run of it is pending or running; ThreadNotFoundError
    * when neither a thread row nor a run has this id. The caller deletes the checkpoints.
    */
   async delete(threadId: string): Promise<void> {
@@ -129,7 +129,7 @@ export class ThreadStore {
     return (await this.db.query(this.sql.expired, [limit])).rows.map((row) => String(row["thread_id"]));
   }
 
-  /** The thread's pending, running or interrupted run, if any. */
+  /** The thread's pending or running run, if any. */
   async activeRun(threadId: string): Promise<{ runId: string; status: string } | undefined> {
     const row = (await this.db.query(this.sql.active, [checkThreadId(threadId)])).rows[0];
     return row === undefined ? undefined : { runId: String(row["run_id"]), status: String(row["status"]) };

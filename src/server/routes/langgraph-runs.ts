@@ -97,7 +97,7 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
       c,
       async function* parts(signal) {
         try {
-          yield* runStream(runtime, runId, { modes, from: started.from, after: started.after, waitForResume: started.waitForResume, subgraphs, signal });
+          yield* runStream(runtime, runId, { modes, from: started.from, after: started.after, subgraphs, signal });
         } finally {
           if (releaseAtEnd) await release(started.run);
         }
@@ -127,7 +127,7 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
     const started = await startRun(runtime, threadId, body, c.get("principal"), holdFor(threadId));
     c.header("Content-Location", runPath(started.run));
     try {
-      const run = await waitForRun(runtime, started, c.req.raw.signal);
+      const run = await waitForRun(runtime, started.run, c.req.raw.signal);
       return c.json(await finalValues(runtime, run));
     } finally {
       if (threadId === null) await release(started.run);
@@ -196,7 +196,7 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
   });
   app.get("/threads/:tid/runs/:rid/join", async (c) => {
     const run = await threadRun(c);
-    const stopped = await waitForRun(runtime, { run, waitForResume: false, startSeq: 0 }, c.req.raw.signal);
+    const stopped = await waitForRun(runtime, run, c.req.raw.signal);
     return c.json(await finalValues(runtime, stopped));
   });
   const join = async (c: Context<Env>): Promise<Response> => {
@@ -209,7 +209,7 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
     const resume = parseStreamResume(c.req.header("last-event-id"));
     const subgraphs = c.req.query("stream_subgraphs");
     if (subgraphs !== undefined && subgraphs !== "true" && subgraphs !== "false") throw httpError("REQUEST_INVALID", "stream_subgraphs must be true or false", { field: "stream_subgraphs" });
-    return streamStarted(c, { run, ...resume, waitForResume: false, startSeq: 0 }, modes, subgraphs === "true", c.req.query("cancel_on_disconnect") === "1");
+    return streamStarted(c, { run, ...resume }, modes, subgraphs === "true", c.req.query("cancel_on_disconnect") === "1");
   };
   // the SDK's threads.joinStream: every run of the thread in turn; `run_modes` sends each run's values
   app.get("/threads/:tid/stream", async (c) => {

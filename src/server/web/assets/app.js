@@ -163,6 +163,11 @@ async function selectRun(runId, known) {
   }
   const current = new RunView(record, {
     onDecided: () => stream?.poke(),
+    // an answer created the run that resumes the thread: show that one
+    onResumed: (next) => {
+      void refreshRuns();
+      void selectRun(next);
+    },
     // the list shows statuses too: refresh it when this run's changes
     onStatus: () => void refreshRuns(),
     onFinished: () => {

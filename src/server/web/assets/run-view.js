@@ -13,13 +13,13 @@ import { ToolLine } from "./tool-line.js";
 /** @typedef {import("./approvals.js").ActionRequest} ActionRequest */
 /** @typedef {import("./interrupts.js").RunInterrupt} RunInterrupt */
 
-const TERMINAL = new Set(["success", "error", "timeout", "cancelled"]);
+const TERMINAL = new Set(["success", "error", "timeout", "interrupted"]);
 
 /** Renders one run into the page's run panel; `dispose` before showing another. */
 export class RunView {
   /**
    * @param {{ run_id: string, thread_id: string, status?: string, graph_id?: string }} run
-   * @param {{ onDecided: () => void, onFinished: () => void, onStatus: (status: string) => void }} hooks
+   * @param {{ onDecided: () => void, onFinished: () => void, onStatus: (status: string) => void, onResumed: (runId: string) => void }} hooks
    */
   constructor(run, hooks) {
     this.runId = run.run_id;
@@ -28,6 +28,8 @@ export class RunView {
     this.isAgent = this.graphId === "agent";
     /** Decisions shown since the last resume (the resume they make adds no line). */
     this.decisionsShown = 0;
+    /** The run ended at an interrupt and its thread waits on it: its approvals and interrupts can be answered. */
+    this.waitingHere = run.waiting === true;
     /** @type {Map<string, RunInterrupt>} */
     this.waiting = new Map();
     /** @type {ReturnType<typeof setTimeout> | undefined} */
@@ -84,7 +86,7 @@ export class RunView {
     this.statusBadge.textContent = status;
     this.statusBadge.dataset["status"] = status;
     byId("cancel-run").hidden = TERMINAL.has(status);
-    if (status !== "interrupted") this.showPending();
+    this.showPending();
   }
 
   /** Asks the server to cancel the run; the stream then shows how it stopped. */
@@ -171,14 +173,19 @@ export class RunView {
         break;
       }
       case "run.interrupted":
+        // the run ends here (success, stop reason interrupt); its thread waits for an answer,
+        // which starts a new run
         for (const item of Array.isArray(data.interrupts) ? data.interrupts : []) {
           if (!this.isAgent && item !== null && typeof item === "object" && typeof item.id === "string") this.waiting.set(item.id, item);
         }
-        this.setStatus("interrupted");
+        this.waitingHere = true;
+        this.setStatus("success");
+        this.stopReason.textContent = "interrupt";
         this.line(event, this.isAgent ? "Waiting for approval" : `Interrupted: ${this.waiting.size} interrupt(s) waiting for a value`);
         this.showPending();
         this.loadResultsSoon();
         this.loadStateSoon();
+        this.hooks.onFinished();
         break;
       case "node.finished": {
         const where = Array.isArray(data.ns) && data.ns.length > 0 ? `${data.ns.map((part) => String(part).split(":")[0]).join(" > ")} > ` : "";
@@ -216,7 +223,7 @@ export class RunView {
         this.finish(event, "timeout", data.stop_reason ?? "deadline", data.answer);
         break;
       case "run.cancelled":
-        this.finish(event, "cancelled", "cancelled", data.answer);
+        this.finish(event, "interrupted", "cancelled", data.answer);
         break;
       default:
         break;
@@ -231,6 +238,7 @@ export class RunView {
    */
   finish(event, status, stopReason, answer) {
     this.pending.clear();
+    this.waitingHere = false;
     this.setStatus(status);
     if (typeof stopReason === "string") this.stopReason.textContent = stopReason;
     this.waiting.clear();
@@ -246,6 +254,11 @@ export class RunView {
    * @param {Record<string, any>} run
    */
   applyRecord(run) {
+    if (run.waiting === false && this.waitingHere) {
+      // a newer run answered what this one stopped at
+      this.waitingHere = false;
+      this.showPending();
+    }
     if (typeof run.status === "string" && (TERMINAL.has(run.status) || this.status === "")) this.setStatus(run.status);
     if (typeof run.stop_reason === "string") this.stopReason.textContent = run.stop_reason;
     if (typeof run.answer === "string" && run.answer !== "" && this.answerPanel.hidden) this.showAnswer(run.answer);
@@ -263,22 +276,35 @@ export class RunView {
   }
 
   showPending() {
-    this.approvals.show(this.status === "interrupted" ? [...this.pending.values()] : []);
-    byId("approval-panel").hidden = this.status !== "interrupted" || this.pending.size === 0;
-    this.interrupts?.show(this.status === "interrupted" ? [...this.waiting.values()] : []);
+    if (this.approvals === undefined) return;
+    this.approvals.show(this.waitingHere ? [...this.pending.values()] : []);
+    byId("approval-panel").hidden = !this.waitingHere || this.pending.size === 0;
+    this.interrupts?.show(this.waitingHere ? [...this.waiting.values()] : []);
   }
 
   /**
    * Resumes one interrupt of a user graph's run with a JSON value (LangGraph's `command.resume`,
-   * keyed by the interrupt id); the same run continues.
+   * keyed by the interrupt id): once every interrupt has its value, a new run resumes the thread
+   * and the page follows it.
    * @param {string} interruptId
    * @param {unknown} value
    */
   async resume(interruptId, value) {
-    await request("POST", `/threads/${encodeURIComponent(this.threadId)}/runs`, { assistant_id: this.graphId, command: { resume: { [interruptId]: value } } });
+    const next = await request("POST", `/threads/${encodeURIComponent(this.threadId)}/runs`, { assistant_id: this.graphId, command: { resume: { [interruptId]: value } } });
     this.waiting.delete(interruptId);
     this.showPending();
-    this.hooks.onDecided();
+    this.followNext(next);
+  }
+
+  /**
+   * After an answer: the run that resumes the thread (a new run) is shown, or — while something
+   * is still unanswered — this one stays.
+   * @param {unknown} next  the run the answer returned
+   */
+  followNext(next) {
+    const id = next !== null && typeof next === "object" ? /** @type {Record<string, unknown>} */ (next)["run_id"] : undefined;
+    if (typeof id === "string" && id !== this.runId) this.hooks.onResumed(id);
+    else this.hooks.onDecided();
   }
 
   /** Reads the thread's current values (a user graph's state) shortly, once for a burst of events. */
@@ -303,10 +329,10 @@ export class RunView {
 
   /** @param {import("./approvals.js").Decision} decision */
   async decide(decision) {
-    await request("POST", `/runs/${encodeURIComponent(this.runId)}/decisions`, { decisions: [decision] });
+    const next = await request("POST", `/runs/${encodeURIComponent(this.runId)}/decisions`, { decisions: [decision] });
     this.pending.delete(decision.tool_call_id);
     this.showPending();
-    this.hooks.onDecided();
+    this.followNext(next);
   }
 
   /**

@@ -2,7 +2,8 @@
 // EventSource cannot send the API key header. Resumes after a drop with Last-Event-ID (the last
 // seq seen), retrying with a bounded backoff, until the run ends or the caller stops it.
 
-const TERMINAL_EVENTS = new Set(["run.succeeded", "run.failed", "run.timeout", "run.cancelled"]);
+// a run that stops at an interrupt ends with run.interrupted (its thread waits; a resume is a new run)
+const TERMINAL_EVENTS = new Set(["run.succeeded", "run.failed", "run.timeout", "run.cancelled", "run.interrupted"]);
 const BACKOFF_MS = { first: 250, max: 5_000 };
 
 /**
