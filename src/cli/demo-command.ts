@@ -93,6 +93,8 @@ async function demo(): Promise<number> {
   out(`  look around:        DEVMIND_DATA_DIR=${dbDir} npx devmind show ${runId}   (or: runs, events ${runId})`);
   out('  a real model:       OPENAI_API_KEY=sk-... npx devmind run "list the files in the workspace and describe them"');
   out("                      any OpenAI-compatible server: OPENAI_BASE_URL=http://127.0.0.1:11434/v1 DEVMIND_MODEL=llama3.1");
+  out("  your own graph:     next to its langgraph.json: npx devmind graphs, then npx devmind run --graph ID --input '{...}'");
+  out("                      (README: Bring your graph; an example: cd examples/approval-graph)");
   out("  server and workers: DATABASE_URL=postgres://... npx devmind serve   and, anywhere else, npx devmind worker");
   out(`  clean up:           rm -rf ${dbDir}   (every demo's database and workspace)`);
   return EXIT.success;

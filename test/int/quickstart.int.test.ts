@@ -76,6 +76,7 @@ describe("README quick start on a fresh clone [slow]", () => {
     expect(out).toMatch(/run [0-9a-f-]{36}: success \(completed\) · 4 model rounds · 4 tool calls/);
     expect(out).toContain("- Every step of an agent run is checkpointed");
     expect(out).toContain("what to try next:");
+    expect(out).toContain("your own graph:     next to its langgraph.json: npx devmind graphs");
     expect(out).toContain("OPENAI_API_KEY=");
     expect(out).toContain("DATABASE_URL=postgres://");
 
