@@ -104,6 +104,19 @@ describe("README names only what exists", () => {
     expect(alone.filter((flag) => !every.has(flag) && !new RegExp(`${flag}\\b(?!-)`).test(bench))).toEqual([]);
   });
 
+  it("the command reference names every command and every flag the CLI has (hidden internal ones aside)", () => {
+    const start = README.indexOf("## Command reference");
+    const reference = README.slice(start, README.indexOf("\n## ", start + 1));
+    const missing: string[] = [];
+    for (const command of program.commands) {
+      if (!reference.includes(`devmind ${command.name()}`)) missing.push(`devmind ${command.name()}`);
+      for (const each of command.commands.length > 0 ? command.commands : [command]) {
+        for (const option of each.options) if (!option.hidden && option.long !== undefined && !reference.includes(option.long)) missing.push(`devmind ${command.name()}${each === command ? "" : ` ${each.name()}`} ${option.long}`);
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+
   it("every environment variable README names is read by devmind's configuration or by the file that uses it", () => {
     const schema = new Set(Object.keys(ENV_SCHEMA.shape));
     const aliases = new Set(Object.values(VARIABLE_ALIASES));
