@@ -31,7 +31,12 @@ const runButton = /** @type {HTMLButtonElement} */ (byId("run-button"));
 const graphRow = byId("graph-row");
 const graphPicker = /** @type {HTMLSelectElement} */ (byId("graph"));
 const taskLabel = byId("task-label");
-const AGENT = "agent";
+/** The server's default assistant (runs without an assistant_id), until its graph list is read. */
+const DEFAULT_GRAPH = "agent";
+/** Graphs whose input is a conversation (`messages` in their input schema): they take a task as text. */
+const chatGraphs = new Set([DEFAULT_GRAPH]);
+/** The graph the picker starts on: the server's first (its default assistant's graph). */
+let firstGraph = DEFAULT_GRAPH;
 const runsList = byId("runs-list");
 const runsError = byId("runs-error");
 const connection = byId("connection");
@@ -61,16 +66,32 @@ taskForm.addEventListener("submit", (event) => {
 byId("refresh-runs").addEventListener("click", () => void refreshRuns());
 graphPicker.addEventListener("change", () => showGraphInput());
 
-/** The graph runs start with: the picker's choice, else the agent. @returns {string} */
+/** The graph runs start with: the picker's choice, else the server's first. @returns {string} */
 function selectedGraph() {
-  return graphPicker.value === "" ? AGENT : graphPicker.value;
+  return graphPicker.value === "" ? firstGraph : graphPicker.value;
 }
 
-/** The agent takes a task; any other graph a JSON input. */
+/** A graph whose input is a conversation takes a task (sent as a user message); any other a JSON input. */
 function showGraphInput() {
-  const agent = selectedGraph() === AGENT;
-  taskLabel.textContent = agent ? "Task" : "Input (JSON)";
-  taskInput.placeholder = agent ? "What should the agent do?" : '{"topic": "..."}';
+  const chat = chatGraphs.has(selectedGraph());
+  taskLabel.textContent = chat ? "Task" : "Input (JSON)";
+  taskInput.placeholder = chat ? "What should it do?" : '{"topic": "..."}';
+}
+
+/**
+ * Whether an assistant's graph takes a conversation: `messages` among its input schema's
+ * properties (the agent, `createAgent`, any MessagesAnnotation graph).
+ * @param {string} assistantId
+ * @returns {Promise<boolean>}
+ */
+async function takesMessages(assistantId) {
+  try {
+    const schemas = await request("GET", `/assistants/${encodeURIComponent(assistantId)}/schemas`);
+    const properties = schemas?.input_schema?.properties;
+    return properties !== null && typeof properties === "object" && Object.hasOwn(properties, "messages");
+  } catch {
+    return false;
+  }
 }
 
 /** Fills the graph picker from the server's assistants (one per loaded graph); shown when it is not the agent alone. */
@@ -82,11 +103,19 @@ async function loadGraphs() {
     return;
   }
   // one entry per graph (several assistants may share one)
-  const ids = [...new Set((Array.isArray(assistants) ? assistants : []).map((/** @type {Record<string, any>} */ a) => String(a.graph_id)))];
+  const list = Array.isArray(assistants) ? assistants : [];
+  const ids = [...new Set(list.map((/** @type {Record<string, any>} */ a) => String(a.graph_id)))];
+  // one schema read per graph: does it take a conversation?
+  const chats = await Promise.all(ids.map((id) => takesMessages(String(list.find((/** @type {Record<string, any>} */ a) => String(a.graph_id) === id)?.assistant_id ?? id))));
+  chatGraphs.clear();
+  ids.forEach((id, index) => {
+    if (chats[index] === true) chatGraphs.add(id);
+  });
+  firstGraph = ids.includes(DEFAULT_GRAPH) ? DEFAULT_GRAPH : (ids[0] ?? DEFAULT_GRAPH);
   const current = graphPicker.value;
   graphPicker.replaceChildren(...ids.map((id) => el("option", { value: id, text: id })));
-  if (ids.includes(current)) graphPicker.value = current;
-  graphRow.hidden = ids.length === 0 || (ids.length === 1 && ids[0] === AGENT);
+  graphPicker.value = ids.includes(current) ? current : firstGraph;
+  graphRow.hidden = ids.length <= 1;
   showGraphInput();
 }
 byId("cancel-run").addEventListener("click", () => void view?.cancel());
@@ -107,13 +136,13 @@ async function startRun() {
   const content = taskInput.value.trim();
   const graph = selectedGraph();
   if (content === "") {
-    formError.textContent = graph === AGENT ? "Write a task first." : "Write the graph's input (JSON) first.";
+    formError.textContent = chatGraphs.has(graph) ? "Write a task first." : "Write the graph's input (JSON) first.";
     taskInput.focus();
     return;
   }
   /** @type {unknown} */
   let input;
-  if (graph === AGENT) input = { messages: [{ role: "user", content }] };
+  if (chatGraphs.has(graph)) input = { messages: [{ role: "user", content }] };
   else {
     try {
       input = JSON.parse(content);
