@@ -7,6 +7,7 @@ import { ToolLedger } from "../../src/runtime/ledger/tool-ledger.js";
 import { BACKENDS, itOnPrimary } from "../helpers/databases.js";
 import { sdkRefusal as refusal, sdkServers } from "../helpers/sdk-server.js";
 import { collect, type TestServer } from "../helpers/server.js";
+import { waitUntil } from "../helpers/waits.js";
 
 type Msg = { type: string; content: unknown; id?: string; tool_call_id?: string; tool_calls?: { id: string; name: string }[] };
 type Part = { event: string; data: unknown };
@@ -153,7 +154,9 @@ describe.each(BACKENDS)("the built-in agent: time travel, breakpoints and rollba
     expect(paused["__interrupt__"]).toBeDefined();
     const done = messagesOf(await client.runs.wait(thread.thread_id, "agent", { command: { resume: { decisions: [{ type: "approve" }] } } }));
     expect(done.map((m) => m.type)).toEqual(["human", "ai", "tool", "ai"]);
-    const [original] = await client.runs.list(thread.thread_id);
+    // the resume was a new run (the Platform's model); the decision is on the run it answered
+    const [originalResumed, original] = await client.runs.list(thread.thread_id);
+    expect(originalResumed).toMatchObject({ status: "success", stop_reason: "completed", resumes_run: original?.run_id });
     rmSync(join(server.workspace, "x.txt"));
 
     // Regenerate the call: the fork asks again and waits; the original run's approval does not carry over
@@ -162,17 +165,21 @@ describe.each(BACKENDS)("the built-in agent: time travel, breakpoints and rollba
     const requests = (waiting["__interrupt__"] as { value: { action_requests: { tool_call_id: string }[] } }[])[0]?.value.action_requests;
     expect(requests?.map((request) => request.tool_call_id)).toEqual(["call_w"]);
     const [fork] = await client.runs.list(thread.thread_id);
-    expect([fork?.run_id !== original?.run_id, fork?.status, existsSync(join(server.workspace, "x.txt"))]).toEqual([true, "interrupted", false]);
+    expect([fork?.run_id !== originalResumed?.run_id, fork?.status, (fork as { stop_reason?: string } | undefined)?.stop_reason, existsSync(join(server.workspace, "x.txt"))]).toEqual([true, "success", "interrupt", false]);
+    expect((await client.threads.get(thread.thread_id)).status).toBe("interrupted");
 
-    // the fork's own decision (edited arguments) resumes the fork; the tool runs once, in the fork
+    // the fork's own decision (edited arguments) resumes the fork in a new run; the tool runs once, in the fork
     const resumed = messagesOf(
       await client.runs.wait(thread.thread_id, "agent", { command: { resume: { decisions: [{ type: "edit", edited_action: { name: "write_file", args: { path: "x.txt", content: "y" } } }] } } }),
     );
     expect(resumed.map((m) => m.type)).toEqual(["human", "ai", "tool", "ai"]);
     expect(readFileSync(join(server.workspace, "x.txt"), "utf8")).toBe("y");
-    expect((await client.runs.list(thread.thread_id)).map((run) => [run.run_id, run.status])).toEqual([
-      [fork?.run_id, "success"],
-      [original?.run_id, "success"],
+    const listed = await client.runs.list(thread.thread_id);
+    expect(listed.map((run) => [run.run_id, run.status, (run as { resumes_run?: string | null }).resumes_run])).toEqual([
+      [listed[0]?.run_id, "success", fork?.run_id],
+      [fork?.run_id, "success", null],
+      [originalResumed?.run_id, "success", original?.run_id],
+      [original?.run_id, "success", null],
     ]);
     const decisions = async (runId: string) => (await server.runtime.runs.decisions(runId)).map((d) => [d.tool_call_id, d.decision, d.principal, d.args]);
     expect(await decisions(original?.run_id as string)).toEqual([["call_w", "approve", "alice", { path: "x.txt", content: "x" }]]);
@@ -189,7 +196,9 @@ describe.each(BACKENDS)("the built-in agent: time travel, breakpoints and rollba
     expect((await client.threads.getState(thread.thread_id)).next).toEqual(["tools"]);
     const [first] = await client.runs.list(thread.thread_id);
     const firstRecord = await server.runtime.runs.get(first?.run_id as string);
-    expect([firstRecord.status, firstRecord.stop_reason, firstRecord.answer, firstRecord.interrupt_before]).toEqual(["success", "completed", null, ["tools"]]);
+    // a breakpoint ends the run as an interrupt does (the Platform's model): success, stop reason interrupt, no interrupts
+    expect([firstRecord.status, firstRecord.stop_reason, firstRecord.answer, firstRecord.interrupt_before, firstRecord.interrupts]).toEqual(["success", "interrupt", null, ["tools"], []]);
+    expect((await client.threads.get(thread.thread_id)).status).toBe("interrupted");
 
     // continue: the tools step runs (in the new run), then stop after the next model step
     const after = messagesOf(await client.runs.wait(thread.thread_id, "agent", { input: null, interruptAfter: ["model"] }));
@@ -214,16 +223,18 @@ describe.each(BACKENDS)("the built-in agent: time travel, breakpoints and rollba
   });
 
   itOnPrimary(backend)("rollback: multitask rollback and cancel action=rollback remove an agent run and its checkpoints", async () => {
-    const { server, client } = await start([{ content: "hello" }, { tool_calls: [{ id: "call_w", name: "write_file", args: { path: "x.txt", content: "x" } }] }, { content: "written" }]);
+    // the script's position is the count of AI messages in the model's input: the second run's input
+    // brings one more, so its slow turn is position 2; the third and fourth runs answer at position 1
+    const { client } = await start([{ content: "hello" }, { content: "an answer" }, { content: "never said", delay_ms: 30_000 }]);
     const thread = await client.threads.create();
     await client.runs.wait(thread.thread_id, "agent", { input: { messages: ["first"] } });
     const [first] = await client.runs.list(thread.thread_id);
     const base = await client.threads.getState(thread.thread_id);
 
-    // an interrupted run (waiting for approval), rolled back by the next run's multitask rollback
-    const paused = (await client.runs.wait(thread.thread_id, "agent", { input: { messages: ["second"] } })) as Record<string, unknown>;
-    expect(paused["__interrupt__"]).toBeDefined();
-    const [second] = await client.runs.list(thread.thread_id);
+    // a running run (its model slow), rolled back by the next run's multitask rollback (a run that
+    // waits at an interrupt has ended, the Platform's model: a multitask strategy leaves it be)
+    const second = await client.runs.create(thread.thread_id, "agent", { input: { messages: [{ type: "ai", content: "an earlier answer" }, { type: "human", content: "second" }] } });
+    await waitUntil("the second run to be running", async () => (await client.runs.get(thread.thread_id, second.run_id)).status === "running", 60_000);
     const third = (await client.runs.wait(thread.thread_id, "agent", { input: { messages: ["third"] }, multitaskStrategy: "rollback" })) as Record<string, unknown>;
     expect(messagesOf(third).map((m) => [m.type, m.type === "human" ? m.content : null])).toEqual([
       ["human", "first"],
@@ -232,13 +243,13 @@ describe.each(BACKENDS)("the built-in agent: time travel, breakpoints and rollba
       ["ai", null],
     ]);
     const runs = await client.runs.list(thread.thread_id);
-    expect(runs.map((run) => run.run_id)).not.toContain(second?.run_id);
-    expect(await refusal(client.runs.get(thread.thread_id, second?.run_id as string))).toMatchObject({ status: 404 });
+    expect(runs.map((run) => run.run_id)).not.toContain(second.run_id);
+    expect(await refusal(client.runs.get(thread.thread_id, second.run_id))).toMatchObject({ status: 404 });
     const history = await client.threads.getHistory(thread.thread_id, { limit: 100 });
-    expect(history.filter((state) => (state.metadata as { run_id?: string } | null)?.run_id === second?.run_id)).toEqual([]);
-    expect(await new ToolLedger(server.db).get(second?.run_id as string, "call_w")).toBeNull();
+    expect(history.filter((state) => (state.metadata as { run_id?: string } | null)?.run_id === second.run_id)).toEqual([]);
 
-    // cancel with action=rollback: the interrupted third run goes, the state is the first run's end
+    // cancel with action=rollback: the finished third run goes with its checkpoints, the state is the first run's end
+    expect(runs[0]).toMatchObject({ status: "success" });
     await client.runs.cancel(thread.thread_id, runs[0]?.run_id as string, true, "rollback");
     const back = await client.threads.getState(thread.thread_id);
     expect([back.checkpoint.checkpoint_id, messagesOf(back.values).map((m) => m.id)]).toEqual([base.checkpoint.checkpoint_id, messagesOf(base.values).map((m) => m.id)]);
@@ -247,4 +258,5 @@ describe.each(BACKENDS)("the built-in agent: time travel, breakpoints and rollba
     const fourth = (await client.runs.wait(thread.thread_id, "agent", { input: { messages: ["fourth"] } })) as Record<string, unknown>;
     expect(messagesOf(fourth).filter((m) => m.type === "human").map((m) => m.content)).toEqual(["first", "fourth"]);
   });
+
 });

@@ -44,11 +44,11 @@ describe.each(BACKENDS)("HTTP API on %s: auth, errors, devmind routes", (backend
     const json = (response.headers.get("content-type") ?? "").includes("application/json");
     return { status: response.status, body: text === "" || !json ? {} : (JSON.parse(text) as Json), text, headers: response.headers };
   };
-  const waitForStatus = async (server: TestServer, runId: string, status: string): Promise<Json> => {
+  const waitForStatus = async (server: TestServer, runId: string, status: string, stopReason?: string): Promise<Json> => {
     // bounded by time, not by a count of polls: a loaded machine makes each poll slow
     for (const deadline = Date.now() + 90_000; Date.now() < deadline; ) {
       const run = await call(server, `/runs/${runId}`);
-      if (run.body["status"] === status) return run.body;
+      if (run.body["status"] === status && (stopReason === undefined || run.body["stop_reason"] === stopReason)) return run.body;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     throw new Error(`run ${runId} never reached ${status}`);
@@ -131,7 +131,8 @@ describe.each(BACKENDS)("HTTP API on %s: auth, errors, devmind routes", (backend
     const tid = String(thread.body["thread_id"]);
     const created = await call(server, `/threads/${tid}/runs`, { method: "POST", json: { assistant_id: "agent", input: { messages: [{ role: "user", content: "write notes" }] } }, key: TEST_KEYS.bob });
     const runId = String(created.body["run_id"]);
-    await waitForStatus(server, runId, "interrupted");
+    // the Platform's model: the run ends at the interrupt, its thread waits on it
+    expect(await waitForStatus(server, runId, "success", "interrupt")).toMatchObject({ waiting: true });
     const approvals = await call(server, "/approvals?status=pending");
     expect(approvals.body).toEqual({
       approvals: [
@@ -149,13 +150,20 @@ describe.each(BACKENDS)("HTTP API on %s: auth, errors, devmind routes", (backend
     expect(await call(server, `/runs/${runId}/decisions`, { method: "POST", json: { decisions: [{ type: "maybe" }] }, key: TEST_KEYS.bob })).toMatchObject({ status: 422, body: { error: "RUN_INPUT_INVALID" } });
     const decided = await call(server, `/runs/${runId}/decisions`, { method: "POST", json: { decisions: [{ type: "approve", tool_call_id: "call_write" }], reason: "looks fine" }, key: TEST_KEYS.bob });
     expect(decided.status).toBe(200);
-    const record = await waitForStatus(server, runId, "success");
-    expect(record).toMatchObject({ run_id: runId, thread_id: tid, status: "success", stop_reason: "completed", answer: "done", model_rounds: 2, tool_calls: 1, usage: { input_tokens: 0, output_tokens: 0 }, error: null });
+    // every call decided: the answer is the new run that resumes the thread
+    const resumedId = String(decided.body["run_id"]);
+    expect(resumedId).not.toBe(runId);
+    expect(decided.body).toMatchObject({ resumes_run: runId, thread_id: tid });
+    const record = await waitForStatus(server, resumedId, "success", "completed");
+    expect(record).toMatchObject({ run_id: resumedId, resumes_run: runId, waiting: false, thread_id: tid, status: "success", stop_reason: "completed", answer: "done", model_rounds: 2, tool_calls: 1, usage: { input_tokens: 0, output_tokens: 0 }, error: null });
     expect(Object.keys(record)).toEqual(expect.arrayContaining(["attempt", "created_at", "updated_at"]));
     // the run keeps its input as the client sent it (the agent reads it when it runs), as LangGraph Platform does
-    expect(record["input"]).toEqual({ messages: [{ role: "user", content: "write notes" }] });
+    expect((await call(server, `/runs/${runId}`)).body["input"]).toEqual({ messages: [{ role: "user", content: "write notes" }] });
     const listed = await call(server, "/runs?limit=10&status=success");
-    expect((listed.body as unknown as Json[]).map((r) => [r["run_id"], r["status"]])).toEqual([[runId, "success"]]);
+    expect((listed.body as unknown as Json[]).map((r) => [r["run_id"], r["status"], r["stop_reason"]])).toEqual([
+      [resumedId, "success", "completed"],
+      [runId, "success", "interrupt"],
+    ]);
     expect(await call(server, "/runs?status=odd")).toMatchObject({ status: 422 });
     const rows = await server.db.query<{ principal: string; reason: string | null; decision: string }>(`SELECT principal, reason, decision FROM "${server.db.schema}".run_decisions WHERE run_id = $1`, [runId]);
     expect(rows.rows).toEqual([{ principal: "bob", reason: "looks fine", decision: "approve" }]);
@@ -222,7 +230,7 @@ describe.each(BACKENDS)("HTTP API on %s: auth, errors, devmind routes", (backend
     const created = await call(server, `/threads/${String(thread.body["thread_id"])}/runs/wait`, { method: "POST", json: { assistant_id: "agent", input: { messages: ["write"] } }, key: null });
     expect(created.status).toBe(200);
     const [run] = await server.runtime.runs.list();
-    expect(run?.status).toBe("interrupted");
+    expect(run).toMatchObject({ status: "success", stop_reason: "interrupt", waiting: true });
     expect(await call(server, `/runs/${run?.run_id}/decisions`, { method: "POST", json: { decisions: [{ type: "reject", message: "no" }] }, key: null })).toMatchObject({ status: 200 });
     const rows = await server.db.query<{ principal: string }>(`SELECT principal FROM "${server.db.schema}".run_decisions`);
     expect(rows.rows.map((r) => r.principal)).toEqual(["anonymous"]);

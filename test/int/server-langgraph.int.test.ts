@@ -60,7 +60,7 @@ describe.each(BACKENDS)("LangGraph SDK Client against devmind serve on %s", (bac
     await expect(client.assistants.get("other")).rejects.toMatchObject({ status: 404 });
   });
 
-  it("approval flow: stream shows values and the HITL interrupt, resume with a command continues the same run", async () => {
+  it("approval flow: stream shows values and the HITL interrupt, resume with a command is a new run that continues the thread", async () => {
     const { server, client } = await start(WRITE_SCRIPT);
     const thread = await client.threads.create({ graphId: "agent" });
     expect(thread.status).toBe("idle");
@@ -104,14 +104,15 @@ describe.each(BACKENDS)("LangGraph SDK Client against devmind serve on %s", (bac
     // the interrupt is the stream's last part: the run waits
     expect(parts[parts.length - 1]).toBe(interruptValues);
 
-    expect((await client.runs.get(thread.thread_id, runId)).status).toBe("interrupted");
+    // the Platform's model: the run ended at the interrupt, its thread waits on it
+    expect(await client.runs.get(thread.thread_id, runId)).toMatchObject({ status: "success", stop_reason: "interrupt", waiting: true });
     expect((await client.threads.get(thread.thread_id)).status).toBe("interrupted");
     const waiting = await client.threads.getState(thread.thread_id);
     expect(waiting.next).toEqual(["approval"]);
     expect(waiting.tasks.flatMap((t) => t.interrupts.map((i) => i.id))).toEqual([interrupt?.id]);
     expect(existsSync(join(server.workspace, "hello.txt"))).toBe(false);
 
-    // resume with a command: the same run continues on a worker, the decision is alice's
+    // resume with a command: a new run continues the thread on a worker, the decision is alice's
     let resumedMeta: { run_id: string } | undefined;
     const resumed = (await collect(
       client.runs.stream(thread.thread_id, "agent", {
@@ -120,11 +121,12 @@ describe.each(BACKENDS)("LangGraph SDK Client against devmind serve on %s", (bac
         onRunCreated: (meta) => (resumedMeta = meta),
       }),
     )) as Part[];
-    expect(resumedMeta?.run_id).toBe(runId);
+    const resumedId = resumedMeta?.run_id as string;
+    expect(resumedId).not.toBe(runId);
     // custom parts are what the graph's nodes wrote: the agent's tool and model steps of this resume
     const custom = resumed.filter((p) => p.event === "custom").map((p) => p.data as { type: string; by?: string });
     expect(custom.map((e) => e.type)).toEqual(["tool.call.started", "tool.call.finished", "model.started", "model.finished"]);
-    // the decision is alice's, in the run's audit
+    // the decision is alice's, in the audit of the run it answered
     const decided = (await server.runtime.runs.decisions(runId)).map((d) => [d.tool_call_id, d.decision, d.principal]);
     expect(decided).toEqual([["call_write", "approve", "alice"]]);
     const final = resumed.filter((p) => p.event === "values").pop();
@@ -143,16 +145,18 @@ describe.each(BACKENDS)("LangGraph SDK Client against devmind serve on %s", (bac
     expect(history[history.length - 1]?.metadata).toMatchObject({ source: "input", step: -1 });
     const page = await client.threads.getHistory(thread.thread_id, { limit: 2, before: { configurable: { checkpoint_id: history[1]?.checkpoint.checkpoint_id as string } } });
     expect(page.map((h) => h.checkpoint.checkpoint_id)).toEqual(history.slice(2, 4).map((h) => h.checkpoint.checkpoint_id));
-    const run = await client.runs.get(thread.thread_id, runId);
-    expect(run).toMatchObject({ run_id: runId, thread_id: thread.thread_id, assistant_id: AGENT_ASSISTANT_ID, status: "success", stop_reason: "completed", answer: "wrote hello.txt" });
+    expect(await client.runs.get(thread.thread_id, runId)).toMatchObject({ status: "success", stop_reason: "interrupt", waiting: false });
+    const run = await client.runs.get(thread.thread_id, resumedId);
+    expect(run).toMatchObject({ run_id: resumedId, thread_id: thread.thread_id, assistant_id: AGENT_ASSISTANT_ID, status: "success", stop_reason: "completed", answer: "wrote hello.txt", resumes_run: runId, waiting: false });
+    expect((await client.threads.get(thread.thread_id)).status).toBe("idle");
 
     // wait: a second run on the thread returns its final values
     const waited = (await client.runs.wait(thread.thread_id, "agent", { input: { messages: [{ type: "human", content: "and now?" }] } })) as Record<string, unknown>;
     expect(messagesOf(waited).map((m) => m.type)).toEqual(["human", "ai", "tool", "ai", "human", "ai"]);
     expect(waited["answer"]).toBe("second answer");
     const runs = await client.runs.list(thread.thread_id);
-    expect(runs.map((r) => r.status)).toEqual(["success", "success"]);
-    expect(runs[1]?.run_id).toBe(runId);
+    expect(runs.map((r) => r.status)).toEqual(["success", "success", "success"]);
+    expect(runs.slice(1).map((r) => r.run_id)).toEqual([resumedId, runId]);
 
     // the thread is listed the way Agent Chat UI asks for its history
     const listed = await client.threads.search({ metadata: { graph_id: "agent" }, limit: 10 });
@@ -186,8 +190,10 @@ describe.each(BACKENDS)("LangGraph SDK Client against devmind serve on %s", (bac
       expect(messages.map((m) => m.type)).toEqual(["human", "ai", "tool", "ai"]);
       expect(messages[3]?.content).toBe("wrote hello.txt");
       expect(readFileSync(join(server.workspace, "hello.txt"), "utf8")).toBe("hi there");
+      // the resume was a new run: the first ended at the interrupt, the second finished
       const runs = await client.runs.list(orchestrator.threadId as string);
-      expect(runs.map((r) => r.status)).toEqual(["success"]);
+      expect(runs.map((r) => [r.status, (r as unknown as { stop_reason: string }).stop_reason])).toEqual([["success", "completed"], ["success", "interrupt"]]);
+      expect((runs[0] as unknown as { resumes_run: string }).resumes_run).toBe(runs[1]?.run_id);
     } finally {
       orchestrator.dispose();
     }
@@ -221,8 +227,10 @@ describe.each(BACKENDS)("LangGraph SDK Client against devmind serve on %s", (bac
     await client.runs.wait(thread.thread_id, "agent", { input: { messages: ["write both"] } });
     const partial = (await client.runs.wait(thread.thread_id, "agent", { command: { resume: { decisions: [{ type: "approve", tool_call_id: "w1" }] } } })) as Record<string, unknown>;
     expect((partial["__interrupt__"] as unknown[]).length).toBe(1);
-    const [run] = await client.runs.list(thread.thread_id);
-    expect(run?.status).toBe("interrupted");
+    // w2 still undecided: no new run, the thread still waits on the first
+    const [run, ...others] = await client.runs.list(thread.thread_id);
+    expect(others).toEqual([]);
+    expect(run).toMatchObject({ status: "success", stop_reason: "interrupt", waiting: true });
     const streamed = (await collect(
       client.runs.stream(thread.thread_id, "agent", { command: { resume: { decisions: [{ type: "reject", tool_call_id: "w2", message: "not two" }] } }, streamMode: ["values", "custom"] }),
     )) as Part[];
@@ -230,7 +238,9 @@ describe.each(BACKENDS)("LangGraph SDK Client against devmind serve on %s", (bac
     // w2 is answered as its reviewer refused it, then w1 runs now that every call is decided
     expect(types).toEqual(["tool.call.finished", "tool.call.started", "tool.call.finished", "model.started", "model.finished"]);
     expect((await server.runtime.runs.decisions(String(run?.run_id))).map((d) => [d.tool_call_id, d.decision])).toEqual([["w1", "approve"], ["w2", "reject"]]);
-    expect((await client.runs.get(thread.thread_id, String(run?.run_id))).status).toBe("success");
+    const [resumed] = await client.runs.list(thread.thread_id);
+    expect(resumed).toMatchObject({ status: "success", stop_reason: "completed", resumes_run: run?.run_id });
+    expect(await client.runs.get(thread.thread_id, String(run?.run_id))).toMatchObject({ status: "success", stop_reason: "interrupt", waiting: false });
     const final = messagesOf(streamed.filter((p) => p.event === "values").pop()?.data);
     expect(final.map((m) => m.type)).toEqual(["human", "ai", "tool", "tool", "ai"]);
     expect(readFileSync(join(server.workspace, "one.txt"), "utf8")).toBe("1");
@@ -322,15 +332,17 @@ describe.each(BACKENDS)("LangGraph SDK Client against devmind serve on %s", (bac
       client.runs.stream(thread.thread_id, "agent", { input: { messages: ["write a.txt"] }, streamMode: ["values"], onDisconnect: "cancel", onRunCreated: (meta) => (runId = meta.run_id) }),
     )) as Part[];
     expect(parts.some((p) => p.event === "values" && "__interrupt__" in (p.data as object))).toBe(true);
-    expect((await client.runs.get(thread.thread_id, runId)).status).toBe("interrupted");
-    // resume, then leave while the model is answering: the run is cancelled
+    expect(await client.runs.get(thread.thread_id, runId)).toMatchObject({ status: "success", stop_reason: "interrupt", waiting: true });
+    // resume (a new run), then leave while the model is answering: that run is cancelled
     const abort = new AbortController();
+    let resumedId = "";
     try {
       for await (const part of client.runs.stream(thread.thread_id, "agent", {
         command: { resume: { decisions: [{ type: "approve" }] } },
         streamMode: ["custom"],
         onDisconnect: "cancel",
         signal: abort.signal,
+        onRunCreated: (meta) => (resumedId = meta.run_id),
       })) {
         if ((part.data as { type?: string }).type === "model.started") abort.abort();
       }
@@ -338,10 +350,11 @@ describe.each(BACKENDS)("LangGraph SDK Client against devmind serve on %s", (bac
       if ((error as Error).name !== "AbortError") throw error;
     }
     const final = await eventually(async () => {
-      const run = await client.runs.get(thread.thread_id, runId);
+      const run = await client.runs.get(thread.thread_id, resumedId);
       return (run.status as string) === "interrupted" ? run : undefined;
     });
-    expect(final).toMatchObject({ status: "interrupted", stop_reason: "cancelled" });
+    expect(final).toMatchObject({ status: "interrupted", stop_reason: "cancelled", resumes_run: runId });
+    expect(await client.runs.get(thread.thread_id, runId)).toMatchObject({ status: "success", stop_reason: "interrupt", waiting: false });
   });
 
   itOnPrimary(backend)("a failed run: the stream ends with an error part, join and wait answer the official __error__ (the SDK's wait throws), the run has the stop reason", async () => {
@@ -521,7 +534,10 @@ describe.each(BACKENDS)("LangGraph SDK Client against devmind serve on %s", (bac
     ).rejects.toMatchObject({ status: 422, message: "HTTP 422: send either input or command, not both" });
     // `{}` is no input the agent can take: its own input check refuses it (422, the refused input named)
     await expect(client.runs.wait(thread.thread_id, "agent", { input: {} })).rejects.toMatchObject({ status: 422, message: expect.stringContaining('run input must be { "messages": [...] } with at least one message') });
-    expect((await client.runs.list(thread.thread_id)).map((r) => r.status)).toEqual(["success"]);
+    // three runs, each resume a new one; the refused requests created none
+    const runs = await client.runs.list(thread.thread_id);
+    expect(runs.map((r) => [r.status, (r as unknown as { stop_reason: string }).stop_reason])).toEqual([["success", "completed"], ["success", "interrupt"], ["success", "interrupt"]]);
+    expect(runs.map((r) => (r as unknown as { resumes_run: string | null }).resumes_run)).toEqual([runs[1]?.run_id, runs[2]?.run_id, null]);
   });
 
   itOnPrimary(backend)("threads: get, search by status, patch metadata, delete with its runs and checkpoints", async () => {

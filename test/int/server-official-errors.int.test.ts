@@ -77,15 +77,23 @@ describe.each(BACKENDS)("LangGraph routes answer as the official server on %s", 
     expect(await refusal(client.runs.wait(thread.thread_id, "non-existent", { input: { path: [] } }))).toEqual({ status: 404, message: noAssistant });
     expect(await refusal(collect(client.runs.stream(thread.thread_id, "non-existent", { input: { path: [] } })))).toEqual({ status: 404, message: noAssistant });
 
-    // a thread with an active (interrupted) run: a second run, and a state update, are refused in the official words
+    // a thread waiting at an interrupt has no active run (the Platform's model: its run ended): a new run is taken
     const paused = await client.threads.create();
     await client.runs.wait(paused.thread_id, "pause", { input: { path: [] } });
     expect((await client.threads.get(paused.thread_id)).status).toBe("interrupted");
-    expect(await refusal(client.runs.create(paused.thread_id, "pause", { input: { path: [] } }))).toEqual({
+    const [waiting] = await client.runs.list(paused.thread_id);
+    expect(waiting).toMatchObject({ status: "success", stop_reason: "interrupt" });
+    const another = await client.runs.create(paused.thread_id, "pause", { input: { path: [] } });
+    expect(another.run_id).not.toBe(waiting?.run_id);
+    await client.runs.join(paused.thread_id, another.run_id);
+    // a thread with an active (pending) run: a second run, and a state update, are refused in the official words
+    const busy = await client.threads.create();
+    await client.runs.create(busy.thread_id, "chain", { input: { path: [] }, afterSeconds: 600 });
+    expect(await refusal(client.runs.create(busy.thread_id, "chain", { input: { path: [] } }))).toEqual({
       status: 409,
       message: "HTTP 409: Thread is already running a task. Wait for it to finish or choose a different multitask strategy.",
     });
-    expect(await refusal(client.threads.updateState(paused.thread_id, { values: { path: ["x"] } }))).toEqual({ status: 409, message: "HTTP 409: Thread is busy" });
+    expect(await refusal(client.threads.updateState(busy.thread_id, { values: { path: ["x"] } }))).toEqual({ status: 409, message: "HTTP 409: Thread is busy" });
     // devmind's own refusals on these routes: plain text with devmind's message
     expect(await refusal(client.runs.create(thread.thread_id, "chain", { input: { path: [] }, feedbackKeys: ["score"] }))).toEqual({ status: 422, message: "HTTP 422: feedback_keys is not supported by devmind serve" });
   });

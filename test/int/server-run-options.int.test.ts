@@ -118,24 +118,28 @@ describe.each(BACKENDS)("LangGraph run options through the official SDK on %s", 
     const thread = await client.threads.create();
     expect(await client.runs.wait(thread.thread_id, "pause", { input: { path: ["one"] } })).toMatchObject({ path: ["one", "a"] });
     const first = (await client.runs.list(thread.thread_id))[0]?.run_id as string;
+    // the resume is a new run (the Platform's model); it leaves the thread idle
     expect(await client.runs.wait(thread.thread_id, "pause", { command: { resume: "done" } })).toEqual({ path: ["one", "a", "done"] });
+    const resumed = (await client.runs.list(thread.thread_id))[0]?.run_id as string;
+    expect(await client.runs.get(thread.thread_id, resumed)).toMatchObject({ status: "success", stop_reason: "completed", resumes_run: first });
     const before = await client.threads.getState(thread.thread_id);
 
-    // an interrupted run, rolled back by cancel: its checkpoints go, the state is the first run's end
-    await client.runs.wait(thread.thread_id, "pause", { input: { path: ["two"] } });
+    // a finished run, rolled back by cancel: its checkpoints go, the state is the resumed run's end
+    expect(await client.runs.wait(thread.thread_id, "chain", { input: { path: ["two"] } })).toEqual({ path: ["one", "a", "done", "two", "a", "b", "c"] });
     const second = (await client.runs.list(thread.thread_id))[0]?.run_id as string;
     await client.runs.cancel(thread.thread_id, second, true, "rollback");
-    expect((await client.runs.list(thread.thread_id)).map((run) => run.run_id)).toEqual([first]);
+    expect((await client.runs.list(thread.thread_id)).map((run) => run.run_id)).toEqual([resumed, first]);
     const after = await client.threads.getState(thread.thread_id);
     expect([after.values, after.checkpoint.checkpoint_id]).toEqual([before.values, before.checkpoint.checkpoint_id]);
     expect((await client.threads.getHistory(thread.thread_id, { limit: 50 })).filter((state) => (state.metadata as { run_id?: string } | null)?.run_id === second)).toEqual([]);
 
-    // multitask rollback: the interrupted run goes, the new one runs on the state before it
-    await client.runs.wait(thread.thread_id, "pause", { input: { path: ["three"] } });
-    const third = (await client.runs.list(thread.thread_id))[0]?.run_id as string;
+    // multitask rollback: the thread's pending run goes, the new one runs on the state before it
+    const third = await client.runs.create(thread.thread_id, "chain", { input: { path: ["three"] }, afterSeconds: 600 });
+    expect(third.status).toBe("pending");
     const next = await client.runs.wait(thread.thread_id, "chain", { input: { path: ["four"] }, multitaskStrategy: "rollback" });
     expect(next).toEqual({ path: ["one", "a", "done", "four", "a", "b", "c"] });
-    expect((await client.runs.list(thread.thread_id)).map((run) => run.run_id)).not.toContain(third);
-    expect(await refusal(server.runtime.runs.rollback(first).then(() => client.runs.get(thread.thread_id, first)))).toMatchObject({ status: 404 });
+    expect((await client.runs.list(thread.thread_id)).map((run) => run.run_id)).not.toContain(third.run_id);
+    expect(await refusal(server.runtime.runs.rollback(resumed).then(() => client.runs.get(thread.thread_id, resumed)))).toMatchObject({ status: 404 });
   });
+
 });

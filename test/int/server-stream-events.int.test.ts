@@ -154,7 +154,7 @@ describe.each(BACKENDS)("stream mode events (LangChain stream events v2) through
     expect(await refused.text()).toMatch(/^stream_mode "events" is not available for run /);
   });
 
-  itOnPrimary(backend)("runs.create with events records them for joinStream; past limits.maxStreamEvents one marker, and the root's end still last; a resume asks for events only of a run that records them; secrets redacted", async () => {
+  itOnPrimary(backend)("runs.create with events records them for joinStream; past limits.maxStreamEvents one marker, and the root's end still last; a resume is a new run that records events when it asks for them; secrets redacted", async () => {
     const { server, client } = await start();
     const thread = await client.threads.create();
     const created = await client.runs.create(thread.thread_id, "chat", { input: INPUT, streamMode: ["events"] });
@@ -180,14 +180,18 @@ describe.each(BACKENDS)("stream mode events (LangChain stream events v2) through
     // the cap is bounded
     await expect(server.runtime.runs.create({ threadId: capped.thread_id, assistantId: "chat", input: INPUT, limits: { maxStreamEvents: 0 } })).rejects.toMatchObject({ code: "RUN_INPUT_INVALID" });
 
-    // a resume continues its run, which records events only if it was created asking for them
+    // a resume is a new run (the Platform's model): it records events when it asks for them, even
+    // when the run it resumes did not
     const asking = await client.threads.create();
     await client.runs.wait(asking.thread_id, "ask", { input: { messages: [] } });
-    const refused = await fetch(`${server.url}/threads/${asking.thread_id}/runs/stream`, { method: "POST", headers: { "x-api-key": TEST_KEYS.alice, "content-type": "application/json" }, body: JSON.stringify({ assistant_id: "ask", command: { resume: "yes" }, stream_mode: ["values", "events"] }) });
-    expect(refused.status).toBe(422);
-    expect(await refused.text()).toMatch(/^stream_mode "events" is not available when resuming run /);
     const [waiting] = await client.runs.list(asking.thread_id);
-    expect(waiting?.status).toBe("interrupted");
+    expect(waiting).toMatchObject({ status: "success", stop_reason: "interrupt", waiting: true });
+    expect((await storedTypes(server.runtime, waiting?.run_id as string)).filter((type) => type.startsWith("events"))).toEqual([]);
+    const answered = ((await collect(client.runs.stream(asking.thread_id, "ask", { command: { resume: "yes" }, streamMode: ["values", "events"] }))) as Part[]).slice(1);
+    expect(outline(answered)[0]).toBe("on_chain_start LangGraph");
+    expect(outline(answered).at(-1)).toBe("on_chain_end LangGraph");
+    const [answering] = await client.runs.list(asking.thread_id);
+    expect(answering).toMatchObject({ status: "success", resumes_run: waiting?.run_id });
     const recording = await client.threads.create();
     const first = await client.runs.create(recording.thread_id, "ask", { input: { messages: [] }, streamMode: ["events"] });
     await client.runs.join(recording.thread_id, first.run_id);

@@ -190,29 +190,44 @@ describe.each(BACKENDS)("threads: copy, prune keep_latest, ttl, patchState, on_c
     expect(await refusal(client.threads.joinStream("00000000-0000-4000-8000-000000000000").next())).toMatchObject({ status: 404 });
   });
 
-  itOnPrimary(backend)("joinStream on a thread waiting at an interrupt sends what the resumed run does next, not what it did before", async () => {
-    const { client } = await start();
+  itOnPrimary(backend)("joinStream on a thread waiting at an interrupt sends the run that resumes it, not what the waiting run did before", async () => {
+    // no worker: the resuming run stays pending until the stream follows it
+    const { client, server } = await start(0);
     const thread = await client.threads.create({ graphId: "pause" });
-    const run = await client.runs.create(thread.thread_id, "pause", { input: { path: [] } });
-    await client.runs.join(thread.thread_id, run.run_id);
-    expect((await client.runs.get(thread.thread_id, run.run_id)).status).toBe("interrupted");
+    const run = await server.runtime.runs.create({ threadId: thread.thread_id, assistantId: "pause", input: { path: [] }, executeHere: true });
+    await server.runtime.runs.execute(run.run_id);
+    expect(await client.runs.get(thread.thread_id, run.run_id)).toMatchObject({ status: "success", stop_reason: "interrupt", waiting: true });
+    expect((await client.threads.get(thread.thread_id)).status).toBe("interrupted");
     const controller = new AbortController();
     const seen: { event: string; data: unknown }[] = [];
     const following = (async () => {
       for await (const part of client.threads.joinStream(thread.thread_id, { signal: controller.signal })) {
         seen.push(part as { event: string; data: unknown });
-        if (part.event === "values") controller.abort();
+        if (part.event === "values" && (part.data as { path: string[] }).path.includes("go")) controller.abort();
       }
     })().catch((error: unknown) => {
       if (!controller.signal.aborted) throw error;
     });
-    await waitUntil("the stream follows the waiting run", () => seen.some((part) => part.event === "metadata"), 10_000);
-    await client.runs.wait(thread.thread_id, "pause", { command: { resume: "go" } });
-    await waitUntil("the resumed run's values streamed", () => controller.signal.aborted, 10_000);
-    await following;
+    // a resume is a new run (the Platform's model): the stream follows it from its start
+    const resumed = await client.runs.create(thread.thread_id, "pause", { command: { resume: "go" } });
+    expect(resumed.run_id).not.toBe(run.run_id);
+    await waitUntil("the stream follows the resuming run", () => seen.some((part) => part.event === "metadata"), 10_000);
+    const worker = server.runtime.worker({ concurrency: 1 });
+    await worker.start();
+    try {
+      await waitUntil("the resumed run's values streamed", () => controller.signal.aborted, 10_000);
+      await following;
+    } finally {
+      await worker.stop();
+    }
     expect(seen.map((part) => [part.event, part.event === "metadata" ? (part.data as { run_id: string }).run_id : part.data])).toEqual([
-      ["metadata", run.run_id],
+      ["metadata", resumed.run_id],
+      // the new run's values from its start: the state it resumes from, then its step
+      ["values", { path: ["a"] }],
       ["values", { path: ["a", "go"] }],
     ]);
+    expect(await client.runs.join(thread.thread_id, resumed.run_id)).toEqual({ path: ["a", "go"] });
+    expect((await client.threads.get(thread.thread_id)).status).toBe("idle");
   });
+
 });

@@ -192,21 +192,26 @@ async function selectRun(runId, known) {
   }
   const current = new RunView(record, {
     onDecided: () => stream?.poke(),
-    // an answer created the run that resumes the thread: show that one
-    onResumed: (next) => {
-      void refreshRuns();
-      void selectRun(next);
-    },
+    // an answer created the run that resumes the thread: the same view follows it on
+    onResumed: (next) => void continueWith(current, next),
     // the list shows statuses too: refresh it when this run's changes
     onStatus: () => void refreshRuns(),
     onFinished: () => {
       void refreshRuns();
-      void request("GET", `/runs/${encodeURIComponent(runId)}`).then((run) => current.applyRecord(run), () => undefined);
+      void request("GET", `/runs/${encodeURIComponent(current.runId)}`).then((run) => current.applyRecord(run), () => undefined);
     },
   });
   view = current;
   current.applyRecord(record);
-  stream = followEvents(`/runs/${encodeURIComponent(runId)}/events`, {
+  follow(current);
+}
+
+/**
+ * Follows the view's run: its events from the start, live until it ends.
+ * @param {RunView} current
+ */
+function follow(current) {
+  stream = followEvents(`/runs/${encodeURIComponent(current.runId)}/events`, {
     headers: () => authHeaders(),
     errorOf,
     onEvent: (event) => current.apply(event),
@@ -215,6 +220,30 @@ async function selectRun(runId, known) {
       connection.dataset["state"] = status;
     },
   });
+}
+
+/**
+ * The run that resumes the thread (a new run, as LangGraph Platform makes it) continues in the
+ * same view: its timeline goes on below the interrupt, and the address names it.
+ * @param {RunView} current
+ * @param {string} nextRunId
+ */
+async function continueWith(current, nextRunId) {
+  if (view !== current) return;
+  stream?.stop();
+  stream = null;
+  let record;
+  try {
+    record = await request("GET", `/runs/${encodeURIComponent(nextRunId)}`);
+  } catch {
+    record = { run_id: nextRunId, thread_id: current.threadId, status: "pending" };
+  }
+  if (view !== current) return;
+  history.replaceState(null, "", `#run=${encodeURIComponent(nextRunId)}`);
+  current.continueWith(record);
+  markSelected(nextRunId);
+  follow(current);
+  void refreshRuns();
 }
 
 /** Whether the server has devmind's `GET /runs` list; if not, the LangGraph thread routes are used. */

@@ -71,6 +71,22 @@ export class RunView {
     this.loadStateSoon(0);
   }
 
+  /**
+   * Goes on with the run that resumes this one's thread: its id and status from now on, its
+   * events appended to the same timeline.
+   * @param {Record<string, any>} run
+   */
+  continueWith(run) {
+    this.runId = String(run.run_id);
+    byId("run-id").textContent = this.runId;
+    this.waitingHere = false;
+    this.waiting.clear();
+    this.pending.clear();
+    this.stopReason.textContent = "";
+    append(this.timeline, el("li", { class: "event info", "data-testid": "event", "data-type": "run.continued" }, el("span", { text: `Continued by run ${this.runId}` })));
+    this.setStatus(typeof run.status === "string" ? run.status : "pending");
+  }
+
   dispose() {
     this.disposed = true;
     clearTimeout(this.resultsTimer);
