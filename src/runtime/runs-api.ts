@@ -347,7 +347,7 @@ export function createRunsApi(deps: RunsApiDeps): RunsApi {
       return recordResume(run, planResume(body, waiting), waiting.length, audit, next);
     },
     resumes: (runId) => resumes.list(runId),
-    interrupted: (listOptions = {}) => runs.listInterrupted(listOptions.limit),
+    interrupted: (listOptions = {}) => runs.listInterrupted(listOptions.limit, listOptions.threadAccess),
     completion: (runId) => completions.get(runId),
     releaseCompletion: (runId) => completions.release(runId),
   };
