@@ -403,6 +403,16 @@ export const IMAGE_DEFAULTS = {
   errorMessageMaxChars: 500,
 } as const;
 
+/** `devmind dockerfile` / `devmind build`: the image of a user's langgraph.json project. */
+export const DOCKER_DEFAULTS = {
+  /** The Node major of the image when `node_version` is not set (LangGraph's default too). */
+  nodeVersion: "20",
+  /** The port `serve` listens on inside the container (and the host port compose publishes by default). */
+  port: CONFIG_DEFAULTS.port,
+  /** The file `devmind dockerfile` writes when no path is given. */
+  dockerfile: "Dockerfile",
+} as const;
+
 /**
  * The CLI's one-file bundle (src/cli/cli-bundle-build.ts, made by `npm run build` next to the
  * compiled cli-program.js): the command line and everything it imports but PGlite in one ES

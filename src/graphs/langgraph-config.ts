@@ -5,6 +5,7 @@ import { parseDotenv } from "../config-dotenv.js";
 import { GRAPHS_DEFAULTS } from "../constants.js";
 import { ConfigError } from "../errors.js";
 import { moduleReference, readHttpSection, type HttpSettings, type ModuleReference } from "./langgraph-http.js";
+import { storeSection } from "./langgraph-store.js";
 
 /** One graph named in `langgraph.json`: `"id": "./path.ts:exportName"` (or `{"path": ..., "description": ...}`). */
 export interface GraphSpec {
@@ -35,7 +36,10 @@ export interface LanggraphConfig {
   /** The directory of the file: what its relative paths are relative to. */
   dir: string;
   graphs: GraphSpec[];
-  /** Variables from `env` (a file name relative to the config, or an object), not yet applied. */
+  /**
+   * Variables from `env` (a file name relative to the config, or an object), not yet applied,
+   * with the DEVMIND_STORE_* settings `store` stands for underneath (`env` wins over them).
+   */
   env: Record<string, string>;
   /** `http` (the user's Hono app, route groups taken away, CORS), or null without the key. */
   http: HttpSettings | null;
@@ -73,7 +77,7 @@ const QUIET_KEYS = new Set([
   "base_image",
   "api_version",
   "_INTERNAL_docker_tag",
-  "store",
+  // LangGraph's checkpointer.ttl / serde: devmind keeps every checkpoint and its own value codec
   "checkpointer",
   "webhooks",
 ]);
@@ -94,6 +98,7 @@ const CONFIG_SCHEMA = z
     // LangGraph's auth section: `path` names the handler; the rest (studio, openapi, cache) shapes the Platform's UI and is accepted
     auth: z.object({ path: z.string().min(1).nullish(), disable_studio_auth: z.boolean().nullish() }).passthrough().nullish(),
     encryption: z.unknown().optional(),
+    store: z.unknown().optional(),
   })
   .passthrough();
 
@@ -112,7 +117,8 @@ export function findLanggraphConfig(explicit: string | undefined, cwd: string = 
  * Reads and checks a `langgraph.json` (LangGraph's config format): `graphs` (required, at least
  * one, ids as the SDK uses them, specs `./file:export` or `{"path", "description"}`), `env` (a
  * .env file name relative to the config, an object of strings, or a list of names), `http`
- * (see `readHttpSection`), `ui` / `ui_config`. Keys of LangGraph's format that only shape a
+ * (see `readHttpSection`), `ui` / `ui_config`, `store` (its index and TTL as devmind's store
+ * settings, see `storeSection`). Keys of LangGraph's format that only shape a
  * container build are accepted quietly; `auth.path` names the auth handler (`serve` loads it);
  * `encryption` is refused here (devmind would store the data unencrypted); an unknown key is a
  * warning. Anything malformed is a ConfigError naming the file and the key (exit 2).
@@ -152,13 +158,15 @@ export function readLanggraphConfig(path: string): LanggraphConfig {
     serveRefusals.push(...section.refusals);
     warnings.push(...section.warnings);
   }
+  const store = storeSection(path, data.store);
+  warnings.push(...store.warnings);
   const read = new Set(Object.keys(CONFIG_SCHEMA.shape));
   for (const key of Object.keys(data)) {
     if (read.has(key) || QUIET_KEYS.has(key)) continue;
     warnings.push(`${path}: unknown key "${key}" ignored (no LangGraph tool knows it)`);
   }
   const ui = Object.entries(data.ui ?? {}).map(([name, source]): UiSpec => ({ name, source, file: isAbsolute(source) ? source : resolve(dir, source) }));
-  const env = Array.isArray(data.env) ? {} : readEnv(path, dir, data.env);
+  const env = { ...store.env, ...(Array.isArray(data.env) ? {} : readEnv(path, dir, data.env)) };
   return { path, dir, graphs, env, http, auth, ui, uiShared: data.ui_config?.shared ?? [], serveRefusals, warnings };
 }
 

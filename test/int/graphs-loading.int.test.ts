@@ -71,7 +71,8 @@ describe("langgraph.json", () => {
     const dir = join(path, "..");
     const config = readLanggraphConfig(path);
     expect(config.graphs).toEqual([{ id: "a", source: "./g.ts:graph", file: join(dir, "g.ts"), exportName: "graph", description: "the a graph" }]);
-    expect(config.env).toEqual({});
+    // store.index stands for devmind's own store settings (applied as env defaults); checkpointer is accepted quietly
+    expect(config.env).toEqual({ DEVMIND_STORE_INDEX_DIMS: "3", DEVMIND_STORE_INDEX_EMBED: "openai:x" });
     expect(config.warnings).toEqual([`${path}: unknown key "anotherUnknown" ignored (no LangGraph tool knows it)`]);
     expect(config.http).toEqual({ app: { source: "./app.ts:app", file: join(dir, "app.ts"), exportName: "app" }, disabled: ["store", "meta"], cors: { allowOrigins: ["https://a.example"], maxAge: 60 } });
     expect(config.ui).toEqual([{ name: "a", source: "./ui.tsx", file: join(dir, "ui.tsx") }]);

@@ -33,7 +33,9 @@ describe("devmind serve --config with http, ui, env LANGGRAPH_CONFIG and a graph
   beforeAll(async () => {
     dir = realpathSync(mkdtempSync(join(tmpdir(), "devmind-serve-lgc-")));
     seedDataDir(dir);
-    serve = await spawnServe(["--config", CONFIG, "--port", "0", "--workers", "1"], { DEVMIND_DATA_DIR: dir, DEVMIND_WORKSPACE: join(dir, "ws"), DEVMIND_API_KEYS: `alice=${TEST_KEYS.alice}` });
+    // the fixture's `store.index` embeds with OpenAI: a local server (never called here, the
+    // store is not written) so the embedder needs no key
+    serve = await spawnServe(["--config", CONFIG, "--port", "0", "--workers", "1"], { DEVMIND_DATA_DIR: dir, DEVMIND_WORKSPACE: join(dir, "ws"), DEVMIND_API_KEYS: `alice=${TEST_KEYS.alice}`, OPENAI_BASE_URL: "http://127.0.0.1:9/v1" });
     client = new Client({ apiUrl: serve.url, apiKey: TEST_KEYS.alice });
   }, 180_000);
   afterAll(async () => {

@@ -85,7 +85,7 @@ describe.each(BACKENDS)("web page with user graphs on %s", (backend) => {
     const [resumed, run] = await server.runtime.runs.list();
     expect(resumed).toMatchObject({ graph_id: "review", status: "success", stop_reason: "completed", resumes_run: run?.run_id });
     expect(run).toMatchObject({ graph_id: "review", status: "success", stop_reason: "interrupt", waiting: false });
-    await expect.poll(() => page.getByTestId("run-id").textContent()).toBe(resumed?.run_id);
+    await expect.poll(() => page.locator("#run-id").textContent()).toBe(resumed?.run_id);
     expect((await server.runtime.runs.resumes(run?.run_id as string)).map((item) => item.principal)).toEqual(["anonymous"]);
 
     // the hostile topic is text everywhere: no element made of it, no script ran

@@ -93,7 +93,7 @@ describe.each(BACKENDS)("web page on %s", (backend) => {
     const runs = stack.runtime.runs;
     await expect.poll(async () => (await runs.list({ limit: 1 }))[0]?.resumes_run, { timeout: UI_TIMEOUT }).toBe(waiting?.run_id);
     const resumedId = (await runs.list({ limit: 1 }))[0]?.run_id;
-    await expect.poll(() => page.getByTestId("run-id").textContent(), { timeout: UI_TIMEOUT }).toBe(resumedId);
+    await expect.poll(() => page.locator("#run-id").textContent(), { timeout: UI_TIMEOUT }).toBe(resumedId);
 
     await expect.poll(() => page.getByTestId("answer").textContent(), { timeout: UI_TIMEOUT }).toBe("The sum is 5. I wrote it to sum.txt.");
     await expect.poll(() => page.getByTestId("run-status").textContent(), { timeout: UI_TIMEOUT }).toBe("success");
@@ -265,7 +265,7 @@ describe.each(BACKENDS)("web page on %s", (backend) => {
     expectQuiet(probe);
   }, TEST_MS);
 
-  itOnPrimary(backend)("keeps following a run across a server restart: reconnects, resumes after the last event, shows each event once", async () => {
+  itOnPrimary(backend)("a thread answered elsewhere across a server restart: the page goes on with the run that resumes it, each event once", async () => {
     const { db, drop } = await freshMigratedSchema(owner);
     const workspace = tempWorkspace();
     const config = loadConfig({ DEVMIND_WORKSPACE: workspace.dir, DEVMIND_MODEL_MAX_RETRIES: "0" });
@@ -280,18 +280,21 @@ describe.each(BACKENDS)("web page on %s", (backend) => {
       await page.locator('[data-testid="approval"][data-tool="write_file"]').waitFor({ timeout: UI_TIMEOUT });
       const runId = (await runtime.runs.list({ limit: 1 }))[0]?.run_id ?? "";
 
-      // the server goes away (its streams end) and comes back on the same port; the decision is made elsewhere
+      // the run ended at the approval (its stream with it); the server goes away and comes back on
+      // the same port; the decision is made elsewhere, which starts the run that resumes the thread
+      await expect.poll(() => page.locator("#connection").getAttribute("data-state"), { timeout: UI_TIMEOUT }).toBe("ended");
       await server.close();
       server = undefined;
-      await expect.poll(() => page.locator("#connection").getAttribute("data-state"), { timeout: UI_TIMEOUT }).toBe("reconnecting");
-      await runtime.runs.decide(runId, { decisions: [{ type: "approve" }] }, { principal: "cli" });
+      const next = await runtime.runs.decide(runId, { decisions: [{ type: "approve" }] }, { principal: "cli" });
+      expect(next.resumes_run).toBe(runId);
       server = await startServer({ runtime, config, host: "127.0.0.1", port, workers: 1 });
 
       await expect.poll(() => page.getByTestId("answer").textContent(), { timeout: UI_TIMEOUT }).toBe("after the restart");
       await expect.poll(() => page.getByTestId("run-status").textContent(), { timeout: UI_TIMEOUT }).toBe("success");
       // each stored event shown once, although the stream was read twice
       const types = await page.locator('[data-testid="event"]').evaluateAll((items: unknown[]) => items.map((item) => (item as { dataset: Record<string, string> }).dataset["type"]));
-      expect(types).toEqual(["run.created", "run.started", "approval.requested", "run.interrupted", "approval.decided", "run.resumed", "run.succeeded"]);
+      expect(types).toEqual(["run.created", "run.started", "approval.requested", "run.interrupted", "approval.decided", "run.continued", "run.created", "run.started", "run.resumed", "run.succeeded"]);
+      expect(await page.locator("#run-id").textContent()).toBe(next.run_id);
       expect(await page.locator('[data-testid="tool-line"]').count()).toBe(1);
       expect(probe.pageErrors).toEqual([]);
       expect(probe.dialogs).toEqual([]);

@@ -9,6 +9,8 @@ import { RunView } from "./run-view.js";
 import { followEvents } from "./sse.js";
 
 const RUNS_SHOWN = 30;
+/** While a shown run's thread waits on it: how often to look for the run that resumes it (answered elsewhere), and for how long. */
+const RESUME_WATCH = { everyMs: 2_000, forMs: 30 * 60_000 };
 const RUNS_REFRESH_MS = 5_000;
 const THREADS_SCANNED = 10;
 
@@ -218,9 +220,60 @@ function follow(current) {
     onStatus: (status, detail) => {
       connection.textContent = status === "live" ? "live" : status === "ended" ? "" : `${status}${detail ? `: ${detail}` : ""}`;
       connection.dataset["state"] = status;
+      // the run ended at an interrupt: an answer from elsewhere (the CLI, the SDK) starts the next run
+      if (status === "ended" && current.waitingHere) void watchForResume(current);
     },
   });
 }
+
+/**
+ * While `current`'s thread waits on its run, looks (every RESUME_WATCH.everyMs, bounded) for the
+ * run that resumes it — answered in another tab, the CLI or the SDK — and goes on with it.
+ * @param {RunView} current
+ */
+async function watchForResume(current) {
+  const runId = current.runId;
+  const until = Date.now() + RESUME_WATCH.forMs;
+  while (view === current && current.runId === runId && current.waitingHere && Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, RESUME_WATCH.everyMs));
+    if (view !== current || current.runId !== runId || !current.waitingHere) return;
+    try {
+      const run = await request("GET", `/runs/${encodeURIComponent(runId)}`);
+      if (run?.waiting !== false) continue;
+      const runs = await request("GET", `/threads/${encodeURIComponent(current.threadId)}/runs?limit=10`);
+      const next = (Array.isArray(runs) ? runs : []).find((/** @type {Record<string, any>} */ item) => item.resumes_run === runId);
+      if (next !== undefined) await continueWith(current, String(next.run_id));
+      return;
+    } catch {
+      // the server is away for a moment: look again
+    }
+  }
+}
+
+/**
+ * A run's stored events after `after` (seq), read once (`follow=0`): what a run that ended at an
+ * interrupt stored after its stream ended. Empty when they cannot be read.
+ * @param {string} runId
+ * @param {number} after
+ * @returns {Promise<Record<string, any>[]>}
+ */
+async function storedEventsAfter(runId, after) {
+  try {
+    const response = await fetch(`/runs/${encodeURIComponent(runId)}/events?follow=0&after=${after}`, { headers: authHeaders() });
+    if (!response.ok) return [];
+    const text = await response.text();
+    return text
+      .split("\n")
+      .filter((line) => line.startsWith("data: "))
+      .map((line) => JSON.parse(line.slice("data: ".length)))
+      .filter((event) => event !== null && typeof event === "object" && typeof event.type === "string");
+  } catch {
+    return [];
+  }
+}
+
+/** Runs a view is switching to (`continueWith` in flight). */
+const continuing = new Set();
 
 /**
  * The run that resumes the thread (a new run, as LangGraph Platform makes it) continues in the
@@ -229,15 +282,21 @@ function follow(current) {
  * @param {string} nextRunId
  */
 async function continueWith(current, nextRunId) {
-  if (view !== current) return;
+  // the answer's response and the watch for an answer from elsewhere may both find it: once
+  if (view !== current || current.runId === nextRunId || continuing.has(nextRunId)) return;
+  continuing.add(nextRunId);
+  const seen = stream?.lastSeq() ?? 0;
   stream?.stop();
   stream = null;
+  // what the resumed run stored after it ended (the decisions, the resume given), once, before the new run's
+  for (const event of await storedEventsAfter(current.runId, seen)) current.apply(event);
   let record;
   try {
     record = await request("GET", `/runs/${encodeURIComponent(nextRunId)}`);
   } catch {
     record = { run_id: nextRunId, thread_id: current.threadId, status: "pending" };
   }
+  continuing.delete(nextRunId);
   if (view !== current) return;
   history.replaceState(null, "", `#run=${encodeURIComponent(nextRunId)}`);
   current.continueWith(record);
@@ -295,7 +354,7 @@ async function refreshRuns() {
           "button",
           { type: "button", class: "run-item", "data-testid": "run-item", onclick: () => void selectRun(String(run.run_id)) },
           el("span", { class: "badge", "data-status": String(run.status), text: String(run.status) }),
-          el("span", { class: "run-task", text: taskOf(run) }),
+          el("span", { class: "run-task", text: taskOf(run, items) }),
           el("time", { text: timeOf(run.created_at) }),
         ),
       ),
@@ -314,11 +373,15 @@ function markSelected(runId) {
 }
 
 /**
- * The first user message of a run, for the list.
+ * The first user message of a run, for the list; a run that resumes another (no input of its
+ * own) is labelled by the run it resumes, when that one is listed too.
  * @param {Record<string, any>} run
+ * @param {Record<string, any>[]} listed
  * @returns {string}
  */
-function taskOf(run) {
+function taskOf(run, listed) {
+  const resumed = typeof run.resumes_run === "string" ? listed.find((item) => item.run_id === run.resumes_run) : undefined;
+  if (resumed !== undefined) return `${taskOf(resumed, listed.filter((item) => item !== resumed))} (resumed)`;
   return runLabel(run, startedTasks.get(String(run.run_id)));
 }
 
