@@ -86,8 +86,8 @@ type Env = Record<string, string | undefined>;
 
 const REDACTED = "***";
 const SECRET_VARIABLES = new Set(["OPENAI_API_KEY", "LLM_API_KEY", "DEVMIND_IMAGE_API_KEY", "DEVMIND_API_KEYS"]);
-/** Canonical variable -> accepted alias, used only when the canonical one is unset. */
-const ALIASES: Record<string, string> = {
+/** Canonical variable -> accepted alias, used only when the canonical one is unset (CONTRACT section 2). */
+export const VARIABLE_ALIASES: Readonly<Record<string, string>> = {
   OPENAI_API_KEY: "LLM_API_KEY",
   OPENAI_BASE_URL: "LLM_BASE_URL",
   OPENAI_MODEL: "LLM_MODEL",
@@ -187,7 +187,7 @@ function canonicalInput(env: Env): { input: Partial<Record<Variable, string>>; s
   const input: Partial<Record<Variable, string>> = {};
   const sources = {} as Record<Variable, string>;
   for (const variable of Object.keys(ENV_SCHEMA.shape) as Variable[]) {
-    const alias = ALIASES[variable];
+    const alias = VARIABLE_ALIASES[variable];
     const own = clean(env[variable]);
     const fromAlias = own === undefined && alias !== undefined ? clean(env[alias]) : undefined;
     sources[variable] = fromAlias === undefined ? variable : (alias as string);

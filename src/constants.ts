@@ -403,6 +403,16 @@ export const IMAGE_DEFAULTS = {
   errorMessageMaxChars: 500,
 } as const;
 
+/** `devmind dockerfile` / `devmind build`: the image of a user's langgraph.json project. */
+export const DOCKER_DEFAULTS = {
+  /** The Node major of the image when `node_version` is not set (LangGraph's default too). */
+  nodeVersion: "20",
+  /** The port `serve` listens on inside the container (and the host port compose publishes by default). */
+  port: CONFIG_DEFAULTS.port,
+  /** The file `devmind dockerfile` writes when no path is given. */
+  dockerfile: "Dockerfile",
+} as const;
+
 /**
  * The CLI's one-file bundle (src/cli/cli-bundle-build.ts, made by `npm run build` next to the
  * compiled cli-program.js): the command line and everything it imports but PGlite in one ES
@@ -474,6 +484,16 @@ export const SERVER_DEFAULTS = {
   streamFaultMaxMs: 120_000,
   /** At most this many zod issues in a LangGraph route's validation error body (the official server sends them all). */
   validationIssuesMax: 20,
+} as const;
+
+/** The project's custom auth handler (`auth` in langgraph.json, src/server/custom-auth). */
+export const AUTH_DEFAULTS = {
+  /** `authenticate` or an `on(...)` handler that has not answered after this long fails the request (503, nothing stored). */
+  handlerTimeoutMs: 10_000,
+  /** A refusal's message (from the handler's HTTPException) is cut to this many characters. */
+  messageMaxChars: 2_000,
+  /** Most keys one filter returned by an `on(...)` handler may have. */
+  filterMaxKeys: 32,
 } as const;
 
 /** CORS of the HTTP API: any origin (auth is by header, never by cookie), the headers the SDK sends and reads. */

@@ -6,6 +6,7 @@ import { defaultPrincipal } from "./cli-options.js";
 import { EXIT } from "./exit-codes.js";
 import { openRuntime } from "./open-runtime.js";
 import { loadProjectGraphs } from "./project-graphs.js";
+import { holdRunWhenOutputCloses, writeStdout } from "./closed-output.js";
 import { driveOptionsFrom, driveRun, openRequests, printContinue, resultLine } from "./run-session.js";
 import { foldArgs } from "./fold.js";
 import { CLI_DEFAULTS } from "../constants.js";
@@ -37,6 +38,7 @@ export async function decideAndContinue(kind: "approve" | "reject", runId: strin
   // the run is checked first: a finished or unknown run is the answer, whatever the model config
   const project = await loadProjectGraphs(options.config);
   const opened = await openRuntime({ recoverOrphans: true, graphs: project.graphs });
+  let release = (): void => undefined;
   try {
     const { runtime } = opened;
     const run = await runtime.runs.get(runId);
@@ -65,9 +67,11 @@ export async function decideAndContinue(kind: "approve" | "reject", runId: strin
     );
     // once every call is decided, a new run resumes the thread (CONTRACT section 3): claimed here unless --detach
     const after = await runtime.runs.decide(runId, { decisions }, { principal, ...(options.reason === undefined ? {} : { reason: options.reason }) }, { executeHere: !detach });
+    // continuing here: from now on a closed stdout does not end the process (closed-output.ts)
+    if (!detach) release = holdRunWhenOutputCloses(after.run_id);
     if (options.json !== true) {
       const verb = kind === "reject" ? "rejected" : editedArgs !== undefined ? "edited and approved" : "approved";
-      for (const request of targets) process.stdout.write(`${verb} ${request.name}(${foldArgs(editedArgs ?? request.args, CLI_DEFAULTS.foldedArgsChars)}) by ${principal}\n`);
+      for (const request of targets) writeStdout(`${verb} ${request.name}(${foldArgs(editedArgs ?? request.args, CLI_DEFAULTS.foldedArgsChars)}) by ${principal}\n`);
     }
     const resumed = after.run_id !== runId;
     if (detach || !resumed) {
@@ -86,6 +90,7 @@ export async function decideAndContinue(kind: "approve" | "reject", runId: strin
     }
     return await driveRun(opened, after.run_id, driveOptionsFrom(options, principal, `run ${after.run_id} continues the thread of run ${runId} in process ${process.pid}`));
   } finally {
+    release();
     await opened.close();
   }
 }

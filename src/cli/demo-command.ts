@@ -12,6 +12,7 @@ import { DEMO_OUTPUT_FILE, DEMO_TASK, DEMO_TURNS } from "./demo-script.js";
 import { EXIT } from "./exit-codes.js";
 import { openRuntime, type OpenedRuntime } from "./open-runtime.js";
 import { driveRun, openRequests, runSummary } from "./run-session.js";
+import { holdRunWhenOutputCloses, writeStdout } from "./closed-output.js";
 import { Timeline } from "./timeline.js";
 import { cliName } from "./cli-name.js";
 
@@ -92,6 +93,8 @@ async function demo(): Promise<number> {
   out(`  look around:        DEVMIND_DATA_DIR=${dbDir} npx devmind show ${runId}   (or: runs, events ${runId})`);
   out('  a real model:       OPENAI_API_KEY=sk-... npx devmind run "list the files in the workspace and describe them"');
   out("                      any OpenAI-compatible server: OPENAI_BASE_URL=http://127.0.0.1:11434/v1 DEVMIND_MODEL=llama3.1");
+  out("  your own graph:     next to its langgraph.json: npx devmind graphs, then npx devmind run --graph ID --input '{...}'");
+  out("                      (README: Bring your graph; an example: cd examples/approval-graph)");
   out("  server and workers: DATABASE_URL=postgres://... npx devmind serve   and, anywhere else, npx devmind worker");
   out(`  clean up:           rm -rf ${dbDir}   (every demo's database and workspace)`);
   return EXIT.success;
@@ -140,8 +143,10 @@ async function demoPhase(phase: "execute" | "approve", dbDir: string, runDir: st
       const decisions = open.map((request): Decision => ({ type: "approve", tool_call_id: request.tool_call_id }));
       // the decision creates the run that resumes the thread (a resume is a new run), claimed here
       const next = await opened.runtime.runs.decide(runId, { decisions }, { principal: DEMO_PRINCIPAL, reason: "approved by the demo" }, { executeHere: true });
-      for (const request of open) process.stdout.write(`✓ approved ${request.name} by ${DEMO_PRINCIPAL}\n`);
-      process.stdout.write(`run ${next.run_id} resumes the thread of run ${runId}\n`);
+      // continued here: a closed stdout must not leave the claimed run to nobody (closed-output.ts)
+      holdRunWhenOutputCloses(next.run_id);
+      for (const request of open) writeStdout(`✓ approved ${request.name} by ${DEMO_PRINCIPAL}\n`);
+      writeStdout(`run ${next.run_id} resumes the thread of run ${runId}\n`);
       waitedOn = runId;
       runId = next.run_id;
     }

@@ -15,6 +15,7 @@ import { CLI_DEFAULTS } from "../constants.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { threadView, valueLines, type ThreadView } from "./thread-view.js";
 import { cliName } from "./cli-name.js";
+import { holdRunWhenOutputCloses, writeStderr, writeStdout } from "./closed-output.js";
 
 /** How `driveRun` talks to the user. */
 export interface DriveOptions {
@@ -45,15 +46,26 @@ export function driveOptionsFrom(flags: OutputOptions, principal: string, intro:
  * can be asked. The first Ctrl-C cancels the run and waits for it to stop (exit 4); a second one
  * exits at once with 130, leaving the run to `devmind resume` / `cancel`. Returns the exit code
  * for the run's status (CONTRACT section 7). If a worker claimed the run first (PostgreSQL), it
- * follows that worker instead.
+ * follows that worker instead. If stdout's reader goes away (`| head -1`), the run still goes on
+ * to its next stop in this process, its output dropped (see closed-output.ts), and the exit code
+ * is its status's as usual.
  */
 export async function driveRun(opened: OpenedRuntime, firstRunId: string, options: DriveOptions): Promise<number> {
+  const release = holdRunWhenOutputCloses(firstRunId);
+  try {
+    return await driveHeldRun(opened, firstRunId, options);
+  } finally {
+    release();
+  }
+}
+
+async function driveHeldRun(opened: OpenedRuntime, firstRunId: string, options: DriveOptions): Promise<number> {
   const { runtime } = opened;
   // the run followed now: a decision at the prompt creates the run that resumes the thread
   let runId = firstRunId;
-  const out = (text: string): void => void process.stdout.write(text);
+  const out = writeStdout;
   const timeline = options.json ? null : new Timeline({ tty: process.stdout.isTTY === true, verbose: options.verbose, write: out });
-  const note = (text: string): void => (timeline === null ? void process.stderr.write(`${text}\n`) : timeline.line(text));
+  const note = (text: string): void => (timeline === null ? writeStderr(`${text}\n`) : timeline.line(text));
   const tailOf = (id: string): EventTail | null => (options.json ? new EventTail(runtime, id, (event) => out(`${JSON.stringify(event)}\n`)) : null);
   let tail = tailOf(runId);
   const promptAbort = new AbortController();
@@ -71,7 +83,7 @@ export async function driveRun(opened: OpenedRuntime, firstRunId: string, option
     if (interrupts === 1) firstInterruptAt = Date.now();
     if (interrupts >= 2) {
       timeline?.stop();
-      process.stderr.write(`\ndevmind: forced exit; run ${runId} is left as it is (\`${cliName()} resume ${runId}\` or \`${cliName()} cancel ${runId}\`)\n`);
+      writeStderr(`\ndevmind: forced exit; run ${runId} is left as it is (\`${cliName()} resume ${runId}\` or \`${cliName()} cancel ${runId}\`)\n`);
       process.exit(FORCED_EXIT);
     }
     cancelling = true;
@@ -204,14 +216,14 @@ export async function printContinue(opened: OpenedRuntime, run: RunRecord, json:
     for (const item of run.interrupts ?? []) lines.push(`  ${foldArgs(item.value, CLI_DEFAULTS.foldedArgsChars)}  [interrupt ${item.id}]`);
     lines.push("continue with:", `  ${cliName()} resume ${run.run_id} --value '<json>'`);
     if ((run.interrupts ?? []).length > 1) lines.push("  (several interrupts wait: answer each with --interrupt ID --value '<json>')");
-    (json ? process.stderr : process.stdout).write(`${lines.join("\n")}\n`);
+    (json ? writeStderr : writeStdout)(`${lines.join("\n")}\n`);
     return;
   }
   const lines = listed ? [] : [`run ${run.run_id} is waiting for approval:`];
   if (!listed) for (const request of open) lines.push(`  ${request.name}(${foldArgs(request.args, CLI_DEFAULTS.foldedArgsChars)})  [call ${request.tool_call_id}]`);
   lines.push("continue with one of:", `  ${cliName()} approve ${run.run_id}`, `  ${cliName()} reject ${run.run_id} --reason "why"`);
   if (open.length > 1) lines.push("  (add --call TOOL_CALL_ID to decide one call at a time)");
-  (json ? process.stderr : process.stdout).write(`${lines.join("\n")}\n`);
+  (json ? writeStderr : writeStdout)(`${lines.join("\n")}\n`);
 }
 
 interface FollowOptions {

@@ -97,10 +97,11 @@ export function createRunsApi(deps: RunsApiDeps): RunsApi {
 
   /**
    * Creates, in `tx` (under its thread's lock), the run that resumes `waiting` (CONTRACT section 3:
-   * a resume is a new run), with its `run.created` and `resume.given` events. RunConflictError when
+   * a resume is a new run), with its `run.created` event and `carried`: the `resume.given` it
+   * resumes with (the decisions' own events stay on the waiting run, where they were made). RunConflictError when
    * the thread no longer waits on `waiting` (another caller resumed it, or a newer run started).
    */
-  const createResumeRun = async (tx: Queryable, waiting: RunRecord, next: NextRunOptions, given: NewRunEvent): Promise<{ run: RunRecord; claimed: boolean }> => {
+  const createResumeRun = async (tx: Queryable, waiting: RunRecord, next: NextRunOptions, carried: readonly NewRunEvent[]): Promise<{ run: RunRecord; claimed: boolean }> => {
     const webhook = next.webhook === undefined || next.webhook === null ? null : checkWebhookUrl(policy, next.webhook);
     const lease = next.executeHere === true ? { claimFor: { owner, leaseMs: config.worker.leaseMs } } : {};
     const created = await runs.createWithin(
@@ -122,7 +123,7 @@ export function createRunsApi(deps: RunsApiDeps): RunsApi {
         ...lease,
       },
       async (inner, runId) => {
-        await events.append(runId, [{ type: "run.created" }, given], undefined, { tx: inner });
+        await events.append(runId, [{ type: "run.created" }, ...carried], undefined, { tx: inner });
         await completions.insert(inner, runId, { webhook, deleteThread: false });
       },
     );
@@ -157,7 +158,7 @@ export function createRunsApi(deps: RunsApiDeps): RunsApi {
       const stored = await resumes.record(run.run_id, { ...planned, principal: audit.principal, reason: audit.reason ?? null }, { tx });
       if (stored === null) throw new RunConflictError(`run ${run.run_id} is not what its thread waits on (it was resumed, or a newer run started)`, { runId: run.run_id });
       await events.append(run.run_id, [given], undefined, { tx });
-      return complete ? await createResumeRun(tx, run, next, given) : null;
+      return complete ? await createResumeRun(tx, run, next, [given]) : null;
     });
     return announced(outcome, run.run_id);
   };
@@ -271,7 +272,7 @@ export function createRunsApi(deps: RunsApiDeps): RunsApi {
           if (stored === null) throw notWaiting(run);
           const given: NewRunEvent = { type: "resume.given", interrupt_ids: [target.id], by: audit.principal, reason: audit.reason ?? null, value_digest: argsDigest(command) };
           await events.append(runId, [...decided, given], undefined, { tx });
-          return waiting.length <= 1 ? await createResumeRun(tx, run, next, given) : null;
+          return waiting.length <= 1 ? await createResumeRun(tx, run, next, [given]) : null;
         })
         .catch(async (error: unknown) => {
           throw ((error as { code?: unknown } | null)?.code === "23505" ? await decisions.conflictOf(runId, planned.map((d) => d.toolCallId)) : null) ?? error;
@@ -345,7 +346,7 @@ export function createRunsApi(deps: RunsApiDeps): RunsApi {
       return recordResume(run, planResume(body, waiting), waiting.length, audit, next);
     },
     resumes: (runId) => resumes.list(runId),
-    interrupted: (listOptions = {}) => runs.listInterrupted(listOptions.limit),
+    interrupted: (listOptions = {}) => runs.listInterrupted(listOptions.limit, listOptions.threadAccess),
     completion: (runId) => completions.get(runId),
     releaseCompletion: (runId) => completions.release(runId),
   };

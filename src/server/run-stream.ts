@@ -157,6 +157,8 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
   // starts). None for a run that forked its start into a checkpoint of its own (time travel).
   let start: StateSnapshot | undefined;
   let startKnown = false;
+  // the start as read after the run's first own checkpoint (its tasks' results are in it)
+  let startFinal = false;
   let startSent = false;
   const readSnapshots = async (): Promise<void> => {
     const read = await runtime.threads.runSnapshots(threadId, key, boundary);
@@ -167,10 +169,12 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
     const last = snapshots[snapshots.length - 1];
     boundary = last === undefined ? read.newestId : checkpointIdOf(last);
     const first = snapshots[0];
-    if (!startKnown && first !== undefined) {
+    if (!startFinal && first !== undefined) {
+      // read (again, if `startOf` read it while its tasks ran) once the run wrote a checkpoint of
+      // its own: by then the start's tasks have their results
       const parentId = first.parentConfig?.configurable?.["checkpoint_id"];
       start = first.metadata?.source === "fork" || typeof parentId !== "string" ? undefined : await runtime.threads.stateAt(threadId, parentId);
-      startKnown = true;
+      [startKnown, startFinal] = [true, true];
     }
   };
   /**
@@ -273,7 +277,7 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
     };
   };
   // without stream_subgraphs a subgraph's custom writes reach the parent's stream (as LangGraph's do)
-  const subgraphs = options.subgraphs === true ? new SubgraphParts(runtime, threadId, modes) : undefined;
+  const subgraphs = options.subgraphs === true ? new SubgraphParts(runtime, threadId, modes, initial.created_at) : undefined;
   /** A later attempt of the run (a worker died and another took it over) starts with its own metadata part. */
   const attemptPart = (event: StoredRunEvent): { event: string; data: unknown }[] => {
     if (!isRunEvent(event)) return [];
@@ -414,7 +418,8 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
       if (signal.aborted) return false;
       if (waiting?.seq !== event.seq) waiting = { seq: event.seq, since: Date.now() };
       const settled = paused || Date.now() - waiting.since > SERVER_DEFAULTS.streamCheckpointPatienceMs;
-      const attached = subgraphs === undefined ? [] : await subgraphs.partsFor(event, snapshots, settled);
+      // the root tasks are the run's checkpoints' and its start's (a task the run resumed started there)
+      const attached = subgraphs === undefined ? [] : await subgraphs.partsFor(event, start === undefined ? snapshots : [start, ...snapshots], settled);
       if (attached === undefined) return true;
       if (isRunEvent(event) && event.type === "node.started" && event.ns.length === 0) {
         const startedBy = snapshots.findIndex((snapshot) => snapshot.tasks.some((task) => task.id === event.task_id));

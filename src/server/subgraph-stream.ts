@@ -1,3 +1,4 @@
+import { withStateMessageIds } from "./message-ids.js";
 import type { StateSnapshot } from "@langchain/langgraph";
 import { isRunEvent, type Runtime, type StoredRunEvent } from "../runtime/runtime.js";
 import { interruptsOf, toWire } from "./wire.js";
@@ -32,10 +33,15 @@ function hasTasks(snapshot: StateSnapshot): boolean {
 export class SubgraphParts {
   private readonly lists = new Map<string, NamespaceCheckpoints>();
 
+  /**
+   * `runCreatedAt`: when the streamed run was created; a subgraph checkpoint older than it was
+   * written by an earlier run of the thread (the one this run resumes).
+   */
   constructor(
     private readonly runtime: Runtime,
     private readonly threadId: string,
     private readonly modes: ReadonlySet<string>,
+    private readonly runCreatedAt: string = "",
   ) {}
 
   /**
@@ -89,6 +95,16 @@ export class SubgraphParts {
     const steps = this.steps(ns);
     const at = steps.findIndex((snapshot) => snapshot.tasks.some((task) => task.id === taskId));
     if (at < 0 || (steps[at] as StateSnapshot).tasks.find((task) => !task.name.startsWith("__"))?.id !== taskId) return [];
+    const startedBy = steps[at] as StateSnapshot;
+    if (Date.parse(startedBy.createdAt ?? "") < Date.parse(this.runCreatedAt)) {
+      // a task of an earlier run's checkpoint, which this run resumes: LangGraph streams that
+      // checkpoint's state and tasks again, not the updates that made it (the earlier run sent those)
+      return [
+        ...(this.modes.has("values") ? [{ event: modeEvent("values", ns), data: toWire(startedBy.values ?? {}) }] : []),
+        ...checkpointParts(startedBy, this.modes, ns),
+        ...taskStartParts(startedBy, this.modes, ns),
+      ];
+    }
     let before = at - 1;
     while (before >= 0 && !hasTasks(steps[before] as StateSnapshot)) before -= 1;
     return this.range(ns, before + 1, at);
@@ -120,10 +136,13 @@ export class SubgraphParts {
       const previous = index > 0 ? list.steps[index - 1] : list.input;
       if (index > 0) parts.push(...this.interruptParts(list.steps[index - 1] as StateSnapshot, ns));
       if (index === 0 && list.input !== undefined) parts.push(...checkpointParts(list.input, this.modes, ns));
+      const claimed = new Set<string>();
       for (const task of previous?.tasks ?? []) {
         if (task.result === undefined || task.name.startsWith("__")) continue;
-        if (this.modes.has("updates")) parts.push({ event: modeEvent("updates", ns), data: { [task.name]: toWire(task.result) } });
-        parts.push(...taskResultParts(previous as StateSnapshot, task, snapshot, this.modes, ns));
+        // a message the node wrote without an id has the one the state gave it, as LangGraph's parts do
+        const result = withStateMessageIds(toWire(task.result), toWire(previous?.values ?? {}), toWire(snapshot.values ?? {}), claimed);
+        if (this.modes.has("updates")) parts.push({ event: modeEvent("updates", ns), data: { [task.name]: result } });
+        parts.push(...taskResultParts(previous as StateSnapshot, task, snapshot, this.modes, ns, result));
       }
       if (this.modes.has("values")) parts.push({ event: modeEvent("values", ns), data: toWire(snapshot.values ?? {}) });
       parts.push(...checkpointParts(snapshot, this.modes, ns), ...taskStartParts(snapshot, this.modes, ns));

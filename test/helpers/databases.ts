@@ -12,10 +12,43 @@ export const TEST_DATABASE_URL = process.env["DEVMIND_TEST_DATABASE_URL"] || und
 /** When set (CI), a missing PostgreSQL is a failure instead of a skip. */
 export const REQUIRE_POSTGRES = process.env["DEVMIND_REQUIRE_POSTGRES"] === "1";
 
+/**
+ * DEVMIND_TEST_ALL_ON_PGLITE=1 without PostgreSQL: the PostgreSQL tier's flows (see
+ * `POSTGRES_TIER_SKIPPED`) run on PGlite instead of being skipped; slow (15 minutes and more on
+ * a 2-core machine), for a change to PGlite itself.
+ */
+export const ALL_ON_PGLITE = process.env["DEVMIND_TEST_ALL_ON_PGLITE"] === "1";
+
+/**
+ * True when the suite runs without PostgreSQL (a fresh clone's `npm test`): the tests of the
+ * PostgreSQL tier are then skipped, each reported as skipped, so the suite stays within minutes
+ * here. That tier is (1) the real-PostgreSQL engine tests (registered on "postgres" only), and
+ * (2) the flows above the runtime seam and of child processes — HTTP routes, the SDK, the web
+ * page, CLI sessions — that CI runs on PostgreSQL (`itOnPrimary`, `itOnChildEngine`,
+ * `itWithPostgres`), each file of which keeps a smoke test that runs on PGlite. Every
+ * engine-specific behaviour (saver, conformance suite, leases, recovery, migrations, run store,
+ * ledger, locks) runs on PGlite either way.
+ */
+export const POSTGRES_TIER_SKIPPED = TEST_DATABASE_URL === undefined && !ALL_ON_PGLITE;
+
 if (TEST_DATABASE_URL === undefined) {
   if (REQUIRE_POSTGRES) throw new Error("DEVMIND_REQUIRE_POSTGRES=1 but DEVMIND_TEST_DATABASE_URL is not set");
-  console.warn("[devmind tests] skipped: no PostgreSQL (set DEVMIND_TEST_DATABASE_URL to run the real-PostgreSQL tests)");
+  console.warn(
+    ALL_ON_PGLITE
+      ? "[devmind tests] no PostgreSQL: the real-PostgreSQL tests are skipped; DEVMIND_TEST_ALL_ON_PGLITE=1 runs every HTTP, CLI and web flow on PGlite (slow)"
+      : "[devmind tests] skipped: no PostgreSQL. The real-PostgreSQL tests and the HTTP, CLI and web flows CI runs on PostgreSQL are skipped (their smoke tests run on PGlite). Set DEVMIND_TEST_DATABASE_URL=postgres://… to run them (or DEVMIND_TEST_ALL_ON_PGLITE=1 to run the flows on PGlite, slow).",
+  );
 }
+
+/**
+ * `it` for a test of the PostgreSQL tier that runs on CHILD_ENGINE / PRIMARY_ENGINE without naming
+ * a backend (a CLI flow on `context()`'s default engine, a server on PRIMARY_ENGINE): runs when
+ * PostgreSQL is configured, skipped (reported) without it; see `POSTGRES_TIER_SKIPPED`.
+ */
+export const itWithPostgres = (POSTGRES_TIER_SKIPPED ? it.skip : it) as typeof it;
+
+/** `describe` for a block of the PostgreSQL tier (see `itWithPostgres`). */
+export const describeWithPostgres = (POSTGRES_TIER_SKIPPED ? describe.skip : describe) as typeof describe;
 
 /** The backends an integration suite should run on: PGlite always, PostgreSQL when configured. */
 export const BACKENDS: ("pglite" | "postgres")[] = TEST_DATABASE_URL === undefined ? ["pglite"] : ["pglite", "postgres"];
@@ -69,11 +102,11 @@ export const PRIMARY_ENGINE: "pglite" | "postgres" = TEST_DATABASE_URL === undef
 
 /**
  * `it` for a behaviour above the runtime seam: registered on PRIMARY_ENGINE only (not skipped
- * elsewhere, see `itOn`). A file of such tests keeps at least one plain `it` inside its
+ * elsewhere, see `itOn`); without PostgreSQL it is skipped (reported), see `POSTGRES_TIER_SKIPPED`. A file of such tests keeps at least one plain `it` inside its
  * `describe.each(BACKENDS)`: that one is the smoke test on the other engine.
  */
 export function itOnPrimary(backend: string): typeof it {
-  return itOn(backend, PRIMARY_ENGINE);
+  return backend === PRIMARY_ENGINE && POSTGRES_TIER_SKIPPED ? (it.skip as typeof it) : itOn(backend, PRIMARY_ENGINE);
 }
 
 /**
@@ -86,9 +119,9 @@ export function itOnPrimary(backend: string): typeof it {
  */
 export const CHILD_ENGINE: "pglite" | "postgres" = TEST_DATABASE_URL === undefined ? "pglite" : "postgres";
 
-/** `it` for a flow of child processes: registered on CHILD_ENGINE only (see `itOnPrimary`). */
+/** `it` for a flow of child processes: registered on CHILD_ENGINE only, skipped without PostgreSQL (see `itOnPrimary`). */
 export function itOnChildEngine(backend: string): typeof it {
-  return itOn(backend, CHILD_ENGINE);
+  return backend === CHILD_ENGINE && POSTGRES_TIER_SKIPPED ? (it.skip as typeof it) : itOn(backend, CHILD_ENGINE);
 }
 
 /** `describe` for a block that only makes sense on one backend (see `itOn`). */

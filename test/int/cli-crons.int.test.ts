@@ -6,10 +6,10 @@
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { writeFileSync } from "node:fs";
-import { describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { runCli } from "../helpers/cli.js";
 import { cliContexts, ndjson } from "../helpers/cli-env.js";
-import { CHILD_ENGINE } from "../helpers/databases.js";
+import { CHILD_ENGINE, itWithPostgres } from "../helpers/databases.js";
 
 const EXAMPLES = resolve(fileURLToPath(new URL("../../examples/", import.meta.url)));
 const REVIEW_CONFIG = join(EXAMPLES, "approval-graph", "langgraph.json");
@@ -17,7 +17,7 @@ const context = cliContexts();
 
 // the CLI is above the runtime seam: both engines are covered below it (graph-runs, crons)
 describe.each([CHILD_ENGINE])("devmind crons on %s", (backend) => {
-  it("creates, lists and deletes crons; refuses bad schedules, time zones and graphs", async () => {
+  itWithPostgres("creates, lists and deletes crons; refuses bad schedules, time zones and graphs", async () => {
     const ctx = context(backend);
     const inputFile = join(ctx.dir, "input.json");
     writeFileSync(inputFile, JSON.stringify({ topic: "nightly digest" }));

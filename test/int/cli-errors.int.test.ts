@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cliCommandLine, runCli, spawnCli } from "../helpers/cli.js";
 import { cliContexts, ndjson } from "../helpers/cli-env.js";
-import { CHILD_ENGINE } from "../helpers/databases.js";
+import { CHILD_ENGINE, itWithPostgres } from "../helpers/databases.js";
 
 const context = cliContexts();
 
@@ -60,7 +60,7 @@ describe("devmind bad input: one line, a usage hint, exit 2, nothing touched", (
     expect(existsSync(join(ctx.dir, "data"))).toBe(false);
   }, 300_000);
 
-  it("exits 1 when the run ends in error: the model fails, or a run limit stops it (stop reason in the result line)", async () => {
+  itWithPostgres("exits 1 when the run ends in error: the model fails, or a run limit stops it (stop reason in the result line)", async () => {
     const ctx = context();
     const failing = ctx.script("fails.json", [{ error: "the provider is down" }]);
     const failed = await runCli(["run", "hello", "--json"], { ...ctx.env, ...failing }, { cwd: ctx.dir, timeoutMs: 240_000 });
@@ -78,7 +78,7 @@ describe("devmind bad input: one line, a usage hint, exit 2, nothing touched", (
     expect(ndjson(limited.stdout).at(-1)).toMatchObject({ type: "result", status: "error", stop_reason: "max_model_rounds", model_rounds: 1, tool_calls: 1 });
   }, 300_000);
 
-  it("reads the task from stdin; a run that waits has ended (nothing to cancel), a new run on its thread is taken and can be cancelled", async () => {
+  itWithPostgres("reads the task from stdin; a run that waits has ended (nothing to cancel), a new run on its thread is taken and can be cancelled", async () => {
     const ctx = context();
     const model = ctx.script("write.json", [{ tool_calls: [{ id: "w", name: "write_file", args: { path: "a.txt", content: "a" } }] }, { content: "ok" }]);
     const child = spawnCli(["run", "--json"], { ...ctx.env, ...model }, { cwd: ctx.dir });
@@ -128,14 +128,16 @@ describe.each([CHILD_ENGINE])("devmind output into a pipe closed early on %s", (
       [["show", runId, "--verbose"], "true"],
       [["events", runId, "--json"], "true"],
     ] as const;
-    // the four pipelines side by side, each with its own stderr file
-    const piped = await Promise.all(
-      cases.map(([args, reader], index) => {
-        const errFile = join(ctx.dir, `stderr-${index}.txt`);
-        const line = `${cliCommandLine([...args])} 2>${errFile} | ${reader}; exit "\${PIPESTATUS[0]}"`;
-        return spawnCli([], ctx.env, { cwd: ctx.dir, command: ["bash", ["-c", line]] }).exited.then((result) => ({ result, errFile }));
-      }),
-    );
+    const pipeline = (args: readonly string[], reader: string, index: number) => {
+      const errFile = join(ctx.dir, `stderr-${index}.txt`);
+      const line = `${cliCommandLine([...args])} 2>${errFile} | ${reader}; exit "\${PIPESTATUS[0]}"`;
+      return spawnCli([], ctx.env, { cwd: ctx.dir, command: ["bash", ["-c", line]] }).exited.then((result) => ({ result, errFile }));
+    };
+    // on PostgreSQL the four pipelines side by side; an embedded database serves one process at a
+    // time (a second one exits 2, "in use by process …"), so there one after the other
+    const piped: Awaited<ReturnType<typeof pipeline>>[] = [];
+    if (backend === "postgres") piped.push(...(await Promise.all(cases.map(([args, reader], index) => pipeline(args, reader, index)))));
+    else for (const [index, [args, reader]] of cases.entries()) piped.push(await pipeline(args, reader, index));
     for (const [index, [args, reader]] of cases.entries()) {
       const { result, errFile } = piped[index] as (typeof piped)[number];
       const what = `${args.join(" ")} | ${reader}`;
@@ -143,6 +145,38 @@ describe.each([CHILD_ENGINE])("devmind output into a pipe closed early on %s", (
       expect(result.code, what).toBe(0);
       if (reader !== "true") expect(result.stdout.trim().split("\n").length, what).toBeGreaterThan(0);
     }
+  }, 300_000);
+
+  it("`run … | head -1` and `run … | true` never leave an orphan: the run goes on to its next stop in this process, and the exit code is its status's", async () => {
+    const ctx = context(backend);
+    const adds = ctx.script("add.json", [{ tool_calls: [{ id: "c1", name: "add", args: { a: 2, b: 3 } }] }, { content: "five" }]);
+    const writes = ctx.script("write.json", [{ tool_calls: [{ id: "w1", name: "write_file", args: { path: "a.txt", content: "a" } }] }, { content: "written" }]);
+    const cases = [
+      // the reader takes the first line (the run's intro) and goes away; the timeline continues into a closed pipe
+      { task: "add 2 and 3", model: adds, reader: "head -1", code: 0, status: "success", stop: "completed" },
+      // a reader gone before the first write: every line of the run fails with EPIPE
+      { task: "add 2 and 3", model: adds, reader: "true", code: 0, status: "success", stop: "completed" },
+      // the next stop is the approval: the run ends at the interrupt (exit 3; its thread waits), leased by nobody
+      { task: "write a.txt", model: writes, reader: "true", code: 3, status: "success", stop: "interrupt" },
+    ];
+    const stderrs: string[] = [];
+    // one after the other: on PGlite one process at a time holds the database
+    for (const [index, { task, model, reader, code }] of cases.entries()) {
+      const errFile = join(ctx.dir, `run-stderr-${index}.txt`);
+      const line = `${cliCommandLine(["run", task])} 2>${errFile} | ${reader}; exit "\${PIPESTATUS[0]}"`;
+      const result = await spawnCli([], { ...ctx.env, ...model }, { cwd: ctx.dir, command: ["bash", ["-c", line]] }).exited;
+      const stderr = readFileSync(errFile, "utf8");
+      stderrs.push(stderr);
+      expect(result.code, `${task} | ${reader}: ${stderr}`).toBe(code);
+      expect(stderr, `${task} | ${reader}`).not.toMatch(/EPIPE|at .*\.js:\d+/);
+    }
+    // the reader gone before the first write: the note names the run that goes on
+    for (const index of [1, 2]) expect(stderrs[index]).toMatch(/^devmind: output closed; run [0-9a-f-]{36} continues in this process to its next stop/m);
+    const runs = await runCli(["runs", "--json"], ctx.env, { cwd: ctx.dir });
+    // newest first; none is left pending or running, none holds a lease
+    const listed = ndjson(runs.stdout);
+    expect(listed.map((run) => [run["status"], run["stop_reason"]])).toEqual(cases.map((item) => [item.status, item.stop]).reverse());
+    expect(listed.map((run) => run["lease"])).toEqual([null, null, null]);
   }, 300_000);
 });
 

@@ -12,7 +12,7 @@ import { CLI_BUNDLE } from "../../src/constants.js";
 import { runCli, spawnCli } from "../helpers/cli.js";
 import { BUILT_CLI } from "../setup/build-outputs.js";
 import { cliContexts, ndjson } from "../helpers/cli-env.js";
-import { CHILD_ENGINE } from "../helpers/databases.js";
+import { CHILD_ENGINE, itWithPostgres } from "../helpers/databases.js";
 
 const EXAMPLES = resolve(fileURLToPath(new URL("../../examples/", import.meta.url)));
 const REVIEW_CONFIG = join(EXAMPLES, "approval-graph", "langgraph.json");
@@ -25,7 +25,7 @@ const context = cliContexts();
 
 // the CLI is above the runtime seam: both engines are covered below it (graph-runs, crons)
 describe.each([CHILD_ENGINE])("devmind CLI with user graphs on %s", (backend) => {
-  it("runs example (a) to its interrupt (exit 3), resumes it with --value in a new process, and shows it", async () => {
+  itWithPostgres("runs example (a) to its interrupt (exit 3), resumes it with --value in a new process, and shows it", async () => {
     const ctx = context(backend);
     const first = await runCli(["run", "--config", REVIEW_CONFIG, "--graph", "review", "--input", '{"topic":"durable runs"}', "--json"], ctx.env, { cwd: ctx.dir });
     expect(first.code, first.stderr).toBe(3);
@@ -68,7 +68,7 @@ describe.each([CHILD_ENGINE])("devmind CLI with user graphs on %s", (backend) =>
     // the resume was a new run: the thread no longer waits on this one
     expect(again.stderr).toContain("its thread no longer waits on it");
   });
-  it("a TypeScript graph shares the CLI's LangGraph: one copy of each package, not a second one for the graph file", async () => {
+  itWithPostgres("a TypeScript graph shares the CLI's LangGraph: one copy of each package, not a second one for the graph file", async () => {
     const ctx = context(backend);
     const config = join(ctx.dir, "one-copy.json");
     writeFileSync(config, JSON.stringify({ graphs: { probe: `${ONE_COPY_GRAPH}:graph` } }));
@@ -77,7 +77,7 @@ describe.each([CHILD_ENGINE])("devmind CLI with user graphs on %s", (backend) =>
     expect(ndjson(run.stdout).at(-1)).toMatchObject({ type: "result", status: "success" });
   });
 
-  it("a ToolNode graph: one folded line per tool call, its final values, and values/interrupts in the --json result", async () => {
+  itWithPostgres("a ToolNode graph: one folded line per tool call, its final values, and values/interrupts in the --json result", async () => {
     const ctx = context(backend);
     const config = join(ctx.dir, "tool-node.json");
     writeFileSync(config, JSON.stringify({ graphs: { research: `${TOOL_NODE_GRAPH}:graph` } }));
@@ -122,7 +122,7 @@ describe("devmind CLI with example (c): createAgent with HITL middleware", () =>
 });
 
 describe("devmind CLI with user graphs: refusals", () => {
-  it("the one-file CLI bundle refuses to load project graphs (it has its own LangGraph); the bin starts the separate modules for them", async () => {
+  itWithPostgres("the one-file CLI bundle refuses to load project graphs (it has its own LangGraph); the bin starts the separate modules for them", async () => {
     const ctx = context();
     const bundle = join(dirname(BUILT_CLI), CLI_BUNDLE.file);
     const direct = await spawnCli([], ctx.env, { cwd: ctx.dir, command: [process.execPath, [bundle, "graphs", "--config", REVIEW_CONFIG]] }).exited;
@@ -136,7 +136,7 @@ describe("devmind CLI with user graphs: refusals", () => {
     ]);
   });
 
-  it("refuses an unknown graph, malformed --input, a task with --input, and --value on a run waiting for a map", async () => {
+  itWithPostgres("refuses an unknown graph, malformed --input, a task with --input, and --value on a run waiting for a map", async () => {
     const ctx = context();
     // a graph with a node named like devmind's own
     const reservedConfig = join(ctx.dir, "reserved.json");

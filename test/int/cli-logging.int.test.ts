@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli, spawnCli } from "../helpers/cli.js";
 import { cliContexts } from "../helpers/cli-env.js";
+import { itWithPostgres } from "../helpers/databases.js";
 import { errorReply, OpenAiTestServer } from "../helpers/openai-server.js";
 
 const context = cliContexts();
@@ -80,7 +81,7 @@ describe("logs and secrets of devmind serve / worker", () => {
     expect(ended.stdout).not.toContain(API_KEY);
   }, 300_000);
 
-  it("`devmind run` never prints a configured key the model server echoes: live timeline, --json events, error lines", async () => {
+  itWithPostgres("`devmind run` never prints a configured key the model server echoes: live timeline, --json events, error lines", async () => {
     const ctx = context();
     model.reset();
     const echo = errorReply(401, `Incorrect API key provided: ${MODEL_KEY}. You can find your API key at https://platform.openai.com/account/api-keys.`);
@@ -94,7 +95,7 @@ describe("logs and secrets of devmind serve / worker", () => {
     }
   }, 300_000);
 
-  it("LOG_LEVEL=warn keeps a worker's info lines off stderr; at info they are there; stdout stays the human lines", async () => {
+  itWithPostgres("LOG_LEVEL=warn keeps a worker's info lines off stderr; at info they are there; stdout stays the human lines", async () => {
     const ctx = context();
     const script = ctx.script("hi.json", [{ content: "hi" }, { content: "hi again" }]);
     for (const [level, expectInfo] of [["warn", false], ["info", true]] as const) {

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { ScriptedTurn } from "../../src/model/scripted-turns.js";
 import { cliContexts, runIdFrom } from "../helpers/cli-env.js";
+import { itWithPostgres } from "../helpers/databases.js";
 import { spawnInPty } from "../helpers/pty.js";
 
 const WRITE_SCRIPT: ScriptedTurn[] = [
@@ -45,7 +46,7 @@ describe("devmind run on a terminal (pseudo-terminal)", () => {
     expect(readFileSync(join(ctx.workspace, "note.txt"), "utf8")).toBe("hello");
   }, 300_000);
 
-  it("reject asks for a reason; the model is told and the run finishes without the call", async () => {
+  itWithPostgres("reject asks for a reason; the model is told and the run finishes without the call", async () => {
     const ctx = context();
     const term = spawnInPty(["run", "write a note"], { ...ctx.env, ...ctx.script("w.json", WRITE_SCRIPT) }, { cwd: ctx.dir });
     await term.waitFor((out) => out.includes(PROMPT));
@@ -60,7 +61,7 @@ describe("devmind run on a terminal (pseudo-terminal)", () => {
     expect(existsSync(join(ctx.workspace, "note.txt"))).toBe(false);
   }, 300_000);
 
-  it("edit opens the arguments as JSON in $EDITOR and runs what was saved", async () => {
+  itWithPostgres("edit opens the arguments as JSON in $EDITOR and runs what was saved", async () => {
     const ctx = context();
     const editor = join(ctx.dir, "editor.sh");
     writeFileSync(editor, `#!/bin/sh\ngrep -q '"path": "note.txt"' "$1" || exit 1\nprintf '{"path":"edited.txt","content":"from the editor"}' > "$1"\n`);
@@ -77,7 +78,7 @@ describe("devmind run on a terminal (pseudo-terminal)", () => {
     expect(existsSync(join(ctx.workspace, "note.txt"))).toBe(false);
   }, 300_000);
 
-  it("later leaves the run waiting (exit 3, the command to continue); Ctrl-C at the prompt of resume leaves it waiting (exit 3)", async () => {
+  itWithPostgres("later leaves the run waiting (exit 3, the command to continue); Ctrl-C at the prompt of resume leaves it waiting (exit 3)", async () => {
     const ctx = context();
     const model = ctx.script("w.json", WRITE_SCRIPT);
     const later = spawnInPty(["run", "write a note"], { ...ctx.env, ...model }, { cwd: ctx.dir });

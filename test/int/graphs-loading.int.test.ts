@@ -71,7 +71,8 @@ describe("langgraph.json", () => {
     const dir = join(path, "..");
     const config = readLanggraphConfig(path);
     expect(config.graphs).toEqual([{ id: "a", source: "./g.ts:graph", file: join(dir, "g.ts"), exportName: "graph", description: "the a graph" }]);
-    expect(config.env).toEqual({});
+    // store.index stands for devmind's own store settings (applied as env defaults); checkpointer is accepted quietly
+    expect(config.env).toEqual({ DEVMIND_STORE_INDEX_DIMS: "3", DEVMIND_STORE_INDEX_EMBED: "openai:x" });
     expect(config.warnings).toEqual([`${path}: unknown key "anotherUnknown" ignored (no LangGraph tool knows it)`]);
     expect(config.http).toEqual({ app: { source: "./app.ts:app", file: join(dir, "app.ts"), exportName: "app" }, disabled: ["store", "meta"], cors: { allowOrigins: ["https://a.example"], maxAge: 60 } });
     expect(config.ui).toEqual([{ name: "a", source: "./ui.tsx", file: join(dir, "ui.tsx") }]);
@@ -79,8 +80,8 @@ describe("langgraph.json", () => {
     expect(config.serveRefusals).toEqual([]);
 
     const refused = readLanggraphConfig(configFile({ graphs: { a: "./g.ts:graph" }, auth: { path: "./auth.ts:auth" }, http: { mount_prefix: "/api", configurable_headers: { includes: ["x-*"] }, middleware_order: "middleware_first", disable_webhooks: true, enable_custom_route_auth: false } }));
-    expect(refused.serveRefusals.map((line) => /"([^"]+)"/.exec(line)?.[1])).toEqual(["auth", "http.mount_prefix", "http.configurable_headers", "http.disable_webhooks", "http.middleware_order"]);
-    expect(refused.serveRefusals[0]).toMatch(/"auth" \(a custom LangGraph Auth handler\) is not supported by devmind serve yet/);
+    expect(refused.serveRefusals.map((line) => /"([^"]+)"/.exec(line)?.[1])).toEqual(["http.mount_prefix", "http.configurable_headers", "http.disable_webhooks", "http.middleware_order"]);
+    expect(refused.auth).toEqual({ source: "./auth.ts:auth", file: expect.stringMatching(/\/auth\.ts$/), exportName: "auth" });
     expect(refused.warnings.join("\n")).toMatch(/"http.enable_custom_route_auth": false ignored/);
   });
 

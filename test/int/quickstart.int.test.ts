@@ -76,14 +76,17 @@ describe("README quick start on a fresh clone [slow]", () => {
     expect(out).toMatch(/run [0-9a-f-]{36}: success \(completed\) · 4 model rounds · 4 tool calls/);
     expect(out).toContain("- Every step of an agent run is checkpointed");
     expect(out).toContain("what to try next:");
+    expect(out).toContain("your own graph:     next to its langgraph.json: npx devmind graphs");
     expect(out).toContain("OPENAI_API_KEY=");
     expect(out).toContain("DATABASE_URL=postgres://");
 
     // README "Bring your graph": its commands, as written there, in the clone's example (npx devmind
     // is the package's own bin here: the built CLI)
     const readme = readFileSync(join(clone, "README.md"), "utf8");
-    const section = readme.slice(readme.indexOf("## Bring your graph"), readme.indexOf("## Configuration"));
-    const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? "";
+    const start = readme.indexOf("## Bring your graph");
+    const section = readme.slice(start, readme.indexOf("\n## ", start + 1));
+    // the section's example block (the install block comes first)
+    const block = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1] as string).find((text) => text.includes("cd examples/")) ?? "";
     const commands = block.split("\n").filter((line) => line.startsWith("npx devmind ")).map((line) => line.replace(/\s+#.*$/, ""));
     expect(block).toContain("cd examples/approval-graph");
     expect(commands.map((line) => line.split(" ")[2])).toEqual(["graphs", "run", "resume", "serve"]);

@@ -12,7 +12,7 @@ import { Hono } from "hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "../../src/db/types.js";
 import { headerConfigurable, resolveWebhook, selfBaseUrl } from "../../src/server/run-request.js";
-import { openBackend, PRIMARY_ENGINE } from "../helpers/databases.js";
+import { openBackend, PRIMARY_ENGINE, itWithPostgres } from "../helpers/databases.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { waitUntil } from "../helpers/waits.js";
 
@@ -71,7 +71,7 @@ describe("LangGraph run requests: headers into configurable, webhook paths on th
     await owner?.close();
   });
 
-  it("x-* headers and user-agent reach the graph's configurable over the body's values; API key headers never do", async () => {
+  itWithPostgres("x-* headers and user-agent reach the graph's configurable over the body's values; API key headers never do", async () => {
     const client = new Client({ apiUrl: server.url, defaultHeaders: { "x-tenant-id": "t-1", "X-Feature": "on", "x-api-key": "not-for-the-graph", "x-service-key": "nor-this" } });
     const thread = await client.threads.create();
     const values = (await client.runs.wait(thread.thread_id, "echo", { input: {}, config: { configurable: { tenant: "body", "x-feature": "from-body", "x-only-body": "kept" } } })) as { seen: Record<string, unknown> };
@@ -85,7 +85,7 @@ describe("LangGraph run requests: headers into configurable, webhook paths on th
     expect(stateless.seen["x-feature"]).toBe("stateless");
   });
 
-  it("a webhook path is resolved against the server and POSTed the ended run to the project's route; a relative path without a slash is refused", async () => {
+  itWithPostgres("a webhook path is resolved against the server and POSTed the ended run to the project's route; a relative path without a slash is refused", async () => {
     const client = new Client({ apiUrl: server.url });
     const thread = await client.threads.create();
     const run = await client.runs.create(thread.thread_id, "echo", { input: {}, webhook: "/hooks/done" });
@@ -94,7 +94,7 @@ describe("LangGraph run requests: headers into configurable, webhook paths on th
     await expect(client.runs.create(thread.thread_id, "echo", { input: {}, webhook: "hooks/done" })).rejects.toThrow(/HTTP 422/);
   });
 
-  it("a subgraph stopped at a breakpoint: its state nested with subgraphs=true, read and updated by checkpoint_ns, its own history; an unknown namespace is a 404", async () => {
+  itWithPostgres("a subgraph stopped at a breakpoint: its state nested with subgraphs=true, read and updated by checkpoint_ns, its own history; an unknown namespace is a 404", async () => {
     const client = new Client({ apiUrl: server.url });
     const thread = await client.threads.create();
     await client.runs.wait(thread.thread_id, "nested", { input: { steps: ["start"] } });

@@ -57,7 +57,9 @@ describe.each(BACKENDS)("web page with user graphs on %s", (backend) => {
 
     const interrupt = page.getByTestId("interrupt");
     await interrupt.waitFor({ timeout: UI_TIMEOUT });
-    await expect.poll(() => page.getByTestId("run-status").textContent(), { timeout: UI_TIMEOUT }).toBe("interrupted");
+    // the run ended at the interrupt (LangGraph Platform's model): success, stop reason interrupt
+    await expect.poll(() => page.getByTestId("run-status").textContent(), { timeout: UI_TIMEOUT }).toBe("success");
+    await expect.poll(() => page.getByTestId("stop-reason").textContent(), { timeout: UI_TIMEOUT }).toBe("interrupt");
     expect(JSON.parse((await interrupt.getByTestId("interrupt-value").textContent()) ?? "")).toEqual({ question: "Send this draft?", draft: `A short note about ${HOSTILE}.` });
     await expect.poll(() => page.getByTestId("node-line").allTextContents(), { timeout: UI_TIMEOUT }).toEqual([expect.stringContaining("Node write finished"), expect.stringContaining("Node review interrupted")]);
     await expect.poll(() => page.getByTestId("custom-line").count(), { timeout: UI_TIMEOUT }).toBe(1);
@@ -70,6 +72,8 @@ describe.each(BACKENDS)("web page with user graphs on %s", (backend) => {
     await interrupt.getByTestId("resume-value").fill('{"approved": true}');
     await interrupt.getByTestId("resume-button").click();
 
+    // the resume is a new run, which the same view goes on with
+    await expect.poll(() => page.getByTestId("stop-reason").textContent(), { timeout: UI_TIMEOUT }).toBe("completed");
     await expect.poll(() => page.getByTestId("run-status").textContent(), { timeout: UI_TIMEOUT }).toBe("success");
     await expect.poll(async () => JSON.parse((await page.getByTestId("state-values").textContent()) || "null")?.outcome, { timeout: UI_TIMEOUT }).toBe(`sent: A short note about ${HOSTILE}.`);
     expect(await page.getByTestId("interrupt-panel").isHidden()).toBe(true);
@@ -78,8 +82,10 @@ describe.each(BACKENDS)("web page with user graphs on %s", (backend) => {
       expect.stringContaining("Node review interrupted"),
       expect.stringContaining("Node review finished"),
     ]);
-    const [run] = await server.runtime.runs.list();
-    expect(run).toMatchObject({ graph_id: "review", status: "success" });
+    const [resumed, run] = await server.runtime.runs.list();
+    expect(resumed).toMatchObject({ graph_id: "review", status: "success", stop_reason: "completed", resumes_run: run?.run_id });
+    expect(run).toMatchObject({ graph_id: "review", status: "success", stop_reason: "interrupt", waiting: false });
+    await expect.poll(() => page.locator("#run-id").textContent()).toBe(resumed?.run_id);
     expect((await server.runtime.runs.resumes(run?.run_id as string)).map((item) => item.principal)).toEqual(["anonymous"]);
 
     // the hostile topic is text everywhere: no element made of it, no script ran

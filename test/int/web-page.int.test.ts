@@ -77,16 +77,23 @@ describe.each(BACKENDS)("web page on %s", (backend) => {
     // write_file waits for a human
     const approval = page.locator('[data-testid="approval"][data-tool="write_file"]');
     await approval.waitFor({ timeout: UI_TIMEOUT });
-    await expect.poll(() => page.getByTestId("run-status").textContent(), { timeout: UI_TIMEOUT }).toBe("interrupted");
+    // the run ended at the approval (LangGraph Platform's model): success, stop reason interrupt
+    await expect.poll(() => page.getByTestId("run-status").textContent(), { timeout: UI_TIMEOUT }).toBe("success");
+    await expect.poll(() => page.getByTestId("stop-reason").textContent(), { timeout: UI_TIMEOUT }).toBe("interrupt");
     expect(JSON.parse((await approval.getByTestId("approval-args").textContent()) ?? "")).toEqual({ path: "sum.txt", content: "5" });
     expect(existsSync(join(stack.workspace, "sum.txt"))).toBe(false);
     const waiting = (await stack.runtime.runs.list({ limit: 1 }))[0];
     const listedWaiting = page.locator(`[data-testid="runs-list"] li[data-run-id="${waiting?.run_id}"] .badge`);
-    await expect.poll(() => listedWaiting.textContent(), { timeout: UI_TIMEOUT }).toBe("interrupted");
+    await expect.poll(() => listedWaiting.textContent(), { timeout: UI_TIMEOUT }).toBe("success");
     expect(await page.locator('[data-testid="tool-line"][data-tool="write_file"]').getAttribute("data-status")).toBe("awaiting");
     await saveScreenshot(page, "web-page-approval.png");
 
     await approval.getByRole("button", { name: "Approve" }).click();
+    // the approval starts the run that resumes the thread; the view goes on with it
+    const runs = stack.runtime.runs;
+    await expect.poll(async () => (await runs.list({ limit: 1 }))[0]?.resumes_run, { timeout: UI_TIMEOUT }).toBe(waiting?.run_id);
+    const resumedId = (await runs.list({ limit: 1 }))[0]?.run_id;
+    await expect.poll(() => page.locator("#run-id").textContent(), { timeout: UI_TIMEOUT }).toBe(resumedId);
 
     await expect.poll(() => page.getByTestId("answer").textContent(), { timeout: UI_TIMEOUT }).toBe("The sum is 5. I wrote it to sum.txt.");
     await expect.poll(() => page.getByTestId("run-status").textContent(), { timeout: UI_TIMEOUT }).toBe("success");
@@ -186,19 +193,37 @@ describe.each(BACKENDS)("web page on %s", (backend) => {
     expect(probe.failedResponses).toContain("401 GET /runs");
     expectQuiet(probe, ["401 GET /runs", "401 POST /assistants/search"]);
   }, TEST_MS);
-  itOnPrimary(backend)("cancels a run waiting for approval from the page", async () => {
-    stack = await startServerStack(owner, [{ tool_calls: [{ id: "call_w", name: "write_file", args: { path: "never.txt", content: "x" } }] }, { content: "unreachable" }]);
+  itOnPrimary(backend)("cancels a running run from the page; a run that stopped for approval has ended and is rejected instead", async () => {
+    stack = await startServerStack(owner, [{ content: "slow", delay_ms: 20_000 }]);
+    const first = await open(stack);
+    const page0 = first.page;
+    await page0.getByLabel("Task").fill("think slowly");
+    await page0.getByRole("button", { name: "Run", exact: true }).click();
+    await expect.poll(() => page0.getByTestId("run-status").textContent(), { timeout: UI_TIMEOUT }).toBe("running");
+    await page0.getByRole("button", { name: "Cancel run" }).click();
+    // a cancelled run is `interrupted` (LangGraph Platform's word), stop reason cancelled
+    await expect.poll(() => page0.getByTestId("run-status").textContent(), { timeout: UI_TIMEOUT }).toBe("interrupted");
+    await expect.poll(() => page0.getByTestId("stop-reason").textContent(), { timeout: UI_TIMEOUT }).toBe("cancelled");
+    expect(await page0.getByRole("button", { name: "Cancel run" }).isHidden()).toBe(true);
+    expect((await stack.runtime.runs.list({ limit: 1 }))[0]).toMatchObject({ status: "interrupted", stop_reason: "cancelled" });
+    expectQuiet(first.probe);
+    await stack.close();
+
+    stack = await startServerStack(owner, [{ tool_calls: [{ id: "call_w", name: "write_file", args: { path: "never.txt", content: "x" } }] }, { content: "left it alone" }]);
     const { page, probe } = await open(stack);
     await page.getByLabel("Task").fill("write never.txt");
     await page.getByRole("button", { name: "Run", exact: true }).click();
-    await page.locator('[data-testid="approval"][data-tool="write_file"]').waitFor({ timeout: UI_TIMEOUT });
-    await page.getByRole("button", { name: "Cancel run" }).click();
-    await expect.poll(() => page.getByTestId("run-status").textContent(), { timeout: UI_TIMEOUT }).toBe("interrupted");
-    await expect.poll(() => page.getByTestId("stop-reason").textContent(), { timeout: UI_TIMEOUT }).toBe("cancelled");
-    expect(await page.getByTestId("approval-panel").isHidden()).toBe(true);
+    const approval = page.locator('[data-testid="approval"][data-tool="write_file"]');
+    await approval.waitFor({ timeout: UI_TIMEOUT });
+    // nothing runs while the thread waits: no cancel, a rejection answers it
     expect(await page.getByRole("button", { name: "Cancel run" }).isHidden()).toBe(true);
+    await approval.getByRole("button", { name: "Reject" }).click();
+    await approval.getByTestId("reject-reason").fill("not now");
+    await approval.getByTestId("send-reject").click();
+    await expect.poll(() => page.getByTestId("answer").textContent(), { timeout: UI_TIMEOUT }).toBe("left it alone");
+    expect(await page.getByTestId("approval-panel").isHidden()).toBe(true);
     expect(existsSync(join(stack.workspace, "never.txt"))).toBe(false);
-    expect((await stack.runtime.runs.list({ limit: 1 }))[0]?.status).toBe("interrupted");
+    expect((await stack.runtime.runs.list({ limit: 1 }))[0]).toMatchObject({ status: "success", stop_reason: "completed" });
     expectQuiet(probe);
   }, TEST_MS);
 
@@ -240,7 +265,7 @@ describe.each(BACKENDS)("web page on %s", (backend) => {
     expectQuiet(probe);
   }, TEST_MS);
 
-  itOnPrimary(backend)("keeps following a run across a server restart: reconnects, resumes after the last event, shows each event once", async () => {
+  itOnPrimary(backend)("a thread answered elsewhere across a server restart: the page goes on with the run that resumes it, each event once", async () => {
     const { db, drop } = await freshMigratedSchema(owner);
     const workspace = tempWorkspace();
     const config = loadConfig({ DEVMIND_WORKSPACE: workspace.dir, DEVMIND_MODEL_MAX_RETRIES: "0" });
@@ -255,18 +280,21 @@ describe.each(BACKENDS)("web page on %s", (backend) => {
       await page.locator('[data-testid="approval"][data-tool="write_file"]').waitFor({ timeout: UI_TIMEOUT });
       const runId = (await runtime.runs.list({ limit: 1 }))[0]?.run_id ?? "";
 
-      // the server goes away (its streams end) and comes back on the same port; the decision is made elsewhere
+      // the run ended at the approval (its stream with it); the server goes away and comes back on
+      // the same port; the decision is made elsewhere, which starts the run that resumes the thread
+      await expect.poll(() => page.locator("#connection").getAttribute("data-state"), { timeout: UI_TIMEOUT }).toBe("ended");
       await server.close();
       server = undefined;
-      await expect.poll(() => page.locator("#connection").getAttribute("data-state"), { timeout: UI_TIMEOUT }).toBe("reconnecting");
-      await runtime.runs.decide(runId, { decisions: [{ type: "approve" }] }, { principal: "cli" });
+      const next = await runtime.runs.decide(runId, { decisions: [{ type: "approve" }] }, { principal: "cli" });
+      expect(next.resumes_run).toBe(runId);
       server = await startServer({ runtime, config, host: "127.0.0.1", port, workers: 1 });
 
       await expect.poll(() => page.getByTestId("answer").textContent(), { timeout: UI_TIMEOUT }).toBe("after the restart");
       await expect.poll(() => page.getByTestId("run-status").textContent(), { timeout: UI_TIMEOUT }).toBe("success");
       // each stored event shown once, although the stream was read twice
       const types = await page.locator('[data-testid="event"]').evaluateAll((items: unknown[]) => items.map((item) => (item as { dataset: Record<string, string> }).dataset["type"]));
-      expect(types).toEqual(["run.created", "run.started", "approval.requested", "run.interrupted", "approval.decided", "run.resumed", "run.succeeded"]);
+      expect(types).toEqual(["run.created", "run.started", "approval.requested", "run.interrupted", "approval.decided", "run.continued", "run.created", "run.started", "run.resumed", "run.succeeded"]);
+      expect(await page.locator("#run-id").textContent()).toBe(next.run_id);
       expect(await page.locator('[data-testid="tool-line"]').count()).toBe(1);
       expect(probe.pageErrors).toEqual([]);
       expect(probe.dialogs).toEqual([]);

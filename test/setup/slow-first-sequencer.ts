@@ -16,6 +16,7 @@ const SLOW_FILES = [
   "test/int/runtime-recovery.int.test.ts",
   "test/int/db-faults.int.test.ts",
   "test/int/quickstart.int.test.ts",
+  "test/int/cli-dockerfile.int.test.ts",
   "test/int/crons.int.test.ts",
   "test/int/cli-run.int.test.ts",
   "test/int/db-faults-processes.int.test.ts",

@@ -45,8 +45,11 @@ describe("how an agent run enters its graph", () => {
     expect(reachedBreakpoint(run({ interrupt_before: ["*"] }), snapshot(["guard"], "loop"))).toBe(true);
     expect(reachedBreakpoint(run({}), snapshot(["tools"], "loop"))).toBe(false);
 
-    expect(stoppedAtBreakpoint(run({ interrupt_after: ["model"] }), snapshot(["guard"], "loop"))).toBe(true);
-    expect(stoppedAtBreakpoint(run({ interrupt_after: ["model"] }), snapshot([], "loop"))).toBe(false);
-    expect(stoppedAtBreakpoint(run({}), snapshot(["guard"], "loop"))).toBe(false);
+    // returned with tasks left and none failed: a breakpoint (the run's, or one compiled into the graph)
+    expect(stoppedAtBreakpoint(snapshot(["guard"], "loop"))).toBe(true);
+    expect(stoppedAtBreakpoint(snapshot([], "loop"))).toBe(false);
+    const failed = snapshot(["guard"], "loop");
+    (failed.tasks[0] as { error?: unknown }).error = "boom";
+    expect(stoppedAtBreakpoint(failed)).toBe(false);
   });
 });

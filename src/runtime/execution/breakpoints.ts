@@ -3,10 +3,12 @@ import type { RunRecord } from "../queue/run-record.js";
 
 /**
  * Whether `after` (the thread's state when the graph returned without an interrupt pending) is a
- * stop at one of the run's static breakpoints: the graph still has tasks and the run set any.
+ * stop at a static breakpoint: the graph returned with tasks still to run and none failed — the
+ * run's own `interrupt_before` / `interrupt_after`, or one compiled into the graph or a subgraph
+ * (`compile({ interruptBefore })`), since LangGraph returns early only there.
  */
-export function stoppedAtBreakpoint(run: Pick<RunRecord, "interrupt_before" | "interrupt_after">, after: StateSnapshot): boolean {
-  return after.next.length > 0 && (run.interrupt_before !== null || run.interrupt_after !== null);
+export function stoppedAtBreakpoint(after: StateSnapshot): boolean {
+  return after.next.length > 0 && after.tasks.every((task) => task.error === undefined || task.error === null);
 }
 
 /**

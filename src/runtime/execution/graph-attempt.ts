@@ -295,7 +295,7 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
     const interrupts = interruptsOf(after);
     if (interrupts.length > 0) return await endAtInterrupt(attempt, counts(), interrupts, checkpointIdOf(after));
     // a static breakpoint ends the run at an interrupt too; a later run without input continues from there
-    if (stoppedAtBreakpoint(run, after)) return await endAtInterrupt(attempt, counts(), [], checkpointIdOf(after));
+    if (stoppedAtBreakpoint(after)) return await endAtInterrupt(attempt, counts(), [], checkpointIdOf(after));
     return await finishFromState(attempt, hooks, after, counts);
   } catch (error) {
     await attempt.settled().catch(() => undefined);

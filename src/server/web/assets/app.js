@@ -9,6 +9,8 @@ import { RunView } from "./run-view.js";
 import { followEvents } from "./sse.js";
 
 const RUNS_SHOWN = 30;
+/** While a shown run's thread waits on it: how often to look for the run that resumes it (answered elsewhere), and for how long. */
+const RESUME_WATCH = { everyMs: 2_000, forMs: 30 * 60_000 };
 const RUNS_REFRESH_MS = 5_000;
 const THREADS_SCANNED = 10;
 
@@ -31,7 +33,12 @@ const runButton = /** @type {HTMLButtonElement} */ (byId("run-button"));
 const graphRow = byId("graph-row");
 const graphPicker = /** @type {HTMLSelectElement} */ (byId("graph"));
 const taskLabel = byId("task-label");
-const AGENT = "agent";
+/** The server's default assistant (runs without an assistant_id), until its graph list is read. */
+const DEFAULT_GRAPH = "agent";
+/** Graphs whose input is a conversation (`messages` in their input schema): they take a task as text. */
+const chatGraphs = new Set([DEFAULT_GRAPH]);
+/** The graph the picker starts on: the server's first (its default assistant's graph). */
+let firstGraph = DEFAULT_GRAPH;
 const runsList = byId("runs-list");
 const runsError = byId("runs-error");
 const connection = byId("connection");
@@ -61,16 +68,32 @@ taskForm.addEventListener("submit", (event) => {
 byId("refresh-runs").addEventListener("click", () => void refreshRuns());
 graphPicker.addEventListener("change", () => showGraphInput());
 
-/** The graph runs start with: the picker's choice, else the agent. @returns {string} */
+/** The graph runs start with: the picker's choice, else the server's first. @returns {string} */
 function selectedGraph() {
-  return graphPicker.value === "" ? AGENT : graphPicker.value;
+  return graphPicker.value === "" ? firstGraph : graphPicker.value;
 }
 
-/** The agent takes a task; any other graph a JSON input. */
+/** A graph whose input is a conversation takes a task (sent as a user message); any other a JSON input. */
 function showGraphInput() {
-  const agent = selectedGraph() === AGENT;
-  taskLabel.textContent = agent ? "Task" : "Input (JSON)";
-  taskInput.placeholder = agent ? "What should the agent do?" : '{"topic": "..."}';
+  const chat = chatGraphs.has(selectedGraph());
+  taskLabel.textContent = chat ? "Task" : "Input (JSON)";
+  taskInput.placeholder = chat ? "What should it do?" : '{"topic": "..."}';
+}
+
+/**
+ * Whether an assistant's graph takes a conversation: `messages` among its input schema's
+ * properties (the agent, `createAgent`, any MessagesAnnotation graph).
+ * @param {string} assistantId
+ * @returns {Promise<boolean>}
+ */
+async function takesMessages(assistantId) {
+  try {
+    const schemas = await request("GET", `/assistants/${encodeURIComponent(assistantId)}/schemas`);
+    const properties = schemas?.input_schema?.properties;
+    return properties !== null && typeof properties === "object" && Object.hasOwn(properties, "messages");
+  } catch {
+    return false;
+  }
 }
 
 /** Fills the graph picker from the server's assistants (one per loaded graph); shown when it is not the agent alone. */
@@ -82,11 +105,19 @@ async function loadGraphs() {
     return;
   }
   // one entry per graph (several assistants may share one)
-  const ids = [...new Set((Array.isArray(assistants) ? assistants : []).map((/** @type {Record<string, any>} */ a) => String(a.graph_id)))];
+  const list = Array.isArray(assistants) ? assistants : [];
+  const ids = [...new Set(list.map((/** @type {Record<string, any>} */ a) => String(a.graph_id)))];
+  // one schema read per graph: does it take a conversation?
+  const chats = await Promise.all(ids.map((id) => takesMessages(String(list.find((/** @type {Record<string, any>} */ a) => String(a.graph_id) === id)?.assistant_id ?? id))));
+  chatGraphs.clear();
+  ids.forEach((id, index) => {
+    if (chats[index] === true) chatGraphs.add(id);
+  });
+  firstGraph = ids.includes(DEFAULT_GRAPH) ? DEFAULT_GRAPH : (ids[0] ?? DEFAULT_GRAPH);
   const current = graphPicker.value;
   graphPicker.replaceChildren(...ids.map((id) => el("option", { value: id, text: id })));
-  if (ids.includes(current)) graphPicker.value = current;
-  graphRow.hidden = ids.length === 0 || (ids.length === 1 && ids[0] === AGENT);
+  graphPicker.value = ids.includes(current) ? current : firstGraph;
+  graphRow.hidden = ids.length <= 1;
   showGraphInput();
 }
 byId("cancel-run").addEventListener("click", () => void view?.cancel());
@@ -107,13 +138,13 @@ async function startRun() {
   const content = taskInput.value.trim();
   const graph = selectedGraph();
   if (content === "") {
-    formError.textContent = graph === AGENT ? "Write a task first." : "Write the graph's input (JSON) first.";
+    formError.textContent = chatGraphs.has(graph) ? "Write a task first." : "Write the graph's input (JSON) first.";
     taskInput.focus();
     return;
   }
   /** @type {unknown} */
   let input;
-  if (graph === AGENT) input = { messages: [{ role: "user", content }] };
+  if (chatGraphs.has(graph)) input = { messages: [{ role: "user", content }] };
   else {
     try {
       input = JSON.parse(content);
@@ -163,29 +194,115 @@ async function selectRun(runId, known) {
   }
   const current = new RunView(record, {
     onDecided: () => stream?.poke(),
-    // an answer created the run that resumes the thread: show that one
-    onResumed: (next) => {
-      void refreshRuns();
-      void selectRun(next);
-    },
+    // an answer created the run that resumes the thread: the same view follows it on
+    onResumed: (next) => void continueWith(current, next),
     // the list shows statuses too: refresh it when this run's changes
     onStatus: () => void refreshRuns(),
     onFinished: () => {
       void refreshRuns();
-      void request("GET", `/runs/${encodeURIComponent(runId)}`).then((run) => current.applyRecord(run), () => undefined);
+      void request("GET", `/runs/${encodeURIComponent(current.runId)}`).then((run) => current.applyRecord(run), () => undefined);
     },
   });
   view = current;
   current.applyRecord(record);
-  stream = followEvents(`/runs/${encodeURIComponent(runId)}/events`, {
+  follow(current);
+}
+
+/**
+ * Follows the view's run: its events from the start, live until it ends.
+ * @param {RunView} current
+ */
+function follow(current) {
+  stream = followEvents(`/runs/${encodeURIComponent(current.runId)}/events`, {
     headers: () => authHeaders(),
     errorOf,
     onEvent: (event) => current.apply(event),
     onStatus: (status, detail) => {
       connection.textContent = status === "live" ? "live" : status === "ended" ? "" : `${status}${detail ? `: ${detail}` : ""}`;
       connection.dataset["state"] = status;
+      // the run ended at an interrupt: an answer from elsewhere (the CLI, the SDK) starts the next run
+      if (status === "ended" && current.waitingHere) void watchForResume(current);
     },
   });
+}
+
+/**
+ * While `current`'s thread waits on its run, looks (every RESUME_WATCH.everyMs, bounded) for the
+ * run that resumes it — answered in another tab, the CLI or the SDK — and goes on with it.
+ * @param {RunView} current
+ */
+async function watchForResume(current) {
+  const runId = current.runId;
+  const until = Date.now() + RESUME_WATCH.forMs;
+  while (view === current && current.runId === runId && current.waitingHere && Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, RESUME_WATCH.everyMs));
+    if (view !== current || current.runId !== runId || !current.waitingHere) return;
+    try {
+      const run = await request("GET", `/runs/${encodeURIComponent(runId)}`);
+      if (run?.waiting !== false) continue;
+      const runs = await request("GET", `/threads/${encodeURIComponent(current.threadId)}/runs?limit=10`);
+      const next = (Array.isArray(runs) ? runs : []).find((/** @type {Record<string, any>} */ item) => item.resumes_run === runId);
+      if (next !== undefined) await continueWith(current, String(next.run_id));
+      return;
+    } catch {
+      // the server is away for a moment: look again
+    }
+  }
+}
+
+/**
+ * A run's stored events after `after` (seq), read once (`follow=0`): what a run that ended at an
+ * interrupt stored after its stream ended. Empty when they cannot be read.
+ * @param {string} runId
+ * @param {number} after
+ * @returns {Promise<Record<string, any>[]>}
+ */
+async function storedEventsAfter(runId, after) {
+  try {
+    const response = await fetch(`/runs/${encodeURIComponent(runId)}/events?follow=0&after=${after}`, { headers: authHeaders() });
+    if (!response.ok) return [];
+    const text = await response.text();
+    return text
+      .split("\n")
+      .filter((line) => line.startsWith("data: "))
+      .map((line) => JSON.parse(line.slice("data: ".length)))
+      .filter((event) => event !== null && typeof event === "object" && typeof event.type === "string");
+  } catch {
+    return [];
+  }
+}
+
+/** Runs a view is switching to (`continueWith` in flight). */
+const continuing = new Set();
+
+/**
+ * The run that resumes the thread (a new run, as LangGraph Platform makes it) continues in the
+ * same view: its timeline goes on below the interrupt, and the address names it.
+ * @param {RunView} current
+ * @param {string} nextRunId
+ */
+async function continueWith(current, nextRunId) {
+  // the answer's response and the watch for an answer from elsewhere may both find it: once
+  if (view !== current || current.runId === nextRunId || continuing.has(nextRunId)) return;
+  continuing.add(nextRunId);
+  const seen = stream?.lastSeq() ?? 0;
+  stream?.stop();
+  stream = null;
+  // what the resumed run stored after it ended (the decisions, the resume given), once, before the new run's
+  for (const event of await storedEventsAfter(current.runId, seen)) current.apply(event);
+  let record;
+  try {
+    record = await request("GET", `/runs/${encodeURIComponent(nextRunId)}`);
+  } catch {
+    record = { run_id: nextRunId, thread_id: current.threadId, status: "pending" };
+  }
+  continuing.delete(nextRunId);
+  if (view !== current) return;
+  history.replaceState(null, "", `#run=${encodeURIComponent(nextRunId)}`);
+  current.continueWith(record);
+  markSelected(nextRunId);
+  follow(current);
+  void refreshRuns();
 }
 
 /** Whether the server has devmind's `GET /runs` list; if not, the LangGraph thread routes are used. */
@@ -237,7 +354,7 @@ async function refreshRuns() {
           "button",
           { type: "button", class: "run-item", "data-testid": "run-item", onclick: () => void selectRun(String(run.run_id)) },
           el("span", { class: "badge", "data-status": String(run.status), text: String(run.status) }),
-          el("span", { class: "run-task", text: taskOf(run) }),
+          el("span", { class: "run-task", text: taskOf(run, items) }),
           el("time", { text: timeOf(run.created_at) }),
         ),
       ),
@@ -256,11 +373,15 @@ function markSelected(runId) {
 }
 
 /**
- * The first user message of a run, for the list.
+ * The first user message of a run, for the list; a run that resumes another (no input of its
+ * own) is labelled by the run it resumes, when that one is listed too.
  * @param {Record<string, any>} run
+ * @param {Record<string, any>[]} listed
  * @returns {string}
  */
-function taskOf(run) {
+function taskOf(run, listed) {
+  const resumed = typeof run.resumes_run === "string" ? listed.find((item) => item.run_id === run.resumes_run) : undefined;
+  if (resumed !== undefined) return `${taskOf(resumed, listed.filter((item) => item !== resumed))} (resumed)`;
   return runLabel(run, startedTasks.get(String(run.run_id)));
 }
 

@@ -24,13 +24,14 @@ export function messageText(message) {
 }
 
 /**
- * A user graph's run input as a label: `graph: {"json": ...}`; null for the agent's `{messages}`
+ * A graph's run input as a label: `graph: {"json": ...}`; null for a conversation's `{messages}`
  * input or no input.
  * @param {Record<string, any>} run
  * @returns {string | null}
  */
 function graphInputText(run) {
-  if (typeof run?.graph_id !== "string" || run.graph_id === "agent" || run.input === undefined || run.input === null) return null;
+  // a conversation's input is labelled by its first message (runLabel), not as JSON
+  if (typeof run?.graph_id !== "string" || run.input === undefined || run.input === null || Array.isArray(run.input?.messages)) return null;
   try {
     return `${run.graph_id}: ${JSON.stringify(run.input)}`;
   } catch {

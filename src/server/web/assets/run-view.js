@@ -25,9 +25,10 @@ export class RunView {
     this.runId = run.run_id;
     this.threadId = run.thread_id;
     this.graphId = typeof run.graph_id === "string" ? run.graph_id : "agent";
-    this.isAgent = this.graphId === "agent";
     /** Decisions shown since the last resume (the resume they make adds no line). */
     this.decisionsShown = 0;
+    /** @type {unknown} the digest of the last resume shown (the next run repeats it as its first event) */
+    this.resumeShown = undefined;
     /** The run ended at an interrupt and its thread waits on it: its approvals and interrupts can be answered. */
     this.waitingHere = run.waiting === true;
     /** @type {Map<string, RunInterrupt>} */
@@ -69,7 +70,23 @@ export class RunView {
     this.stateValues.textContent = "";
     byId("state-panel").hidden = true;
     this.setStatus(run.status ?? "pending");
-    if (!this.isAgent) this.loadStateSoon(0);
+    this.loadStateSoon(0);
+  }
+
+  /**
+   * Goes on with the run that resumes this one's thread: its id and status from now on, its
+   * events appended to the same timeline.
+   * @param {Record<string, any>} run
+   */
+  continueWith(run) {
+    this.runId = String(run.run_id);
+    byId("run-id").textContent = this.runId;
+    this.waitingHere = false;
+    this.waiting.clear();
+    this.pending.clear();
+    this.stopReason.textContent = "";
+    append(this.timeline, el("li", { class: "event info", "data-testid": "event", "data-type": "run.continued" }, el("span", { text: `Continued by run ${this.runId}` })));
+    this.setStatus(typeof run.status === "string" ? run.status : "pending");
   }
 
   dispose() {
@@ -175,13 +192,15 @@ export class RunView {
       case "run.interrupted":
         // the run ends here (success, stop reason interrupt); its thread waits for an answer,
         // which starts a new run
+        // an approval whose calls are named (tool_call_id) is decided in the approvals panel; any
+        // other interrupt is answered with a JSON value — whichever graph raised it
         for (const item of Array.isArray(data.interrupts) ? data.interrupts : []) {
-          if (!this.isAgent && item !== null && typeof item === "object" && typeof item.id === "string") this.waiting.set(item.id, item);
+          if (item !== null && typeof item === "object" && typeof item.id === "string" && !namedApproval(item.value)) this.waiting.set(item.id, item);
         }
         this.waitingHere = true;
         this.setStatus("success");
         this.stopReason.textContent = "interrupt";
-        this.line(event, this.isAgent ? "Waiting for approval" : `Interrupted: ${this.waiting.size} interrupt(s) waiting for a value`);
+        this.line(event, this.waiting.size === 0 ? "Waiting for approval" : `Interrupted: ${this.waiting.size} interrupt(s) waiting for a value`);
         this.showPending();
         this.loadResultsSoon();
         this.loadStateSoon();
@@ -199,6 +218,9 @@ export class RunView {
         break;
       case "resume.given": {
         for (const id of Array.isArray(data.interrupt_ids) ? data.interrupt_ids : []) this.waiting.delete(id);
+        // the run that resumes a thread starts with the resume the waiting run recorded: shown once
+        if (typeof data.value_digest === "string" && data.value_digest === this.resumeShown) break;
+        this.resumeShown = data.value_digest;
         // the decisions just shown are this resume: no second line for them
         if (this.decisionsShown > 0) {
           this.decisionsShown = 0;
@@ -309,7 +331,6 @@ export class RunView {
 
   /** Reads the thread's current values (a user graph's state) shortly, once for a burst of events. */
   loadStateSoon(delayMs = 200) {
-    if (this.isAgent) return;
     clearTimeout(this.stateTimer);
     this.stateTimer = setTimeout(() => void this.loadState(), delayMs);
   }
@@ -419,4 +440,15 @@ function toolMessage(message) {
   if (!isTool || typeof body.tool_call_id !== "string") return null;
   const content = typeof body.content === "string" ? body.content : JSON.stringify(body.content);
   return { toolCallId: body.tool_call_id, content };
+}
+
+/**
+ * Whether an interrupt's value is an approval in LangChain's human-in-the-loop shape whose every
+ * request names its tool call (`tool_call_id`): decided call by call in the approvals panel.
+ * @param {unknown} value
+ */
+function namedApproval(value) {
+  if (value === null || typeof value !== "object") return false;
+  const requests = /** @type {Record<string, unknown>} */ (value)["actionRequests"];
+  return Array.isArray(requests) && requests.length > 0 && requests.every((request) => request !== null && typeof request === "object" && typeof request.tool_call_id === "string");
 }
