@@ -486,6 +486,16 @@ export const SERVER_DEFAULTS = {
   validationIssuesMax: 20,
 } as const;
 
+/** The project's custom auth handler (`auth` in langgraph.json, src/server/custom-auth). */
+export const AUTH_DEFAULTS = {
+  /** `authenticate` or an `on(...)` handler that has not answered after this long fails the request (503, nothing stored). */
+  handlerTimeoutMs: 10_000,
+  /** A refusal's message (from the handler's HTTPException) is cut to this many characters. */
+  messageMaxChars: 2_000,
+  /** Most keys one filter returned by an `on(...)` handler may have. */
+  filterMaxKeys: 32,
+} as const;
+
 /** CORS of the HTTP API: any origin (auth is by header, never by cookie), the headers the SDK sends and reads. */
 export const SERVER_CORS = {
   allowHeaders: ["x-api-key", "authorization", "content-type", "last-event-id", "accept"],

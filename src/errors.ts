@@ -75,7 +75,10 @@ export type DevmindErrorCode =
   | "NOT_FOUND"
   | "BAD_REQUEST"
   | "REQUEST_INVALID"
-  | "PAYLOAD_TOO_LARGE";
+  | "PAYLOAD_TOO_LARGE"
+  // the project's auth handler (src/server/custom-auth)
+  | "AUTH_REFUSED" // the handler threw an HTTPException: its status, message and headers answer
+  | "AUTH_HANDLER_FAILED"; // the handler is broken: it threw something else, timed out, or returned a malformed result
 
 const KIND_BY_CODE: Record<DevmindErrorCode, ErrorKind> = {
   CONFIG_INVALID: "user",
@@ -131,6 +134,8 @@ const KIND_BY_CODE: Record<DevmindErrorCode, ErrorKind> = {
   BAD_REQUEST: "user",
   REQUEST_INVALID: "user",
   PAYLOAD_TOO_LARGE: "user",
+  AUTH_REFUSED: "user",
+  AUTH_HANDLER_FAILED: "system",
 };
 
 /** Structured, serialisable details attached to an error (never secrets). */
@@ -285,6 +290,22 @@ export class DrainError extends DevmindError {
  * a body that fails validation (REQUEST_INVALID 422), a body over the limit (PAYLOAD_TOO_LARGE 413).
  */
 export class HttpRequestError extends DevmindError {}
+
+/**
+ * The project's auth handler refused a request by throwing LangGraph's `HTTPException`
+ * (`@langchain/langgraph-sdk/auth`): the answer is its `status`, `message` and `headers`, as on
+ * the official server. Code `AUTH_REFUSED`.
+ */
+export class AuthRefusalError extends DevmindError {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+
+  constructor(status: number, message: string, headers: Record<string, string> = {}) {
+    super("AUTH_REFUSED", message, { details: { status } });
+    this.status = status;
+    this.headers = headers;
+  }
+}
 
 /**
  * An operation the memory store refuses (src/store): a namespace that breaks LangGraph's rules

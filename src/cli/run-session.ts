@@ -75,6 +75,8 @@ async function driveHeldRun(opened: OpenedRuntime, firstRunId: string, options: 
   let cancelRequest: Promise<unknown> = Promise.resolve();
   let interrupts = 0;
   let firstInterruptAt = 0;
+  // the approval prompt is open: the run has ended at its interrupt, there is nothing to cancel
+  let asking = false;
   const onInterrupt = (): void => {
     // one press can reach us twice (the terminal's SIGINT and the raw key, when the prompt
     // switches modes at that moment): a second Ctrl-C counts only once the first has been seen
@@ -88,6 +90,11 @@ async function driveHeldRun(opened: OpenedRuntime, firstRunId: string, options: 
     }
     cancelling = true;
     promptAbort.abort();
+    if (asking) {
+      // nothing runs while the thread waits at the prompt: stop asking, it keeps waiting
+      note("■ stopped asking; the thread still waits (Ctrl-C again to quit at once)");
+      return;
+    }
     note("■ cancelling… (Ctrl-C again to quit at once)");
     cancelRequest = runtime.runs.cancel(runId).catch(() => undefined);
   };
@@ -108,7 +115,10 @@ async function driveHeldRun(opened: OpenedRuntime, firstRunId: string, options: 
     let record = current.waiting ? current : await executeOrFollow(opened, runId, follow);
     while (record.waiting && options.interactive && !cancelling) {
       await feed?.flush();
-      const decisions = await askAll(opened, runId, { ...options, signal: promptAbort.signal, onInterrupt }, timeline);
+      asking = true;
+      const decisions = await askAll(opened, runId, { ...options, signal: promptAbort.signal, onInterrupt }, timeline).finally(() => {
+        asking = false;
+      });
       if (decisions === null || cancelling) break;
       const next = await runtime.runs.decide(runId, { decisions }, { principal: options.principal }, { executeHere: true });
       if (next.run_id === runId) continue;
@@ -158,6 +168,8 @@ export async function resultLine(runtime: Runtime, run: RunRecord, view?: Thread
     thread_id: run.thread_id,
     status: run.status,
     stop_reason: run.stop_reason,
+    // the run this one resumes (a resume is a new run), null for one started with input
+    resumes_run: run.resumes_run,
     answer: run.answer,
     values: state.values,
     interrupts: state.interrupts,

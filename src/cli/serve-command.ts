@@ -31,15 +31,15 @@ export function registerServeCommand(program: Command, setExitCode: (code: numbe
       // graphs load first (a broken one is exit 2 before anything opens); their env applies to the config
       const project = await loadProjectGraphs(options.config, { serve: true });
       const config = loadConfig();
-      const { http, ui } = await loadProjectHttp(project.config);
+      const { http, ui, auth } = await loadProjectHttp(project.config);
       // before opening anything: a refused host should not migrate or lock the database first
-      checkBindable(options.host ?? config.server.host, config);
+      checkBindable(options.host ?? config.server.host, config, auth !== undefined);
       const { opened, server, workers } = await startService("serve", async () => {
         const opened = await openRuntime({ config, ...(workersWanted !== 0 ? { readyGraphs: "all" as const } : {}), recoverOrphans: workersWanted !== 0, service: true, graphs: project.graphs });
         try {
           const workers = workersWanted ?? opened.config.worker.concurrency;
           const { startServer } = await import("../server/start-server.js");
-          const server = await startServer({ runtime: opened.runtime, config: opened.config, host: options.host, port: options.port, workers, logger: opened.logger.child({ component: "server" }), http, ui });
+          const server = await startServer({ runtime: opened.runtime, config: opened.config, host: options.host, port: options.port, workers, logger: opened.logger.child({ component: "server" }), http, ui, auth });
           return { opened, server, workers };
         } catch (error) {
           await opened.close();
@@ -53,7 +53,7 @@ export function registerServeCommand(program: Command, setExitCode: (code: numbe
         const keys = opened.config.server.apiKeys.length;
         process.stdout.write(
           `devmind serve: listening on ${server.url} (${workers} worker slot${workers === 1 ? "" : "s"}, schema ${opened.database.schema} at ${opened.database.location}, ` +
-            `${keys === 0 ? "no API keys: loopback only" : `${keys} API key${keys === 1 ? "" : "s"}`}); Ctrl-C to stop\n`,
+            `${auth !== undefined ? `auth handler ${auth.source}` : keys === 0 ? "no API keys: loopback only" : `${keys} API key${keys === 1 ? "" : "s"}`}); Ctrl-C to stop\n`,
         );
         await signals.stopped;
         await server.close();

@@ -3,15 +3,23 @@ import type { LanggraphConfig } from "../graphs/langgraph-config.js";
 import { retryDatabaseFaults } from "../runtime/execution/backoff.js";
 import type { UiBundles } from "../server/ui-bundles.js";
 import type { UserHttp } from "../server/user-http.js";
+import type { CustomAuth } from "../server/custom-auth/auth-types.js";
 
 /**
- * What `devmind serve` mounts of a project's langgraph.json besides its graphs: `http` (its Hono
+ * What `devmind serve` mounts of a project's langgraph.json besides its graphs: `auth.path` (its
+ * LangGraph `Auth` handler, loaded now: one that fails to load is exit 2 naming it), `http` (its Hono
  * app loaded now, so a broken one is exit 2 before anything opens) and `ui` (bundled now with
  * esbuild; an entry that cannot be bundled is a warning on stderr and is not served, the rest of
  * the server is). Call after the graphs loaded (their `env` applied).
  */
-export async function loadProjectHttp(config: LanggraphConfig | null): Promise<{ http: UserHttp | undefined; ui: UiBundles | undefined }> {
-  if (config === null) return { http: undefined, ui: undefined };
+export async function loadProjectHttp(config: LanggraphConfig | null): Promise<{ http: UserHttp | undefined; ui: UiBundles | undefined; auth: CustomAuth | undefined }> {
+  if (config === null) return { http: undefined, ui: undefined, auth: undefined };
+  // a handler that fails to load stops `serve` (exit 2) naming it: never a server without the auth the project asked for
+  let auth: CustomAuth | undefined;
+  if (config.auth !== null) {
+    const { loadCustomAuth } = await import("../server/custom-auth/load-auth.js");
+    auth = await loadCustomAuth(config.auth);
+  }
   let http: UserHttp | undefined;
   if (config.http !== null) {
     const { loadUserHttp } = await import("../server/user-http.js");
@@ -24,7 +32,7 @@ export async function loadProjectHttp(config: LanggraphConfig | null): Promise<{
     for (const warning of built.warnings) process.stderr.write(`devmind: warning: ${config.path}: ${warning}\n`);
     ui = built.bundles;
   }
-  return { http, ui };
+  return { http, ui, auth };
 }
 
 /**

@@ -5,7 +5,7 @@ import { loadConfig } from "../config.js";
 import { parseDotenv } from "../config-dotenv.js";
 import { GRAPHS_DEFAULTS } from "../constants.js";
 import { ConfigError } from "../errors.js";
-import { moduleReference, readHttpSection, type HttpSettings } from "./langgraph-http.js";
+import { moduleReference, readHttpSection, type HttpSettings, type ModuleReference } from "./langgraph-http.js";
 import { storeSection } from "./langgraph-store.js";
 
 /** One graph named in `langgraph.json`: `"id": "./path.ts:exportName"` (or `{"path": ..., "description": ...}`). */
@@ -44,13 +44,14 @@ export interface LanggraphConfig {
   env: Record<string, string>;
   /** `http` (the user's Hono app, route groups taken away, CORS), or null without the key. */
   http: HttpSettings | null;
+  /** `auth.path`: the project's LangGraph `Auth` handler (`./auth.ts:auth`), or null without one. */
+  auth: ModuleReference | null;
   /** `ui`: components served under `/ui/{name}`; empty without the key. */
   ui: UiSpec[];
   /** `ui_config.shared`: packages the UI bundles leave to the page (besides React and the SDK). */
   uiShared: string[];
   /**
-   * What `devmind serve` cannot honour, each naming the key and why: `auth` (not supported yet)
-   * and some `http` keys. `serve` exits 2 with them; other commands (they serve no HTTP) go on.
+   * What `devmind serve` cannot honour, each naming the key and why: some `http` keys. `serve` exits 2 with them; other commands (they serve no HTTP) go on.
    */
   serveRefusals: string[];
   /** Keys present but unknown to every LangGraph tool, or known but not applied; printed as warnings, never fatal. */
@@ -95,7 +96,8 @@ const CONFIG_SCHEMA = z
     http: z.unknown().optional(),
     ui: z.record(z.string(), z.string().min(1)).optional(),
     ui_config: z.object({ shared: z.array(z.string()).optional() }).optional(),
-    auth: z.unknown().optional(),
+    // LangGraph's auth section: `path` names the handler; the rest (studio, openapi, cache) shapes the Platform's UI and is accepted
+    auth: z.object({ path: z.string().min(1).nullish(), disable_studio_auth: z.boolean().nullish() }).passthrough().nullish(),
     encryption: z.unknown().optional(),
     store: z.unknown().optional(),
   })
@@ -118,7 +120,7 @@ export function findLanggraphConfig(explicit: string | undefined, cwd: string = 
  * .env file name relative to the config, an object of strings, or a list of names), `http`
  * (see `readHttpSection`), `ui` / `ui_config`, `store` (its index and TTL as devmind's store
  * settings, see `storeSection`). Keys of LangGraph's format that only shape a
- * container build are accepted quietly; `auth` is left to `serve` to refuse (`serveRefusals`);
+ * container build are accepted quietly; `auth.path` names the auth handler (`serve` loads it);
  * `encryption` is refused here (devmind would store the data unencrypted); an unknown key is a
  * warning. Anything malformed is a ConfigError naming the file and the key (exit 2).
  */
@@ -148,7 +150,8 @@ export function readLanggraphConfig(path: string): LanggraphConfig {
   if (data.encryption !== undefined) throw new ConfigError(`${path}: "encryption" is not supported by devmind (it would store your data unencrypted); remove the key`, { path, key: "encryption" });
   const warnings: string[] = [];
   const serveRefusals: string[] = [];
-  if (data.auth !== undefined && data.auth !== null) serveRefusals.push(`${path}: "auth" (a custom LangGraph Auth handler) is not supported by devmind serve yet; remove it and use DEVMIND_API_KEYS`);
+  const authPath = data.auth?.path;
+  const auth = authPath === undefined || authPath === null ? null : moduleReference(path, dir, "auth.path", authPath);
   let http: HttpSettings | null = null;
   if (data.http !== undefined && data.http !== null) {
     const section = readHttpSection(path, dir, data.http);
@@ -165,7 +168,7 @@ export function readLanggraphConfig(path: string): LanggraphConfig {
   }
   const ui = Object.entries(data.ui ?? {}).map(([name, source]): UiSpec => ({ name, source, file: isAbsolute(source) ? source : resolve(dir, source) }));
   const env = { ...store.env, ...(Array.isArray(data.env) ? {} : readEnv(path, dir, data.env)) };
-  return { path, dir, graphs, env, http, ui, uiShared: data.ui_config?.shared ?? [], serveRefusals, warnings };
+  return { path, dir, graphs, env, http, auth, ui, uiShared: data.ui_config?.shared ?? [], serveRefusals, warnings };
 }
 
 function graphSpec(path: string, dir: string, id: string, entry: string | { path: string; description?: string | null | undefined }): GraphSpec {

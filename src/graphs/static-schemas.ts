@@ -47,19 +47,23 @@ async function extractorFor(file: string): Promise<StaticExtractor | null> {
  * (`@langchain/langgraph-api/schema`, which the LangGraph CLI installs, with the project's
  * `typescript`) reads the module's source. devmind does not carry a TypeScript compiler; it uses the
  * project's extractor when the project has one and otherwise answers null (the caller keeps the
- * runtime schemas). One extraction per set of graphs asked together (one TypeScript program),
- * cached per source; a failure is cached too (null), so a broken source is not compiled again per
- * request.
+ * runtime schemas). One extraction per graph, as the official server runs it (a TypeScript
+ * program of that module alone: a program holding several graphs names shared types
+ * differently), one at a time, cached per source; a failure is cached too (null), so a broken
+ * source is not compiled again per request.
  */
 export class StaticSchemas {
   private readonly cache = new Map<string, Promise<StaticSchemaMap | null>>();
+  /** The extractions queued so far: each starts when the one before it ended (one compiler at a time). */
+  private queue: Promise<unknown> = Promise.resolve();
 
-  /** The extracted schemas of each source (by `file:export`), extracting those not yet asked for in one batch. */
+  /** The extracted schemas of each source (by `file:export`), extracting those not yet asked for, one by one. */
   async of(wanted: readonly GraphSource[]): Promise<Map<string, StaticSchemaMap | null>> {
-    const missing = wanted.filter((source) => !this.cache.has(keyOf(source)));
-    if (missing.length > 0) {
-      const batch = this.extract(missing);
-      for (const source of missing) this.cache.set(keyOf(source), batch.then((all) => all.get(keyOf(source)) ?? null));
+    for (const source of wanted) {
+      if (this.cache.has(keyOf(source))) continue;
+      const extracted = this.queue.then(() => this.extract([source])).then((all) => all.get(keyOf(source)) ?? null);
+      this.queue = extracted.catch(() => null);
+      this.cache.set(keyOf(source), extracted);
     }
     const result = new Map<string, StaticSchemaMap | null>();
     for (const source of wanted) result.set(keyOf(source), await (this.cache.get(keyOf(source)) as Promise<StaticSchemaMap | null>));

@@ -97,8 +97,8 @@ export function createRunsApi(deps: RunsApiDeps): RunsApi {
 
   /**
    * Creates, in `tx` (under its thread's lock), the run that resumes `waiting` (CONTRACT section 3:
-   * a resume is a new run), with its `run.created` event and `carried`: what it resumes with (the
-   * decisions' `approval.decided` and the `resume.given`), so its own stream shows them. RunConflictError when
+   * a resume is a new run), with its `run.created` event and `carried`: the `resume.given` it
+   * resumes with (the decisions' own events stay on the waiting run, where they were made). RunConflictError when
    * the thread no longer waits on `waiting` (another caller resumed it, or a newer run started).
    */
   const createResumeRun = async (tx: Queryable, waiting: RunRecord, next: NextRunOptions, carried: readonly NewRunEvent[]): Promise<{ run: RunRecord; claimed: boolean }> => {
@@ -272,8 +272,7 @@ export function createRunsApi(deps: RunsApiDeps): RunsApi {
           if (stored === null) throw notWaiting(run);
           const given: NewRunEvent = { type: "resume.given", interrupt_ids: [target.id], by: audit.principal, reason: audit.reason ?? null, value_digest: argsDigest(command) };
           await events.append(runId, [...decided, given], undefined, { tx });
-          const all = [...already, ...recorded].map((d): NewRunEvent => ({ type: "approval.decided", tool_call_id: d.tool_call_id, decision: d.decision, by: d.principal, reason: d.reason }));
-          return waiting.length <= 1 ? await createResumeRun(tx, run, next, [...all, given]) : null;
+          return waiting.length <= 1 ? await createResumeRun(tx, run, next, [given]) : null;
         })
         .catch(async (error: unknown) => {
           throw ((error as { code?: unknown } | null)?.code === "23505" ? await decisions.conflictOf(runId, planned.map((d) => d.toolCallId)) : null) ?? error;
@@ -347,7 +346,7 @@ export function createRunsApi(deps: RunsApiDeps): RunsApi {
       return recordResume(run, planResume(body, waiting), waiting.length, audit, next);
     },
     resumes: (runId) => resumes.list(runId),
-    interrupted: (listOptions = {}) => runs.listInterrupted(listOptions.limit),
+    interrupted: (listOptions = {}) => runs.listInterrupted(listOptions.limit, listOptions.threadAccess),
     completion: (runId) => completions.get(runId),
     releaseCompletion: (runId) => completions.release(runId),
   };

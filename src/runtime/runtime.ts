@@ -23,6 +23,7 @@ import type { LiveSignal, LiveSignalOptions } from "./events/live-follow.js";
 import type { OrphanDeps } from "./queue/orphan-runs.js";
 import type { ClaimedRun, RunInput, RunLimits, RunRecord, RunStatus } from "./queue/run-record.js";
 import { RunStore, type RequeueResult } from "./queue/run-store.js";
+import type { AccessFilter } from "../vocabulary/access-filter.js";
 import { createThreadsApi, type ThreadsApi } from "./threads/threads-api.js";
 import { ToolLedger } from "./ledger/tool-ledger.js";
 import { createCronsApi, type CronsApi } from "./crons/crons-api.js";
@@ -278,7 +279,8 @@ export interface RunsApi {
    * Waiting runs (their threads wait on them) with their interrupts, most recently stopped first, in one query; each with
    * the tool calls already decided and the interrupts already answered (what no longer waits).
    */
-  interrupted(options?: { limit?: number }): Promise<InterruptedRun[]>;
+  /** `threadAccess`: only runs of threads the caller may see (AccessFilter). */
+  interrupted(options?: { limit?: number; threadAccess?: AccessFilter | undefined }): Promise<InterruptedRun[]>;
   /** Where the run's webhook and after-run cleanup stand; null when it asked for neither (or its thread is gone). */
   completion(runId: string): Promise<RunCompletionRecord | null>;
   /** Ends a run's `completionHoldMs` at once: its thread may be deleted as soon as the run ended. */
@@ -521,7 +523,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
           events,
           completions,
           graphIds: graphs.ids(),
-          touchThread: (threadId) => threads.touch(threadId),
+          touchThread: (threadId, metadata) => threads.touch(threadId, undefined, metadata),
           logger: logger.child({ component: "crons" }),
         });
         const delivery = startRunCompletions({

@@ -1,11 +1,13 @@
 import { randomUUID } from "node:crypto";
-import { Hono } from "hono";
+import { Hono, type MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import type { DevmindConfig } from "../config.js";
 import { SERVER_CORS, SERVER_DEFAULTS } from "../constants.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { requireApiKey, type AuthVariables } from "./auth.js";
+import type { CustomAuth } from "./custom-auth/auth-types.js";
+import { requireAuthenticatedUser } from "./custom-auth/authenticate.js";
 import { rejectForeignBrowserRequests } from "./web/browser-guard.js";
 import { errorBody, familyErrorResponse, httpError } from "./http-errors.js";
 import { routeFamily } from "./route-family.js";
@@ -41,6 +43,8 @@ export interface AppDeps {
   ui?: UiBundles | undefined;
   /** The server's own base URL once it listens (`selfBaseUrl`): a run's webhook path is resolved against it. */
   selfUrl?: (() => string | undefined) | undefined;
+  /** The project's auth handler (`auth` in langgraph.json): it authenticates every API request instead of the API keys. */
+  auth?: CustomAuth | undefined;
 }
 
 /** The version `/info` reports. */
@@ -106,7 +110,7 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
   );
 
   // the project's http app (behind the key check, before every route of ours) and its UI bundles
-  if (deps.http !== undefined) mountUserHttp(app, deps.http, deps.config.server.apiKeys);
+  if (deps.http !== undefined) mountUserHttp(app, deps.http, deps.config.server.apiKeys, deps.auth);
   if (deps.ui !== undefined) app.route("/", uiAssetRoutes(deps.ui));
 
   app.get("/ok", (c) => c.json({ ok: true }));
@@ -115,15 +119,14 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
       name: "devmind",
       version: VERSION,
       graphs: deps.runtime.graphs.ids(),
-      auth: deps.config.server.apiKeys.length > 0 ? "api_key" : "none",
+      auth: deps.auth !== undefined ? "custom" : deps.config.server.apiKeys.length > 0 ? "api_key" : "none",
       flags: { assistants: true, crons: true, langsmith: false, store: true },
     }),
   );
   app.route("/", webRoutes());
 
   // keyless (loopback) servers: other sites' pages and DNS-rebound hosts may not drive the API
-  app.use("*", rejectForeignBrowserRequests(deps.config.server.apiKeys));
-  app.use("*", requireApiKey(deps.config.server.apiKeys));
+  app.use("*", callerGate(deps));
   app.route("/", devmindRoutes(deps));
   app.route("/", langgraphAssistantRoutes(deps));
   app.route("/", langgraphThreadRoutes(deps));
@@ -134,6 +137,22 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
   // the official server's test-support wipe: only where explicitly allowed (DEVMIND_ALLOW_TRUNCATE)
   if (deps.config.server.allowTruncate) app.route("/", internalRoutes(deps));
   return app;
+}
+
+/**
+ * Who may call the API: with the project's auth handler, its `authenticate` (every request, the
+ * web page's and streams included); else the API keys, and on a keyless (loopback) server the
+ * browser guard (other sites' pages and DNS-rebound hosts may not drive the API).
+ */
+export function callerGate(deps: Pick<AppDeps, "auth" | "config">): MiddlewareHandler<{ Variables: AuthVariables }> {
+  if (deps.auth !== undefined) return requireAuthenticatedUser(deps.auth);
+  const guard = rejectForeignBrowserRequests(deps.config.server.apiKeys);
+  const keyCheck = requireApiKey(deps.config.server.apiKeys);
+  return async (c, next) => {
+    await guard(c, async () => {
+      await keyCheck(c, next);
+    });
+  };
 }
 
 function errorText(error: unknown): string {

@@ -3,9 +3,14 @@ import type { MiddlewareHandler } from "hono";
 import type { ApiKeyEntry } from "../config.js";
 import { SERVER_DEFAULTS } from "../constants.js";
 import { httpError } from "./http-errors.js";
+import type { AuthContext, CustomAuth } from "./custom-auth/auth-types.js";
 
-/** Context variables the auth middleware sets: `principal`, the name of the caller's key. */
-export type AuthVariables = { principal: string };
+/**
+ * Context variables the gate sets: `principal`, the name of the caller's key or the identity the
+ * project's auth handler returned; with a handler also `auth` (the user) and `authHandler` (its
+ * `on(...)` handlers, for `authorize`).
+ */
+export type AuthVariables = { principal: string; auth?: AuthContext | undefined; authHandler?: CustomAuth | undefined };
 
 /** The key a request presents: `x-api-key: KEY` or `Authorization: Bearer KEY`. */
 export function presentedKey(headers: { get(name: string): string | null | undefined }): string | undefined {

@@ -8,11 +8,12 @@ export function isLoopbackHost(host: string): boolean {
 }
 
 /**
- * Throws ConfigError when `host` is not a loopback address and no API keys are configured: an
- * open server on a network would let anyone run tools and approve them.
+ * Throws ConfigError when `host` is not a loopback address and no API keys are configured (and no
+ * auth handler `customAuth` from langgraph.json authenticates callers): an open server on a network
+ * would let anyone run tools and approve them.
  */
-export function checkBindable(host: string, config: DevmindConfig): void {
-  if (!isLoopbackHost(host) && config.server.apiKeys.length === 0) {
+export function checkBindable(host: string, config: DevmindConfig, customAuth = false): void {
+  if (!isLoopbackHost(host) && config.server.apiKeys.length === 0 && !customAuth) {
     throw new ConfigError(`refusing to listen on ${host} without API keys: set DEVMIND_API_KEYS (name=key,...) or bind a loopback host (127.0.0.1)`, { variables: ["DEVMIND_HOST", "DEVMIND_API_KEYS"] });
   }
 }

@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { SERVER_DEFAULTS } from "../constants.js";
-import { DevmindError, HttpRequestError } from "../errors.js";
+import { AuthRefusalError, DevmindError, HttpRequestError } from "../errors.js";
 import { routeFamily } from "./route-family.js";
 
 /** HTTP status per error code; a user error not listed is 400, a system error 500. */
@@ -26,6 +26,7 @@ const STATUS_BY_CODE: Partial<Record<string, ContentfulStatusCode>> = {
 
 /** The status and JSON body (`{"error": CODE, "message": TEXT}`) an error answers with. */
 export function errorBody(error: unknown): { status: ContentfulStatusCode; body: { error: string; message: string } } {
+  if (error instanceof AuthRefusalError) return { status: error.status as ContentfulStatusCode, body: { error: error.code, message: error.message } };
   if (error instanceof DevmindError) {
     const status = STATUS_BY_CODE[error.code] ?? (error.kind === "system" ? 500 : 400);
     // a system error's text may name internals; the log has it, the client gets the code
@@ -99,8 +100,21 @@ const GATE_CODES = new Set(["UNAUTHORIZED", "FORBIDDEN"]);
  * and clients recognise a refused key by it (the official server has no API key gate).
  */
 export function familyErrorResponse(c: Context, error: unknown): Response {
+  if (error instanceof AuthRefusalError) return authRefusalResponse(c, error);
   const gate = error instanceof DevmindError && GATE_CODES.has(error.code);
   return !gate && routeFamily(c.req.method, c.req.path) === "langgraph" ? officialErrorResponse(c, error) : errorResponse(c, error);
+}
+
+/**
+ * The auth handler's HTTPException, as the official server answers it: its status, its headers
+ * (e.g. `WWW-Authenticate`) and its message as plain text on LangGraph's routes; on devmind's own
+ * routes the same status with `{"error": "AUTH_REFUSED", "message"}`.
+ */
+function authRefusalResponse(c: Context, error: AuthRefusalError): Response {
+  const status = error.status as ContentfulStatusCode;
+  for (const [name, value] of Object.entries(error.headers)) c.header(name, value);
+  if (routeFamily(c.req.method, c.req.path) === "langgraph") return c.text(error.message || "Unauthorized", status);
+  return c.json({ error: error.code, message: error.message || "Unauthorized" }, status);
 }
 
 /** Shorthand for the server's own refusals. */

@@ -9,6 +9,7 @@ import { interruptsOf, toWire } from "./wire.js";
 import { waitErrorBody } from "./run-error-part.js";
 import { refuseUnsupportedOptions, startGraphRun, type RunCompletionOptions } from "./graph-run-start.js";
 import { sleep } from "../sleep.js";
+import type { RunAccess } from "./custom-auth/run-access.js";
 import { FINAL_STATUSES } from "../runtime/runtime.js";
 
 /** A run a request started (a resume too: a new run), and where its stream should begin. */
@@ -31,7 +32,16 @@ export interface StartedRun {
  * new thread once the run ended, after `holdCompletionMs` or `runtime.runs.releaseCompletion`
  * when the caller still reads it (wait, stream).
  */
-export async function startRun(runtime: Runtime, threadId: string | null, body: RunCreateBody, principal: string, options: { holdCompletionMs?: number } = {}): Promise<StartedRun> {
+export async function startRun(
+  runtime: Runtime,
+  threadId: string | null,
+  body: RunCreateBody,
+  principal: string,
+  options: { holdCompletionMs?: number; access?: RunAccess | undefined } = {},
+): Promise<StartedRun> {
+  // the auth handler's filter on the run's thread (another user's is 404) and the owner metadata a new thread gets
+  const filter = options.access?.filter;
+  const ownerMetadata = options.access?.threadMetadata ?? {};
   const assistant = await runtime.assistants.get(body.assistant_id).catch((error: unknown) => {
     // the official server words this refusal for runs ("No assistant found for ..."): mark it so
     if (!hasErrorCode(error, "ASSISTANT_NOT_FOUND")) throw error;
@@ -48,14 +58,16 @@ export async function startRun(runtime: Runtime, threadId: string | null, body: 
   // a thread this request creates is removed again when the run is refused: a rejected request changes nothing
   let createdHere = false;
   if (thread === null) {
-    thread = (await runtime.threads.create({ metadata: { graph_id: graphId } })).thread_id;
+    thread = (await runtime.threads.create({ metadata: { graph_id: graphId, ...ownerMetadata } })).thread_id;
     createdHere = true;
   } else {
     try {
-      await runtime.threads.get(thread);
+      await runtime.threads.get(thread, filter);
     } catch (error) {
       if (!hasErrorCode(error, "THREAD_NOT_FOUND") || body.if_not_exists !== "create") throw error;
-      await runtime.threads.create({ threadId: thread, metadata: { graph_id: graphId }, ifExists: "do_nothing" });
+      const created = await runtime.threads.create({ threadId: thread, metadata: { graph_id: graphId, ...ownerMetadata }, ifExists: "do_nothing" });
+      // it existed after all (another user's): still not found for this caller
+      if (filter !== undefined) await runtime.threads.get(created.thread_id, filter);
       createdHere = true;
     }
   }

@@ -29,6 +29,8 @@ export interface StartServerOptions {
   http?: AppDeps["http"];
   /** The project's generative UI bundles (`buildUiBundles`), served under `/ui/{name}`. */
   ui?: AppDeps["ui"];
+  /** The project's auth handler (`loadCustomAuth`): it authenticates and authorizes every API request. */
+  auth?: AppDeps["auth"];
 }
 
 /** A listening server. */
@@ -56,10 +58,10 @@ export interface RunningServer {
  */
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
   const host = options.host ?? options.config.server.host;
-  checkBindable(host, options.config);
+  checkBindable(host, options.config, options.auth !== undefined);
   const shutdown = new AbortController();
   let selfUrl: string | undefined;
-  const app = createApp({ runtime: options.runtime, config: options.config, shutdown: shutdown.signal, logger: options.logger, heartbeatMs: options.heartbeatMs, http: options.http, ui: options.ui, selfUrl: () => selfUrl });
+  const app = createApp({ runtime: options.runtime, config: options.config, shutdown: shutdown.signal, logger: options.logger, heartbeatMs: options.heartbeatMs, http: options.http, ui: options.ui, auth: options.auth, selfUrl: () => selfUrl });
   const wantedPort = options.port ?? options.config.server.port;
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, hostname: host, port: wantedPort }, () => resolve(s));

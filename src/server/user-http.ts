@@ -5,6 +5,8 @@ import { ConfigError } from "../errors.js";
 import type { HttpSettings, ModuleReference, RouteGroup } from "../graphs/langgraph-http.js";
 import { requireApiKey, type AuthVariables } from "./auth.js";
 import { rememberCallerKeys } from "./loopback-fetch.js";
+import type { CustomAuth } from "./custom-auth/auth-types.js";
+import { requireAuthenticatedUser } from "./custom-auth/authenticate.js";
 import { rejectForeignBrowserRequests } from "./web/browser-guard.js";
 import { WEB_ASSET_FILES } from "./web/web-assets.js";
 
@@ -86,12 +88,17 @@ const GROUP_PATHS: Record<RouteGroup, RegExp> = {
  *   any other is devmind's 500.
  * - Then the groups `http.disable_*` took away answer 404 (unless the user's app served them).
  */
-export function mountUserHttp(app: Hono<{ Variables: AuthVariables }>, http: UserHttp, apiKeys: readonly ApiKeyEntry[]): void {
+export function mountUserHttp(app: Hono<{ Variables: AuthVariables }>, http: UserHttp, apiKeys: readonly ApiKeyEntry[], auth?: CustomAuth): void {
   const guard = rejectForeignBrowserRequests(apiKeys);
   const keyCheck = requireApiKey(apiKeys);
+  const authenticate = auth === undefined ? undefined : requireAuthenticatedUser(auth);
   app.use("*", rememberCallerKeys());
   app.use("*", async (c, next) => {
     if (isOpenRequest(c)) return next();
+    if (authenticate !== undefined) {
+      await authenticate(c, next);
+      return;
+    }
     await guard(c, async () => {
       await keyCheck(c, next);
     });

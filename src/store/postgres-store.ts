@@ -11,6 +11,7 @@ import {
   type SearchItem,
   type SearchOperation,
 } from "@langchain/langgraph-checkpoint";
+import { accessJson, type AccessFilter } from "../vocabulary/access-filter.js";
 import { STORE_DEFAULTS } from "../constants.js";
 import type { Database } from "../db/types.js";
 import { StoreInputError } from "../errors.js";
@@ -187,12 +188,35 @@ export class PostgresStore extends BaseStore {
   /** Items under `namespacePrefix` (see the class comment); `options.refreshTtl` as for `get`. */
   override async search(
     namespacePrefix: string[],
-    options: { filter?: Record<string, unknown>; limit?: number; offset?: number; query?: string } & StoreReadOptions = {},
+    options: { filter?: Record<string, unknown>; limit?: number; offset?: number; query?: string; access?: AccessFilter | undefined } & StoreReadOptions = {},
   ): Promise<SearchItem[]> {
     validateNamespace(namespacePrefix, { allowEmpty: true, allowReservedRoot: true });
-    const { filter, limit = STORE_DEFAULTS.searchLimit, offset = 0, query, refreshTtl } = options;
-    const [items] = await this.batch([{ namespacePrefix, filter, limit, offset, query, refreshTtl } as SearchOperation]);
+    const { filter, limit = STORE_DEFAULTS.searchLimit, offset = 0, query, refreshTtl, access } = options;
+    const [items] = await this.batch([{ namespacePrefix, filter, limit, offset, query, refreshTtl, access } as SearchOperation]);
     return items ?? [];
+  }
+
+  /**
+   * Namespaces as `listNamespaces`, only those holding an item `access` lets the caller see
+   * (the auth handler's filter over `accessDocument`, in the same statement).
+   */
+  async listVisibleNamespaces(
+    options: { prefix?: string[] | undefined; suffix?: string[] | undefined; maxDepth?: number | undefined; limit?: number; offset?: number; access?: AccessFilter | undefined },
+  ): Promise<string[][]> {
+    const matchConditions = [
+      ...(options.prefix === undefined ? [] : [{ matchType: "prefix" as const, path: options.prefix }]),
+      ...(options.suffix === undefined ? [] : [{ matchType: "suffix" as const, path: options.suffix }]),
+    ];
+    return this.runList({ matchConditions, maxDepth: options.maxDepth, limit: options.limit ?? STORE_DEFAULTS.listLimit, offset: options.offset ?? 0 } as ListNamespacesOperation, options.access);
+  }
+
+  /**
+   * Whether the live item `namespace`/`key` exists and whether `access` lets the caller see it,
+   * decided in SQL (`accessDocument`): "absent", "visible" or "hidden".
+   */
+  async visibility(namespace: string[], key: string, access: AccessFilter | undefined): Promise<"absent" | "visible" | "hidden"> {
+    const row = (await this.db.query<{ visible: boolean }>(this.sql.visibility, [checkNamespace(namespace, false).join("."), checkKey(key), accessJson(access)])).rows[0];
+    return row === undefined ? "absent" : row.visible ? "visible" : "hidden";
   }
 
   /** Runs `operations` (see the class comment); results in the same order. */
@@ -274,14 +298,17 @@ export class PostgresStore extends BaseStore {
       }
     }
     const prefix = op.namespacePrefix.length > 0;
+    const access = (op as { access?: AccessFilter | undefined }).access;
     const statement = this.sql.search({
       prefix,
       filters: conditions.map((condition) => condition.op),
       vectorSchema: vector === null || this.status.status !== "pgvector" ? null : this.status.extensionSchema,
+      ...(access === undefined ? {} : { access: true }),
     });
     const params: unknown[] = [];
     if (prefix) params.push(op.namespacePrefix.join("."));
     for (const condition of conditions) params.push(...filterParams(condition));
+    if (access !== undefined) params.push(accessJson(access));
     if (vector !== null) params.push(vector);
     params.push(limit, offset);
     const { rows } = await this.db.query<StoredRow & { score: number | null }>(statement, params);
@@ -289,7 +316,7 @@ export class PostgresStore extends BaseStore {
     return rows.map((row) => ({ ...toItem(row), score: row.score === null ? undefined : Number(row.score) }));
   }
 
-  private async runList(op: ListNamespacesOperation): Promise<string[][]> {
+  private async runList(op: ListNamespacesOperation, access?: AccessFilter): Promise<string[][]> {
     const conditions = op.matchConditions ?? [];
     for (const condition of conditions) {
       if (condition.matchType !== "prefix" && condition.matchType !== "suffix") throw new StoreInputError(`unsupported match type ${JSON.stringify(condition.matchType)}`);
@@ -308,7 +335,8 @@ export class PostgresStore extends BaseStore {
       .map((condition) => namespacePattern(condition.matchType, condition.path));
     const params: unknown[] = [patterns, maxDepth, checkCount(op.limit, "limit", STORE_DEFAULTS.listLimit), checkCount(op.offset, "offset", 0)];
     if (leading !== "") params.push(leading);
-    const statement = this.sql.listNamespaces(leading !== "");
+    if (access !== undefined) params.push(accessJson(access));
+    const statement = this.sql.listNamespaces(leading !== "", access !== undefined);
     const { rows } = await this.db.query<{ ns: string }>(statement, params);
     return rows.map((row) => JSON.parse(row.ns) as string[]);
   }

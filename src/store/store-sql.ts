@@ -56,6 +56,16 @@ export interface SearchShape {
   filters: readonly FilterCondition["op"][];
   /** rank by cosine similarity to a query vector (pgvector); the vector type's schema */
   vectorSchema: string | null;
+  /** only items an access filter (AccessFilter over `accessDocument`) lets the caller see */
+  access?: boolean | undefined;
+}
+
+/**
+ * A stored item as an auth handler's filter sees it, as the official server builds it: its value
+ * with `namespace` (the labels, an array) and `key` over any keys of the same names.
+ */
+export function accessDocument(alias: string): string {
+  return `(${alias}.value || jsonb_build_object('namespace', to_jsonb(string_to_array(${alias}.ns_path, '.')), 'key', ${alias}.key))`;
 }
 
 const COMPARE = { gt: ">", gte: ">=", lt: "<", lte: "<=" } as const;
@@ -71,8 +81,8 @@ export function storeSql(schema: string) {
   const items = `${s}.store_items`;
   const vectors = `${s}.store_vectors`;
   const searchCache = new Map<string, Statement>();
-  const listText = (range: boolean): string => {
-    const narrow = range ? `AND ${underPrefix("i", "$5")}` : "";
+  const listText = (range: boolean, access = false): string => {
+    const narrow = `${range ? `AND ${underPrefix("i", "$5")}` : ""}${access ? ` AND ${accessDocument("i")} @> ${range ? "$6" : "$5"}::jsonb` : ""}`;
     return `SELECT array_to_json(ns)::text AS ns FROM (
        SELECT DISTINCT CASE WHEN $2::integer IS NULL THEN a ELSE a[1:$2::integer] END AS ns
          FROM (
@@ -86,6 +96,8 @@ export function storeSql(schema: string) {
   };
   const listAll = statement("store_namespaces", listText(false));
   const listInRange = statement("store_namespaces_range", listText(true));
+  const listAllVisible = statement("store_namespaces_visible", listText(false, true));
+  const listInRangeVisible = statement("store_namespaces_range_visible", listText(true, true));
 
   return {
     vectorsTable: vectors,
@@ -94,6 +106,14 @@ export function storeSql(schema: string) {
       "store_get_one",
       `SELECT 1 AS ord, ${itemColumns("i")}, i.ttl_minutes FROM ${items} i
         WHERE i.ns_path = $1::text AND i.key = $2::text AND ${live("i")}`,
+    ),
+    /**
+     * $1 ns path, $2 key, $3 access filter json: whether the live item is there and whether the
+     * filter lets the caller see it (`accessDocument`); no row when there is no such item.
+     */
+    visibility: statement(
+      "store_visibility",
+      `SELECT ${accessDocument("i")} @> $3::jsonb AS visible FROM ${items} i WHERE i.ns_path = $1::text AND i.key = $2::text AND ${live("i")}`,
     ),
     /** $1 ns paths, $2 keys (parallel arrays, one entry per get): the live items found, each with the 1-based `ord` of its request. */
     getMany: statement(
@@ -171,6 +191,7 @@ export function storeSql(schema: string) {
         where.push(underPrefix("i", p));
       }
       for (const op of shape.filters) where.push(filterSql(op, next));
+      if (shape.access === true) where.push(`${accessDocument("i")} @> ${next()}::jsonb`);
       const vectorParam = shape.vectorSchema === null ? null : next();
       const limit = next();
       const offset = next();
@@ -201,9 +222,11 @@ export function storeSql(schema: string) {
      * listNamespaces: $1 regular expressions the namespace path must all match (one per match
      * condition, see `namespacePattern`), $2 max depth (NULL: whole namespaces), $3 limit,
      * $4 offset, and with `range` $5: the literal leading labels of a prefix condition joined with
-     * `.`, which narrows the scan to that index range. Rows: `ns` as JSON text of the labels.
+     * `.`, which narrows the scan to that index range; with `access` then an access filter json
+     * (only namespaces with an item the caller may see). Rows: `ns` as JSON text of the labels.
      */
-    listNamespaces(range: boolean): Statement {
+    listNamespaces(range: boolean, access = false): Statement {
+      if (access) return range ? listInRangeVisible : listAllVisible;
       return range ? listInRange : listAll;
     },
     /** The schema and type (e.g. `vector(64)`) of the embedding column, or no row without the table. */

@@ -292,6 +292,10 @@ describe.each(TARGETS)("Agent Chat UI against devmind serve: $name", (target) =>
     await expect.poll(() => page.getByText(target.task, { exact: true }).count(), { timeout: PAGE_WAIT_MS }).toBeGreaterThanOrEqual(listedBefore + 2);
     const threadId = new URL(page.url()).searchParams.get("threadId");
     expect(threadId).toMatch(/^[0-9a-f-]{36}$/);
+    // the run ended at the approval (LangGraph Platform's model): once its stream has ended and
+    // the UI has read the thread again (re-renders that would reset the form), interact
+    await waitForThread(page, threadId as string, "interrupted");
+    await page.waitForLoadState("networkidle", { timeout: PAGE_WAIT_MS }).catch(() => undefined);
     return threadId as string;
   };
 

@@ -34,7 +34,7 @@ export interface TestServer {
 export async function startTestServer(
   owner: Database,
   turns: ScriptedTurn[],
-  options: { workers?: number; apiKeys?: string; env?: Record<string, string>; heartbeatMs?: number; graphs?: RuntimeOptions["graphs"]; chatModel?: RuntimeOptions["model"]; http?: StartServerOptions["http"] } = {},
+  options: { workers?: number; apiKeys?: string; env?: Record<string, string>; heartbeatMs?: number; graphs?: RuntimeOptions["graphs"]; chatModel?: RuntimeOptions["model"]; http?: StartServerOptions["http"]; auth?: StartServerOptions["auth"] } = {},
 ): Promise<TestServer> {
   const { db, drop } = await freshMigratedSchema(owner);
   const ws = tempWorkspace();
@@ -42,7 +42,7 @@ export async function startTestServer(
   const config = loadConfig({ DEVMIND_WORKSPACE: ws.dir, DEVMIND_MODEL_MAX_RETRIES: "0", DEVMIND_LEASE_MS: "5000", ...(apiKeys === "" ? {} : { DEVMIND_API_KEYS: apiKeys }), ...options.env });
   const model = new ScriptedChatModel(turns);
   const runtime = createRuntime({ db, model: options.chatModel ?? model, config, ...(options.graphs === undefined ? {} : { graphs: options.graphs }) });
-  const server = await startServer({ runtime, config, host: "127.0.0.1", port: 0, workers: options.workers ?? 2, ...(options.heartbeatMs === undefined ? {} : { heartbeatMs: options.heartbeatMs }), ...(options.http === undefined ? {} : { http: options.http }) });
+  const server = await startServer({ runtime, config, host: "127.0.0.1", port: 0, workers: options.workers ?? 2, ...(options.heartbeatMs === undefined ? {} : { heartbeatMs: options.heartbeatMs }), ...(options.http === undefined ? {} : { http: options.http }), ...(options.auth === undefined ? {} : { auth: options.auth }) });
   let closing: Promise<void> | undefined;
   return {
     url: server.url,

@@ -78,7 +78,7 @@ describe("devmind bad input: one line, a usage hint, exit 2, nothing touched", (
     expect(ndjson(limited.stdout).at(-1)).toMatchObject({ type: "result", status: "error", stop_reason: "max_model_rounds", model_rounds: 1, tool_calls: 1 });
   }, 300_000);
 
-  itWithPostgres("reads the task from stdin, refuses a second run on a thread whose run is waiting, cancels the waiting run", async () => {
+  itWithPostgres("reads the task from stdin; a run that waits has ended (nothing to cancel), a new run on its thread is taken and can be cancelled", async () => {
     const ctx = context();
     const model = ctx.script("write.json", [{ tool_calls: [{ id: "w", name: "write_file", args: { path: "a.txt", content: "a" } }] }, { content: "ok" }]);
     const child = spawnCli(["run", "--json"], { ...ctx.env, ...model }, { cwd: ctx.dir });
@@ -87,20 +87,30 @@ describe("devmind bad input: one line, a usage hint, exit 2, nothing touched", (
     const first = await child.exited;
     expect(first.code).toBe(3);
     const result = ndjson(first.stdout).at(-1) as Record<string, unknown>;
-    expect(result).toMatchObject({ type: "result", status: "interrupted" });
-    const second = await runCli(["run", "again", "--thread", String(result["thread_id"])], { ...ctx.env, ...model }, { cwd: ctx.dir });
-    expect(second.code).toBe(2);
-    expect(second.stderr).toContain(`already has an active run ${String(result["run_id"])} (interrupted)`);
-    expect(second.stderr).toContain("[RUN_CONFLICT]");
-    const cancel = await runCli(["cancel", String(result["run_id"])], ctx.env, { cwd: ctx.dir });
+    // the Platform's model: the run ended at the interrupt; its thread waits on it
+    expect(result).toMatchObject({ type: "result", status: "success", stop_reason: "interrupt" });
+    const ended = await runCli(["cancel", String(result["run_id"])], ctx.env, { cwd: ctx.dir });
+    expect(ended.code).toBe(0);
+    expect(ended.stdout).toBe(`run ${String(result["run_id"])} already finished (success); nothing to cancel\n`);
+    // a new run on the waiting thread is taken (queued here), and cancelled
+    const second = await runCli(["run", "again", "--thread", String(result["thread_id"]), "--detach"], { ...ctx.env, ...model }, { cwd: ctx.dir });
+    expect(second.code).toBe(0);
+    expect(second.stderr).toContain(`queued on thread ${String(result["thread_id"])}`);
+    const [queued] = ndjson((await runCli(["runs", "--json"], ctx.env, { cwd: ctx.dir })).stdout);
+    const secondId = String(queued?.["run_id"]);
+    expect(secondId).not.toBe(String(result["run_id"]));
+    const cancel = await runCli(["cancel", secondId], ctx.env, { cwd: ctx.dir });
     expect(cancel.code).toBe(0);
-    expect(cancel.stdout).toBe(`run ${String(result["run_id"])} cancelled\n`);
+    expect(cancel.stdout).toBe(`run ${secondId} cancelled\n`);
     const runs = await runCli(["runs", "--json"], ctx.env, { cwd: ctx.dir });
-    expect(ndjson(runs.stdout).map((run) => [run["status"], run["stop_reason"]])).toEqual([["interrupted", "cancelled"]]);
-    expect(ndjson(runs.stdout)[0]?.["input"]).toEqual({ messages: ["write a.txt"] });
+    expect(ndjson(runs.stdout).map((run) => [run["status"], run["stop_reason"]])).toEqual([
+      ["interrupted", "cancelled"],
+      ["success", "interrupt"],
+    ]);
+    expect(ndjson(runs.stdout)[1]?.["input"]).toEqual({ messages: ["write a.txt"] });
     const table = await runCli(["runs", "--status", "interrupted", "--limit", "5"], ctx.env, { cwd: ctx.dir });
     expect(table.code).toBe(0);
-    expect(table.stdout).toMatch(new RegExp(`^${String(result["run_id"])}  cancelled +cancelled +1r/0t +\\d{4}-\\d\\d-\\d\\dT[\\d:]{8}  write a.txt\n$`));
+    expect(table.stdout).toMatch(new RegExp(`^${secondId}  interrupted +cancelled +0r/0t +\\d{4}-\\d\\d-\\d\\dT[\\d:]{8}  again\n$`));
   }, 300_000);
 });
 

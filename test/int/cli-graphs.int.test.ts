@@ -31,7 +31,8 @@ describe.each([CHILD_ENGINE])("devmind CLI with user graphs on %s", (backend) =>
     expect(first.code, first.stderr).toBe(3);
     const lines = ndjson(first.stdout);
     const result = lines.at(-1) as { type: string; run_id: string; status: string };
-    expect(result).toMatchObject({ type: "result", status: "interrupted" });
+    // the Platform's model: the run ended at the interrupt
+    expect(result).toMatchObject({ type: "result", status: "success", stop_reason: "interrupt" });
     expect(lines.filter((line) => line["type"] === "node.finished").map((line) => line["node"])).toEqual(["write", "review"]);
     expect(lines.find((line) => line["type"] === "run.interrupted")).toMatchObject({ interrupts: [{ value: { question: "Send this draft?", draft: "A short note about durable runs." } }] });
     // the result line carries the thread's values and what it waits on
@@ -44,7 +45,7 @@ describe.each([CHILD_ENGINE])("devmind CLI with user graphs on %s", (backend) =>
     const paused = await runCli(["show", result.run_id, "--config", REVIEW_CONFIG], ctx.env, { cwd: ctx.dir });
     const pausedJson = await runCli(["show", result.run_id, "--config", REVIEW_CONFIG, "--json"], ctx.env, { cwd: ctx.dir });
     expect(paused.code, paused.stderr).toBe(0);
-    expect(paused.stdout).toMatch(new RegExp(`^run ${result.run_id}: interrupted · 2 nodes · [\\d.]+ m?s\n`));
+    expect(paused.stdout).toMatch(new RegExp(`^run ${result.run_id}: success \\(interrupt\\) · 2 nodes · [\\d.]+ m?s\n`));
     expect(paused.stdout).toContain('values:\n  topic: "durable runs"\n  draft: "A short note about durable runs."\n  outcome: null\nnext: review\n');
     expect(paused.stdout).toMatch(/\nwaiting for a value: question="Send this draft\?", draft="A short note about[^\n]*  \[interrupt [^\]]+\]\n/);
     expect(paused.stdout).not.toMatch(/model round|answer/);
@@ -64,7 +65,8 @@ describe.each([CHILD_ENGINE])("devmind CLI with user graphs on %s", (backend) =>
     expect(shown.stdout).toContain("↪ resumed by alice: fine");
     const again = await runCli(["resume", result.run_id, "--config", REVIEW_CONFIG, "--value", "true"], ctx.env, { cwd: ctx.dir });
     expect(again.code).toBe(2);
-    expect(again.stderr).toContain("already finished");
+    // the resume was a new run: the thread no longer waits on this one
+    expect(again.stderr).toContain("its thread no longer waits on it");
   });
   itWithPostgres("a TypeScript graph shares the CLI's LangGraph: one copy of each package, not a second one for the graph file", async () => {
     const ctx = context(backend);
@@ -110,7 +112,7 @@ describe("devmind CLI with example (c): createAgent with HITL middleware", () =>
     const first = await runCli(["run", "--config", HITL_CONFIG, "--input", input], env, { cwd: ctx.dir });
     expect(first.code, first.stderr).toBe(3);
     expect(first.stdout).toContain('⏸ append_line(line="durable runs") needs approval');
-    const runId = /run ([0-9a-f-]{36}): interrupted/.exec(first.stdout)?.[1] as string;
+    const runId = /run ([0-9a-f-]{36}): success \(interrupt\)/.exec(first.stdout)?.[1] as string;
     expect(first.stdout).toContain(`approve ${runId}`);
     const approved = await runCli(["approve", runId, "--config", HITL_CONFIG, "--by", "hank", "--reason", "fine"], env, { cwd: ctx.dir });
     expect(approved.code, approved.stderr).toBe(0);

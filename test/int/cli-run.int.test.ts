@@ -93,39 +93,40 @@ describe.each(BACKENDS)("devmind run / approve / reject / resume / cancel on %s"
     expect(existsSync(join(ctx.workspace, "note.txt"))).toBe(false);
     // the agent says its answer: neither its values nor a node count are printed, its counters are
     expect(first.stdout).not.toContain("values:");
-    expect(first.stdout).toMatch(new RegExp(`run ${runId}: \\w+ · 2 model rounds · 1 tool call · \\d+ tokens\n`));
+    // the Platform's model: the run ended at the interrupt
+    expect(first.stdout).toMatch(new RegExp(`run ${runId}: success \\(interrupt\\) · 2 model rounds · 1 tool call · \\d+ tokens\n`));
 
     const second = await runCli(["approve", runId, "--by", "alice", "--reason", "fine", "--json"], { ...ctx.env, ...model }, { cwd: ctx.dir });
     expect(second.stderr).toBe("");
     expect(second.code).toBe(0);
     const lines = ndjson(second.stdout);
     const events = lines.slice(0, -1);
+    // the approval created the run that resumes the thread (the Platform's model): its timeline is printed
+    const result = lines.at(-1) as Record<string, unknown>;
+    const resumedId = String(result["run_id"]);
+    expect(resumedId).not.toBe(runId);
+    expect(result).toMatchObject({ type: "result", status: "success", stop_reason: "completed", answer: "all done", model_rounds: 3, tool_calls: 2 });
     expect(events.map((event) => event["seq"])).toEqual(events.map((_, index) => index + 1));
-    expect(types(events).slice(-10)).toEqual([
-      "approval.requested",
-      "run.interrupted",
-      "approval.decided",
-      "resume.given",
-      "run.resumed",
-      "tool.call.started",
-      "tool.call.finished",
-      "model.started",
-      "model.finished",
-      "run.succeeded",
-    ]);
-    expect(events.find((e) => e["type"] === "approval.decided")).toMatchObject({ tool_call_id: "c_write", decision: "approve", by: "alice", reason: "fine" });
+    expect(types(events)).toEqual(["run.created", "resume.given", "run.started", "run.resumed", "tool.call.started", "tool.call.finished", "model.started", "model.finished", "run.succeeded"]);
     expect(events.find((e) => e["type"] === "run.resumed")).toMatchObject({ reason: "approval" });
+    // the decision is on the run it answered, whose events end with it
+    const waited = ndjson((await runCli(["events", runId, "--json"], ctx.env, { cwd: ctx.dir })).stdout);
+    expect(types(waited).slice(-4)).toEqual(["approval.requested", "run.interrupted", "approval.decided", "resume.given"]);
+    expect(waited.find((e) => e["type"] === "approval.decided")).toMatchObject({ tool_call_id: "c_write", decision: "approve", by: "alice", reason: "fine" });
     // a different process resumed it
-    const started = events.find((e) => e["type"] === "run.started")?.["worker"];
+    const started = waited.find((e) => e["type"] === "run.started")?.["worker"];
     const resumed = events.find((e) => e["type"] === "run.resumed")?.["worker"];
     expect(String(started).split(":")[1]).not.toBe(String(resumed).split(":")[1]);
     expect(events.filter((e) => e["type"] === "tool.call.finished" && e["tool"] === "write_file")).toHaveLength(1);
-    expect(lines.at(-1)).toMatchObject({ type: "result", run_id: runId, status: "success", answer: "all done", model_rounds: 3, tool_calls: 2 });
     expect(readFileSync(join(ctx.workspace, "note.txt"), "utf8")).toBe("hello");
-    const show = await runCli(["show", runId], ctx.env, { cwd: ctx.dir });
+    const shownWaiting = await runCli(["show", runId], ctx.env, { cwd: ctx.dir });
+    const show = await runCli(["show", resumedId], ctx.env, { cwd: ctx.dir });
+    expect(shownWaiting.code).toBe(0);
+    expect(shownWaiting.stdout).toContain(`run ${runId}: success (interrupt) · 2 model rounds · 1 tool call`);
+    expect(shownWaiting.stdout).toMatch(/\n  ✓ approved write_file by alice: fine\n/);
     expect(show.code).toBe(0);
-    expect(show.stdout).toContain(`run ${runId}: success (completed) · 3 model rounds · 2 tool calls`);
-    expect(show.stdout).toMatch(/\n  ✓ approved write_file by alice: fine\n  ↻ resumed \(approval\) in process \d+/);
+    expect(show.stdout).toContain(`run ${resumedId}: success (completed) · 3 model rounds · 2 tool calls`);
+    expect(show.stdout).toMatch(/\n  ↻ resumed \(approval\) in process \d+/);
     expect(show.stdout).toMatch(/\n  ✓ write_file\(path="note.txt", content="hello"\)  \d+ ms\n  all done\n  ✓ succeeded\n/);
   }, 300_000);
 
@@ -137,17 +138,20 @@ describe.each(BACKENDS)("devmind run / approve / reject / resume / cancel on %s"
     const runId = String(ndjson(first.stdout).at(-1)?.["run_id"]);
     expect(ndjson(first.stdout).at(-1)).toMatchObject({
       type: "result",
-      status: "interrupted",
-      stop_reason: null,
+      status: "success",
+      stop_reason: "interrupt",
       interrupts: [{ id: expect.any(String), value: { actionRequests: [expect.objectContaining({ name: "write_file", args: { path: "note.txt", content: "hello" } })] } }],
     });
     expect(first.stderr).toContain(`devmind approve ${runId}`);
     const rejected = await runCli(["reject", runId, "--reason", "not now", "--json"], { ...ctx.env, ...model }, { cwd: ctx.dir });
     expect(rejected.code).toBe(0);
     const events = ndjson(rejected.stdout).slice(0, -1);
-    expect(events.find((e) => e["type"] === "approval.decided")).toMatchObject({ decision: "reject", reason: "not now" });
+    // the rejection is on the run it answered; the new run that resumes the thread goes on
+    const waited = ndjson((await runCli(["events", runId, "--json"], ctx.env, { cwd: ctx.dir })).stdout);
+    expect(waited.find((e) => e["type"] === "approval.decided")).toMatchObject({ decision: "reject", reason: "not now" });
     expect(events.filter((e) => e["type"] === "tool.call.started" && e["tool"] === "write_file")).toHaveLength(0);
     expect(ndjson(rejected.stdout).at(-1)).toMatchObject({ status: "success", answer: "all done" });
+    expect(ndjson(rejected.stdout).at(-1)?.["run_id"]).not.toBe(runId);
     expect(existsSync(join(ctx.workspace, "note.txt"))).toBe(false);
 
     const again = await runCli(["run", "write a note", "--json"], { ...ctx.env, ...model }, { cwd: ctx.dir });

@@ -39,7 +39,10 @@ describe("devmind run on a terminal (pseudo-terminal)", () => {
     expect(text).toContain("✓ approved write_file by cli:");
     expect(text).toMatch(/✓ write_file\(path="note.txt", content="hello"\)  \d+ ms/);
     expect(text).toContain("The note is written.");
-    expect(text).toContain(`run ${runIdFrom(text)}: success (completed) · 2 model rounds · 1 tool call`);
+    // the approval created the run that resumes the thread (the Platform's model): its summary ends the timeline
+    const finished = /run ([0-9a-f-]{36}): success \(completed\) · 2 model rounds · 1 tool call/.exec(text)?.[1];
+    expect(finished).toBeDefined();
+    expect(finished).not.toBe(runIdFrom(text));
     expect(readFileSync(join(ctx.workspace, "note.txt"), "utf8")).toBe("hello");
   }, 300_000);
 
@@ -75,7 +78,7 @@ describe("devmind run on a terminal (pseudo-terminal)", () => {
     expect(existsSync(join(ctx.workspace, "note.txt"))).toBe(false);
   }, 300_000);
 
-  itWithPostgres("later leaves the run waiting (exit 3, the command to continue); Ctrl-C at the prompt cancels it (exit 4)", async () => {
+  itWithPostgres("later leaves the run waiting (exit 3, the command to continue); Ctrl-C at the prompt of resume leaves it waiting (exit 3)", async () => {
     const ctx = context();
     const model = ctx.script("w.json", WRITE_SCRIPT);
     const later = spawnInPty(["run", "write a note"], { ...ctx.env, ...model }, { cwd: ctx.dir });
@@ -90,8 +93,10 @@ describe("devmind run on a terminal (pseudo-terminal)", () => {
     await resumed.waitFor((out) => out.includes(PROMPT));
     resumed.write("\x03");
     const cancelled = await resumed.exited;
-    expect(cancelled.code).toBe(4);
-    expect(screen(cancelled.stdout)).toContain(`run ${runId}: cancelled (cancelled)`);
+    // the Platform's model: the waiting run has ended, there is nothing to cancel; the thread still waits on it
+    expect(cancelled.code).toBe(3);
+    expect(screen(cancelled.stdout)).toContain(`run ${runId}: success (interrupt)`);
+    expect(screen(cancelled.stdout)).toContain(`  npx devmind approve ${runId}\n`);
     expect(existsSync(join(ctx.workspace, "note.txt"))).toBe(false);
   }, 300_000);
 });

@@ -133,16 +133,19 @@ describe.each(BACKENDS)("stored and live events are members of the union on %s",
     // the agent: model retries, approval asked and decided, tools, the answer
     const agent = await runtime.runs.create({ input: { messages: ["write a file"] } });
     runIds.push(agent.run_id);
-    expect((await runtime.runs.execute(agent.run_id)).status).toBe("interrupted");
-    await runtime.runs.decide(agent.run_id, { decisions: [{ type: "approve", tool_call_id: "w1" }] }, { principal: "alice" });
-    expect((await runtime.runs.execute(agent.run_id)).status).toBe("success");
+    expect(await runtime.runs.execute(agent.run_id)).toMatchObject({ status: "success", stop_reason: "interrupt" });
+    // the decision creates the run that resumes the thread (the Platform's model)
+    const agentResumed = await runtime.runs.decide(agent.run_id, { decisions: [{ type: "approve", tool_call_id: "w1" }] }, { principal: "alice" });
+    runIds.push(agentResumed.run_id);
+    expect(await runtime.runs.execute(agentResumed.run_id)).toMatchObject({ status: "success", stop_reason: "completed" });
 
     // a user graph: nodes, a custom write, an interrupt with its values, an audited resume
     const review = await runtime.runs.create({ assistantId: "review", input: { topic: "durable runs" } });
     runIds.push(review.run_id);
-    expect((await runtime.runs.execute(review.run_id)).status).toBe("interrupted");
-    await runtime.runs.resume(review.run_id, { value: { approved: true } }, { principal: "bob", reason: "fine" });
-    expect((await runtime.runs.execute(review.run_id)).status).toBe("success");
+    expect(await runtime.runs.execute(review.run_id)).toMatchObject({ status: "success", stop_reason: "interrupt" });
+    const reviewResumed = await runtime.runs.resume(review.run_id, { value: { approved: true } }, { principal: "bob", reason: "fine" });
+    runIds.push(reviewResumed.run_id);
+    expect(await runtime.runs.execute(reviewResumed.run_id)).toMatchObject({ status: "success", stop_reason: "completed" });
 
     // a graph running a LangChain tool, recording LangChain's stream events (capped: the marker too)
     const tooledRun = await runtime.runs.create({ assistantId: "tooled", input: { messages: [] }, limits: { maxStreamEvents: 2 } });

@@ -80,8 +80,8 @@ describe("langgraph.json", () => {
     expect(config.serveRefusals).toEqual([]);
 
     const refused = readLanggraphConfig(configFile({ graphs: { a: "./g.ts:graph" }, auth: { path: "./auth.ts:auth" }, http: { mount_prefix: "/api", configurable_headers: { includes: ["x-*"] }, middleware_order: "middleware_first", disable_webhooks: true, enable_custom_route_auth: false } }));
-    expect(refused.serveRefusals.map((line) => /"([^"]+)"/.exec(line)?.[1])).toEqual(["auth", "http.mount_prefix", "http.configurable_headers", "http.disable_webhooks", "http.middleware_order"]);
-    expect(refused.serveRefusals[0]).toMatch(/"auth" \(a custom LangGraph Auth handler\) is not supported by devmind serve yet/);
+    expect(refused.serveRefusals.map((line) => /"([^"]+)"/.exec(line)?.[1])).toEqual(["http.mount_prefix", "http.configurable_headers", "http.disable_webhooks", "http.middleware_order"]);
+    expect(refused.auth).toEqual({ source: "./auth.ts:auth", file: expect.stringMatching(/\/auth\.ts$/), exportName: "auth" });
     expect(refused.warnings.join("\n")).toMatch(/"http.enable_custom_route_auth": false ignored/);
   });
 

@@ -394,14 +394,16 @@ describe.each(BACKENDS)("hostile HTTP input on %s", (backend) => {
     owner = await openBackend(backend);
     stack = await startServerStack(owner, [{ tool_calls: [{ id: "call_w", name: "write_file", args: { path: "out.txt", content: "x" } }] }, { content: "done" }]);
     const { runtime } = stack;
-    const done = await runtime.runs.create({ input: { messages: ["first"] } });
-    const paused = await runtime.runs.wait(done.run_id, { timeoutMs: 45_000 });
-    expect(paused.status).toBe("interrupted");
-    await runtime.runs.decide(done.run_id, { decisions: [{ type: "approve" }] }, { principal: "setup" });
+    const first = await runtime.runs.create({ input: { messages: ["first"] } });
+    const paused = await runtime.runs.wait(first.run_id, { timeoutMs: 45_000 });
+    expect(paused).toMatchObject({ status: "success", stop_reason: "interrupt", waiting: true });
+    // the decision creates the run that resumes the thread (the Platform's model): that one finishes
+    const done = await runtime.runs.decide(first.run_id, { decisions: [{ type: "approve" }] }, { principal: "setup" });
+    expect(done.resumes_run).toBe(first.run_id);
     const finished = await waitTerminal(stack, done.run_id);
     expect(finished).toBe("success");
     const waiting = await runtime.runs.create({ input: { messages: ["second"] } });
-    expect((await runtime.runs.wait(waiting.run_id, { timeoutMs: 45_000 })).status).toBe("interrupted");
+    expect(await runtime.runs.wait(waiting.run_id, { timeoutMs: 45_000 })).toMatchObject({ status: "success", stop_reason: "interrupt", waiting: true });
     const idle = await runtime.threads.create({ metadata: {} });
     const file = await new AttachmentStore(stack.db).put({ toolCallId: "setup", name: "a.txt", mimeType: "text/plain", bytes: new TextEncoder().encode("hello") });
     const history = await fetch(`${stack.url}/threads/${done.thread_id}/history`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
@@ -452,7 +454,7 @@ describe.each(BACKENDS)("hostile HTTP input on %s", (backend) => {
     expect((await send(stack.port, { method: "GET", path: "/health" })).status).toBe(200);
     // the real ids still answer: the batch refused only what was wrong
     expect((await send(stack.port, { method: "GET", path: `/threads/${ids.threadDone}/state/${ids.checkpointDone}` })).status).toBe(200);
-    expect(JSON.parse((await send(stack.port, { method: "GET", path: `/runs/${ids.runWaiting}` })).body)).toMatchObject({ status: "interrupted" });
+    expect(JSON.parse((await send(stack.port, { method: "GET", path: `/runs/${ids.runWaiting}` })).body)).toMatchObject({ status: "success", stop_reason: "interrupt", waiting: true });
   }, HEAVY_TEST_MS);
 
   itOnPrimary(backend)("answers odd but possibly valid requests without a 5xx and stays up", async () => {

@@ -83,15 +83,17 @@ describe.each(BACKENDS)("how runs stop on %s", (backend) => {
     expect(types.filter((t) => t === "model.started")).toHaveLength(1);
   });
 
-  it("a run cancelled while waiting for approval leaves its call answered TOOL_NOT_RUN: the next run on the thread is not asked again", async () => {
+  it("a new run on a thread that waits for approval leaves the call answered TOOL_NOT_RUN: it is not asked again", async () => {
     const runtime = runtimeWith([
       { tool_calls: [{ id: "w1", name: "write_file", args: { path: "a.txt", content: "x" } }] },
       { content: "ok, something else then" },
     ]);
     const created = await runtime.runs.create({ input: { messages: ["write a.txt"] } });
-    expect((await runtime.runs.execute(created.run_id)).status).toBe("interrupted");
-    expect((await runtime.runs.cancel(created.run_id)).status).toBe("interrupted");
+    // the Platform's model: the run ended at the interrupt (nothing left to cancel), its thread waits on it
+    expect(await runtime.runs.execute(created.run_id)).toMatchObject({ status: "success", stop_reason: "interrupt", waiting: true });
+    await expect(runtime.runs.cancel(created.run_id)).rejects.toMatchObject({ code: "RUN_CONFLICT" });
     const next = await runtime.runs.create({ threadId: created.thread_id, input: { messages: ["never mind"] } });
+    expect((await runtime.runs.get(created.run_id)).waiting).toBe(false);
     const done = await runtime.runs.execute(next.run_id);
     expect(done).toMatchObject({ status: "success", answer: "ok, something else then" });
     const state = await runtime.threads.state(created.thread_id);
@@ -139,14 +141,16 @@ describe.each(BACKENDS)("how runs stop on %s", (backend) => {
   describe("a call that needs approval runs only with arguments whose digest matches the approval", () => {
     const turns: ScriptedTurn[] = [{ tool_calls: [{ id: "w", name: "write_file", args: { path: "w.txt", content: "ORIGINAL-TEXT" } }] }, { content: "done" }];
 
-    async function approved(runtime: Runtime): Promise<{ runId: string; threadId: string }> {
+    /** The waiting run (its decision and the ledger are keyed by it) and the pending run the approval created. */
+    async function approved(runtime: Runtime): Promise<{ waitingId: string; runId: string; threadId: string }> {
       const created = await runtime.runs.create({ input: { messages: ["write"] } });
-      expect((await runtime.runs.execute(created.run_id)).status).toBe("interrupted");
-      expect((await runtime.runs.decide(created.run_id, { decisions: [{ type: "approve" }] }, { principal: "alice" })).status).toBe("pending");
-      return { runId: created.run_id, threadId: created.thread_id };
+      expect(await runtime.runs.execute(created.run_id)).toMatchObject({ status: "success", stop_reason: "interrupt", waiting: true });
+      const resumed = await runtime.runs.decide(created.run_id, { decisions: [{ type: "approve" }] }, { principal: "alice" });
+      expect(resumed).toMatchObject({ status: "pending", resumes_run: created.run_id });
+      return { waitingId: created.run_id, runId: resumed.run_id, threadId: created.thread_id };
     }
 
-    async function expectRefused(runtime: Runtime, runId: string): Promise<void> {
+    async function expectRefused(runtime: Runtime, { waitingId, runId }: { waitingId: string; runId: string }): Promise<void> {
       const run = await runtime.runs.execute(runId);
       // the refusal reaches the model, which goes on: the run itself succeeds, having run nothing
       expect(run).toMatchObject({ status: "success", answer: "done", tool_calls: 0 });
@@ -154,35 +158,37 @@ describe.each(BACKENDS)("how runs stop on %s", (backend) => {
       const events = await allEvents(runtime, runId);
       expect(events.filter((e) => e.type === "tool.call.started")).toEqual([]);
       expect(events.filter((e) => e.type === "tool.call.finished")).toMatchObject([{ tool_call_id: "w", ok: false, error_code: "PERMISSION_DENIED" }]);
-      const ledger = await db.query(`SELECT tool_call_id FROM "${db.schema}".tool_ledger WHERE run_id = $1`, [runId]);
+      const ledger = await db.query(`SELECT tool_call_id FROM "${db.schema}".tool_ledger WHERE run_id = ANY($1::uuid[])`, [[waitingId, runId]]);
       expect(ledger.rows).toEqual([]);
     }
 
     it("runs with the approved arguments when nothing was tampered with", async () => {
       const runtime = runtimeWith(turns);
       const { runId } = await approved(runtime);
-      expect(await runtime.runs.execute(runId)).toMatchObject({ status: "success", tool_calls: 1 });
+      expect(await runtime.runs.execute(runId)).toMatchObject({ status: "success", stop_reason: "completed", tool_calls: 1 });
       expect(existsSync(join(workspace.dir, "w.txt"))).toBe(true);
     });
 
     it("refuses the call when the stored decision's digest was changed", async () => {
       const runtime = runtimeWith(turns);
-      const { runId } = await approved(runtime);
-      const changed = await db.query(`UPDATE "${db.schema}".run_decisions SET args_digest = repeat('0', 64) WHERE run_id = $1 AND tool_call_id = 'w'`, [runId]);
+      const ids = await approved(runtime);
+      // the decision is stored on the run it answered
+      const changed = await db.query(`UPDATE "${db.schema}".run_decisions SET args_digest = repeat('0', 64) WHERE run_id = $1 AND tool_call_id = 'w'`, [ids.waitingId]);
       expect(changed.rowCount).toBe(1);
-      await expectRefused(runtime, runId);
+      await expectRefused(runtime, ids);
     });
 
     it("refuses the call when the arguments were changed in the thread's stored state after the approval", async () => {
       const runtime = runtimeWith(turns);
-      const { runId, threadId } = await approved(runtime);
+      const ids = await approved(runtime);
+      const { threadId } = ids;
       let changed = 0;
       for (const table of ["checkpoint_blobs", "checkpoint_writes"]) {
         const result = await db.query(`UPDATE "${db.schema}".${table} SET json = replace(json, 'ORIGINAL-TEXT', 'TAMPERED-TEXT') WHERE thread_id = $1 AND json LIKE '%ORIGINAL-TEXT%'`, [threadId]);
         changed += result.rowCount;
       }
       expect(changed).toBeGreaterThan(0);
-      await expectRefused(runtime, runId);
+      await expectRefused(runtime, ids);
     });
   });
 });

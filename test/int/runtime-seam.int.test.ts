@@ -118,10 +118,12 @@ describe.each(BACKENDS)("Runtime API seam on %s", (backend) => {
       { content: "done" },
     ]);
     const run = await runtime.runs.create({ input: { messages: ["write two files"] } });
-    expect((await runtime.runs.execute(run.run_id)).status).toBe("interrupted");
+    expect(await runtime.runs.execute(run.run_id)).toMatchObject({ status: "success", stop_reason: "interrupt", waiting: true });
     expect(await runtime.runs.decisions(run.run_id)).toEqual([]);
     await runtime.runs.decide(run.run_id, { decisions: [{ type: "edit", tool_call_id: "w1", edited_action: { args: { path: "a.txt", content: "EDITED" } } }] }, { principal: "alice", reason: "fix" });
-    await runtime.runs.decide(run.run_id, { decisions: [{ type: "reject", tool_call_id: "w2", reason: "no b" }] }, { principal: "bob" });
+    // the last decision creates the run that resumes the thread (the Platform's model)
+    const resumed = await runtime.runs.decide(run.run_id, { decisions: [{ type: "reject", tool_call_id: "w2", reason: "no b" }] }, { principal: "bob" });
+    expect(resumed).toMatchObject({ status: "pending", resumes_run: run.run_id });
     const decisions = await runtime.runs.decisions(run.run_id);
     expect(decisions.map((d) => [d.tool_call_id, d.tool, d.decision, d.principal, d.reason])).toEqual([
       ["w1", "write_file", "edit", "alice", "fix"],
@@ -129,8 +131,8 @@ describe.each(BACKENDS)("Runtime API seam on %s", (backend) => {
     ]);
     expect(decisions[0]?.args_digest).toBe(argsDigest({ path: "a.txt", content: "EDITED" }));
     expect(decisions[1]?.args_digest).toBeNull();
-    expect((await runtime.runs.execute(run.run_id)).status).toBe("success");
-    // the decided events were stored with their decisions
+    expect((await runtime.runs.execute(resumed.run_id)).status).toBe("success");
+    // the decided events were stored with their decisions, on the run they answered
     const decided = (await eventsOf(runtime, run.run_id)).filter((event) => event.type === "approval.decided");
     expect(decided.map((event) => [event["tool_call_id"], event["decision"], event["by"]])).toEqual([
       ["w1", "edit", "alice"],
@@ -142,7 +144,7 @@ describe.each(BACKENDS)("Runtime API seam on %s", (backend) => {
     const runtime = runtimeOn(db, [{ tool_calls: [{ id: "w1", name: "write_file", args: { path: "race.txt", content: "x" } }] }, { content: "done" }]);
     const second = runtimeOn(db);
     const run = await runtime.runs.create({ input: { messages: ["write a file"] } });
-    expect((await runtime.runs.execute(run.run_id)).status).toBe("interrupted");
+    expect(await runtime.runs.execute(run.run_id)).toMatchObject({ status: "success", stop_reason: "interrupt", waiting: true });
     const allow = await refuseEvents("approval.decided");
     try {
       const failed = await runtime.runs.decide(run.run_id, { decisions: [{ type: "approve" }] }, { principal: "alice" }).then(
@@ -154,7 +156,9 @@ describe.each(BACKENDS)("Runtime API seam on %s", (backend) => {
       await allow();
     }
     expect(await runtime.runs.decisions(run.run_id)).toEqual([]);
-    expect((await runtime.runs.get(run.run_id)).status).toBe("interrupted");
+    // nothing committed: the thread still waits on the run, no run resumes it
+    expect(await runtime.runs.get(run.run_id)).toMatchObject({ status: "success", stop_reason: "interrupt", waiting: true });
+    expect((await runtime.runs.list({ threadId: run.thread_id })).map((item) => item.run_id)).toEqual([run.run_id]);
 
     const outcomes = await Promise.allSettled([
       runtime.runs.decide(run.run_id, { decisions: [{ type: "approve", tool_call_id: "w1" }] }, { principal: "alice" }),
@@ -167,7 +171,11 @@ describe.each(BACKENDS)("Runtime API seam on %s", (backend) => {
     expect(decisions).toHaveLength(1);
     const decided = (await eventsOf(runtime, run.run_id)).filter((event) => event.type === "approval.decided");
     expect(decided.map((event) => [event["tool_call_id"], event["decision"], event["by"]])).toEqual([["w1", decisions[0]?.decision, decisions[0]?.principal]]);
-    await runtime.runs.cancel(run.run_id);
+    // the one decision created one run that resumes the thread
+    const created = outcomes.find((outcome) => outcome.status === "fulfilled");
+    expect(created?.value).toMatchObject({ status: "pending", resumes_run: run.run_id });
+    expect(await runtime.runs.list({ threadId: run.thread_id })).toHaveLength(2);
+    await runtime.runs.cancel(String(created?.value.run_id));
   });
 
   it("live delivers another runtime's token deltas and stored-event signals; subscribeAll sees every run executed here", async () => {

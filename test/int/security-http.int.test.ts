@@ -41,11 +41,16 @@ async function call(url: string, method: string, path: string, options: { key?: 
   return { status: response.status, body, text, headers: response.headers };
 }
 
+/**
+ * Waits until the run has one of the `wanted` statuses, or — `"waiting"` — ended at an interrupt
+ * with its thread waiting on it (the Platform's model: success, stop reason interrupt).
+ */
 async function waitStatus(stack: ServerStack, runId: string, wanted: string[]): Promise<string> {
   // bounded by time, not by a count of polls: a loaded machine makes each poll slow
   for (const deadline = Date.now() + 90_000; Date.now() < deadline; ) {
     const run = await stack.runtime.runs.get(runId);
-    if (wanted.includes(run.status)) return run.status;
+    if (wanted.includes("waiting") && run.waiting) return "waiting";
+    if (wanted.includes(run.status) && !run.waiting) return run.status;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   return (await stack.runtime.runs.get(runId)).status;
@@ -155,7 +160,7 @@ describe.each(BACKENDS)("HTTP security on %s", (backend) => {
     stack = await startServerStack(owner, [{ tool_calls: [{ id: "call_w", name: "write_file", args: { path: "w.txt", content: "w" } }] }, { content: "ok" }]);
     const { port, url } = stack;
     const run = await stack.runtime.runs.create({ input: { messages: ["write w.txt"] } });
-    expect(await waitStatus(stack, run.run_id, ["interrupted"])).toBe("interrupted");
+    expect(await waitStatus(stack, run.run_id, ["waiting"])).toBe("waiting");
     const before = await snapshotTables(stack.db);
     const json = (body: unknown) => JSON.stringify(body);
     // what a page on another site can send without a preflight (text/plain), and what it could read
@@ -227,16 +232,18 @@ describe.each(BACKENDS)("HTTP security on %s", (backend) => {
     // thread T: run A (call_A) waits; thread U: run C, the same script position, also waits on a call named call_A
     const runA = await runtime.runs.create({ input: { messages: ["write a"] } });
     const runC = await runtime.runs.create({ input: { messages: ["write a elsewhere"] } });
-    expect(await waitStatus(stack, runA.run_id, ["interrupted"])).toBe("interrupted");
-    expect(await waitStatus(stack, runC.run_id, ["interrupted"])).toBe("interrupted");
+    expect(await waitStatus(stack, runA.run_id, ["waiting"])).toBe("waiting");
+    expect(await waitStatus(stack, runC.run_id, ["waiting"])).toBe("waiting");
 
     // bob approves A (recorded as bob, whatever the body claims)
     const approved = await call(url, "POST", `/runs/${runA.run_id}/decisions`, { key: BOB, body: { decisions: [{ type: "approve", tool_call_id: "call_A" }], by: "alice", principal: "alice", reason: "looks fine" } });
     expect(approved.status).toBe(200);
-    expect(await waitStatus(stack, runA.run_id, ["success"])).toBe("success");
+    // every call decided: the answer is the new run that resumes thread T (the Platform's model)
+    expect(approved.body).toMatchObject({ resumes_run: runA.run_id });
+    expect(await waitStatus(stack, String(approved.body["run_id"]), ["success"])).toBe("success");
     // run B on thread T (after A) waits on call_B
     const runB = await runtime.runs.create({ threadId: runA.thread_id, input: { messages: ["write b"] } });
-    expect(await waitStatus(stack, runB.run_id, ["interrupted"])).toBe("interrupted");
+    expect(await waitStatus(stack, runB.run_id, ["waiting"])).toBe("waiting");
 
     const before = await snapshotTables(stack.db);
     const forged: [string, string, unknown][] = [
@@ -276,11 +283,13 @@ describe.each(BACKENDS)("HTTP security on %s", (backend) => {
     const edited = { path: "a.txt", content: "edited by alice" };
     const decided = await call(url, "POST", `/runs/${runC.run_id}/decisions`, { key: ALICE, body: { decisions: [{ type: "edit", tool_call_id: "call_A", editedAction: { name: "write_file", args: edited } }] } });
     expect(decided.status).toBe(200);
-    expect(await waitStatus(stack, runC.run_id, ["success"])).toBe("success");
+    expect(decided.body).toMatchObject({ resumes_run: runC.run_id });
+    expect(await waitStatus(stack, String(decided.body["run_id"]), ["success"])).toBe("success");
     // bob rejects B with a reason
     const rejected = await call(url, "POST", `/runs/${runB.run_id}/decisions`, { bearer: BOB, body: { decisions: [{ type: "reject", tool_call_id: "call_B", message: "not b.txt" }] } });
     expect(rejected.status).toBe(200);
-    expect(await waitStatus(stack, runB.run_id, ["success"])).toBe("success");
+    expect(rejected.body).toMatchObject({ resumes_run: runB.run_id });
+    expect(await waitStatus(stack, String(rejected.body["run_id"]), ["success"])).toBe("success");
 
     // who decided what, with the digest of the exact arguments allowed to run
     const { rows } = await stack.db.query(
@@ -343,7 +352,8 @@ describe.each(BACKENDS)("HTTP security on %s", (backend) => {
       const waitRun = async (runId: string, wanted: string[]): Promise<Json> => {
         for (const deadline = Date.now() + 90_000; Date.now() < deadline; ) {
           const res = await keep("GET", `/runs/${runId}`, { key: ALICE });
-          if (wanted.includes(String(res.body["status"]))) return res.body;
+          if (wanted.includes("waiting") && res.body["waiting"] === true) return res.body;
+          if (wanted.includes(String(res.body["status"])) && res.body["waiting"] !== true) return res.body;
           await new Promise((resolve) => setTimeout(resolve, 100));
         }
         throw new Error(`run ${runId} never reached ${wanted.join("/")}`);
@@ -352,11 +362,15 @@ describe.each(BACKENDS)("HTTP security on %s", (backend) => {
       const thread = (await keep("POST", "/threads", { key: ALICE, body: {} })).body;
       const run = (await keep("POST", `/threads/${String(thread["thread_id"])}/runs`, { key: ALICE, body: { assistant_id: "agent", input: { messages: [{ role: "user", content: "show the environment" }] } } })).body;
       const runId = String(run["run_id"]);
-      await waitRun(runId, ["interrupted"]);
+      await waitRun(runId, ["waiting"]);
       await keep("GET", "/approvals", { key: BOB });
-      expect((await keep("POST", `/runs/${runId}/decisions`, { key: ALICE, body: { decisions: [{ type: "approve" }] } })).status).toBe(200);
-      expect(await waitRun(runId, ["success", "error"])).toMatchObject({ status: "success", answer: "all done" });
-      const events = await keep("GET", `/runs/${runId}/events`, { key: ALICE });
+      const decided = await keep("POST", `/runs/${runId}/decisions`, { key: ALICE, body: { decisions: [{ type: "approve" }] } });
+      expect(decided.status).toBe(200);
+      // the decision's answer is the new run that resumes the thread
+      const resumedId = String(decided.body["run_id"]);
+      expect(await waitRun(resumedId, ["success", "error"])).toMatchObject({ status: "success", answer: "all done", resumes_run: runId });
+      await keep("GET", `/runs/${runId}/events`, { key: ALICE });
+      const events = await keep("GET", `/runs/${resumedId}/events`, { key: ALICE });
       expect(events.text).toContain("event: run.succeeded");
       expect(events.text).toContain('"tool":"run_command"');
       await keep("GET", `/threads/${String(thread["thread_id"])}/state`, { key: ALICE });

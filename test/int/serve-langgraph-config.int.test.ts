@@ -33,7 +33,9 @@ describe("devmind serve --config with http, ui, env LANGGRAPH_CONFIG and a graph
   beforeAll(async () => {
     dir = realpathSync(mkdtempSync(join(tmpdir(), "devmind-serve-lgc-")));
     seedDataDir(dir);
-    serve = await spawnServe(["--config", CONFIG, "--port", "0", "--workers", "1"], { DEVMIND_DATA_DIR: dir, DEVMIND_WORKSPACE: join(dir, "ws"), DEVMIND_API_KEYS: `alice=${TEST_KEYS.alice}` });
+    // the fixture's `store.index` embeds with OpenAI: a local server (never called here, the
+    // store is not written) so the embedder needs no key
+    serve = await spawnServe(["--config", CONFIG, "--port", "0", "--workers", "1"], { DEVMIND_DATA_DIR: dir, DEVMIND_WORKSPACE: join(dir, "ws"), DEVMIND_API_KEYS: `alice=${TEST_KEYS.alice}`, OPENAI_BASE_URL: "http://127.0.0.1:9/v1" });
     client = new Client({ apiUrl: serve.url, apiKey: TEST_KEYS.alice });
   }, 180_000);
   afterAll(async () => {
@@ -152,15 +154,22 @@ describe("devmind serve refuses what it cannot honour, before anything opens", (
   };
   const graphs = { logged: join(PLATFORM, "logged.ts:graph") };
 
-  it("auth (not supported yet) and http keys it does not implement: exit 2 naming each key; other commands still load the graphs", async () => {
+  it("http keys it does not implement: exit 2 naming each key; other commands still load the graphs", async () => {
     const { dir, path } = project({ graphs, auth: { path: "./auth.ts:auth" }, http: { mount_prefix: "/api" } });
     const result = await runCli(["serve", "--config", path, "--port", "0"], { DEVMIND_DATA_DIR: join(dir, "data") }, { timeoutMs: 120_000 });
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/"auth" \(a custom LangGraph Auth handler\) is not supported by devmind serve yet/);
     expect(result.stderr).toMatch(/"http\.mount_prefix" is not supported by devmind serve/);
     const listed = await runCli(["graphs", "--config", path], {}, { timeoutMs: 120_000 });
     expect(listed.code, listed.stderr).toBe(0);
     expect(listed.stdout).toMatch(/^logged\s+.*loaded \(compiled\)$/m);
+  }, 180_000);
+
+  it("an auth handler that fails to load: exit 2 naming auth.path and the file", async () => {
+    const { dir, path } = project({ graphs, auth: { path: "./auth.mts:auth" } });
+    writeFileSync(join(dir, "auth.mts"), "export const auth = { notAnAuth: true };\n");
+    const result = await runCli(["serve", "--config", path, "--port", "0"], { DEVMIND_DATA_DIR: join(dir, "data") }, { timeoutMs: 120_000 });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/auth\.path \.\/auth\.mts:auth \(.*auth\.mts\): the export auth is not an Auth/);
   }, 180_000);
 
   it("an http.app that is not a Hono app: exit 2 naming http.app and the file", async () => {

@@ -122,9 +122,9 @@ describe.each(BACKENDS)("devmind serve as a process on %s", (backend) => {
           }),
         )) as Part[];
         // the run's lifecycle is in its stored events (devmind's /runs/{id}/events), not in the graph's custom parts
-        const stored = async () => {
+        const stored = async (id = runId) => {
           const list: { type: string; worker?: string; by?: string }[] = [];
-          for await (const event of (runtime as NonNullable<typeof runtime>).runs.events(runId)) list.push(event as unknown as { type: string; worker?: string; by?: string });
+          for await (const event of (runtime as NonNullable<typeof runtime>).runs.events(id)) list.push(event as unknown as { type: string; worker?: string; by?: string });
           return list;
         };
         expect((await stored()).find((e) => e.type === "run.started")?.worker).toContain(`:${child.pid}:`);
@@ -132,14 +132,19 @@ describe.each(BACKENDS)("devmind serve as a process on %s", (backend) => {
         const interrupt = first.find((p) => p.event === "values" && "__interrupt__" in (p.data as object));
         expect((interrupt?.data as { __interrupt__: { value: { actionRequests: { tool_call_id: string }[] } }[] }).__interrupt__[0]?.value.actionRequests[0]?.tool_call_id).toBe("call_w");
 
-        // resumed through this process, executed by the child; tokens cross processes too
+        // resumed through this process (a new run, the Platform's model), executed by the child; tokens cross processes too
+        let resumedId = "";
         const resumed = (await collect(
-          client.runs.stream(thread.thread_id, "agent", { command: { resume: { decisions: [{ type: "approve" }] } }, streamMode: ["values", "messages-tuple", "custom"] }),
+          client.runs.stream(thread.thread_id, "agent", { command: { resume: { decisions: [{ type: "approve" }] } }, streamMode: ["values", "messages-tuple", "custom"], onRunCreated: (meta) => (resumedId = meta.run_id) }),
         )) as Part[];
+        expect(resumedId).not.toBe(runId);
         const custom = resumed.filter((p) => p.event === "custom").map((p) => p.data as { type: string });
         expect(custom.map((e) => e.type)).toEqual(["tool.call.started", "tool.call.finished", "model.started", "model.finished"]);
-        const lifecycle = await stored();
-        expect(lifecycle.find((e) => e.type === "approval.decided")).toMatchObject({ by: "alice" });
+        // the decision is on the run it answered, which ended at the interrupt; the new run resumed on the child
+        const waited = await stored();
+        expect(waited.find((e) => e.type === "approval.decided")).toMatchObject({ by: "alice" });
+        expect(waited.map((e) => e.type)).toContain("run.interrupted");
+        const lifecycle = await stored(resumedId);
         expect(lifecycle.find((e) => e.type === "run.resumed")?.worker).toContain(`:${child.pid}:`);
         expect(lifecycle.at(-1)?.type).toBe("run.succeeded");
         const deltas = resumed.filter((p) => p.event === "messages" && (p.data as [Msg])[0].type === "ai").map((p) => (p.data as [Msg])[0].content);
@@ -149,13 +154,16 @@ describe.each(BACKENDS)("devmind serve as a process on %s", (backend) => {
         const finalMessages = ((resumed.filter((p) => p.event === "values").pop()?.data as { messages: Msg[] }).messages ?? []).map((m) => m.type);
         expect(finalMessages).toEqual(["human", "ai", "tool", "ai"]);
 
-        // the same run, joined through the child, has the same durable parts as through this process
+        // the same runs, joined through the child, have the same durable parts as through this process
         const viaChild = new Client({ apiUrl: child.url, apiKey: TEST_KEYS.bob });
         const durable = (parts: Part[]) => parts.filter((p) => p.id !== undefined).map((p) => JSON.stringify([p.event, p.data])).sort();
-        const a = (await collect(viaChild.runs.joinStream(thread.thread_id, runId, { streamMode: ["values", "custom"] }))) as Part[];
-        const b = (await collect(client.runs.joinStream(thread.thread_id, runId, { streamMode: ["values", "custom"] }))) as Part[];
-        expect(durable(a)).toEqual(durable(b));
-        expect((await viaChild.runs.get(thread.thread_id, runId)).status).toBe("success");
+        for (const id of [runId, resumedId]) {
+          const a = (await collect(viaChild.runs.joinStream(thread.thread_id, id, { streamMode: ["values", "custom"] }))) as Part[];
+          const b = (await collect(client.runs.joinStream(thread.thread_id, id, { streamMode: ["values", "custom"] }))) as Part[];
+          expect(durable(a)).toEqual(durable(b));
+        }
+        expect(await viaChild.runs.get(thread.thread_id, runId)).toMatchObject({ status: "success", stop_reason: "interrupt" });
+        expect(await viaChild.runs.get(thread.thread_id, resumedId)).toMatchObject({ status: "success", stop_reason: "completed", resumes_run: runId });
       } finally {
         const code = await child?.stop();
         await local?.close();

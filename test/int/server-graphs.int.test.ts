@@ -104,7 +104,7 @@ describe.each(BACKENDS)("every loaded graph is an assistant of devmind serve, th
 
   });
 
-  it("example (a): runs.wait to its interrupt, thread state types the interrupt, command.resume finishes the same run", async () => {
+  it("example (a): runs.wait to its interrupt, thread state types the interrupt, command.resume is a new run that finishes the thread", async () => {
     const { server, client } = await start();
     const thread = await client.threads.create();
     const paused = (await client.runs.wait(thread.thread_id, "review", { input: { topic: "tests" } })) as Record<string, unknown>;
@@ -122,12 +122,19 @@ describe.each(BACKENDS)("every loaded graph is an assistant of devmind serve, th
     expect(threadRecord.metadata).toEqual({ graph_id: "review", assistant_id: assistantIdFor("review") });
 
     const [run] = await client.runs.list(thread.thread_id);
-    expect(run).toMatchObject({ assistant_id: assistantIdFor("review"), status: "interrupted" });
+    // the Platform's model: the run ended at the interrupt, its thread waits on it
+    expect(run).toMatchObject({ assistant_id: assistantIdFor("review"), status: "success", stop_reason: "interrupt", waiting: true });
 
     const done = (await client.runs.wait(thread.thread_id, "review", { command: { resume: { approved: true, note: "ok" } } })) as Record<string, unknown>;
     expect(done).toEqual({ topic: "tests", draft: REVIEW_QUESTION.draft, outcome: `sent: ${REVIEW_QUESTION.draft} (ok)` });
     const runs = await client.runs.list(thread.thread_id);
-    expect(runs.map((item) => [item.run_id, item.status])).toEqual([[run?.run_id, "success"]]);
+    expect(runs.map((item) => [item.status, (item as { stop_reason?: string }).stop_reason, (item as { resumes_run?: string | null }).resumes_run])).toEqual([
+      ["success", "completed", run?.run_id],
+      ["success", "interrupt", null],
+    ]);
+    expect(runs[1]?.run_id).toBe(run?.run_id);
+    expect((await client.threads.get(thread.thread_id)).status).toBe("idle");
+    // the resume is audited on the run it answered
     const audit = await server.runtime.runs.resumes(run?.run_id as string);
     expect(audit.map((item) => [item.principal, item.interrupt_ids])).toEqual([["alice", [interrupt?.id]]]);
   });
@@ -147,11 +154,16 @@ describe.each(BACKENDS)("every loaded graph is an assistant of devmind serve, th
     expect(first[first.length - 1]?.data).toEqual({ __interrupt__: [{ id: interruptId, value: REVIEW_QUESTION }] });
 
     const second = (await collect(client.runs.stream(thread.thread_id, "review", { command: { resume: { approved: false } }, streamMode: ["updates", "values"] }))) as Part[];
+    // the resume is a new run, streamed from its start: the state it resumes from, then its step
     expect(shape(second)).toEqual([
+      { event: "values", data: { topic: "tests", draft: REVIEW_QUESTION.draft, outcome: null } },
       { event: "updates", data: { review: { outcome: "dropped" } } },
       { event: "values", data: { topic: "tests", draft: REVIEW_QUESTION.draft, outcome: "dropped" } },
     ]);
-    expect(second[0]?.data).toMatchObject({ run_id: (first[0]?.data as { run_id: string }).run_id });
+    const firstRunId = (first[0]?.data as { run_id: string }).run_id;
+    const secondRunId = (second[0]?.data as { run_id: string }).run_id;
+    expect(secondRunId).not.toBe(firstRunId);
+    expect(await client.runs.get(thread.thread_id, secondRunId)).toMatchObject({ status: "success", stop_reason: "completed", resumes_run: firstRunId });
   });
 
   it("example (b): two interrupts of parallel subgraph branches, listed by /approvals from one query, resumed by an id map", async () => {

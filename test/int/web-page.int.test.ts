@@ -293,7 +293,7 @@ describe.each(BACKENDS)("web page on %s", (backend) => {
       await expect.poll(() => page.getByTestId("run-status").textContent(), { timeout: UI_TIMEOUT }).toBe("success");
       // each stored event shown once, although the stream was read twice
       const types = await page.locator('[data-testid="event"]').evaluateAll((items: unknown[]) => items.map((item) => (item as { dataset: Record<string, string> }).dataset["type"]));
-      expect(types).toEqual(["run.created", "run.started", "approval.requested", "run.interrupted", "run.continued", "run.created", "approval.decided", "run.started", "run.resumed", "run.succeeded"]);
+      expect(types).toEqual(["run.created", "run.started", "approval.requested", "run.interrupted", "approval.decided", "run.continued", "run.created", "run.started", "run.resumed", "run.succeeded"]);
       expect(await page.locator("#run-id").textContent()).toBe(next.run_id);
       expect(await page.locator('[data-testid="tool-line"]').count()).toBe(1);
       expect(probe.pageErrors).toEqual([]);

@@ -17,6 +17,8 @@ export interface AssistantSearchShape {
   graphId: boolean;
   name: boolean;
   metadata: boolean;
+  /** An access filter (AccessFilter) applies. */
+  access: boolean;
   sortBy: AssistantSortKey;
   order: "asc" | "desc";
 }
@@ -41,6 +43,7 @@ export function assistantSql(schema: string) {
     if (shape.graphId) clauses.push(`a.graph_id = ${next()}::text`);
     if (shape.name) clauses.push(`strpos(lower(a.name), lower(${next()}::text)) > 0`);
     if (shape.metadata) clauses.push(`a.metadata @> ${next()}::jsonb`);
+    if (shape.access) clauses.push(`a.metadata @> ${next()}::jsonb`);
     return clauses.join(" AND ");
   };
   return {
@@ -62,7 +65,8 @@ export function assistantSql(schema: string) {
        SELECT ${columns("ins")} FROM ins`,
     ),
     /** $1 id. */
-    get: statement("assistants_get", `SELECT ${columns("a")} FROM ${assistants} a WHERE a.assistant_id = $1::uuid`),
+    /** $1 id, $2 access filter json (`{}`: any; see AccessFilter). */
+    get: statement("assistants_get", `SELECT ${columns("a")} FROM ${assistants} a WHERE a.assistant_id = $1::uuid AND a.metadata @> $2::jsonb`),
     /** $1 id: the row locked until the transaction ends (updates of one assistant take turns). */
     lock: statement("assistants_lock", `SELECT a.assistant_id::text AS assistant_id FROM ${assistants} a WHERE a.assistant_id = $1::uuid FOR UPDATE`),
     /**
@@ -107,7 +111,7 @@ export function assistantSql(schema: string) {
         WHERE v.assistant_id = $1::uuid AND ($2::jsonb IS NULL OR v.metadata @> $2::jsonb)
         ORDER BY v.version DESC LIMIT $3::integer OFFSET $4::integer`,
     ),
-    /** Parameters in order: loaded graph ids text[], [graph id] [name] [metadata json] limit offset. Rows carry `total`. */
+    /** Parameters in order: loaded graph ids text[], [graph id] [name] [metadata json] [access filter json] limit offset. Rows carry `total`. */
     search(shape: AssistantSearchShape): Statement {
       const key = JSON.stringify(shape);
       const cached = searchCache.get(key);

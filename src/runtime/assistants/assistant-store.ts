@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { accessJson, type AccessFilter } from "../../vocabulary/access-filter.js";
 import type { GraphRunHooks } from "../../graphs/run-hooks.js";
 import { assistantIdFor } from "../../graphs/assistant-id.js";
 import { ASSISTANT_DEFAULTS } from "../../constants.js";
@@ -48,6 +49,8 @@ export interface AssistantSearchOptions {
   offset?: number | undefined;
   sortBy?: AssistantSortKey | undefined;
   sortOrder?: "asc" | "desc" | undefined;
+  /** Only assistants the caller may see (the auth handler's filter over their metadata, in the same statement). */
+  access?: AccessFilter | undefined;
 }
 
 /** The graphs a runtime loaded, as the assistant store needs to know them. */
@@ -65,19 +68,19 @@ export interface AssistantsApi {
   /** Creates an assistant (a new uuid unless `assistantId`); an existing id: `ifExists` "raise" (409) or "do_nothing" (the stored one). */
   create(fields: AssistantFields & { assistantId?: string | undefined; ifExists?: "raise" | "do_nothing" | undefined }): Promise<AssistantRecord>;
   /** The assistant an id names: its uuid, or a loaded graph's id (its default assistant). ASSISTANT_NOT_FOUND otherwise. */
-  get(idOrGraph: string): Promise<AssistantRecord>;
+  get(idOrGraph: string, access?: AccessFilter): Promise<AssistantRecord>;
   /** Changes the given fields (metadata is merged), making a new version that becomes the current one. */
-  update(idOrGraph: string, fields: AssistantFields): Promise<AssistantRecord>;
+  update(idOrGraph: string, fields: AssistantFields, access?: AccessFilter): Promise<AssistantRecord>;
   /** Deletes the assistant and its versions; returns its id. */
-  delete(idOrGraph: string): Promise<string>;
+  delete(idOrGraph: string, access?: AccessFilter): Promise<string>;
   /** Makes stored `version` the current one. */
-  setLatest(idOrGraph: string, version: number): Promise<AssistantRecord>;
+  setLatest(idOrGraph: string, version: number, access?: AccessFilter): Promise<AssistantRecord>;
   /** The assistant's versions, newest first, optionally only those whose metadata contains `metadata`. */
-  versions(idOrGraph: string, options?: { metadata?: Record<string, unknown> | undefined; limit?: number | undefined; offset?: number | undefined }): Promise<AssistantVersion[]>;
+  versions(idOrGraph: string, options?: { metadata?: Record<string, unknown> | undefined; limit?: number | undefined; offset?: number | undefined; access?: AccessFilter | undefined }): Promise<AssistantVersion[]>;
   /** A page of assistants matching every filter and how many match in all. */
   search(options?: AssistantSearchOptions): Promise<{ assistants: AssistantRecord[]; total: number }>;
   /** How many assistants match every filter. */
-  count(options?: Pick<AssistantSearchOptions, "graphId" | "name" | "metadata">): Promise<number>;
+  count(options?: Pick<AssistantSearchOptions, "graphId" | "name" | "metadata" | "access">): Promise<number>;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -123,10 +126,10 @@ export class AssistantStore implements AssistantsApi {
   }
 
   /** The assistant an id names: its uuid, or a loaded graph's id (its default assistant). ASSISTANT_NOT_FOUND otherwise. */
-  async get(idOrGraph: string): Promise<AssistantRecord> {
+  async get(idOrGraph: string, access?: AccessFilter): Promise<AssistantRecord> {
     await this.ensureDefaults();
     const assistantId = this.idOf(idOrGraph);
-    const row = (await this.db.query(this.sql.get, [assistantId])).rows[0];
+    const row = (await this.db.query(this.sql.get, [assistantId, accessJson(access)])).rows[0];
     if (row === undefined) throw new AssistantNotFoundError(idOrGraph);
     const assistant = assistantFromRow(row);
     if (!this.graphs.ids().includes(assistant.graph_id)) throw new AssistantNotFoundError(idOrGraph, `: its graph ${assistant.graph_id} is not loaded here`);
@@ -134,8 +137,8 @@ export class AssistantStore implements AssistantsApi {
   }
 
   /** Changes the given fields (metadata is merged), making a new version that becomes the current one. */
-  async update(idOrGraph: string, fields: AssistantFields): Promise<AssistantRecord> {
-    const current = await this.get(idOrGraph);
+  async update(idOrGraph: string, fields: AssistantFields, access?: AccessFilter): Promise<AssistantRecord> {
+    const current = await this.get(idOrGraph, access);
     const graphId = fields.graphId === undefined ? current.graph_id : this.checkGraph(fields.graphId);
     const values = this.values(graphId, { ...fields, ...(fields.graphId !== undefined && fields.config === undefined ? { config: current.config } : {}) });
     const row = await this.db.transaction(async (tx) => {
@@ -148,16 +151,16 @@ export class AssistantStore implements AssistantsApi {
   }
 
   /** Deletes the assistant and its versions; its runs keep their records. */
-  async delete(idOrGraph: string): Promise<string> {
-    const { assistant_id: assistantId } = await this.get(idOrGraph);
+  async delete(idOrGraph: string, access?: AccessFilter): Promise<string> {
+    const { assistant_id: assistantId } = await this.get(idOrGraph, access);
     const row = (await this.db.query(this.sql.delete, [assistantId])).rows[0];
     if (row === undefined) throw new AssistantNotFoundError(idOrGraph);
     return assistantId;
   }
 
   /** Makes stored `version` the current one; ASSISTANT_NOT_FOUND for an unknown version. */
-  async setLatest(idOrGraph: string, version: number): Promise<AssistantRecord> {
-    const { assistant_id: assistantId } = await this.get(idOrGraph);
+  async setLatest(idOrGraph: string, version: number, access?: AccessFilter): Promise<AssistantRecord> {
+    const { assistant_id: assistantId } = await this.get(idOrGraph, access);
     if (!Number.isInteger(version) || version < 1) throw runInputError("version must be a positive integer", { field: "version" });
     const row = (await this.db.query(this.sql.setLatest, [assistantId, version])).rows[0];
     if (row === undefined) throw new AssistantNotFoundError(idOrGraph, ` version ${version}`);
@@ -165,8 +168,8 @@ export class AssistantStore implements AssistantsApi {
   }
 
   /** The assistant's versions, newest first, optionally only those whose metadata contains `metadata`. */
-  async versions(idOrGraph: string, options: { metadata?: Record<string, unknown> | undefined; limit?: number | undefined; offset?: number | undefined } = {}): Promise<AssistantVersion[]> {
-    const { assistant_id: assistantId } = await this.get(idOrGraph);
+  async versions(idOrGraph: string, options: { metadata?: Record<string, unknown> | undefined; limit?: number | undefined; offset?: number | undefined; access?: AccessFilter | undefined } = {}): Promise<AssistantVersion[]> {
+    const { assistant_id: assistantId } = await this.get(idOrGraph, options.access);
     const { limit, offset } = page(options.limit, options.offset);
     const metadata = options.metadata === undefined ? null : serializeJson(options.metadata, "metadata");
     const result = await this.db.query(this.sql.versions, [assistantId, metadata, limit, offset]);
@@ -189,18 +192,19 @@ export class AssistantStore implements AssistantsApi {
   }
 
   /** How many assistants match every filter. */
-  async count(options: Pick<AssistantSearchOptions, "graphId" | "name" | "metadata"> = {}): Promise<number> {
+  async count(options: Pick<AssistantSearchOptions, "graphId" | "name" | "metadata" | "access"> = {}): Promise<number> {
     await this.ensureDefaults();
     const { shape, values } = this.filters(options);
     return Number((await this.db.query(this.sql.count(shape), values)).rows[0]?.["total"] ?? 0);
   }
 
-  private filters(options: Pick<AssistantSearchOptions, "graphId" | "name" | "metadata">) {
+  private filters(options: Pick<AssistantSearchOptions, "graphId" | "name" | "metadata" | "access">) {
     const values: unknown[] = [this.graphs.ids()];
     if (options.graphId !== undefined) values.push(options.graphId);
     if (options.name !== undefined) values.push(options.name);
     if (options.metadata !== undefined) values.push(serializeJson(options.metadata, "metadata"));
-    return { shape: { graphId: options.graphId !== undefined, name: options.name !== undefined, metadata: options.metadata !== undefined }, values };
+    if (options.access !== undefined) values.push(accessJson(options.access));
+    return { shape: { graphId: options.graphId !== undefined, name: options.name !== undefined, metadata: options.metadata !== undefined, access: options.access !== undefined }, values };
   }
 
   /** Writes the default assistant of every loaded graph that has none (once per store). */

@@ -19,8 +19,8 @@ export interface CronSchedulerDeps {
   completions: RunCompletions;
   /** The graphs this worker loaded: crons of other graphs are left to workers that have them. */
   graphIds: readonly string[];
-  /** Makes sure a tick's thread has a row (`runtime.threads.touch`). */
-  touchThread: (threadId: string) => Promise<void>;
+  /** Makes sure a tick's thread has a row (`runtime.threads.touch`); a new one gets `metadata` (the cron's: its owner). */
+  touchThread: (threadId: string, metadata?: Record<string, unknown>) => Promise<void>;
   logger: Logger;
   /** Pause between passes; default CRON_DEFAULTS.pollMs. */
   pollMs?: number;
@@ -79,13 +79,19 @@ async function createTickRun(deps: CronSchedulerDeps, tx: Queryable, due: DueCro
  */
 export async function runCronPass(deps: CronSchedulerDeps): Promise<CronTick[]> {
   const done: CronTick[] = [];
+  // each tick run's cron metadata: a stateless cron's new thread carries it (an auth handler's owner sees it)
+  const cronMetadata = new Map<string, Record<string, unknown>>();
   for (let batch = 0; batch < CRON_DEFAULTS.maxBatchesPerPass; batch += 1) {
-    const ticks = await deps.crons.claimTicks(deps.graphIds, CRON_DEFAULTS.claimBatch, (tx, due) => createTickRun(deps, tx, due));
+    const ticks = await deps.crons.claimTicks(deps.graphIds, CRON_DEFAULTS.claimBatch, async (tx, due) => {
+      const runId = await createTickRun(deps, tx, due);
+      if (runId !== null && due.cron.thread_id === null) cronMetadata.set(runId, due.cron.metadata);
+      return runId;
+    });
     done.push(...ticks);
     for (const tick of ticks) {
       if (tick.run_id === null) continue;
       const run = await deps.runs.get(tick.run_id);
-      await deps.touchThread(run.thread_id).catch(() => undefined);
+      await deps.touchThread(run.thread_id, cronMetadata.get(tick.run_id)).catch(() => undefined);
       await notify(deps.db, RUNS_CHANNEL, tick.run_id).catch(() => undefined);
       deps.logger.info({ event: "cron.fired", cron_id: tick.cron_id, run_id: tick.run_id, thread_id: run.thread_id, next_run_date: tick.next_run_date }, "cron tick queued a run");
     }

@@ -24,11 +24,15 @@ export const CRON_SORT_COLUMNS = {
 } as const;
 export type CronSortBy = keyof typeof CRON_SORT_COLUMNS;
 
-/** The filters of `search` and `count`: `$1` assistant id, `$2` thread id, `$3` enabled, `$4` metadata containment; null skips one. */
+/**
+ * The filters of `search` and `count`: `$1` assistant id, `$2` thread id, `$3` enabled, `$4`
+ * metadata containment (null skips one), `$5` the caller's access filter (`{}`: any; AccessFilter).
+ */
 const FILTERS = `($1::text IS NULL OR c.assistant_id = $1::text)
   AND ($2::text IS NULL OR c.thread_id = $2::text)
   AND ($3::boolean IS NULL OR c.enabled = $3::boolean)
-  AND ($4::jsonb IS NULL OR c.metadata @> $4::jsonb)`;
+  AND ($4::jsonb IS NULL OR c.metadata @> $4::jsonb)
+  AND c.metadata @> $5::jsonb`;
 
 /**
  * Every statement of the cron store for one schema (a validated identifier). The scheduler's
@@ -46,9 +50,9 @@ export function cronSql(schema: string) {
        VALUES ($1::uuid, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, $10::timestamptz, $11::timestamptz)
        RETURNING ${CRON_COLUMNS}`,
     ),
-    get: statement("crons_get", `SELECT ${CRON_COLUMNS} FROM ${crons} c WHERE c.cron_id = $1::uuid`),
+    get: statement("crons_get", `SELECT ${CRON_COLUMNS} FROM ${crons} c WHERE c.cron_id = $1::uuid AND c.metadata @> $2::jsonb`),
     /** The cron locked for an update (`$1` id), with the database's clock. */
-    getForUpdate: statement("crons_get_for_update", `SELECT ${CRON_COLUMNS}, ${iso("now()")} AS db_now FROM ${crons} c WHERE c.cron_id = $1::uuid FOR UPDATE`),
+    getForUpdate: statement("crons_get_for_update", `SELECT ${CRON_COLUMNS}, ${iso("now()")} AS db_now FROM ${crons} c WHERE c.cron_id = $1::uuid AND c.metadata @> $2::jsonb FOR UPDATE`),
     /** `$1 id, $2 schedule, $3 timezone, $4 payload, $5 metadata, $6 enabled, $7 end_time, $8 next_run_at`. */
     update: statement(
       "crons_update",
@@ -56,9 +60,9 @@ export function cronSql(schema: string) {
          end_time = $7::timestamptz, next_run_at = $8::timestamptz, updated_at = now()
        WHERE c.cron_id = $1::uuid RETURNING ${CRON_COLUMNS}`,
     ),
-    delete: statement("crons_delete", `DELETE FROM ${crons} c WHERE c.cron_id = $1::uuid RETURNING c.cron_id::text AS cron_id`),
+    delete: statement("crons_delete", `DELETE FROM ${crons} c WHERE c.cron_id = $1::uuid AND c.metadata @> $2::jsonb RETURNING c.cron_id::text AS cron_id`),
     count: statement("crons_count", `SELECT count(*)::integer AS count FROM ${crons} c WHERE ${FILTERS}`),
-    /** `search` sorted by an allow-listed column; `$5` limit, `$6` offset. */
+    /** `search` sorted by an allow-listed column; `$6` limit, `$7` offset. */
     search(sortBy: CronSortBy, order: "asc" | "desc"): Statement {
       const key = `${sortBy}:${order}`;
       let built = searchCache.get(key);
@@ -67,7 +71,7 @@ export function cronSql(schema: string) {
         built = statement(
           `crons_search_${sortBy}_${order}`,
           `SELECT ${CRON_COLUMNS} FROM ${crons} c WHERE ${FILTERS}
-           ORDER BY ${CRON_SORT_COLUMNS[sortBy]} ${direction} NULLS LAST, c.cron_id ${direction} LIMIT $5::integer OFFSET $6::integer`,
+           ORDER BY ${CRON_SORT_COLUMNS[sortBy]} ${direction} NULLS LAST, c.cron_id ${direction} LIMIT $6::integer OFFSET $7::integer`,
         );
         searchCache.set(key, built);
       }

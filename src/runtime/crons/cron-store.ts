@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { accessJson, type AccessFilter } from "../../vocabulary/access-filter.js";
 import { CRON_DEFAULTS } from "../../constants.js";
 import type { Database, Queryable, Row } from "../../db/types.js";
 import { DevmindError } from "../../errors.js";
@@ -57,6 +58,8 @@ export interface CronSearchOptions {
   offset?: number | undefined;
   sortBy?: CronSortBy | undefined;
   sortOrder?: "asc" | "desc" | undefined;
+  /** Only crons the caller may see (the auth handler's filter over their metadata, in the same statement). */
+  access?: AccessFilter | undefined;
 }
 
 /** A cron claimed by the scheduler, locked in its transaction. */
@@ -156,9 +159,9 @@ export class CronStore {
   }
 
   /** The cron; NOT_FOUND (404) for an unknown id or one that is not a uuid. */
-  async get(cronId: string): Promise<CronRecord> {
+  async get(cronId: string, access?: AccessFilter): Promise<CronRecord> {
     if (!isUuid(cronId)) throw cronNotFound(cronId);
-    const row = (await this.db.query(this.sql.get, [cronId])).rows[0];
+    const row = (await this.db.query(this.sql.get, [cronId, accessJson(access)])).rows[0];
     if (row === undefined) throw cronNotFound(cronId);
     return cronFromRow(row);
   }
@@ -180,7 +183,7 @@ export class CronStore {
   }
 
   /** How many crons match the filters of `search`. */
-  async count(options: Pick<CronSearchOptions, "assistantId" | "threadId" | "enabled" | "metadata"> = {}): Promise<number> {
+  async count(options: Pick<CronSearchOptions, "assistantId" | "threadId" | "enabled" | "metadata" | "access"> = {}): Promise<number> {
     const result = await this.db.query(this.sql.count, this.filters(options));
     return Number(result.rows[0]?.["count"] ?? 0);
   }
@@ -193,10 +196,11 @@ export class CronStore {
   async update(
     cronId: string,
     change: (current: CronRecord) => { schedule: CronSchedule; payload: CronPayload; metadata: Record<string, unknown>; enabled: boolean; endTime: Date | null },
+    access?: AccessFilter,
   ): Promise<CronRecord> {
     if (!isUuid(cronId)) throw cronNotFound(cronId);
     return this.db.transaction(async (tx) => {
-      const row = (await tx.query(this.sql.getForUpdate, [cronId])).rows[0];
+      const row = (await tx.query(this.sql.getForUpdate, [cronId, accessJson(access)])).rows[0];
       if (row === undefined) throw cronNotFound(cronId);
       const current = cronFromRow(row);
       const next = change(current);
@@ -212,9 +216,9 @@ export class CronStore {
   }
 
   /** Deletes the cron (its past runs stay); NOT_FOUND when there is none. */
-  async delete(cronId: string): Promise<void> {
+  async delete(cronId: string, access?: AccessFilter): Promise<void> {
     if (!isUuid(cronId)) throw cronNotFound(cronId);
-    const result = await this.db.query(this.sql.delete, [cronId]);
+    const result = await this.db.query(this.sql.delete, [cronId, accessJson(access)]);
     if (result.rows.length === 0) throw cronNotFound(cronId);
   }
 
@@ -245,8 +249,8 @@ export class CronStore {
     });
   }
 
-  private filters(options: Pick<CronSearchOptions, "assistantId" | "threadId" | "enabled" | "metadata">): unknown[] {
+  private filters(options: Pick<CronSearchOptions, "assistantId" | "threadId" | "enabled" | "metadata" | "access">): unknown[] {
     const metadata = options.metadata === undefined || options.metadata === null ? null : serializeJson(options.metadata, "metadata");
-    return [options.assistantId ?? null, options.threadId ?? null, options.enabled ?? null, metadata];
+    return [options.assistantId ?? null, options.threadId ?? null, options.enabled ?? null, metadata, accessJson(options.access)];
   }
 }

@@ -1,4 +1,5 @@
 import { GRAPHS_DEFAULTS } from "../../constants.js";
+import type { AccessFilter } from "../../vocabulary/access-filter.js";
 import { DevmindError } from "../../errors.js";
 import { checkCronSchedule, checkEndTime } from "./cron-schedule.js";
 import type { CronPayload, CronRecord, CronSearchOptions, CronStore } from "./cron-store.js";
@@ -74,14 +75,15 @@ export interface CronsApi {
   /** Stores a cron; RUN_INPUT_INVALID naming the field for a bad schedule, time zone, end time or payload. */
   create(options: CronCreateOptions): Promise<CronRecord>;
   /** The cron; NOT_FOUND for an unknown id. */
-  get(cronId: string): Promise<CronRecord>;
+  /** `access`: the caller's filter (AccessFilter): a cron it hides is NOT_FOUND. */
+  get(cronId: string, access?: AccessFilter): Promise<CronRecord>;
   /** One page of crons matching the filters (default 10, newest first). */
   search(options?: CronSearchOptions): Promise<CronRecord[]>;
-  count(options?: Pick<CronSearchOptions, "assistantId" | "threadId" | "enabled" | "metadata">): Promise<number>;
+  count(options?: Pick<CronSearchOptions, "assistantId" | "threadId" | "enabled" | "metadata" | "access">): Promise<number>;
   /** Changes a cron; a new schedule, time zone, end time or re-enabling computes the next tick from now. */
-  update(cronId: string, options: CronUpdateOptions): Promise<CronRecord>;
+  update(cronId: string, options: CronUpdateOptions, access?: AccessFilter): Promise<CronRecord>;
   /** Deletes the cron; the runs it created stay. NOT_FOUND for an unknown id. */
-  delete(cronId: string): Promise<void>;
+  delete(cronId: string, access?: AccessFilter): Promise<void>;
 }
 
 /** The graphs a runtime loaded, as the crons API checks them. */
@@ -160,10 +162,10 @@ export function createCronsApi(crons: CronStore, graphs: CronGraphs, checkWebhoo
       });
       return crons.create({ assistantId: graphId, graphId, threadId, schedule, payload, metadata: checkMetadata(options.metadata), enabled: checkEnabled(options.enabled), endTime });
     },
-    get: (cronId) => crons.get(cronId),
+    get: (cronId, access) => crons.get(cronId, access),
     search: (options = {}) => crons.search(options),
     count: (options = {}) => crons.count(options),
-    update(cronId, options) {
+    update(cronId, options, access) {
       // checked before the row is locked where possible; the payload needs the stored graph
       const schedulePatch = options.schedule;
       const endTime = options.endTime === undefined ? undefined : checkEndTime(options.endTime);
@@ -191,9 +193,9 @@ export function createCronsApi(crons: CronStore, graphs: CronGraphs, checkWebhoo
           enabled: options.enabled ?? current.enabled,
           endTime: endTime === undefined ? (current.end_time === null ? null : new Date(current.end_time)) : endTime,
         };
-      });
+      }, access);
     },
-    delete: (cronId) => crons.delete(cronId),
+    delete: (cronId, access) => crons.delete(cronId, access),
   };
 }
 

@@ -53,6 +53,8 @@ export interface RunListShape {
   thread: boolean;
   before: boolean;
   metadata: boolean;
+  /** Only runs of threads whose metadata contains an AccessFilter. */
+  threadAccess: boolean;
 }
 
 /**
@@ -124,13 +126,15 @@ export function runSql(schema: string) {
       `SELECT r.interrupt_checkpoint FROM ${runs} r WHERE r.run_id = $1::uuid`,
     ),
 
-    /** $1 limit: waiting runs (their threads wait on them), most recently stopped first, with their decided tool calls and answered interrupts (open approvals and interrupts in one query). */
+    /** $1 limit, $2 access filter json of their threads (`{}`: any): waiting runs (their threads wait on them), most recently stopped first, with their decided tool calls and answered interrupts (open approvals and interrupts in one query). */
     listInterrupted: statement(
       "runs_list_interrupted",
       `SELECT ${runColumns("r")},
          ARRAY(SELECT d.tool_call_id FROM ${s}.run_decisions d WHERE d.run_id = r.run_id ORDER BY d.tool_call_id) AS decided_tool_calls,
          ARRAY(SELECT DISTINCT i FROM ${s}.run_resumes u, unnest(u.interrupt_ids) AS i WHERE u.run_id = r.run_id AND u.consumed_at IS NULL ORDER BY i) AS answered_interrupts
-       FROM ${runs} r WHERE r.waiting ORDER BY r.updated_at DESC, r.run_id LIMIT $1::integer`,
+       FROM ${runs} r WHERE r.waiting
+         AND ($2::jsonb = '{}'::jsonb OR EXISTS (SELECT 1 FROM ${s}.threads t WHERE t.thread_id = r.thread_id AND t.metadata @> $2::jsonb))
+       ORDER BY r.updated_at DESC, r.run_id LIMIT $1::integer`,
     ),
 
     /** $1 run id: whether a cancel was requested. */
@@ -138,7 +142,7 @@ export function runSql(schema: string) {
 
     /**
      * A keyset page, newest first by (created_at, run_id). Parameters in order:
-     * [status] [thread] [before run id] limit.
+     * [status] [thread] [metadata] [before run id] [thread access filter] limit.
      */
     list(shape: RunListShape): Statement {
       const key = JSON.stringify(shape);
@@ -152,6 +156,7 @@ export function runSql(schema: string) {
       if (shape.thread) where.push(`r.thread_id = ${next()}::text`);
       if (shape.metadata) where.push(`r.metadata @> ${next()}::jsonb`);
       if (shape.before) where.push(`(r.created_at, r.run_id) < (SELECT c.created_at, c.run_id FROM ${runs} c WHERE c.run_id = ${next()}::uuid)`);
+      if (shape.threadAccess) where.push(`EXISTS (SELECT 1 FROM ${s}.threads t WHERE t.thread_id = r.thread_id AND t.metadata @> ${next()}::jsonb)`);
       const limit = next();
       const built = statement(
         "runs_list",

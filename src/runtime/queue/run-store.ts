@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { accessJson, type AccessFilter } from "../../vocabulary/access-filter.js";
 import { CONFIG_BOUNDS, GRAPHS_DEFAULTS, RUN_STORE_LIMITS, RUN_THREAD_LOCK_PREFIX } from "../../constants.js";
 import type { Database, Queryable, Row } from "../../db/types.js";
 import { GraphNotFoundError, RunConflictError, RunNotFoundError, type DevmindErrorCode } from "../../errors.js";
@@ -96,6 +97,8 @@ export interface ListRunsOptions {
   metadata?: Record<string, unknown> | undefined;
   /** true: only the run its thread waits on (ended at an interrupt, not yet resumed). */
   waiting?: boolean | undefined;
+  /** Only runs of threads the caller may see (their metadata contains this AccessFilter), in the same statement. */
+  threadAccess?: AccessFilter | undefined;
 }
 
 /** Who takes a lease and for how long. */
@@ -307,8 +310,9 @@ export class RunStore {
     if (options.threadId !== undefined) values.push(checkThreadId(options.threadId));
     if (options.metadata !== undefined) values.push(serializeJson(checkObject(options.metadata, "metadata"), "metadata"));
     if (options.before !== undefined) values.push(checkRunId(options.before));
+    if (options.threadAccess !== undefined) values.push(accessJson(options.threadAccess));
     values.push(limit);
-    const shape = { status: options.status !== undefined, thread: options.threadId !== undefined, before: options.before !== undefined, metadata: options.metadata !== undefined, waiting: options.waiting === true };
+    const shape = { status: options.status !== undefined, thread: options.threadId !== undefined, before: options.before !== undefined, metadata: options.metadata !== undefined, waiting: options.waiting === true, threadAccess: options.threadAccess !== undefined };
     const result = await this.db.query(this.sql.list(shape), values);
     if (result.rows.length === 0 && options.before !== undefined) {
       const found = await this.db.query(this.sql.exists, [options.before]);
@@ -424,12 +428,12 @@ export class RunStore {
     return result.rows[0]?.interrupt_checkpoint ?? null;
   }
 
-  /** Waiting runs (their threads wait on them), most recently stopped first, with their interrupts: open approvals and interrupts in one query. */
-  async listInterrupted(limit: number = GRAPHS_DEFAULTS.interruptedListDefault): Promise<InterruptedRun[]> {
+  /** Waiting runs (their threads wait on them), most recently stopped first, with their interrupts: open approvals and interrupts in one query; `threadAccess`: only of threads the caller may see. */
+  async listInterrupted(limit: number = GRAPHS_DEFAULTS.interruptedListDefault, threadAccess?: AccessFilter): Promise<InterruptedRun[]> {
     if (!Number.isInteger(limit) || limit < 1 || limit > GRAPHS_DEFAULTS.interruptedListMax) {
       throw runInputError(`limit must be an integer from 1 to ${GRAPHS_DEFAULTS.interruptedListMax}, got ${String(limit)}`, { field: "limit" });
     }
-    const result = await this.db.query(this.sql.listInterrupted, [limit]);
+    const result = await this.db.query(this.sql.listInterrupted, [limit, accessJson(threadAccess)]);
     return result.rows.map((row) => ({
       ...runFromRow(row),
       decided_tool_calls: (row["decided_tool_calls"] as string[] | null) ?? [],

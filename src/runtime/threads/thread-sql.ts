@@ -17,6 +17,8 @@ export interface ThreadSearchShape {
   metadata: boolean;
   ids: boolean;
   status: boolean;
+  /** An access filter (AccessFilter) applies. */
+  access: boolean;
   sortBy: ThreadSortKey;
   order: "asc" | "desc";
 }
@@ -66,18 +68,21 @@ export function threadSql(schema: string) {
        ON CONFLICT (thread_id) DO UPDATE SET updated_at = now(), metadata = $2::jsonb || t.metadata,
          expires_at = now() + t.ttl_minutes * interval '1 minute'`,
     ),
-    /** $1 thread id. */
-    get: statement("threads_get", `SELECT ${columns} FROM ${threads} t WHERE t.thread_id = $1::text`),
-    /** $1 thread id, $2 metadata json merged into the stored one, $3 new ttl minutes (NULL: keep the TTL); the TTL restarts. */
+    /** $1 thread id, $2 access filter json (`{}`: any thread; see AccessFilter). */
+    get: statement("threads_get", `SELECT ${columns} FROM ${threads} t WHERE t.thread_id = $1::text AND t.metadata @> $2::jsonb`),
+    /**
+     * $1 thread id, $2 metadata json merged into the stored one, $3 new ttl minutes (NULL: keep the
+     * TTL), $4 access filter json; the TTL restarts.
+     */
     patch: statement(
       "threads_patch",
       `UPDATE ${threads} t SET metadata = t.metadata || $2::jsonb, updated_at = now(),
               ttl_minutes = COALESCE($3::float8, t.ttl_minutes),
               expires_at = now() + COALESCE($3::float8, t.ttl_minutes) * interval '1 minute'
-        WHERE t.thread_id = $1::text RETURNING ${columns}`,
+        WHERE t.thread_id = $1::text AND t.metadata @> $4::jsonb RETURNING ${columns}`,
     ),
     /**
-     * $1 source thread id, $2 new thread id: a new thread with the source's metadata (its
+     * $1 source thread id, $2 new thread id, $3 access filter json (of the source): a new thread with the source's metadata (its
      * `thread_id` key naming the new thread, as the official server's copy) and TTL; no row when
      * the source does not exist.
      */
@@ -85,7 +90,7 @@ export function threadSql(schema: string) {
       "threads_copy",
       `INSERT INTO ${threads} (thread_id, metadata, ttl_minutes, expires_at)
        SELECT $2::text, t.metadata || jsonb_build_object('thread_id', $2::text), t.ttl_minutes, now() + t.ttl_minutes * interval '1 minute'
-         FROM ${threads} t WHERE t.thread_id = $1::text
+         FROM ${threads} t WHERE t.thread_id = $1::text AND t.metadata @> $3::jsonb
        RETURNING thread_id`,
     ),
     /** $1 limit: ids of threads past their TTL without a pending or running run, soonest lapsed first. */
@@ -105,13 +110,13 @@ export function threadSql(schema: string) {
             gone_runs AS (DELETE FROM ${runs} r WHERE r.thread_id = $1::text RETURNING 1)
        SELECT (SELECT count(*) FROM gone)::integer AS threads, (SELECT count(*) FROM gone_runs)::integer AS runs`,
     ),
-    /** $1 metadata json (null: any), $2 status (null: any): how many threads match. */
+    /** $1 metadata json (null: any), $2 status (null: any), $3 access filter json: how many threads match. */
     count: statement(
       "threads_count",
       `SELECT count(*)::integer AS total FROM (SELECT t.metadata, COALESCE(${status}, 'idle') AS status FROM ${threads} t) x
-        WHERE ($1::jsonb IS NULL OR x.metadata @> $1::jsonb) AND ($2::text IS NULL OR x.status = $2::text)`,
+        WHERE ($1::jsonb IS NULL OR x.metadata @> $1::jsonb) AND ($2::text IS NULL OR x.status = $2::text) AND x.metadata @> $3::jsonb`,
     ),
-    /** Parameters in order: [metadata json] [ids text[]] [status] limit offset. */
+    /** Parameters in order: [metadata json] [ids text[]] [status] [access filter json] limit offset. */
     search(shape: ThreadSearchShape): Statement {
       const key = JSON.stringify(shape);
       const cached = searchCache.get(key);
@@ -122,6 +127,7 @@ export function threadSql(schema: string) {
       if (shape.metadata) where.push(`x.metadata @> ${next()}::jsonb`);
       if (shape.ids) where.push(`x.thread_id = ANY(${next()}::text[])`);
       if (shape.status) where.push(`x.status = ${next()}::text`);
+      if (shape.access) where.push(`x.metadata @> ${next()}::jsonb`);
       const limit = next();
       const offset = next();
       const sortColumn = { thread_id: "x.thread_id", created_at: "x.c_at", updated_at: "x.u_at", status: "x.status" }[shape.sortBy];

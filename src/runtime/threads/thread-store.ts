@@ -3,6 +3,7 @@ import { SERVER_DEFAULTS, THREAD_DEFAULTS } from "../../constants.js";
 import type { Database, Queryable, Row } from "../../db/types.js";
 import { RunConflictError, ThreadNotFoundError } from "../../errors.js";
 import { checkThreadId, runInputError } from "../queue/run-record.js";
+import { accessJson, type AccessFilter } from "../../vocabulary/access-filter.js";
 import { THREAD_SORT_KEYS, threadSql, type ThreadSortKey, type ThreadSql } from "./thread-sql.js";
 
 /** A thread's status, derived from its runs (LangGraph's ThreadStatus). */
@@ -29,6 +30,8 @@ export interface SearchThreadsOptions {
   offset?: number | undefined;
   sortBy?: ThreadSortKey | undefined;
   sortOrder?: "asc" | "desc" | undefined;
+  /** Only threads the caller may see (the auth handler's filter, in the same statement). */
+  access?: AccessFilter | undefined;
 }
 
 const SEARCH_MAX = 500;
@@ -76,14 +79,15 @@ export class ThreadStore {
    * Makes sure the thread has a row (runs call it when they are created) and marks it updated.
    * The thread's metadata gains `threadRunMetadata(graphId)`'s keys it does not have, as LangGraph
    * servers tag a thread with the graph that ran on it (Agent Chat UI lists threads by it).
+   * `metadata`: more keys a new thread gets (a stateless cron's tick: the cron's, its owner's).
    */
-  async touch(threadId: string, graphId?: string): Promise<void> {
-    await this.db.query(this.sql.touch, [checkThreadId(threadId), JSON.stringify(threadRunMetadata(graphId))]);
+  async touch(threadId: string, graphId?: string, metadata: Record<string, unknown> = {}): Promise<void> {
+    await this.db.query(this.sql.touch, [checkThreadId(threadId), checkMetadata({ ...metadata, ...threadRunMetadata(graphId) })]);
   }
 
-  /** The thread; ThreadNotFoundError when there is none. */
-  async get(threadId: string): Promise<ThreadRecord> {
-    const result = await this.db.query(this.sql.get, [checkThreadId(threadId)]);
+  /** The thread; ThreadNotFoundError when there is none, or `access` hides it. */
+  async get(threadId: string, access?: AccessFilter): Promise<ThreadRecord> {
+    const result = await this.db.query(this.sql.get, [checkThreadId(threadId), accessJson(access)]);
     const row = result.rows[0];
     if (row === undefined) throw new ThreadNotFoundError(threadId);
     return threadFromRow(row);
@@ -91,10 +95,10 @@ export class ThreadStore {
 
   /**
    * Merges `metadata` into the thread's and restarts its TTL (`ttlMinutes` replaces it);
-   * ThreadNotFoundError when there is none.
+   * ThreadNotFoundError when there is none, or `access` hides it.
    */
-  async patch(threadId: string, metadata: Record<string, unknown>, ttlMinutes?: number): Promise<ThreadRecord> {
-    const result = await this.db.query(this.sql.patch, [checkThreadId(threadId), checkMetadata(metadata), checkTtl(ttlMinutes)]);
+  async patch(threadId: string, metadata: Record<string, unknown>, ttlMinutes?: number, access?: AccessFilter): Promise<ThreadRecord> {
+    const result = await this.db.query(this.sql.patch, [checkThreadId(threadId), checkMetadata(metadata), checkTtl(ttlMinutes), accessJson(access)]);
     const row = result.rows[0];
     if (row === undefined) throw new ThreadNotFoundError(threadId);
     return threadFromRow(row);
@@ -117,10 +121,10 @@ export class ThreadStore {
 
   /**
    * Inserts thread `toThread` with `fromThread`'s metadata (`thread_id` naming the copy) and TTL,
-   * in `tx`; ThreadNotFoundError when `fromThread` does not exist.
+   * in `tx`; ThreadNotFoundError when `fromThread` does not exist or `access` hides it.
    */
-  async copyRow(tx: Queryable, fromThread: string, toThread: string): Promise<void> {
-    const row = (await tx.query(this.sql.copy, [checkThreadId(fromThread), checkThreadId(toThread)])).rows[0];
+  async copyRow(tx: Queryable, fromThread: string, toThread: string, access?: AccessFilter): Promise<void> {
+    const row = (await tx.query(this.sql.copy, [checkThreadId(fromThread), checkThreadId(toThread), accessJson(access)])).rows[0];
     if (row === undefined) throw new ThreadNotFoundError(fromThread);
   }
 
@@ -136,10 +140,10 @@ export class ThreadStore {
   }
 
   /** How many threads match every given filter (LangGraph's `POST /threads/count`). */
-  async count(options: Pick<SearchThreadsOptions, "metadata" | "status"> = {}): Promise<number> {
+  async count(options: Pick<SearchThreadsOptions, "metadata" | "status" | "access"> = {}): Promise<number> {
     if (options.status !== undefined && !THREAD_STATUSES.includes(options.status)) throw runInputError(`status must be one of ${THREAD_STATUSES.join(", ")}`, { field: "status" });
     const metadata = options.metadata === undefined ? null : checkMetadata(options.metadata);
-    const result = await this.db.query(this.sql.count, [metadata, options.status ?? null]);
+    const result = await this.db.query(this.sql.count, [metadata, options.status ?? null, accessJson(options.access)]);
     return Number(result.rows[0]?.["total"] ?? 0);
   }
 
@@ -156,8 +160,9 @@ export class ThreadStore {
     if (options.metadata !== undefined) values.push(checkMetadata(options.metadata));
     if (options.ids !== undefined) values.push(options.ids.map((id) => checkThreadId(id)));
     if (options.status !== undefined) values.push(options.status);
+    if (options.access !== undefined) values.push(accessJson(options.access));
     values.push(limit, offset);
-    const shape = { metadata: options.metadata !== undefined, ids: options.ids !== undefined, status: options.status !== undefined, sortBy, order: options.sortOrder ?? "desc" } as const;
+    const shape = { metadata: options.metadata !== undefined, ids: options.ids !== undefined, status: options.status !== undefined, access: options.access !== undefined, sortBy, order: options.sortOrder ?? "desc" } as const;
     const result = await this.db.query(this.sql.search(shape), values);
     return result.rows.map(threadFromRow);
   }

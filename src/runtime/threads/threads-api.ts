@@ -9,6 +9,7 @@ import { ThreadCheckpoints } from "./thread-checkpoints.js";
 import { ThreadStateReader, type HistoryOptions, type RunSnapshots, type StateOptions, type StateReadableGraph } from "./thread-state.js";
 import { DevmindError, hasErrorCode, RunConflictError } from "../../errors.js";
 import { ThreadStore, type SearchThreadsOptions, type ThreadRecord } from "./thread-store.js";
+import type { AccessFilter } from "../../vocabulary/access-filter.js";
 
 /**
  * `runtime.threads`: the conversations behind runs. Records (metadata, status derived from runs)
@@ -17,16 +18,17 @@ import { ThreadStore, type SearchThreadsOptions, type ThreadRecord } from "./thr
 export interface ThreadsApi {
   /** `ttlMinutes`: the thread is deleted once that long passed since its last update (see `sweepExpired`). */
   create(options?: { threadId?: string | undefined; metadata?: Record<string, unknown> | undefined; ifExists?: "raise" | "do_nothing" | undefined; ttlMinutes?: number | undefined }): Promise<ThreadRecord>;
-  get(threadId: string): Promise<ThreadRecord>;
+  /** `access`: the caller's filter (AccessFilter): a thread it hides is THREAD_NOT_FOUND. */
+  get(threadId: string, access?: AccessFilter): Promise<ThreadRecord>;
   /** Merges `metadata` into the thread's; `ttlMinutes` replaces its TTL (every update restarts the TTL). */
-  patch(threadId: string, metadata: Record<string, unknown>, ttlMinutes?: number): Promise<ThreadRecord>;
+  patch(threadId: string, metadata: Record<string, unknown>, ttlMinutes?: number, access?: AccessFilter): Promise<ThreadRecord>;
   /**
    * A new thread (new uuid) with the thread's metadata (`thread_id` naming the copy), TTL and
    * whole checkpoint history (same checkpoint ids, values and pending writes), so its state and
    * history read as the source's; not its runs. ThreadNotFoundError for an unknown thread,
    * RunConflictError while a run of it is pending, running or interrupted.
    */
-  copy(threadId: string): Promise<ThreadRecord>;
+  copy(threadId: string, access?: AccessFilter): Promise<ThreadRecord>;
   /**
    * LangGraph's prune strategy keep_latest: keeps only the thread's newest checkpoint (and each
    * subgraph namespace's), so its state stays and its history is that one checkpoint. Refused
@@ -47,13 +49,13 @@ export interface ThreadsApi {
   /** Deletes the thread, its runs, its checkpoints and its attachments; refused while a run of it is active. */
   delete(threadId: string): Promise<void>;
   /** Makes sure the thread has a row, tagged with the graph of the run created on it; `runs.create` calls it. */
-  touch(threadId: string, graphId?: string): Promise<void>;
+  touch(threadId: string, graphId?: string, metadata?: Record<string, unknown>): Promise<void>;
   /** The thread's latest state; `options` (StateOptions): a subgraph's namespace, nested subgraph states. */
   state(threadId: string, options?: StateOptions): Promise<StateSnapshot>;
   stateAt(threadId: string, checkpointId: string, options?: StateOptions): Promise<StateSnapshot>;
   history(threadId: string, options?: HistoryOptions): Promise<StateSnapshot[]>;
   /** How many threads match (metadata contains, status). */
-  count(options?: Pick<SearchThreadsOptions, "metadata" | "status">): Promise<number>;
+  count(options?: Pick<SearchThreadsOptions, "metadata" | "status" | "access">): Promise<number>;
   /**
    * Writes `values` as node `asNode` (LangGraph's `updateState`) on the thread's latest checkpoint
    * or on `checkpointId` (forking there), of the subgraph namespace `checkpointNs` when given;
@@ -114,16 +116,16 @@ export function createThreadsApi(db: Database, graphFor: (threadId: string, tagg
   const reader = new ThreadStateReader((threadId) => graphFor(threadId, tagged(threadId)));
   return {
     create: (options) => store.create(options),
-    get: (threadId) => store.get(threadId),
-    patch: (threadId, metadata, ttlMinutes) => store.patch(threadId, metadata, ttlMinutes),
+    get: (threadId, access) => store.get(threadId, access),
+    patch: (threadId, metadata, ttlMinutes, access) => store.patch(threadId, metadata, ttlMinutes, access),
     search: (options) => store.search(options),
     delete: deleteThread,
-    async copy(threadId) {
-      await store.get(threadId);
+    async copy(threadId, access) {
+      await store.get(threadId, access);
       await refuseActive(threadId, "copy the thread once it stopped");
       const copyId = crypto.randomUUID();
       await db.transaction(async (tx) => {
-        await store.copyRow(tx, threadId, copyId);
+        await store.copyRow(tx, threadId, copyId, access);
         await checkpoints.copy(tx, threadId, copyId);
       });
       return store.get(copyId);
@@ -149,7 +151,7 @@ export function createThreadsApi(db: Database, graphFor: (threadId: string, tagg
       sweeper = undefined;
       await running?.stop();
     },
-    touch: (threadId, graphId) => store.touch(threadId, graphId),
+    touch: (threadId, graphId, metadata) => store.touch(threadId, graphId, metadata),
     state: (threadId, options) => reader.state(threadId, options),
     stateAt: (threadId, checkpointId, options) => reader.stateAt(threadId, checkpointId, options),
     history: (threadId, options) => reader.history(threadId, options),

@@ -1,4 +1,6 @@
-import { Hono } from "hono";
+import { Hono, type Context } from "hono";
+import { authorize, refuseForgedMetadata } from "../custom-auth/authorize.js";
+import { visibleThread } from "../custom-auth/thread-access.js";
 import { z } from "zod";
 import { CRON_DEFAULTS, WEBHOOK_DEFAULTS } from "../../constants.js";
 import type { CronRecord } from "../../runtime/runtime.js";
@@ -125,19 +127,36 @@ export function cronRoutes(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
       ...(body.on_run_completed === undefined || body.on_run_completed === null ? {} : { onRunCompleted: body.on_run_completed }),
     });
 
-  app.post("/runs/crons", async (c) => c.json(cronWire(await create(await readBody(c, CronCreateBody), undefined))));
+  /**
+   * A cron body as the auth handler leaves it (`crons:create` may add owner metadata; a body
+   * naming someone else in a filtered key is 403), with the user in its runs' configurable.
+   */
+  const authorizedCreate = async (c: Context<{ Variables: AuthVariables }>, read: z.infer<typeof CronCreateBody>, threadId: string | undefined): Promise<z.infer<typeof CronCreateBody>> => {
+    if (c.get("authHandler") === undefined) return read;
+    const value = { schedule: read.schedule, thread_id: threadId, payload: { input: read.input, config: read.config, context: read.context }, metadata: { ...(read.metadata ?? {}) } as Record<string, unknown>, end_time: read.end_time ?? undefined, user_id: c.get("principal") };
+    const { filter } = await authorize(c, "crons:create", value);
+    refuseForgedMetadata(value.metadata, filter);
+    const config = (read.config ?? {}) as Record<string, unknown>;
+    const auth = c.get("auth");
+    const configurable = { ...((config["configurable"] as Record<string, unknown> | undefined) ?? {}), ...(auth === undefined ? {} : { langgraph_auth_user: JSON.parse(JSON.stringify(auth.user)) as unknown, langgraph_auth_user_id: auth.user.identity, langgraph_auth_permissions: [...auth.scopes] }) };
+    return { ...read, metadata: value.metadata, config: { ...config, configurable } as typeof read.config };
+  };
+
+  app.post("/runs/crons", async (c) => c.json(cronWire(await create(await authorizedCreate(c, await readBody(c, CronCreateBody), undefined), undefined))));
 
   app.post("/threads/:id/runs/crons", async (c) => {
     const threadId = c.req.param("id");
     const body = await readBody(c, CronCreateBody);
-    // the thread must exist, as for a run on it (THREAD_NOT_FOUND, 404)
-    await runtime.threads.get(threadId);
-    return c.json(cronWire(await create(body, threadId)));
+    // the thread must exist and be the caller's, as for a run on it (THREAD_NOT_FOUND, 404)
+    await visibleThread(c, runtime, "update", threadId);
+    return c.json(cronWire(await create(await authorizedCreate(c, body, threadId), threadId)));
   });
 
   app.post("/runs/crons/search", async (c) => {
     const body = await readBody(c, CronSearchBody);
+    const { filter } = await authorize(c, "crons:search", { assistant_id: body.assistant_id ?? undefined, thread_id: body.thread_id ?? undefined, limit: body.limit ?? undefined, offset: body.offset ?? undefined });
     const crons = await runtime.crons.search({
+      access: filter,
       assistantId: body.assistant_id ?? undefined,
       threadId: body.thread_id ?? undefined,
       enabled: body.enabled ?? undefined,
@@ -152,13 +171,20 @@ export function cronRoutes(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
 
   app.post("/runs/crons/count", async (c) => {
     const body = await readBody(c, CronCountBody);
-    return c.json(await runtime.crons.count({ assistantId: body.assistant_id ?? undefined, threadId: body.thread_id ?? undefined, metadata: body.metadata ?? undefined }));
+    const { filter } = await authorize(c, "crons:search", { assistant_id: body.assistant_id ?? undefined, thread_id: body.thread_id ?? undefined });
+    return c.json(await runtime.crons.count({ assistantId: body.assistant_id ?? undefined, threadId: body.thread_id ?? undefined, metadata: body.metadata ?? undefined, access: filter }));
   });
 
-  app.get("/runs/crons/:cron_id", async (c) => c.json(cronWire(await runtime.crons.get(c.req.param("cron_id")))));
+  app.get("/runs/crons/:cron_id", async (c) => {
+    const { filter } = await authorize(c, "crons:read", { cron_id: c.req.param("cron_id") });
+    return c.json(cronWire(await runtime.crons.get(c.req.param("cron_id"), filter)));
+  });
 
   app.patch("/runs/crons/:cron_id", async (c) => {
     const body = await readBody(c, CronPatchBody);
+    const { filter, value } = await authorize(c, "crons:update", { cron_id: c.req.param("cron_id"), schedule: body.schedule ?? undefined, payload: { input: body.input, config: body.config, context: body.context }, metadata: body.metadata === undefined ? undefined : ({ ...body.metadata } as Record<string, unknown>) });
+    refuseForgedMetadata(value.metadata, filter);
+    if (value.metadata !== undefined) body.metadata = value.metadata;
     const updated = await runtime.crons.update(c.req.param("cron_id"), {
       ...(body.schedule === undefined ? {} : { schedule: body.schedule }),
       ...(body.timezone === undefined ? {} : { timezone: body.timezone }),
@@ -170,12 +196,13 @@ export function cronRoutes(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
       ...(body.enabled === undefined ? {} : { enabled: body.enabled }),
       ...(body.webhook === undefined ? {} : { webhook: body.webhook }),
       ...(body.on_run_completed === undefined ? {} : { onRunCompleted: body.on_run_completed }),
-    });
+    }, filter);
     return c.json(cronWire(updated));
   });
 
   app.delete("/runs/crons/:cron_id", async (c) => {
-    await runtime.crons.delete(c.req.param("cron_id"));
+    const { filter } = await authorize(c, "crons:delete", { cron_id: c.req.param("cron_id") });
+    await runtime.crons.delete(c.req.param("cron_id"), filter);
     return c.body(null, 204);
   });
   return app;

@@ -1,9 +1,12 @@
 import { Hono } from "hono";
+import { runListAccess, visibleRun } from "../custom-auth/run-access.js";
+import { visibleThread } from "../custom-auth/thread-access.js";
 import { RUNTIME_DEFAULTS, SERVER_DEFAULTS } from "../../constants.js";
 import { isRunStatus } from "../../runtime/queue/run-record.js";
 import type { AppDeps } from "../app.js";
 import type { AuthVariables } from "../auth.js";
 import { httpError } from "../http-errors.js";
+import { hasErrorCode } from "../../errors.js";
 import type { StreamPart } from "../run-stream.js";
 import { sseResponse } from "../sse.js";
 import { parseDecisions } from "../../vocabulary/decisions.js";
@@ -74,17 +77,18 @@ export function devmindRoutes(deps: AppDeps): Hono<Env> {
     if (status !== undefined && !isRunStatus(status)) throw httpError("REQUEST_INVALID", `unknown run status ${JSON.stringify(status.slice(0, 50))}`);
     const limit = intQuery(c.req.query("limit"), "limit", 50, 500) || 50;
     const before = c.req.query("before");
-    const runs = await runtime.runs.list({ status, limit, ...(before === undefined ? {} : { before }) });
+    const threadAccess = await runListAccess(c, "read");
+    const runs = await runtime.runs.list({ status, limit, ...(before === undefined ? {} : { before }), ...(threadAccess === undefined ? {} : { threadAccess }) });
     return c.json(runs);
   });
 
   app.get("/runs/:id", async (c) => {
-    const run = await runtime.runs.get(c.req.param("id"));
+    const run = await visibleRun(c, runtime, "read", c.req.param("id"));
     return c.json(run);
   });
 
   app.get("/runs/:id/events", async (c) => {
-    const run = await runtime.runs.get(c.req.param("id"));
+    const run = await visibleRun(c, runtime, "read", c.req.param("id"));
     const header = c.req.header("last-event-id");
     const after = header !== undefined && /^\d{1,10}$/.test(header.trim()) ? Number(header.trim()) : intQuery(c.req.query("after"), "after", 0, 2_147_483_647);
     const follow = c.req.query("follow") !== "0" && c.req.query("follow") !== "false";
@@ -93,11 +97,15 @@ export function devmindRoutes(deps: AppDeps): Hono<Env> {
 
   app.post("/runs/:id/decisions", async (c) => {
     const body = parseDecisions(await readJson(c));
+    await visibleRun(c, runtime, "update", c.req.param("id"));
     const run = await runtime.runs.decide(c.req.param("id"), { decisions: body.decisions }, { principal: c.get("principal"), ...(body.reason === undefined ? {} : { reason: body.reason }) });
     return c.json(runWire(run));
   });
 
-  app.post("/runs/:id/cancel", async (c) => c.json(runWire(await runtime.runs.cancel(c.req.param("id")))));
+  app.post("/runs/:id/cancel", async (c) => {
+    await visibleRun(c, runtime, "update", c.req.param("id"));
+    return c.json(runWire(await runtime.runs.cancel(c.req.param("id"))));
+  });
 
   app.get("/approvals", async (c) => {
     const status = c.req.query("status") ?? "pending";
@@ -105,7 +113,8 @@ export function devmindRoutes(deps: AppDeps): Hono<Env> {
     const limit = intQuery(c.req.query("limit"), "limit", 50, 500) || 50;
     // one query: every interrupted run with its stored interrupts and what was already answered
     const approvals = [];
-    for (const run of await runtime.runs.interrupted({ limit })) {
+    const threadAccess = await runListAccess(c, "read");
+    for (const run of await runtime.runs.interrupted({ limit, threadAccess })) {
       const decided = new Set(run.decided_tool_calls);
       const answered = new Set(run.answered_interrupts);
       const open = (run.interrupts ?? []).filter((item) => !answered.has(item.id));
@@ -124,6 +133,14 @@ export function devmindRoutes(deps: AppDeps): Hono<Env> {
   app.get("/files/:id", async (c) => {
     const file = await runtime.files.get(c.req.param("id"));
     if (file === undefined) throw httpError("NOT_FOUND", "no such file");
+    // with an auth handler a file is its thread's: another user's (or a thread-less one) is not found
+    if (c.get("authHandler") !== undefined) {
+      const threadId = file.info.thread_id;
+      if (threadId === null) throw httpError("NOT_FOUND", "no such file");
+      await visibleThread(c, runtime, "read", threadId).catch((error: unknown) => {
+        throw hasErrorCode(error, "THREAD_NOT_FOUND") ? httpError("NOT_FOUND", "no such file") : error;
+      });
+    }
     const type = file.info.mime_type.toLowerCase();
     return c.body(new Uint8Array(file.bytes), 200, {
       "content-type": type,

@@ -1,4 +1,7 @@
-import { Hono } from "hono";
+import { Hono, type Context } from "hono";
+import type { AccessFilter } from "../../vocabulary/access-filter.js";
+import { hasErrorCode, RunConflictError } from "../../errors.js";
+import { authorize, refuseForgedMetadata } from "../custom-auth/authorize.js";
 import type { AssistantRecord } from "../../runtime/runtime.js";
 import type { AuthVariables } from "../auth.js";
 import type { AppDeps } from "../app.js";
@@ -52,26 +55,50 @@ function selected(assistant: AssistantRecord, select: readonly string[] | null |
 export function langgraphAssistantRoutes(deps: AppDeps): Hono<Env> {
   const { runtime } = deps;
   const app = new Hono<Env>();
+  // the assistant a request names, as the caller may see it (the auth handler's filter, in SQL): another user's is 404
+  const visible = async (c: Context<Env>, action: "read" | "update" | "delete", extra: Record<string, unknown> = {}): Promise<{ assistant: AssistantRecord; filter: AccessFilter | undefined }> => {
+    const { filter } = await authorize(c, `assistants:${action}`, { assistant_id: c.req.param("id") ?? "", ...extra });
+    return { assistant: await runtime.assistants.get(c.req.param("id") ?? "", filter), filter };
+  };
 
   app.post("/assistants", async (c) => {
     const body = await readBody(c, AssistantCreateBody);
-    return c.json(
-      await runtime.assistants.create({
-        graphId: body.graph_id,
-        assistantId: body.assistant_id ?? undefined,
-        config: body.config ?? undefined,
-        context: body.context ?? undefined,
-        metadata: body.metadata ?? undefined,
-        ifExists: body.if_exists ?? undefined,
-        name: body.name ?? undefined,
-        description: body.description ?? undefined,
-      }),
-    );
+    const { filter, value } = await authorize(c, "assistants:create", {
+      assistant_id: body.assistant_id ?? undefined,
+      graph_id: body.graph_id,
+      config: body.config ?? undefined,
+      context: body.context ?? undefined,
+      metadata: { ...(body.metadata ?? {}) } as Record<string, unknown>,
+      if_exists: body.if_exists ?? undefined,
+      name: body.name ?? undefined,
+      description: body.description ?? undefined,
+    });
+    refuseForgedMetadata(value.metadata, filter);
+    const created = await runtime.assistants.create({
+      graphId: body.graph_id,
+      assistantId: body.assistant_id ?? undefined,
+      config: body.config ?? undefined,
+      context: body.context ?? undefined,
+      metadata: c.get("authHandler") === undefined ? (body.metadata ?? undefined) : value.metadata,
+      ifExists: body.if_exists ?? undefined,
+      name: body.name ?? undefined,
+      description: body.description ?? undefined,
+    });
+    // if_exists "do_nothing" on another user's assistant: refused as existing, never returned
+    if (filter !== undefined) {
+      await runtime.assistants.get(created.assistant_id, filter).catch((error: unknown) => {
+        if (!hasErrorCode(error, "ASSISTANT_NOT_FOUND")) throw error;
+        throw new RunConflictError(`assistant ${created.assistant_id} already exists`, { assistantId: created.assistant_id, conflict: "assistant_exists" });
+      });
+    }
+    return c.json(created);
   });
   app.post("/assistants/search", async (c) => {
     const body = await readBody(c, AssistantSearchBody);
     const offset = body.offset ?? 0;
+    const { filter } = await authorize(c, "assistants:search", { graph_id: body.graph_id ?? undefined, metadata: body.metadata ?? undefined, limit: body.limit ?? undefined, offset });
     const { assistants, total } = await runtime.assistants.search({
+      access: filter,
       graphId: body.graph_id ?? undefined,
       name: body.name ?? undefined,
       metadata: body.metadata ?? undefined,
@@ -86,57 +113,77 @@ export function langgraphAssistantRoutes(deps: AppDeps): Hono<Env> {
   });
   app.post("/assistants/count", async (c) => {
     const body = await readBody(c, AssistantCountBody);
-    return c.json(await runtime.assistants.count({ graphId: body.graph_id ?? undefined, name: body.name ?? undefined, metadata: body.metadata ?? undefined }));
+    const { filter } = await authorize(c, "assistants:search", { graph_id: body.graph_id ?? undefined, metadata: body.metadata ?? undefined });
+    return c.json(await runtime.assistants.count({ graphId: body.graph_id ?? undefined, name: body.name ?? undefined, metadata: body.metadata ?? undefined, access: filter }));
   });
-  app.get("/assistants/:id", async (c) => c.json(await runtime.assistants.get(c.req.param("id"))));
+  app.get("/assistants/:id", async (c) => c.json((await visible(c, "read")).assistant));
   app.patch("/assistants/:id", async (c) => {
     const body = await readBody(c, AssistantPatchBody);
+    const { filter, value } = await authorize(c, "assistants:update", {
+      assistant_id: c.req.param("id"),
+      graph_id: body.graph_id ?? undefined,
+      config: body.config ?? undefined,
+      context: body.context ?? undefined,
+      metadata: body.metadata === undefined || body.metadata === null ? undefined : ({ ...body.metadata } as Record<string, unknown>),
+      name: body.name ?? undefined,
+      description: body.description ?? undefined,
+    });
+    refuseForgedMetadata(value.metadata, filter);
     return c.json(
-      await runtime.assistants.update(c.req.param("id"), {
-        graphId: body.graph_id ?? undefined,
-        config: body.config ?? undefined,
-        context: body.context ?? undefined,
-        metadata: body.metadata ?? undefined,
-        name: body.name ?? undefined,
-        description: body.description ?? undefined,
-      }),
+      await runtime.assistants.update(
+        c.req.param("id"),
+        {
+          graphId: body.graph_id ?? undefined,
+          config: body.config ?? undefined,
+          context: body.context ?? undefined,
+          metadata: c.get("authHandler") === undefined ? (body.metadata ?? undefined) : value.metadata,
+          name: body.name ?? undefined,
+          description: body.description ?? undefined,
+        },
+        filter,
+      ),
     );
   });
   app.delete("/assistants/:id", async (c) => {
     const deleteThreads = flagQuery(c.req.query("delete_threads"), "delete_threads") === true;
-    const { assistant_id: assistantId } = await runtime.assistants.get(c.req.param("id"));
+    // another user's threads may run this assistant: with an auth handler they are not the deleter's to remove
+    if (deleteThreads && c.get("authHandler") !== undefined) throw httpError("REQUEST_INVALID", "delete_threads is not supported with an auth handler: delete your threads with DELETE /threads/{id}", { field: "delete_threads" });
+    const { assistant, filter } = await visible(c, "delete");
+    const assistantId = assistant.assistant_id;
     // its threads first: a thread whose run does not stop (409) leaves the assistant for a retry
     if (deleteThreads) await runtime.deleteAssistantThreads(assistantId);
-    return c.json([await runtime.assistants.delete(assistantId)]);
+    return c.json([await runtime.assistants.delete(assistantId, filter)]);
   });
   app.post("/assistants/:id/versions", async (c) => {
     const body = await readBody(c, AssistantVersionsBody);
-    return c.json(await runtime.assistants.versions(c.req.param("id"), { metadata: body.metadata ?? undefined, limit: body.limit ?? undefined, offset: body.offset ?? undefined }));
+    const { filter } = await visible(c, "read");
+    return c.json(await runtime.assistants.versions(c.req.param("id"), { metadata: body.metadata ?? undefined, limit: body.limit ?? undefined, offset: body.offset ?? undefined, access: filter }));
   });
   app.post("/assistants/:id/latest", async (c) => {
     const body = await readBody(c, AssistantLatestBody);
-    return c.json(await runtime.assistants.setLatest(c.req.param("id"), body.version));
+    const { filter } = await visible(c, "update", { version: body.version });
+    return c.json(await runtime.assistants.setLatest(c.req.param("id"), body.version, filter));
   });
   app.get("/assistants/:id/graph", async (c) => {
-    const { graph_id: graphId } = await runtime.assistants.get(c.req.param("id"));
+    const { graph_id: graphId } = (await visible(c, "read")).assistant;
     const raw = c.req.query("xray");
     if (raw !== undefined && !/^(true|false|\d{1,2})$/.test(raw)) throw httpError("REQUEST_INVALID", "xray must be true, false or a depth");
     const xray = raw === undefined || raw === "false" ? undefined : raw === "true" ? true : Number(raw);
     return c.json(await runtime.graphs.drawing(graphId, xray === undefined ? {} : { xray }));
   });
   app.get("/assistants/:id/schemas", async (c) => {
-    const { graph_id: graphId } = await runtime.assistants.get(c.req.param("id"));
+    const { graph_id: graphId } = (await visible(c, "read")).assistant;
     const schemas = await runtime.graphs.schemas(graphId);
     // as the official JS server: JavaScript graphs do not tell config and context schemas apart
     return c.json({ graph_id: graphId, input_schema: schemas.input, output_schema: schemas.output, state_schema: schemas.state, config_schema: schemas.config, context_schema: schemas.config });
   });
-  const subgraphs = async (id: string, namespace: string | undefined, recurse: string | undefined) => {
-    const { graph_id: graphId } = await runtime.assistants.get(id);
+  const subgraphs = async (c: Context<Env>, namespace: string | undefined, recurse: string | undefined) => {
+    const { graph_id: graphId } = (await visible(c, "read")).assistant;
     const found = await runtime.graphs.subgraphs(graphId, { ...(namespace === undefined ? {} : { namespace }), recurse: flagQuery(recurse, "recurse") === true });
     // as the official server: each subgraph's schemas under LangGraph's own names (not /schemas' *_schema ones)
     return Object.fromEntries(Object.entries(found).map(([ns, schemas]) => [ns, { state: schemas.state, input: schemas.input, output: schemas.output, config: schemas.config }]));
   };
-  app.get("/assistants/:id/subgraphs", async (c) => c.json(await subgraphs(c.req.param("id"), undefined, c.req.query("recurse"))));
-  app.get("/assistants/:id/subgraphs/:namespace", async (c) => c.json(await subgraphs(c.req.param("id"), c.req.param("namespace"), c.req.query("recurse"))));
+  app.get("/assistants/:id/subgraphs", async (c) => c.json(await subgraphs(c, undefined, c.req.query("recurse"))));
+  app.get("/assistants/:id/subgraphs/:namespace", async (c) => c.json(await subgraphs(c, c.req.param("namespace"), c.req.query("recurse"))));
   return app;
 }

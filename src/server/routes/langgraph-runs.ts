@@ -11,11 +11,13 @@ import { MESSAGES_EVENTS_MODE } from "../stream-messages.js";
 import { sseResponse } from "../sse.js";
 import { parseStreamResume } from "../stream-cursor.js";
 import { parseThreadCursor, threadStream } from "../thread-stream.js";
-import { intQuery, readBody, readJson, RunCancelManyBody, RunCreateBody, STREAM_MODES, validate } from "../validation.js";
+import { intQuery, readBody, readJson, RunCancelManyBody, RunCreateBody, STREAM_MODES, validate, type RunCreateBody as RunCreateBodyType } from "../validation.js";
 import { SERVER_DEFAULTS } from "../../constants.js";
 import { z } from "zod";
 import { runWire } from "../wire.js";
 import { readRunRequest, withRequestContext } from "../run-request.js";
+import { authorizeRunCreate, runListAccess, visibleRun, withAuthUser } from "../custom-auth/run-access.js";
+import { visibleThread } from "../custom-auth/thread-access.js";
 
 type Env = { Variables: AuthVariables };
 
@@ -75,11 +77,12 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
   const { runtime } = deps;
   const app = new Hono<Env>();
 
-  const threadRun = async (c: Context<Env>): Promise<RunRecord> => {
-    const run = await runtime.runs.get(c.req.param("rid") ?? "");
-    const threadId = c.req.param("tid");
-    if (threadId !== undefined && run.thread_id !== threadId) throw new RunNotFoundError(run.run_id);
-    return run;
+  // the run of the path, on a thread the caller may see (its auth handler's filter, in SQL)
+  const threadRun = (c: Context<Env>, action: "read" | "update" | "delete" = "read"): Promise<RunRecord> => visibleRun(c, runtime, action, c.req.param("rid") ?? "", c.req.param("tid"));
+  // the request's run body as the auth handler leaves it (owner metadata, the user in configurable), and the thread filter
+  const authorized = async (c: Context<Env>, threadId: string | null, read: RunCreateBodyType) => {
+    const { body, access } = await authorizeRunCreate(c, threadId, withAuthUser(c, read));
+    return { body, options: { access } };
   };
 
   // a stateless run with on_completion "delete" read by this request: its thread is deleted once the request is done with it
@@ -107,24 +110,24 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
   };
 
   const create = async (c: Context<Env>, threadId: string | null): Promise<Response> => {
-    const body = await readRunRequest(c, deps.selfUrl?.());
+    const { body, options } = await authorized(c, threadId, await readRunRequest(c, deps.selfUrl?.()));
     modesOf(body.stream_mode);
-    const started = await startRun(runtime, threadId, body, c.get("principal"));
+    const started = await startRun(runtime, threadId, body, c.get("principal"), options);
     c.header("Content-Location", runPath(started.run));
     return c.json(runWire(started.run));
   };
   const stream = async (c: Context<Env>, threadId: string | null): Promise<Response> => {
-    const body = await readRunRequest(c, deps.selfUrl?.());
+    const { body, options } = await authorized(c, threadId, await readRunRequest(c, deps.selfUrl?.()));
     const modes = modesOf(body.stream_mode);
     // a stream option: the stream sends subgraph parts (runs.create and runs.wait refuse it)
     const subgraphs = body.stream_subgraphs === true;
-    const started = await startRun(runtime, threadId, { ...body, stream_subgraphs: undefined }, c.get("principal"), holdFor(threadId));
+    const started = await startRun(runtime, threadId, { ...body, stream_subgraphs: undefined }, c.get("principal"), { ...holdFor(threadId), ...options });
     return streamStarted(c, started, modes, subgraphs, body.on_disconnect === "cancel", threadId === null);
   };
   const wait = async (c: Context<Env>, threadId: string | null): Promise<Response> => {
-    const body = await readRunRequest(c, deps.selfUrl?.());
+    const { body, options } = await authorized(c, threadId, await readRunRequest(c, deps.selfUrl?.()));
     modesOf(body.stream_mode);
-    const started = await startRun(runtime, threadId, body, c.get("principal"), holdFor(threadId));
+    const started = await startRun(runtime, threadId, body, c.get("principal"), { ...holdFor(threadId), ...options });
     c.header("Content-Location", runPath(started.run));
     try {
       const run = await waitForRun(runtime, started.run, c.req.raw.signal);
@@ -139,20 +142,25 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
     const bodies = validate(z.array(RunCreateBody).min(1).max(SERVER_DEFAULTS.runBatchMax), raw);
     // one by one, so a refused payload leaves the ones before it created, as the official server's Promise.all would
     const created: Record<string, unknown>[] = [];
-    for (const body of bodies) created.push(runWire((await startRun(runtime, null, withRequestContext(body, c, deps.selfUrl?.()), c.get("principal"))).run));
+    for (const read of bodies) {
+      const { body, options } = await authorized(c, null, withRequestContext(read, c, deps.selfUrl?.()));
+      created.push(runWire((await startRun(runtime, null, body, c.get("principal"), options)).run));
+    }
     return c.json(created);
   });
   app.post("/runs/cancel", async (c) => {
     const body = await readBody(c, RunCancelManyBody);
     const action = cancelAction(c.req.query("action"));
     const named = body.run_ids ?? null;
+    // with an auth handler: only runs of threads the caller may change (another user's run is 404; by status, not listed)
+    const threadAccess = named === null ? await runListAccess(c, "update") : undefined;
     const targets =
       named !== null
-        ? await Promise.all(named.map((runId) => runtime.runs.get(runId)))
+        ? await Promise.all(named.map((runId) => visibleRun(c, runtime, "update", runId)))
         : (
             await Promise.all(
               (body.status === "all" ? (["pending", "running"] as const) : [body.status as "pending" | "running"]).map((status) =>
-                runtime.runs.list({ status, limit: 500, ...(body.thread_id == null ? {} : { threadId: body.thread_id }) }),
+                runtime.runs.list({ status, limit: 500, ...(body.thread_id == null ? {} : { threadId: body.thread_id }), ...(threadAccess === undefined ? {} : { threadAccess }) }),
               ),
             )
           ).flat();
@@ -169,7 +177,7 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
 
   app.get("/threads/:tid/runs", async (c) => {
     const threadId = c.req.param("tid");
-    await runtime.threads.get(threadId);
+    await visibleThread(c, runtime, "read", threadId);
     const limit = intQuery(c.req.query("limit"), "limit", 10, 500) || 10;
     const offset = intQuery(c.req.query("offset"), "offset", 0, 500);
     const status = c.req.query("status");
@@ -179,7 +187,7 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
   });
   app.get("/threads/:tid/runs/:rid", async (c) => c.json(runWire(await threadRun(c))));
   app.post("/threads/:tid/runs/:rid/cancel", async (c) => {
-    const run = await threadRun(c);
+    const run = await threadRun(c, "update");
     if (cancelAction(c.req.query("action")) === "rollback") {
       await cancelAndRollback(runtime, run);
       return c.body(null, 204);
@@ -190,7 +198,7 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
     return c.json(runWire(stopped));
   });
   app.delete("/threads/:tid/runs/:rid", async (c) => {
-    const run = await threadRun(c);
+    const run = await threadRun(c, "delete");
     await runtime.runs.delete(run.run_id);
     return c.body(null, 204);
   });
@@ -214,7 +222,7 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
   // the SDK's threads.joinStream: every run of the thread in turn; `run_modes` sends each run's values
   app.get("/threads/:tid/stream", async (c) => {
     const threadId = c.req.param("tid");
-    await runtime.threads.get(threadId);
+    await visibleThread(c, runtime, "read", threadId);
     const requested = c.req.queries("stream_mode") ?? ["run_modes"];
     const refused = requested.find((mode) => mode === "lifecycle" || mode === "state_update");
     if (refused !== undefined) {

@@ -20,6 +20,9 @@ import {
   validate,
 } from "../validation.js";
 import { stateWire, threadWire } from "../wire.js";
+import { authorize, refuseForgedMetadata } from "../custom-auth/authorize.js";
+import { visibleThread } from "../custom-auth/thread-access.js";
+import { RunConflictError } from "../../errors.js";
 
 /** A `values` filter (state contents) is refused unless empty: threads are filtered by metadata, ids and status. */
 function refuseValuesFilter(values: Record<string, unknown> | null | undefined): void {
@@ -56,8 +59,8 @@ export function langgraphThreadRoutes(deps: AppDeps): Hono<{ Variables: AuthVari
   const { runtime } = deps;
   const app = new Hono<{ Variables: AuthVariables }>();
 
+  // the thread's visibility is checked by the caller (visibleThread) before
   const stateAtOr404 = async (threadId: string, checkpointId: string, options: StateOptions = {}): Promise<StateSnapshot> => {
-    await runtime.threads.get(threadId);
     const state = await runtime.threads.stateAt(threadId, validate(CheckpointId, checkpointId), options);
     if (state.createdAt === undefined) throw httpError("NOT_FOUND", "no such checkpoint on this thread", { checkpoint_id: checkpointId.slice(0, 100) });
     return state;
@@ -78,12 +81,22 @@ export function langgraphThreadRoutes(deps: AppDeps): Hono<{ Variables: AuthVari
     if (supersteps.length > 0 && (typeof graphId !== "string" || !runtime.graphs.has(graphId))) {
       throw httpError("REQUEST_INVALID", "supersteps need metadata.graph_id naming a loaded graph (the SDK's graphId)", { field: "metadata.graph_id" });
     }
+    // the handler may add owner metadata; a body naming someone else in a filtered key is refused
+    const { filter, value } = await authorize(c, "threads:create", { thread_id: body.thread_id ?? undefined, metadata: { ...(body.metadata ?? {}) } as Record<string, unknown>, if_exists: body.if_exists ?? "raise" });
+    refuseForgedMetadata(value.metadata, filter);
     const thread = await runtime.threads.create({
       threadId: body.thread_id ?? undefined,
-      metadata: body.metadata ?? {},
+      metadata: value.metadata ?? {},
       ifExists: body.if_exists ?? "raise",
       ...(body.ttl === undefined || body.ttl === null ? {} : { ttlMinutes: body.ttl.ttl }),
     });
+    // if_exists "do_nothing" on another user's thread: refused as an existing thread, never returned
+    if (filter !== undefined) {
+      await runtime.threads.get(thread.thread_id, filter).catch((error: unknown) => {
+        if (!hasErrorCode(error, "THREAD_NOT_FOUND")) throw error;
+        throw new RunConflictError(`thread ${thread.thread_id} already exists`, { threadId: thread.thread_id, conflict: "thread_exists" });
+      });
+    }
     if (supersteps.length > 0) {
       await runtime.threads.applySupersteps(
         thread.thread_id,
@@ -95,14 +108,18 @@ export function langgraphThreadRoutes(deps: AppDeps): Hono<{ Variables: AuthVari
   app.post("/threads/count", async (c) => {
     const body = await readBody(c, ThreadCountBody);
     refuseValuesFilter(body.values);
-    return c.json(await runtime.threads.count({ metadata: body.metadata ?? undefined, status: body.status ?? undefined }));
+    const { filter } = await authorize(c, "threads:search", { metadata: body.metadata ?? undefined, status: body.status ?? undefined });
+    return c.json(await runtime.threads.count({ metadata: body.metadata ?? undefined, status: body.status ?? undefined, access: filter }));
   });
   app.post("/threads/prune", async (c) => {
     const body = await readBody(c, ThreadPruneBody);
     const keepLatest = body.strategy === "keep_latest";
     let pruned = 0;
+    const { filter } = await authorize(c, keepLatest ? "threads:update" : "threads:delete", { thread_ids: body.thread_ids });
     for (const threadId of body.thread_ids) {
       try {
+        // another user's thread counts as absent: not pruned
+        await runtime.threads.get(threadId, filter);
         if (keepLatest) await runtime.threads.keepLatest(threadId);
         else await runtime.threads.delete(threadId);
         pruned += 1;
@@ -112,11 +129,20 @@ export function langgraphThreadRoutes(deps: AppDeps): Hono<{ Variables: AuthVari
     }
     return c.json({ pruned_count: pruned });
   });
-  app.post("/threads/:id/copy", async (c) => c.json(await withState(await runtime.threads.copy(c.req.param("id")))));
+  app.post("/threads/:id/copy", async (c) => {
+    const threadId = c.req.param("id");
+    // as the official server: read access to the source, and the create handler asked about the copy
+    const { filter: readable } = await authorize(c, "threads:read", { thread_id: threadId });
+    const source = await runtime.threads.get(threadId, readable);
+    await authorize(c, "threads:create", { thread_id: undefined, metadata: { ...source.metadata } });
+    return c.json(await withState(await runtime.threads.copy(threadId, readable)));
+  });
   app.post("/threads/search", async (c) => {
     const body = await readBody(c, ThreadSearchBody);
     refuseValuesFilter(body.values);
+    const { filter } = await authorize(c, "threads:search", { metadata: body.metadata ?? undefined, ids: body.ids ?? undefined, status: body.status ?? undefined, limit: body.limit ?? 10, offset: body.offset ?? 0 });
     const threads = await runtime.threads.search({
+      access: filter,
       metadata: body.metadata ?? undefined,
       ids: body.ids ?? undefined,
       status: body.status ?? undefined,
@@ -129,20 +155,24 @@ export function langgraphThreadRoutes(deps: AppDeps): Hono<{ Variables: AuthVari
     const select = body.select;
     return c.json(select === undefined || select === null ? found : found.map((thread) => Object.fromEntries(Object.entries(thread).filter(([field]) => select.includes(field as never)))));
   });
-  app.get("/threads/:id", async (c) => c.json(await withState(await runtime.threads.get(c.req.param("id")))));
+  app.get("/threads/:id", async (c) => c.json(await withState(await visibleThread(c, runtime, "read", c.req.param("id")))));
   app.patch("/threads/:id", async (c) => {
+    const threadId = c.req.param("id");
     const body = await readBody(c, ThreadPatchBody);
     const ttlMinutes = body.ttl === undefined || body.ttl === null ? undefined : body.ttl.ttl;
-    return c.json(await withState(await runtime.threads.patch(c.req.param("id"), body.metadata ?? {}, ttlMinutes)));
+    const { filter, value } = await authorize(c, "threads:update", { thread_id: threadId, metadata: { ...(body.metadata ?? {}) } as Record<string, unknown> });
+    refuseForgedMetadata(value.metadata, filter);
+    return c.json(await withState(await runtime.threads.patch(threadId, value.metadata ?? {}, ttlMinutes, filter)));
   });
   app.delete("/threads/:id", async (c) => {
+    await visibleThread(c, runtime, "delete", c.req.param("id"));
     await runtime.threads.delete(c.req.param("id"));
     return c.body(null, 204);
   });
 
   app.get("/threads/:id/state", async (c) => {
     const threadId = c.req.param("id");
-    await runtime.threads.get(threadId);
+    await visibleThread(c, runtime, "read", threadId);
     return c.json(stateWire(await runtime.threads.state(threadId, { subgraphs: subgraphsQuery(c.req.query("subgraphs")) }), threadId));
   });
   app.post("/threads/:id/state", async (c) => {
@@ -150,8 +180,8 @@ export function langgraphThreadRoutes(deps: AppDeps): Hono<{ Variables: AuthVari
     const body = await readBody(c, ThreadStateUpdateBody);
     const checkpointId = body.checkpoint_id ?? body.checkpoint?.checkpoint_id ?? undefined;
     const checkpointNs = body.checkpoint?.checkpoint_ns ?? "";
+    await visibleThread(c, runtime, "update", threadId);
     if (checkpointId !== undefined) await stateAtOr404(threadId, checkpointId, { checkpointNs });
-    else await runtime.threads.get(threadId);
     const newId = await runtime.threads.updateState(threadId, body.values, { asNode: body.as_node ?? undefined, checkpointId, checkpointNs });
     // the official server answers {checkpoint}; the SDK's type reads {configurable}: both, the same ids
     const checkpoint = { thread_id: threadId, checkpoint_ns: checkpointNs, checkpoint_id: newId };
@@ -159,6 +189,7 @@ export function langgraphThreadRoutes(deps: AppDeps): Hono<{ Variables: AuthVari
   });
   app.patch("/threads/:id/state", async (c) => {
     const body = await readBody(c, ThreadStatePatchBody);
+    await visibleThread(c, runtime, "update", c.req.param("id"));
     await runtime.threads.patchStateMetadata(c.req.param("id"), body.metadata);
     return c.body(null, 204);
   });
@@ -167,13 +198,13 @@ export function langgraphThreadRoutes(deps: AppDeps): Hono<{ Variables: AuthVari
     const body = await readBody(c, ThreadStateAtBody);
     const options: StateOptions = { checkpointNs: body.checkpoint?.checkpoint_ns ?? "", subgraphs: body.subgraphs === true };
     const checkpointId = body.checkpoint?.checkpoint_id ?? undefined;
+    await visibleThread(c, runtime, "read", threadId);
     if (checkpointId !== undefined) return c.json(stateWire(await stateAtOr404(threadId, checkpointId, options), threadId));
-    await runtime.threads.get(threadId);
     return c.json(stateWire(await runtime.threads.state(threadId, options), threadId));
   });
   app.get("/threads/:id/state/:checkpoint", async (c) => {
     const threadId = c.req.param("id");
-    await runtime.threads.get(threadId);
+    await visibleThread(c, runtime, "read", threadId);
     const state = await runtime.threads.stateAt(threadId, validate(CheckpointId, c.req.param("checkpoint")), { subgraphs: subgraphsQuery(c.req.query("subgraphs")) });
     if (state.createdAt === undefined) throw httpError("NOT_FOUND", "no such checkpoint on this thread");
     return c.json(stateWire(state, threadId));
@@ -181,7 +212,7 @@ export function langgraphThreadRoutes(deps: AppDeps): Hono<{ Variables: AuthVari
   app.post("/threads/:id/history", async (c) => {
     const threadId = c.req.param("id");
     const body = await readBody(c, HistoryBody);
-    await runtime.threads.get(threadId);
+    await visibleThread(c, runtime, "read", threadId);
     const before = typeof body.before === "string" ? body.before : body.before?.configurable.checkpoint_id;
     const checkpointId = body.checkpoint?.checkpoint_id ?? undefined;
     const checkpointNs = body.checkpoint?.checkpoint_ns ?? undefined;

@@ -2,7 +2,10 @@ import { Hono } from "hono";
 import { InvalidNamespaceError, type Item, type SearchItem } from "@langchain/langgraph-checkpoint";
 import { z } from "zod";
 import { STORE_DEFAULTS } from "../../constants.js";
-import { StoreInputError } from "../../errors.js";
+import { AuthRefusalError, StoreInputError } from "../../errors.js";
+import type { AccessFilter } from "../../vocabulary/access-filter.js";
+import { authorize } from "../custom-auth/authorize.js";
+import { matchesFilter } from "../custom-auth/auth-filter.js";
 import type { AuthVariables } from "../auth.js";
 import type { AppDeps } from "../app.js";
 import { readBody, validate } from "../validation.js";
@@ -95,30 +98,52 @@ export function storeRoutes(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
   const { store } = deps.runtime;
   const app = new Hono<{ Variables: AuthVariables }>();
 
+  // with an auth handler: an item another user's filter hides is 404 (as the official server answers), never read out
+  const refuseHidden = async (namespace: string[], key: string, filter: AccessFilter | undefined): Promise<"absent" | "visible"> => {
+    if (filter === undefined) return "absent";
+    const seen = await storeCall(() => store.visibility(namespace, key, filter));
+    if (seen === "hidden") throw new AuthRefusalError(404, "Item not found");
+    return seen;
+  };
+
   app.put("/store/items", async (c) => {
     const body = await readBody(c, PutItemBody);
-    const labels = checkNamespace(body.namespace, true, "namespace");
-    await storeCall(() => store.put(labels, body.key, body.value, body.index ?? undefined, body.ttl === undefined ? {} : { ttl: body.ttl }));
+    const given = checkNamespace(body.namespace, true, "namespace");
+    const { filter, value } = await authorize(c, "store:put", { namespace: given, key: body.key, value: body.value });
+    const labels = checkNamespace(value.namespace, true, "namespace");
+    await refuseHidden(labels, value.key, filter);
+    // what is written must be the writer's to see: a value or namespace naming someone else is 403, nothing stored
+    if (!matchesFilter({ ...value.value, namespace: labels, key: value.key }, filter)) throw new AuthRefusalError(403, "Not authorized");
+    await storeCall(() => store.put(labels, value.key, value.value, body.index ?? undefined, body.ttl === undefined ? {} : { ttl: body.ttl }));
     return c.body(null, 204);
   });
   app.get("/store/items", async (c) => {
     const query = validate(GetItemQuery, { namespace: c.req.query("namespace"), key: c.req.query("key"), refresh_ttl: c.req.query("refresh_ttl") });
-    const labels = checkNamespace(query.namespace === "" ? [] : query.namespace.split("."), true, "namespace");
+    const given = checkNamespace(query.namespace === "" ? [] : query.namespace.split("."), true, "namespace");
+    const { filter, value } = await authorize(c, "store:get", { namespace: given, key: query.key });
+    const labels = checkNamespace(value.namespace, true, "namespace");
+    if ((await refuseHidden(labels, value.key, filter)) === "absent" && filter !== undefined) return c.json(null);
     const refreshTtl = query.refresh_ttl === undefined ? undefined : query.refresh_ttl === "true" || query.refresh_ttl === "1";
-    const item = await storeCall(() => store.get(labels, query.key, { refreshTtl }));
+    const item = await storeCall(() => store.get(labels, value.key, { refreshTtl }));
     return c.json(item === null ? null : itemWire(item));
   });
   app.delete("/store/items", async (c) => {
     const body = await readBody(c, DeleteItemBody);
-    const labels = checkNamespace(body.namespace ?? [], true, "namespace");
-    await storeCall(() => store.delete(labels, body.key));
+    const given = checkNamespace(body.namespace ?? [], true, "namespace");
+    const { filter, value } = await authorize(c, "store:delete", { namespace: given, key: body.key });
+    const labels = checkNamespace(value.namespace, true, "namespace");
+    if ((await refuseHidden(labels, value.key, filter)) === "absent" && !matchesFilter({ namespace: labels, key: value.key }, filter)) throw new AuthRefusalError(403, "Not authorized");
+    await storeCall(() => store.delete(labels, value.key));
     return c.body(null, 204);
   });
   app.post("/store/items/search", async (c) => {
     const body = await readBody(c, SearchItemsBody);
-    const prefix = checkNamespace(body.namespace_prefix ?? [], false, "namespace_prefix");
+    const given = checkNamespace(body.namespace_prefix ?? [], false, "namespace_prefix");
+    const { filter, value } = await authorize(c, "store:search", { namespace: given, filter: body.filter ?? undefined, limit: body.limit ?? undefined, offset: body.offset ?? undefined, query: body.query ?? undefined });
+    const prefix = checkNamespace(value.namespace, false, "namespace_prefix");
     const items = await storeCall(() =>
       store.search(prefix, {
+        access: filter,
         filter: body.filter ?? undefined,
         limit: body.limit ?? STORE_DEFAULTS.searchLimit,
         offset: body.offset ?? 0,
@@ -130,15 +155,19 @@ export function storeRoutes(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
   });
   app.post("/store/namespaces", async (c) => {
     const body = await readBody(c, ListNamespacesBody);
-    const namespaces = await storeCall(() =>
-      store.listNamespaces({
-        prefix: body.prefix === undefined || body.prefix === null ? undefined : checkNamespace(body.prefix, false, "prefix"),
-        suffix: body.suffix === undefined || body.suffix === null ? undefined : checkNamespace(body.suffix, false, "suffix"),
-        maxDepth: body.max_depth ?? undefined,
-        limit: body.limit ?? STORE_DEFAULTS.listLimit,
-        offset: body.offset ?? 0,
-      }),
-    );
+    const given = {
+      prefix: body.prefix === undefined || body.prefix === null ? undefined : checkNamespace(body.prefix, false, "prefix"),
+      suffix: body.suffix === undefined || body.suffix === null ? undefined : checkNamespace(body.suffix, false, "suffix"),
+    };
+    const { filter, value } = await authorize(c, "store:list_namespaces", { namespace: given.prefix, suffix: given.suffix, max_depth: body.max_depth ?? undefined, limit: body.limit ?? undefined, offset: body.offset ?? undefined });
+    const options = {
+      prefix: value.namespace === undefined ? undefined : checkNamespace(value.namespace, false, "prefix"),
+      suffix: value.suffix === undefined ? undefined : checkNamespace(value.suffix, false, "suffix"),
+      maxDepth: body.max_depth ?? undefined,
+      limit: body.limit ?? STORE_DEFAULTS.listLimit,
+      offset: body.offset ?? 0,
+    };
+    const namespaces = await storeCall(() => (filter === undefined ? store.listNamespaces(options) : store.listVisibleNamespaces({ ...options, access: filter })));
     return c.json({ namespaces });
   });
   return app;

@@ -46,13 +46,14 @@ export function setApiKey(key) {
 }
 
 /**
- * Headers every API call carries: the key as `x-api-key`, when there is one.
+ * Headers every API call carries: the key as `x-api-key` and as a bearer token, when there is
+ * one (a server with a project auth handler reads the token it issued from `Authorization`).
  * @param {Record<string, string>} [extra]
  * @returns {Record<string, string>}
  */
 export function authHeaders(extra = {}) {
   const key = apiKey();
-  return key === null ? { ...extra } : { ...extra, "x-api-key": key };
+  return key === null ? { ...extra } : { ...extra, "x-api-key": key, authorization: `Bearer ${key}` };
 }
 
 /** Called with every ApiError that means "no or wrong API key", so the page can ask for one. @type {(error: ApiError) => void} */

@@ -250,6 +250,28 @@ async function watchForResume(current) {
   }
 }
 
+/**
+ * A run's stored events after `after` (seq), read once (`follow=0`): what a run that ended at an
+ * interrupt stored after its stream ended. Empty when they cannot be read.
+ * @param {string} runId
+ * @param {number} after
+ * @returns {Promise<Record<string, any>[]>}
+ */
+async function storedEventsAfter(runId, after) {
+  try {
+    const response = await fetch(`/runs/${encodeURIComponent(runId)}/events?follow=0&after=${after}`, { headers: authHeaders() });
+    if (!response.ok) return [];
+    const text = await response.text();
+    return text
+      .split("\n")
+      .filter((line) => line.startsWith("data: "))
+      .map((line) => JSON.parse(line.slice("data: ".length)))
+      .filter((event) => event !== null && typeof event === "object" && typeof event.type === "string");
+  } catch {
+    return [];
+  }
+}
+
 /** Runs a view is switching to (`continueWith` in flight). */
 const continuing = new Set();
 
@@ -263,8 +285,11 @@ async function continueWith(current, nextRunId) {
   // the answer's response and the watch for an answer from elsewhere may both find it: once
   if (view !== current || current.runId === nextRunId || continuing.has(nextRunId)) return;
   continuing.add(nextRunId);
+  const seen = stream?.lastSeq() ?? 0;
   stream?.stop();
   stream = null;
+  // what the resumed run stored after it ended (the decisions, the resume given), once, before the new run's
+  for (const event of await storedEventsAfter(current.runId, seen)) current.apply(event);
   let record;
   try {
     record = await request("GET", `/runs/${encodeURIComponent(nextRunId)}`);

@@ -27,6 +27,8 @@ export class RunView {
     this.graphId = typeof run.graph_id === "string" ? run.graph_id : "agent";
     /** Decisions shown since the last resume (the resume they make adds no line). */
     this.decisionsShown = 0;
+    /** @type {unknown} the digest of the last resume shown (the next run repeats it as its first event) */
+    this.resumeShown = undefined;
     /** The run ended at an interrupt and its thread waits on it: its approvals and interrupts can be answered. */
     this.waitingHere = run.waiting === true;
     /** @type {Map<string, RunInterrupt>} */
@@ -216,6 +218,9 @@ export class RunView {
         break;
       case "resume.given": {
         for (const id of Array.isArray(data.interrupt_ids) ? data.interrupt_ids : []) this.waiting.delete(id);
+        // the run that resumes a thread starts with the resume the waiting run recorded: shown once
+        if (typeof data.value_digest === "string" && data.value_digest === this.resumeShown) break;
+        this.resumeShown = data.value_digest;
         // the decisions just shown are this resume: no second line for them
         if (this.decisionsShown > 0) {
           this.decisionsShown = 0;
