@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { GRAPHS_DEFAULTS } from "../constants.js";
 import type { ToolLedgerMode, ToolNodeReport } from "../graphs/tool-node-ledger.js";
-import { applyGraphEnv, findLanggraphConfig, readLanggraphConfig } from "../graphs/langgraph-config.js";
+import { applyProjectEnv, findLanggraphConfig, readLanggraphConfig } from "../graphs/langgraph-config.js";
 import { EXIT } from "./exit-codes.js";
 
 /** What `devmind graphs` says about the tools it cannot list or that are not ledgered. */
@@ -68,7 +68,7 @@ export function registerGraphsCommand(program: Command, setExitCode: (code: numb
       } else {
         const config = readLanggraphConfig(path);
         for (const warning of config.warnings) process.stderr.write(`devmind: warning: ${warning}\n`);
-        applyGraphEnv(config.env);
+        for (const warning of applyProjectEnv(config)) process.stderr.write(`devmind: warning: ${warning}\n`);
         const { loadGraphs } = await import("../graphs/load-graphs.js");
         lines = [];
         for (const graph of await loadGraphs(config.graphs)) {

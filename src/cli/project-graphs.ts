@@ -1,7 +1,7 @@
 import { GRAPHS_DEFAULTS } from "../constants.js";
 import type { GraphEntry } from "../graphs/graph-kinds.js";
 import { ConfigError } from "../errors.js";
-import { applyGraphEnv, findLanggraphConfig, readLanggraphConfig, type LanggraphConfig } from "../graphs/langgraph-config.js";
+import { applyProjectEnv, findLanggraphConfig, readLanggraphConfig, type LanggraphConfig } from "../graphs/langgraph-config.js";
 
 /** The graphs a command runs: those of the project's `langgraph.json`, or the built-in agent alone. */
 export interface ProjectGraphs {
@@ -31,7 +31,7 @@ export async function loadProjectGraphs(explicitPath: string | undefined, option
     throw new ConfigError(config.serveRefusals.join("; "), { path, keys: config.serveRefusals.length });
   }
   for (const warning of config.warnings) process.stderr.write(`devmind: warning: ${warning}\n`);
-  applyGraphEnv(config.env);
+  for (const warning of applyProjectEnv(config)) process.stderr.write(`devmind: warning: ${warning}\n`);
   const graphs: Record<string, GraphEntry | false> = { [GRAPHS_DEFAULTS.builtinId]: false };
   // loaded only when there are graphs to load: LangGraph and the TypeScript loader are heavy
   const { loadGraphs } = await import("../graphs/load-graphs.js");

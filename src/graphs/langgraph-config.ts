@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { z } from "zod";
+import { loadConfig } from "../config.js";
 import { parseDotenv } from "../config-dotenv.js";
 import { GRAPHS_DEFAULTS } from "../constants.js";
 import { ConfigError } from "../errors.js";
@@ -203,4 +204,32 @@ export function applyGraphEnv(env: Record<string, string>, target: NodeJS.Proces
     applied.push(name);
   }
   return applied;
+}
+
+/** The variables `store.index` stands for (see langgraph-store.ts). */
+const INDEX_VARIABLES = ["DEVMIND_STORE_INDEX_DIMS", "DEVMIND_STORE_INDEX_EMBED", "DEVMIND_STORE_INDEX_FIELDS"] as const;
+
+/**
+ * Applies a project's `env` (see `applyGraphEnv`) before its graphs load, and returns warnings
+ * for stderr. The semantic index a config's `store.index` asks for stays on only where it can
+ * embed: with an OpenAI-compatible endpoint configured (OPENAI_API_KEY or OPENAI_BASE_URL, or
+ * their LLM_ aliases, in the environment, the config's `env` or `.env`). Without one the index
+ * variables it set are taken back and a warning says semantic search is off, so a project that
+ * declares an index still serves (LangGraph's `langgraph.json` examples name one by default);
+ * DEVMIND_STORE_INDEX_* set by the user are never taken back (the runtime then says what is missing).
+ */
+export function applyProjectEnv(config: LanggraphConfig, target: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): string[] {
+  const applied = applyGraphEnv(config.env, target);
+  if (!applied.includes("DEVMIND_STORE_INDEX_EMBED")) return [];
+  let endpoint: boolean;
+  try {
+    const settings = loadConfig(target, { dotenv: true, cwd });
+    endpoint = settings.openai.apiKey !== undefined || settings.openai.baseUrl !== undefined;
+  } catch {
+    // a bad setting elsewhere is the command's to report; judge from the environment alone
+    endpoint = ["OPENAI_API_KEY", "LLM_API_KEY", "OPENAI_BASE_URL", "LLM_BASE_URL"].some((name) => (target[name] ?? "") !== "");
+  }
+  if (endpoint) return [];
+  for (const name of INDEX_VARIABLES) if (applied.includes(name)) delete target[name];
+  return [`${config.path}: "store.index" not honoured: embedding with ${config.env["DEVMIND_STORE_INDEX_EMBED"] ?? "its model"} needs OPENAI_API_KEY, or OPENAI_BASE_URL for a local server; semantic search is off`];
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { ConfigError } from "../../src/errors.js";
-import { applyGraphEnv } from "../../src/graphs/langgraph-config.js";
+import { applyGraphEnv, applyProjectEnv, type LanggraphConfig } from "../../src/graphs/langgraph-config.js";
 import { storeSection } from "../../src/graphs/langgraph-store.js";
 
 const PATH = "/project/langgraph.json";
@@ -84,5 +84,35 @@ describe("langgraph.json store section", () => {
     expect(error.code).toBe("CONFIG_INVALID");
     expect(error.details.key).toBe(key);
     expect(error.message).toContain(`${PATH}: ${key}`);
+  });
+
+  describe("applied with the project's env", () => {
+    // no .env is read from a directory that does not exist
+    const NO_DOTENV = "/nonexistent-devmind-test-dir";
+    const project = (value: unknown): LanggraphConfig => ({ path: PATH, env: storeSection(PATH, value).env }) as LanggraphConfig;
+    const index = { index: { dims: 3, embed: "openai:text-embedding-3-small" }, ttl: { default_ttl: 5 } };
+
+    it("keeps the index where it can embed (a key or a base URL, from the environment or the project's env)", () => {
+      for (const endpoint of [{ OPENAI_API_KEY: "k" }, { LLM_BASE_URL: "http://127.0.0.1:11434/v1" }]) {
+        const target: NodeJS.ProcessEnv = { ...endpoint };
+        expect(applyProjectEnv(project(index), target, NO_DOTENV)).toEqual([]);
+        expect(target.DEVMIND_STORE_INDEX_EMBED).toBe("openai:text-embedding-3-small");
+      }
+      const withKey = { ...project(index), env: { ...project(index).env, OPENAI_API_KEY: "from-langgraph-json" } } as LanggraphConfig;
+      const target: NodeJS.ProcessEnv = {};
+      expect(applyProjectEnv(withKey, target, NO_DOTENV)).toEqual([]);
+      expect(target.DEVMIND_STORE_INDEX_DIMS).toBe("3");
+    });
+
+    it("without an endpoint: the index is taken back with a warning (semantic search off), the TTL stays; the user's own index variables are left", () => {
+      const target: NodeJS.ProcessEnv = {};
+      const warnings = applyProjectEnv(project(index), target, NO_DOTENV);
+      expect(warnings).toEqual([`${PATH}: "store.index" not honoured: embedding with openai:text-embedding-3-small needs OPENAI_API_KEY, or OPENAI_BASE_URL for a local server; semantic search is off`]);
+      expect(target).toEqual({ DEVMIND_STORE_TTL_MINUTES: "5" });
+      expect(loadConfig(target, { dotenv: false }).store.index).toBeNull();
+      const own: NodeJS.ProcessEnv = { DEVMIND_STORE_INDEX_DIMS: "8", DEVMIND_STORE_INDEX_EMBED: "openai:mine" };
+      expect(applyProjectEnv(project(index), own, NO_DOTENV)).toEqual([]);
+      expect(own).toMatchObject({ DEVMIND_STORE_INDEX_DIMS: "8", DEVMIND_STORE_INDEX_EMBED: "openai:mine" });
+    });
   });
 });
