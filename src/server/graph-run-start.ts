@@ -201,7 +201,15 @@ export async function startGraphRun(
   const config = graphConfigOf(body.config);
   const limits = runLimitsOf(body);
   const streamMode = requestedModes(body);
-  const context = body.context === undefined || body.context === null ? {} : { context: body.context };
+  // what a run this request creates starts with, whichever kind of run it is
+  const shared = {
+    ...(config === undefined ? {} : { config }),
+    ...(body.context === undefined || body.context === null ? {} : { context: body.context }),
+    ...(limits === undefined ? {} : { limits }),
+    ...(streamMode === undefined ? {} : { streamMode }),
+    webhook: body.webhook ?? null,
+  };
+  const created = { threadId: thread, assistantId: target.assistantId, ...options, ...shared, multitask: multitaskOf(body), ...completion };
   if (hasCommand(body)) {
     if (!isEmptyInput(body.input)) throw httpError("REQUEST_INVALID", "send either input or command, not both");
     const command = body.command as { resume?: unknown; update?: unknown; goto?: unknown };
@@ -209,34 +217,13 @@ export async function startGraphRun(
     if (waiting === undefined) {
       if (command.resume !== undefined) throw new RunConflictError(`thread ${thread} has no interrupted run to resume`, { threadId: thread });
       // a Command's update / goto with nothing to resume: a run that starts with it
-      const run = await runtime.runs.create({
-        threadId: thread,
-        assistantId: target.assistantId,
-        ...options,
-        input: null,
-        command: { ...(command.update === undefined ? {} : { update: command.update }), ...(command.goto === undefined ? {} : { goto: command.goto }), by: principal },
-        ...(config === undefined ? {} : { config }),
-        ...context,
-        multitask: multitaskOf(body),
-        ...(limits === undefined ? {} : { limits }),
-        ...(streamMode === undefined ? {} : { streamMode }),
-        webhook: body.webhook ?? null,
-        ...completion,
-      });
-      return { run };
+      const commanded = { ...(command.update === undefined ? {} : { update: command.update }), ...(command.goto === undefined ? {} : { goto: command.goto }), by: principal };
+      return { run: await runtime.runs.create({ ...created, input: null, command: commanded }) };
     }
     if (waiting.graph_id !== target.graphId) throw new RunConflictError(`thread ${thread}'s interrupted run is of graph ${waiting.graph_id}, not ${target.graphId}`, { threadId: thread, graphId: waiting.graph_id });
-    const next: NextRunOptions = {
-      ...(config === undefined ? {} : { config }),
-      ...context,
-      ...(limits === undefined ? {} : { limits }),
-      ...(options.metadata === undefined ? {} : { metadata: options.metadata }),
-      ...(streamMode === undefined ? {} : { streamMode }),
-      ...(options.interruptBefore === undefined ? {} : { interruptBefore: options.interruptBefore }),
-      ...(options.interruptAfter === undefined ? {} : { interruptAfter: options.interruptAfter }),
-      ...(options.afterSeconds === undefined ? {} : { afterSeconds: options.afterSeconds }),
-      webhook: body.webhook ?? null,
-    };
+    // the resuming run takes the request's options (not `checkpointId`: it continues where the thread waits)
+    const { checkpointId: _checkpointId, ...resumeOptions } = options;
+    const next: NextRunOptions = { ...shared, ...resumeOptions };
     const hitl = (waiting.interrupts ?? []).some((item) => isHitlRequest(item.value));
     if (hitl && isDecisionsBody(command.resume) && command.update === undefined && command.goto === undefined) {
       return { run: await runtime.runs.decide(waiting.run_id, command.resume, { principal }, next) };
@@ -257,18 +244,5 @@ export async function startGraphRun(
     }
   }
   // input null continues the thread from its checkpoint (after a breakpoint, or from `checkpoint_id`)
-  const run = await runtime.runs.create({
-    threadId: thread,
-    assistantId: target.assistantId,
-    ...options,
-    input: body.input ?? null,
-    ...(config === undefined ? {} : { config }),
-    ...context,
-    multitask: multitaskOf(body),
-    ...(limits === undefined ? {} : { limits }),
-    ...(streamMode === undefined ? {} : { streamMode }),
-    webhook: body.webhook ?? null,
-    ...completion,
-  });
-  return { run };
+  return { run: await runtime.runs.create({ ...created, input: body.input ?? null }) };
 }
