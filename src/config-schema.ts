@@ -4,6 +4,7 @@
  * config error line; config.ts adds the variable name and the (possibly hidden) value.
  */
 import { z } from "zod";
+import { parsePgUrl } from "./db/pg-url.js";
 import { webhookAllowListProblem } from "./webhooks/webhook-targets.js";
 import {
   API_KEY_NAME_PATTERN,
@@ -60,6 +61,27 @@ function url(protocols: string[]) {
     if (!protocols.includes(parsed.protocol)) return { error: `expected a ${names} URL` };
     if (parsed.hostname === "") return { error: `expected a ${names} URL with a host` };
     return { ok: value };
+  });
+}
+
+/**
+ * A PostgreSQL URL: one host, or several as libpq writes them (`postgres://u@h1:5432,h2:5433/db`,
+ * which is no WHATWG URL); a `target_session_attrs` asking for a read-only server is refused.
+ */
+function postgresUrl() {
+  const single = url(["postgres:", "postgresql:"]);
+  return converted((value) => {
+    let hosts = 0;
+    let problem = "";
+    try {
+      hosts = parsePgUrl(value).hosts.length;
+    } catch (error) {
+      problem = error instanceof Error ? error.message : String(error);
+    }
+    if (problem.includes("target_session_attrs=")) return { error: "expected target_session_attrs=read-write (or primary, or any): devmind writes" };
+    if (hosts > 1) return { ok: value };
+    const checked = single.safeParse(value);
+    return checked.success ? { ok: checked.data } : { error: checked.error.issues[0]?.message ?? "expected a postgres:// or postgresql:// URL" };
   });
 }
 
@@ -175,7 +197,8 @@ const b = CONFIG_BOUNDS;
 
 /** One schema per variable of CONTRACT section 2; keys are the canonical variable names. */
 export const ENV_SCHEMA = z.object({
-  DATABASE_URL: url(["postgres:", "postgresql:"]).optional(),
+  DATABASE_URL: postgresUrl().optional(),
+  DEVMIND_DATABASE_DIRECT_URL: postgresUrl().optional(),
   DEVMIND_DATA_DIR: directory.optional(),
   DEVMIND_DB_SCHEMA: checked((v) => SCHEMA_NAME_PATTERN.test(v), `expected a schema name matching ${SCHEMA_NAME_PATTERN.source}`).optional(),
   DEVMIND_MODEL: converted(parseModelSpec).optional(),

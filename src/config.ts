@@ -8,6 +8,7 @@
 import { readDotenvFile } from "./config-dotenv.js";
 import { ENV_SCHEMA, type ApiKeyEntry, type EmbeddingsSpec, type EnvValues, type GraphAssistantDefaults, type LogLevel, type ModelSpec, type Variable } from "./config-schema.js";
 import { CONFIG_DEFAULTS, STORE_DEFAULTS, WEBHOOK_DEFAULTS } from "./constants.js";
+import { parsePgUrl } from "./db/pg-url.js";
 import { ConfigError } from "./errors.js";
 
 export { parseDotenv } from "./config-dotenv.js";
@@ -33,8 +34,13 @@ export interface RunLimitSettings {
  * and pass it down; log it only through `redactConfig()`.
  */
 export interface DevmindConfig {
-  /** Unset means the embedded PGlite database under `dataDir`. */
+  /** Unset means the embedded PGlite database under `dataDir`. May name several hosts (failover). */
   databaseUrl?: string;
+  /**
+   * DEVMIND_DATABASE_DIRECT_URL: a connection to PostgreSQL that keeps its session, for LISTEN,
+   * when `databaseUrl` goes through a transaction pooler (PgBouncer). Unset: polling stands in there.
+   */
+  databaseDirectUrl?: string;
   /** A directory path, or `memory://` for an in-memory embedded database. */
   dataDir: string;
   dbSchema: string;
@@ -141,6 +147,7 @@ export function describeModelRequirement(): string {
 export function redactConfig(config: DevmindConfig): DevmindConfig {
   const copy = structuredClone(config);
   if (copy.databaseUrl !== undefined) copy.databaseUrl = maskUrlPassword(copy.databaseUrl);
+  if (copy.databaseDirectUrl !== undefined) copy.databaseDirectUrl = maskUrlPassword(copy.databaseDirectUrl);
   if (copy.openai.apiKey !== undefined) copy.openai.apiKey = REDACTED;
   if (copy.image?.apiKey !== undefined) copy.image.apiKey = REDACTED;
   copy.server.apiKeys = copy.server.apiKeys.map(({ name }) => ({ name, key: REDACTED }));
@@ -154,9 +161,10 @@ export function redactConfig(config: DevmindConfig): DevmindConfig {
  */
 export function configSecrets(config: DevmindConfig): string[] {
   const secrets = [config.openai.apiKey, config.image?.apiKey, ...config.server.apiKeys.map((entry) => entry.key)];
-  if (config.databaseUrl !== undefined) {
+  for (const url of [config.databaseUrl, config.databaseDirectUrl]) {
+    if (url === undefined) continue;
     try {
-      const password = new URL(config.databaseUrl).password;
+      const password = parsePgUrl(url).password;
       if (password !== "") secrets.push(password, decodeURIComponent(password));
     } catch {
       // a URL that does not parse was refused by loadConfig
@@ -225,7 +233,7 @@ function describeProblem(variable: string, value: string, expected: string): str
 /** The value as it may appear in an error: secrets hidden, URL passwords masked. */
 function displayValue(variable: string, value: string): string {
   if (SECRET_VARIABLES.has(variable)) return "(hidden)";
-  if (variable !== "DATABASE_URL") return JSON.stringify(value);
+  if (variable !== "DATABASE_URL" && variable !== "DEVMIND_DATABASE_DIRECT_URL") return JSON.stringify(value);
   const masked = maskUrlPassword(value);
   // an unparseable URL may still hold a password we cannot locate
   return masked === value && value.includes("@") && !hasHost(value) ? "(hidden)" : JSON.stringify(masked);
@@ -235,7 +243,7 @@ function hasHost(value: string): boolean {
   try {
     return new URL(value).hostname !== "";
   } catch {
-    return false;
+    return isMultiHost(value);
   }
 }
 
@@ -246,7 +254,17 @@ function maskUrlPassword(value: string): string {
     parsed.password = REDACTED;
     return parsed.href;
   } catch {
-    return value;
+    // a multi-host URL (`postgres://u:p@h1,h2/db`) is not a WHATWG URL
+    if (!isMultiHost(value)) return value;
+    return parsePgUrl(value).printable;
+  }
+}
+
+function isMultiHost(value: string): boolean {
+  try {
+    return parsePgUrl(value).hosts.length > 1;
+  } catch {
+    return false;
   }
 }
 
@@ -256,6 +274,7 @@ function buildConfig(v: EnvValues): DevmindConfig {
   const hasOpenAi = openai.apiKey !== undefined || openai.baseUrl !== undefined;
   return {
     databaseUrl: v.DATABASE_URL,
+    databaseDirectUrl: v.DEVMIND_DATABASE_DIRECT_URL,
     dataDir: v.DEVMIND_DATA_DIR ?? d.dataDir,
     dbSchema: v.DEVMIND_DB_SCHEMA ?? d.dbSchema,
     model: v.DEVMIND_MODEL ?? (hasOpenAi ? { provider: "openai", name: openai.model } : null),

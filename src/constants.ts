@@ -68,6 +68,20 @@ export const PG_POOL_DEFAULTS = {
   idleTimeoutMillis: 30_000,
 } as const;
 
+/**
+ * PostgreSQL behind a pooler or across hosts (src/db/pg-session.ts, pg-primary.ts, pg-replication.ts).
+ */
+export const PG_TOPOLOGY_DEFAULTS = {
+  /** Through a pooler without DEVMIND_DATABASE_DIRECT_URL: how long a test notification may take to come back before LISTEN is declared unusable. */
+  listenProbeMs: 1_000,
+  /** Connecting to one host while looking for the primary of a multi-host URL: give up on it after this. */
+  hostProbeTimeoutMs: 2_000,
+  /** Looking for the primary again (after a connection failed or a host turned read-only) at most this often. */
+  relocateMinIntervalMs: 250,
+  /** A standby of DATABASE_URL whose replay is this many bytes behind the primary is reported (`database.standby_lagging`). */
+  standbyLagWarnBytes: 1_048_576,
+} as const;
+
 /** Name of the table recording applied migrations (inside the configured schema). */
 export const MIGRATIONS_TABLE = "schema_migrations";
 

@@ -16,6 +16,7 @@ export type DevmindErrorCode =
   | "DATABASE_UNREACHABLE"
   | "DATABASE_WRITE_FAILED"
   | "DATABASE_LOCKED"
+  | "DATABASE_LISTEN_UNAVAILABLE" // LISTEN through a transaction pooler: set DEVMIND_DATABASE_DIRECT_URL
   | "SCHEMA_NAME_INVALID"
   | "DATA_DIR_INVALID"
   // migrations (src/db/migrate.ts)
@@ -86,6 +87,7 @@ const KIND_BY_CODE: Record<DevmindErrorCode, ErrorKind> = {
   DATABASE_UNREACHABLE: "system",
   DATABASE_WRITE_FAILED: "system",
   DATABASE_LOCKED: "user",
+  DATABASE_LISTEN_UNAVAILABLE: "user",
   SCHEMA_NAME_INVALID: "user",
   DATA_DIR_INVALID: "user",
   MIGRATION_TAMPERED: "system",

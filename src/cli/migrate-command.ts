@@ -15,7 +15,7 @@ export function registerMigrateCommand(program: Command, setExitCode: (code: num
       const config = loadConfig();
       const logger = createLogger({ level: config.logLevel, redact: createRedactor(configSecrets(config)).text });
       const [{ migrate, migrationStatus }, { openDatabase }] = await Promise.all([import("../db/migrate.js"), import("../db/open-database.js")]);
-      const db = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, schema: config.dbSchema });
+      const db = await openDatabase({ url: config.databaseUrl, directUrl: config.databaseDirectUrl, logger, dataDir: config.dataDir, schema: config.dbSchema });
       try {
         if (options.status === true) {
           const states = await migrationStatus(db);

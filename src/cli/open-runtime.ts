@@ -122,7 +122,7 @@ export async function openRuntime(options: OpenRuntimeOptions = {}): Promise<Ope
   const logger = createLogger({ level: config.logLevel, redact: redactor.text });
   // graph code's getLogger() lines (registered when the graphs loaded) follow LOG_LEVEL from here on
   if (options.graphs !== undefined) (await import("../graphs/sdk-logger.js")).attachSdkLogger(logger);
-  const db = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, schema: config.dbSchema, onProgress: options.onDatabaseProgress });
+  const db = await openDatabase({ url: config.databaseUrl, directUrl: config.databaseDirectUrl, logger, dataDir: config.dataDir, schema: config.dbSchema, onProgress: options.onDatabaseProgress });
   let runtime: Runtime | undefined;
   try {
     logger.debug({ event: "database.opened", location: db.location, schema: db.schema }, "database opened");

@@ -1,4 +1,5 @@
 import { CONFIG_DEFAULTS } from "../constants.js";
+import type { Logger } from "../logger.js";
 import { validateSchemaName } from "./identifiers.js";
 import { PgDatabase } from "./pg-database.js";
 import { PgliteDatabase } from "./pglite-database.js";
@@ -9,8 +10,19 @@ export type { DataDirProgress, DataDirSource } from "./pglite-data-dir.js";
 
 /** Where to open the database; the same fields as the DATABASE_URL / DEVMIND_* variables. */
 export interface OpenDatabaseOptions {
-  /** `postgres://…`: use that server. Unset: embedded PGlite. */
+  /**
+   * `postgres://…`: use that server. Unset: embedded PGlite. May go through a transaction pooler
+   * (PgBouncer), and may name several hosts (`postgres://u@h1:5432,h2:5433/db?target_session_attrs=read-write`):
+   * devmind uses the one that accepts writes and follows a failover.
+   */
   url?: string | undefined;
+  /**
+   * PostgreSQL only (DEVMIND_DATABASE_DIRECT_URL): a connection that keeps its session, for
+   * LISTEN, when `url` goes through a transaction pooler. Unset there: polling stands in (logged once).
+   */
+  directUrl?: string | undefined;
+  /** PostgreSQL only: where a failover, a pooler without a direct URL or a lagging standby is reported. Default: silent. */
+  logger?: Logger | undefined;
   /** Embedded database directory (PGlite in `<dataDir>/pgdata`), or `memory://`. */
   dataDir?: string | undefined;
   /** Schema holding every devmind table; a validated identifier. */
@@ -41,7 +53,12 @@ export interface OpenDatabaseOptions {
 export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<Database> {
   const schema = validateSchemaName(options.schema ?? CONFIG_DEFAULTS.dbSchema);
   if (options.url !== undefined && options.url !== "") {
-    return PgDatabase.open(options.url, schema, { max: options.maxConnections, connectionTimeoutMs: options.connectionTimeoutMs });
+    return PgDatabase.open(options.url, schema, {
+      max: options.maxConnections,
+      connectionTimeoutMs: options.connectionTimeoutMs,
+      directUrl: options.directUrl,
+      logger: options.logger,
+    });
   }
   return PgliteDatabase.open(options.dataDir ?? CONFIG_DEFAULTS.dataDir, schema, { vector: options.vector === true, onProgress: options.onProgress });
 }

@@ -1,35 +1,33 @@
 import pg from "pg";
 import { PG_POOL_DEFAULTS } from "../constants.js";
 import { DatabaseError } from "../errors.js";
-import { toDatabaseFault } from "./database-faults.js";
+import { silentLogger, type Logger } from "../logger.js";
+import { classifyDriverError, toDatabaseFault } from "./database-faults.js";
 import { PgListener } from "./pg-listener.js";
+import { PRIMARY_CHECK_SQL, PrimaryLocator } from "./pg-primary.js";
+import { checkReplication } from "./pg-replication.js";
+import { parsePgUrl } from "./pg-url.js";
 import type { Database, Queryable, QueryResult, Row, Statement } from "./types.js";
 
 /**
- * Parses and checks a PostgreSQL URL, returning a printable form without the password.
- * Throws DATABASE_URL_INVALID for anything but `postgres://` / `postgresql://` with a host.
+ * Parses and checks a PostgreSQL URL (one host, or several as libpq writes them:
+ * `postgres://u@h1:5432,h2:5433/db?target_session_attrs=read-write`), returning a printable form
+ * without the password. Throws DATABASE_URL_INVALID for anything but `postgres://` /
+ * `postgresql://` with a host.
  */
-export function checkDatabaseUrl(url: string): { printable: string } {
-  let parsed: URL;
+export function checkDatabaseUrl(url: string, variable = "DATABASE_URL"): { printable: string } {
+  const parsed = parsePgUrl(url, variable);
+  if (parsed.hosts.length > 1) return { printable: parsed.printable };
+  let single: URL;
   try {
-    parsed = new URL(url);
+    single = new URL(url);
   } catch {
-    throw new DatabaseError("DATABASE_URL_INVALID", "DATABASE_URL is not a valid URL: expected postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE", {
-      details: { variable: "DATABASE_URL" },
+    throw new DatabaseError("DATABASE_URL_INVALID", `${variable} is not a valid URL: expected postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`, {
+      details: { variable },
     });
   }
-  if (parsed.protocol !== "postgres:" && parsed.protocol !== "postgresql:") {
-    throw new DatabaseError("DATABASE_URL_INVALID", `DATABASE_URL must start with postgres:// or postgresql://, got ${parsed.protocol}//`, {
-      details: { variable: "DATABASE_URL" },
-    });
-  }
-  if (parsed.hostname === "" && !parsed.searchParams.has("host")) {
-    throw new DatabaseError("DATABASE_URL_INVALID", "DATABASE_URL has no host: expected postgres://USER@HOST[:PORT]/DATABASE", {
-      details: { variable: "DATABASE_URL" },
-    });
-  }
-  if (parsed.password !== "") parsed.password = "***";
-  return { printable: parsed.toString() };
+  if (single.password !== "") single.password = "***";
+  return { printable: single.toString() };
 }
 
 /**
@@ -41,35 +39,69 @@ export function mapPgError(error: unknown, printable: string): unknown {
   return toDatabaseFault(error, printable);
 }
 
+/** How a PgDatabase runs statements on one connection (or on the pool). */
+interface Runner {
+  query(config: pg.QueryConfig): Promise<pg.QueryResult>;
+  query(text: string): Promise<pg.QueryResult>;
+}
+
 class PgQueryable implements Queryable {
   constructor(
-    private readonly client: pg.Pool | pg.PoolClient,
-    private readonly printable: string,
+    private readonly runner: Runner,
+    protected readonly printable: string,
+    /** False behind a transaction pooler: a named statement prepared on one server connection is unknown on the next. */
+    private readonly named: boolean,
+    private readonly onFault: (error: unknown) => void,
   ) {}
 
   async query<R = Row>(sql: string | Statement, values: readonly unknown[] = []): Promise<QueryResult<R>> {
-    const config = typeof sql === "string" ? { text: sql, values: values as unknown[] } : { name: sql.name, text: sql.text, values: values as unknown[] };
+    const text = typeof sql === "string" ? sql : sql.text;
+    const config: pg.QueryConfig = typeof sql !== "string" && this.named ? { name: sql.name, text, values: values as unknown[] } : { text, values: values as unknown[] };
     try {
-      const result = await this.client.query(config);
+      const result = await this.runner.query(config);
       return { rows: result.rows as R[], rowCount: result.rowCount ?? result.rows.length };
     } catch (error) {
+      this.onFault(error);
       throw mapPgError(error, this.printable);
     }
   }
 
   async execScript(sql: string): Promise<void> {
     try {
-      await this.client.query(sql);
+      await this.runner.query(sql);
     } catch (error) {
+      this.onFault(error);
       throw mapPgError(error, this.printable);
     }
   }
 }
 
+/** Options of `PgDatabase.open`. */
+export interface PgOpenOptions {
+  max?: number | undefined;
+  connectionTimeoutMs?: number | undefined;
+  /**
+   * DEVMIND_DATABASE_DIRECT_URL: a connection that keeps its session (no transaction pooler),
+   * used for what needs one — LISTEN. Unset: LISTEN goes over `url` when that keeps sessions, and
+   * is replaced by polling (logged once) when it does not.
+   */
+  directUrl?: string | undefined;
+  /** Where failovers, a pooler without a direct URL and lagging standbys are reported. */
+  logger?: Logger | undefined;
+}
+
 /**
  * A Database over a `pg.Pool`. Statements with a name are prepared per connection, so the hot
- * checkpoint path skips parse and plan after first use. `listen` uses one more, dedicated
- * connection (outside the pool), opened on first use.
+ * checkpoint path skips parse and plan after first use — unless the URL goes through a pooler
+ * (PgBouncer in transaction mode and alike: detected at open, since the pooler's connection id
+ * is not the server's), where every statement is sent unnamed. Every transaction is
+ * self-contained (transaction-level advisory locks, `SET LOCAL`), so it survives a transaction
+ * pooler. `listen` uses one more, dedicated connection (outside the pool) to the direct URL or
+ * the URL, opened on first use.
+ *
+ * A URL may name several hosts (`postgres://u@h1:5432,h2:5433/db?target_session_attrs=read-write`):
+ * connections go to the first that accepts writes, and when it fails or turns read-only the
+ * hosts are asked again (a failover; see `PrimaryLocator`).
  */
 export class PgDatabase extends PgQueryable implements Database {
   readonly kind = "postgres" as const;
@@ -80,31 +112,69 @@ export class PgDatabase extends PgQueryable implements Database {
     private readonly pool: pg.Pool,
     readonly schema: string,
     readonly location: string,
-    url: string,
+    private readonly locator: PrimaryLocator,
+    /** Whether the pool's connections keep their session (no transaction pooler in between). */
+    readonly sessions: boolean,
+    listener: (db: PgDatabase) => PgListener,
   ) {
-    super(pool, location);
-    this.listener = new PgListener(url, location);
+    super(
+      { query: (config: pg.QueryConfig | string) => pool.query(config as pg.QueryConfig) },
+      location,
+      sessions,
+      (error) => suspectHost(locator, error),
+    );
+    this.listener = listener(this);
   }
 
-  /** Opens a pool for `url` and checks the server answers; throws DATABASE_UNREACHABLE if not. */
-  static async open(url: string, schema: string, options: { max?: number | undefined; connectionTimeoutMs?: number | undefined } = {}): Promise<PgDatabase> {
+  /**
+   * Opens a pool for `url`, finds its primary (several hosts) and checks the server answers and
+   * accepts writes; throws DATABASE_UNREACHABLE naming what is wrong if not.
+   */
+  static async open(url: string, schema: string, options: PgOpenOptions = {}): Promise<PgDatabase> {
+    const logger = options.logger ?? silentLogger;
     const { printable } = checkDatabaseUrl(url);
+    const locator = new PrimaryLocator(parsePgUrl(url), { variable: "DATABASE_URL", logger });
+    const direct = options.directUrl === undefined || options.directUrl === "" ? null : new PrimaryLocator(parsePgUrl(options.directUrl, "DEVMIND_DATABASE_DIRECT_URL"), { variable: "DEVMIND_DATABASE_DIRECT_URL", logger });
+    if (direct !== null) checkDatabaseUrl(options.directUrl as string, "DEVMIND_DATABASE_DIRECT_URL");
+    await locator.locate();
+
     const pool = new pg.Pool({
-      connectionString: url,
+      // every new connection goes to the host the locator holds for the primary now
+      Client: locatedClient(locator),
       max: options.max ?? PG_POOL_DEFAULTS.max,
       connectionTimeoutMillis: options.connectionTimeoutMs ?? PG_POOL_DEFAULTS.connectionTimeoutMillis,
       idleTimeoutMillis: PG_POOL_DEFAULTS.idleTimeoutMillis,
       application_name: "devmind",
-    });
+      // several hosts: a connection that landed on a standby (a promotion not noticed yet) is refused
+      ...(locator.multiHost ? { verify: verifyPrimary(locator, printable) } : {}),
+    } as pg.PoolConfig);
     // an idle client losing its connection must not crash the process; the next query reconnects
     pool.on("error", () => undefined);
-    const db = new PgDatabase(pool, schema, printable, url);
+    let sessions: boolean;
     try {
-      await db.query("SELECT 1");
+      sessions = await inspectServer(pool, printable);
     } catch (error) {
       await pool.end().catch(() => undefined);
       throw error;
     }
+    const db = new PgDatabase(pool, schema, printable, locator, sessions, (self) => {
+      const source = direct ?? locator;
+      return new PgListener({
+        url: () => source.currentUrl(),
+        printable: source.target.printable,
+        variable: direct === null ? "DATABASE_URL" : "DEVMIND_DATABASE_DIRECT_URL",
+        onConnectFailed: () => source.suspect(),
+        notify: async (channel, payload) => void (await self.query("SELECT pg_notify($1, $2)", [channel, payload])),
+        logger,
+      });
+    });
+    if (!sessions) {
+      logger.info(
+        { event: "database.pooler", location: printable, direct_url: direct !== null },
+        `DATABASE_URL goes through a connection pooler: statements are sent unprepared${direct === null ? "" : "; LISTEN uses DEVMIND_DATABASE_DIRECT_URL"}`,
+      );
+    }
+    if (locator.multiHost) await checkReplication(db, locator, logger).catch(() => undefined);
     return db;
   }
 
@@ -119,24 +189,15 @@ export class PgDatabase extends PgQueryable implements Database {
     const onError = (error: unknown): void => {
       broken ??= error;
     };
-    let client: pg.PoolClient;
-    try {
-      client = await new Promise<pg.PoolClient>((resolve, reject) => {
-        this.pool.connect((error, connected) => {
-          if (error !== undefined || connected === undefined) return reject(error ?? new Error("the pool returned no client"));
-          connected.on("error", onError);
-          resolve(connected);
-        });
-      });
-    } catch (error) {
-      throw mapPgError(error, this.location);
-    }
+    const client = await this.checkout(onError);
+    const onFault = (error: unknown): void => suspectHost(this.locator, error);
     try {
       await client.query("BEGIN");
-      const result = await fn(new PgQueryable(client, this.location));
+      const result = await fn(new PgQueryable(client, this.location, this.sessions, onFault));
       await client.query("COMMIT");
       return result;
     } catch (error) {
+      onFault(error);
       if (broken === null) {
         try {
           await client.query("ROLLBACK");
@@ -164,5 +225,94 @@ export class PgDatabase extends PgQueryable implements Database {
     } finally {
       await this.pool.end();
     }
+  }
+
+  /** A pooled client with `onError` attached; with several hosts, one more try after a failover was found. */
+  private async checkout(onError: (error: unknown) => void): Promise<pg.PoolClient> {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await new Promise<pg.PoolClient>((resolve, reject) => {
+          this.pool.connect((error, connected) => {
+            if (error !== undefined || connected === undefined) return reject(error ?? new Error("the pool returned no client"));
+            connected.on("error", onError);
+            resolve(connected);
+          });
+        });
+      } catch (error) {
+        if (attempt === 1 && this.locator.multiHost && classifyDriverError(error) !== null) {
+          const before = this.locator.currentName();
+          const found = await this.locator.locate().then(
+            () => this.locator.currentName(),
+            (notFound: unknown) => notFound,
+          );
+          if (typeof found !== "string") throw found;
+          if (found !== before) continue;
+        }
+        throw mapPgError(error, this.location);
+      }
+    }
+  }
+}
+
+/** A pg.Client class whose instances connect to the locator's current host. */
+function locatedClient(locator: PrimaryLocator): typeof pg.Client {
+  return class LocatedClient extends pg.Client {
+    constructor(config?: string | pg.ClientConfig) {
+      super({ ...(typeof config === "object" ? config : {}), connectionString: locator.currentUrl() });
+    }
+  };
+}
+
+/** pg-pool's `verify`: a new connection must be on a primary; a standby sends the locator looking. */
+function verifyPrimary(locator: PrimaryLocator, printable: string) {
+  return (client: pg.PoolClient, done: (error?: Error) => void): void => {
+    client.query<{ standby: boolean }>(PRIMARY_CHECK_SQL).then(
+      (result) => {
+        if (result.rows[0]?.standby !== true) return done();
+        locator.suspect();
+        // 57P03 cannot_connect_now: a fault that is waited out briefly, like the rest of a failover
+        done(Object.assign(new Error(`${locator.currentName()} is a standby (in recovery) now; looking for the primary of ${printable}`), { code: "57P03" }));
+      },
+      (error: Error) => done(error),
+    );
+  };
+}
+
+/** A fault that may mean the host is gone or demoted sends the locator looking (several hosts only). */
+function suspectHost(locator: PrimaryLocator, error: unknown): void {
+  if (!locator.multiHost) return;
+  const code = (error as { code?: unknown } | null)?.code;
+  if (classifyDriverError(error) === "unreachable" || code === "25006") locator.suspect();
+}
+
+/**
+ * The check at open: one connection answers, it is not a standby, and whether it keeps its
+ * session — a pooler hands out its own connection id (BackendKeyData), which is not the server
+ * backend's pid. Returns true when there is no pooler in between.
+ */
+async function inspectServer(pool: pg.Pool, printable: string): Promise<boolean> {
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (error) {
+    throw mapPgError(error, printable);
+  }
+  try {
+    const result = await client.query<{ pid: number; standby: boolean }>("SELECT pg_backend_pid() AS pid, pg_is_in_recovery() AS standby");
+    const row = result.rows[0];
+    if (row?.standby === true) {
+      throw new DatabaseError(
+        "DATABASE_UNREACHABLE",
+        `the server at ${printable} is a standby (in recovery), and devmind writes: point DATABASE_URL at the primary, ` +
+          `or list every host (postgres://USER@PRIMARY:PORT,STANDBY:PORT/DB?target_session_attrs=read-write)`,
+        { details: { location: printable, cause: "standby" } },
+      );
+    }
+    const processId = (client as unknown as { processID: number | null }).processID;
+    return processId === null || processId === row?.pid;
+  } catch (error) {
+    throw mapPgError(error, printable);
+  } finally {
+    client.release();
   }
 }

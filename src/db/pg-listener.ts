@@ -1,6 +1,8 @@
+import { randomUUID } from "node:crypto";
 import pg from "pg";
-import { PG_POOL_DEFAULTS } from "../constants.js";
+import { PG_POOL_DEFAULTS, PG_TOPOLOGY_DEFAULTS } from "../constants.js";
 import { DatabaseError } from "../errors.js";
+import type { Logger } from "../logger.js";
 import { Backoff } from "./backoff.js";
 import { validateChannelName } from "./channels.js";
 
@@ -10,7 +12,24 @@ const RECONNECT_BACKOFF = { firstMs: 100, maxMs: 5_000 } as const;
 /** `application_name` of the listening connection, so it is recognisable in pg_stat_activity. */
 export const LISTENER_APPLICATION_NAME = "devmind-listen";
 
+/** The channel a listening connection behind a pooler sends itself a test notification on. */
+export const LISTEN_PROBE_CHANNEL = "devmind_listen_probe";
+
 type Handler = (payload: string) => void;
+
+/** Where a PgListener connects and whom it tells what. */
+export interface PgListenerOptions {
+  /** The single-host URL to connect to now (it follows a failover). */
+  url: () => string;
+  printable: string;
+  /** The configuration variable the URL came from, for messages. */
+  variable: "DATABASE_URL" | "DEVMIND_DATABASE_DIRECT_URL";
+  /** A connection attempt failed: the host may be gone. */
+  onConnectFailed?: () => void;
+  /** Sends a notification through the database's pool (the test behind a pooler). */
+  notify: (channel: string, payload: string) => Promise<void>;
+  logger: Logger;
+}
 
 /**
  * The LISTEN side of a PgDatabase: one dedicated `pg.Client` (a pooled connection cannot hold a
@@ -20,6 +39,13 @@ type Handler = (payload: string) => void;
  *
  * All LISTEN/UNLISTEN work goes through one queue that reconciles the server's channels with the
  * wanted ones, so interleaved listen/unlisten calls and reconnects cannot leave it out of step.
+ *
+ * Behind a connection pooler (its connection id is not the server backend's pid) the connection
+ * first sends itself a notification: a transaction pooler (PgBouncer's `pool_mode = transaction`)
+ * hands the LISTEN's server connection to others after the statement, so it never arrives. Then
+ * every `listen` rejects with DATABASE_LISTEN_UNAVAILABLE — callers fall back to their bounded
+ * polls — and the reason is logged once (`database.listen_unavailable`), naming
+ * DEVMIND_DATABASE_DIRECT_URL.
  */
 export class PgListener {
   private readonly handlers = new Map<string, Set<Handler>>();
@@ -29,16 +55,19 @@ export class PgListener {
   private retryTimer: NodeJS.Timeout | null = null;
   private readonly reconnectBackoff = new Backoff(RECONNECT_BACKOFF);
   private closed = false;
+  /** Set once LISTEN proved useless over this URL (a transaction pooler); never cleared. */
+  private unavailable: DatabaseError | null = null;
+  private readonly printable: string;
 
-  constructor(
-    private readonly url: string,
-    private readonly printable: string,
-  ) {}
+  constructor(private readonly options: PgListenerOptions) {
+    this.printable = options.printable;
+  }
 
   /** See `Database.listen`. Rejects (and registers nothing) if the LISTEN cannot be made now. */
   async listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>> {
     const name = validateChannelName(channel);
     if (this.closed) throw closedError(this.printable);
+    if (this.unavailable !== null) throw this.unavailable;
     // a fresh function per call: the same callback listened twice is two subscriptions
     const handler: Handler = (payload) => onPayload(payload);
     const set = this.handlers.get(name) ?? new Set<Handler>();
@@ -102,7 +131,7 @@ export class PgListener {
 
   private async connect(): Promise<pg.Client> {
     const client = new pg.Client({
-      connectionString: this.url,
+      connectionString: this.options.url(),
       connectionTimeoutMillis: PG_POOL_DEFAULTS.connectionTimeoutMillis,
       application_name: LISTENER_APPLICATION_NAME,
       // a silently dead peer (network cut) is noticed by TCP keepalive instead of never
@@ -115,6 +144,16 @@ export class PgListener {
       await client.connect();
     } catch (error) {
       await client.end().catch(() => undefined);
+      this.options.onConnectFailed?.();
+      throw error;
+    }
+    try {
+      await this.checkSession(client);
+    } catch (error) {
+      client.removeAllListeners("end");
+      client.removeAllListeners("error");
+      client.on("error", () => undefined);
+      await client.end().catch(() => undefined);
       throw error;
     }
     if (this.closed) {
@@ -125,6 +164,42 @@ export class PgListener {
     this.listening = new Set();
     this.reconnectBackoff.reset();
     return client;
+  }
+
+  /**
+   * A connection whose id is not its backend's pid goes through a pooler: it must prove that a
+   * notification reaches it, or LISTEN is declared unavailable for good (and said once in the log).
+   */
+  private async checkSession(client: pg.Client): Promise<void> {
+    const result = await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
+    if ((client as unknown as { processID: number | null }).processID === result.rows[0]?.pid) return;
+    const nonce = randomUUID();
+    let heard = false;
+    const onProbe = (message: pg.Notification): void => {
+      if (message.channel === LISTEN_PROBE_CHANNEL && message.payload === nonce) heard = true;
+    };
+    client.on("notification", onProbe);
+    try {
+      await client.query(`LISTEN "${LISTEN_PROBE_CHANNEL}"`);
+      await this.options.notify(LISTEN_PROBE_CHANNEL, nonce);
+      const until = Date.now() + PG_TOPOLOGY_DEFAULTS.listenProbeMs;
+      while (!heard && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 10));
+      await client.query(`UNLISTEN "${LISTEN_PROBE_CHANNEL}"`).catch(() => undefined);
+    } finally {
+      client.removeListener("notification", onProbe);
+    }
+    if (heard) return;
+    const direct = this.options.variable === "DEVMIND_DATABASE_DIRECT_URL";
+    const message =
+      `${this.options.variable} (${this.printable}) goes through a connection pooler that does not keep sessions ` +
+      `(PgBouncer with pool_mode = transaction, or a hosted pooler): LISTEN/NOTIFY cannot work over it. ` +
+      (direct
+        ? "DEVMIND_DATABASE_DIRECT_URL must reach PostgreSQL itself (or a session-mode pooler). "
+        : "Set DEVMIND_DATABASE_DIRECT_URL to a direct connection to PostgreSQL (or a session-mode pooler) for instant wake-ups. ") +
+      "Until then workers, run waits and streams poll the database instead (every second or less).";
+    this.unavailable = new DatabaseError("DATABASE_LISTEN_UNAVAILABLE", message, { details: { location: this.printable, variable: this.options.variable } });
+    this.options.logger.warn({ event: "database.listen_unavailable", location: this.printable, variable: this.options.variable }, message);
+    throw this.unavailable;
   }
 
   private dispatch(channel: string, payload: string): void {
@@ -146,7 +221,7 @@ export class PgListener {
   }
 
   private scheduleReconnect(): void {
-    if (this.closed || this.retryTimer !== null || this.handlers.size === 0) return;
+    if (this.closed || this.unavailable !== null || this.retryTimer !== null || this.handlers.size === 0) return;
     const delay = this.reconnectBackoff.next();
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;

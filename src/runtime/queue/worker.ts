@@ -2,6 +2,7 @@ import { DATABASE_FAULT_DEFAULTS, RUNS_CHANNEL, RUNTIME_DEFAULTS } from "../../c
 import { notify } from "../../db/channels.js";
 import { databaseFaultOf } from "../../db/database-faults.js";
 import type { Database } from "../../db/types.js";
+import { DevmindError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import type { CronScheduler } from "../crons/cron-scheduler.js";
 import type { ExecutorDeps } from "../execution/executor.js";
@@ -187,7 +188,11 @@ export function createWorker(deps: WorkerDeps): Worker {
     health: () => health.report(),
     async start() {
       if (loops.length > 0 || stopping) return;
-      unlisten = await deps.db.listen(RUNS_CHANNEL, wakeAll);
+      // behind a transaction pooler without a direct URL there is no LISTEN (logged once by the database): the slots' idle poll stands in
+      unlisten = await deps.db.listen(RUNS_CHANNEL, wakeAll).catch((error: unknown) => {
+        if (error instanceof DevmindError && error.code === "DATABASE_LISTEN_UNAVAILABLE") return undefined;
+        throw error;
+      });
       loops = [reaper(), ...Array.from({ length: deps.concurrency }, (_, index) => slot(index))];
       if (deps.concurrency > 0) scheduler = deps.startScheduler?.();
     },
