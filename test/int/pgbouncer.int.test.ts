@@ -143,7 +143,7 @@ describeWithPostgres("PgBouncer in transaction mode", () => {
   }, 120_000);
 
   it("chaos through the pooler: workers SIGKILLed while runs append lines; every run ends once, no line twice", async () => {
-    const RUNS = 12;
+    const RUNS = 8;
     const LEASE_MS = 1_000;
     const MAX_ATTEMPTS = 6;
     const schema = freshSchemaName("pgb_chaos");
@@ -158,7 +158,7 @@ describeWithPostgres("PgBouncer in transaction mode", () => {
       await migrate(db);
       const script = chaosScript({ tool: 250, answer: 100 });
       const start = (): (typeof workers)[number] => {
-        const options: ChaosWorkerOptions = { url: pooled, directUrl: direct, schema, workspace, script, concurrency: 2, leaseMs: LEASE_MS, maxAttempts: MAX_ATTEMPTS };
+        const options: ChaosWorkerOptions = { url: pooled, directUrl: direct, schema, workspace, script, concurrency: 3, leaseMs: LEASE_MS, maxAttempts: MAX_ATTEMPTS };
         const worker = { child: spawnFixture("test/fixtures/chaos-worker.ts", [JSON.stringify(options)], 90_000), startedAt: Date.now(), killedAt: null as number | null, expectedExit: false };
         void worker.child.exited.then((exit) => {
           if (!worker.expectedExit) unexpected.push(`worker ${worker.child.pid} exited (${exit.code ?? exit.signal}): ${exit.stderr.slice(-2_000)}`);
@@ -166,7 +166,7 @@ describeWithPostgres("PgBouncer in transaction mode", () => {
         workers.push(worker);
         return worker;
       };
-      const first = [start(), start(), start()];
+      const first = [start(), start()];
       await Promise.all(first.map((w) => waitForLine(w.child, `ready ${w.child.pid}`, 30_000)));
       const ready = Date.now();
 
@@ -176,13 +176,13 @@ describeWithPostgres("PgBouncer in transaction mode", () => {
           const threadId = randomUUID();
           const run = await runtime.runs.create({ threadId, input: { messages: [chaosTask(threadId)] } });
           tags.set(run.run_id, threadId);
-          await sleep(250);
+          await sleep(300);
         }
       })();
       let kills = 0;
       const chaosEnds = Date.now() + 6_000;
       while (Date.now() < chaosEnds) {
-        await sleep(900 + Math.random() * 600);
+        await sleep(1_200 + Math.random() * 600);
         const live = workers.filter((w) => w.killedAt === null);
         const victim = live[Math.floor(Math.random() * live.length)];
         if (victim === undefined) continue;
@@ -223,7 +223,7 @@ describeWithPostgres("PgBouncer in transaction mode", () => {
       expect(problems).toEqual([]);
       expect(stats.success + stats.maxAttempts).toBe(RUNS);
       expect(stats.success).toBeGreaterThanOrEqual(RUNS / 2);
-      expect(kills).toBeGreaterThanOrEqual(4);
+      expect(kills).toBeGreaterThanOrEqual(3);
       expect(stats.recovered).toBeGreaterThan(0);
     } finally {
       await runtime.close();
