@@ -2,7 +2,7 @@ import pg from "pg";
 import { PG_POOL_DEFAULTS } from "../constants.js";
 import { DatabaseError } from "../errors.js";
 import { silentLogger, type Logger } from "../logger.js";
-import { classifyDriverError, toDatabaseFault } from "./database-faults.js";
+import { classifyDriverError, databaseFaultOf, toDatabaseFault } from "./database-faults.js";
 import { PgListener } from "./pg-listener.js";
 import { PRIMARY_CHECK_SQL, PrimaryLocator } from "./pg-primary.js";
 import { checkReplication } from "./pg-replication.js";
@@ -117,12 +117,7 @@ export class PgDatabase extends PgQueryable implements Database {
     readonly sessions: boolean,
     listener: (db: PgDatabase) => PgListener,
   ) {
-    super(
-      { query: (config: pg.QueryConfig | string) => pool.query(config as pg.QueryConfig) },
-      location,
-      sessions,
-      (error) => suspectHost(locator, error),
-    );
+    super({ query: (config: pg.QueryConfig | string) => this.queryOnce(config) }, location, sessions, (error) => suspectHost(locator, error));
     this.listener = listener(this);
   }
 
@@ -227,6 +222,24 @@ export class PgDatabase extends PgQueryable implements Database {
     }
   }
 
+  /** One statement on a pooled client (`checkout`: a failover found while connecting is followed at once). */
+  private async queryOnce(config: pg.QueryConfig | string): Promise<pg.QueryResult> {
+    let broken: unknown = null;
+    const onError = (error: unknown): void => {
+      broken ??= error;
+    };
+    const client = await this.checkout(onError);
+    try {
+      return await client.query(config as pg.QueryConfig);
+    } catch (error) {
+      if (classifyDriverError(error) === "unreachable") broken ??= error;
+      throw error;
+    } finally {
+      client.removeListener("error", onError);
+      client.release(broken === null ? undefined : broken instanceof Error ? broken : true);
+    }
+  }
+
   /** A pooled client with `onError` attached; with several hosts, one more try after a failover was found. */
   private async checkout(onError: (error: unknown) => void): Promise<pg.PoolClient> {
     for (let attempt = 1; ; attempt += 1) {
@@ -281,8 +294,9 @@ function verifyPrimary(locator: PrimaryLocator, printable: string) {
 /** A fault that may mean the host is gone or demoted sends the locator looking (several hosts only). */
 function suspectHost(locator: PrimaryLocator, error: unknown): void {
   if (!locator.multiHost) return;
-  const code = (error as { code?: unknown } | null)?.code;
-  if (classifyDriverError(error) === "unreachable" || code === "25006") locator.suspect();
+  const raw = error instanceof DatabaseError && error.cause !== undefined ? error.cause : error;
+  const code = (raw as { code?: unknown } | null)?.code;
+  if (databaseFaultOf(error) === "unreachable" || classifyDriverError(raw) === "unreachable" || code === "25006") locator.suspect();
 }
 
 /**

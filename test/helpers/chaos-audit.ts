@@ -56,6 +56,8 @@ export interface ChaosStats {
   unknownButAppended: number;
   inFlightAtMaxAttempts: number;
   claimEvents: number;
+  /** `run.resumed` of the same attempt: a worker that lived on through a database fault continued its run. */
+  faultResumes: number;
 }
 
 interface RunRow {
@@ -135,7 +137,7 @@ export async function auditChaos(input: ChaosAuditInput): Promise<{ problems: st
   );
 
   const problems: string[] = [];
-  const stats = { success: 0, maxAttempts: 0, recovered: 0, attempts: {} as Record<number, number>, linesMissing: 0, unknown: 0, unknownButAppended: 0, inFlightAtMaxAttempts: 0, claimEvents: 0 };
+  const stats = { success: 0, maxAttempts: 0, recovered: 0, attempts: {} as Record<number, number>, linesMissing: 0, unknown: 0, unknownButAppended: 0, inFlightAtMaxAttempts: 0, claimEvents: 0, faultResumes: 0 };
     if (runs.length !== input.runs) problems.push(`${runs.length} runs stored, ${input.runs} created`);
 
   for (const run of runs) {
@@ -168,7 +170,10 @@ export async function auditChaos(input: ChaosAuditInput): Promise<{ problems: st
       if (e.type === "run.started" || e.type === "run.resumed") {
         stats.claimEvents += 1;
         const a = Number(e.data["attempt"]);
-        if (!(a > attempt)) problem(`${e.type} of attempt ${a} after attempt ${attempt} (seq ${e.seq})`);
+        // a database fault in a living worker resumes the same attempt (no attempt spent); any other claim is a new one
+        const sameAttempt = e.type === "run.resumed" && e.data["reason"] === "recovery" && a === attempt;
+        if (sameAttempt) stats.faultResumes += 1;
+        if (!(a > attempt) && !sameAttempt) problem(`${e.type} of attempt ${a} after attempt ${attempt} (seq ${e.seq})`);
         if (a > run.attempt) problem(`${e.type} of attempt ${a}, but the run was claimed ${run.attempt} times`);
         attempt = a;
         const worker = input.lifeOf(e.data["worker"]);
