@@ -71,11 +71,6 @@ export class PrimaryLocator {
     if (this.multiHost) this.locate().catch(() => undefined);
   }
 
-  /** Asks each host whether it is a primary (all of them, for reports such as replication checks). */
-  async probeAll(): Promise<HostProbe[]> {
-    return Promise.all(this.target.hosts.map((host) => this.probe(host)));
-  }
-
   private async search(): Promise<PgHost> {
     const answers: HostProbe[] = [];
     for (const host of this.target.hosts) {
