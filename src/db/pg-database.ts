@@ -132,6 +132,8 @@ export class PgDatabase extends PgQueryable implements Database {
     const direct = options.directUrl === undefined || options.directUrl === "" ? null : new PrimaryLocator(parsePgUrl(options.directUrl, "DEVMIND_DATABASE_DIRECT_URL"), { variable: "DEVMIND_DATABASE_DIRECT_URL", logger });
     if (direct !== null) checkDatabaseUrl(options.directUrl as string, "DEVMIND_DATABASE_DIRECT_URL");
     await locator.locate();
+    // LISTEN needs the primary too (a standby refuses it); a failure here only means polling later
+    await direct?.locate().catch(() => undefined);
 
     const pool = new pg.Pool({
       // every new connection goes to the host the locator holds for the primary now

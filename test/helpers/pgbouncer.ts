@@ -58,7 +58,7 @@ export async function startPgBouncer(targetUrl: string, options: { poolMode?: "t
       "auth_type = trust",
       `auth_file = ${users}`,
       `pool_mode = ${options.poolMode ?? "transaction"}`,
-      `default_pool_size = ${options.poolSize ?? 20}`,
+      `default_pool_size = ${options.poolSize ?? 8}`,
       "max_client_conn = 500",
       "ignore_startup_parameters = extra_float_digits,options",
       "",

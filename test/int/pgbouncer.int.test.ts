@@ -206,7 +206,7 @@ describeWithPostgres("PgBouncer in transaction mode", () => {
       await killLiveChildren();
       for (const worker of workers) worker.killedAt ??= Date.now();
       expect(unexpected).toEqual([]);
-      expect(open, "runs still open after the chaos").toBe(0);
+      expect(open, `runs still open after the chaos; pgbouncer: ${bouncer.log().slice(-1_500)}; workers: ${workers.map((w) => w.child.stderr().slice(-500)).join(" | ")}`).toBe(0);
 
       const { problems, stats } = await auditChaos({
         db,
