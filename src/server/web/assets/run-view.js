@@ -4,7 +4,7 @@
 // human-in-the-loop shape, a JSON box for any other interrupt, the thread's state as a foldable
 // tree, and the final answer.
 
-import { request } from "./api.js";
+import { ApiError, request } from "./api.js";
 import { append, byId, el, prettyJson, timeOf } from "./dom.js";
 import { GraphView } from "./graph-view.js";
 import { HitlPanel } from "./hitl-panel.js";
@@ -42,6 +42,8 @@ export class RunView {
     this.reviews = new Map();
     /** Tool calls decided one by one (the agent's). @type {Set<string>} */
     this.decided = new Set();
+    /** Tool names of review actions that name no call, by the id their decisions are recorded under. @type {Map<string, string>} */
+    this.actionNames = new Map();
     this.nodes = new RunNodes();
     /** @type {ReturnType<typeof setTimeout> | undefined} */
     this.stateTimer = undefined;
@@ -206,7 +208,9 @@ export class RunView {
         const who = data.by ? ` by ${data.by}` : "";
         const why = data.reason ? `: ${data.reason}` : "";
         if (line !== undefined) line.setStatus(data.decision === "reject" ? "rejected" : "approved", `${data.decision}${who}${why}`);
-        this.line(event, `${data.decision}${who} (${data.tool_call_id})${why}`);
+        // a call LangChain's middleware does not name is decided as `{interrupt id}#{index}`: shown by its tool
+        const call = this.actionNames.get(data.tool_call_id) ?? data.tool_call_id;
+        this.line(event, `${data.decision}${who} (${call})${why}`);
         this.showPending();
         break;
       }
@@ -217,8 +221,13 @@ export class RunView {
         // other is answered with a JSON value — whichever graph raised it
         for (const item of Array.isArray(data.interrupts) ? data.interrupts : []) {
           if (item === null || typeof item !== "object" || typeof item.id !== "string") continue;
-          if (reviewRequest(item.value) !== null) this.reviews.set(item.id, item);
-          else this.waiting.set(item.id, item);
+          const review = reviewRequest(item.value);
+          if (review === null) {
+            this.waiting.set(item.id, item);
+            continue;
+          }
+          this.reviews.set(item.id, item);
+          for (const action of review.actions) if (action.toolCallId === null) this.actionNames.set(`${item.id}#${action.index}`, action.name);
         }
         // a pause stored without its interrupt values (older agent runs): its named calls
         if (this.reviews.size === 0 && this.pending.size > 0) this.reviews.set("approval", { id: "approval", value: { actionRequests: [...this.pending.values()] } });
@@ -379,7 +388,12 @@ export class RunView {
     let state;
     try {
       state = await request("GET", `/threads/${encodeURIComponent(this.threadId)}/state`);
-    } catch {
+    } catch (error) {
+      // a thread with no state yet says nothing; one whose graph cannot be built says why
+      if (this.disposed || !(error instanceof ApiError) || error.status === 404 || error.status === 0 || error.status === 401 || error.status === 403) return;
+      this.stateValues.replaceChildren(el("p", { class: "error", "data-testid": "state-error", text: `The state cannot be read: ${error.message}` }));
+      this.stateJson.textContent = "";
+      byId("state-panel").hidden = false;
       return;
     }
     if (this.disposed) return;
