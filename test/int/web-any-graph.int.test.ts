@@ -109,7 +109,6 @@ describe(`web page for any graph on ${PRIMARY_ENGINE}`, () => {
     await browser?.close();
     await server?.close();
     await owner?.close();
-    // eslint-disable-next-line no-console
     if (shots.length > 0) console.log(`web page screenshots:\n${shots.join("\n")}`);
   });
 
@@ -274,6 +273,7 @@ describe(`web page for any graph on ${PRIMARY_ENGINE}`, () => {
     expect(await server.runtime.runs.resumes(runId)).toEqual([]);
     await remove.getByTestId("approve").click();
     await expect.poll(() => sendAll.isDisabled()).toBe(false);
+    await shot("web-any-graph-two-calls.png");
     await sendAll.click();
     await completedAfter(runId);
     expect(appended.at(-1)).toBe("a, edited");
@@ -306,7 +306,7 @@ describe(`web page for any graph on ${PRIMARY_ENGINE}`, () => {
     const runId = await start("broken", "{}");
     const message = page.getByTestId("graph-error");
     await message.waitFor({ timeout: UI_TIMEOUT });
-    expect(await message.textContent()).toBe('The graph "broken" cannot be drawn: graph broken could not be built: OPENAI_API_KEY is not set. The run\'s timeline and state below are unaffected.');
+    expect(await message.textContent()).toBe('The graph "broken" cannot be drawn: graph broken could not be built: OPENAI_API_KEY is not set. The run\'s timeline and state are shown without it.');
     await expect.poll(() => page.getByTestId("run-status").textContent(), { timeout: UI_TIMEOUT }).toBe("error");
     expect(await page.getByTestId("run-error").textContent()).toBe("GRAPH_LOAD_FAILED: GraphDefinitionError: graph broken could not be built: OPENAI_API_KEY is not set");
     await expect.poll(() => page.getByTestId("state-error").textContent(), { timeout: UI_TIMEOUT }).toBe("The state cannot be read: graph broken could not be built: OPENAI_API_KEY is not set");

@@ -61,7 +61,7 @@ export class GraphView {
     } catch (error) {
       if (this.graphId !== graphId) return;
       const why = error instanceof ApiError ? (error.status === 404 ? `this server has no graph "${graphId}" (${error.message})` : `${error.code === `HTTP_${error.status}` ? "" : `${error.code}: `}${error.message}`) : String(error);
-      this.container.replaceChildren(el("p", { class: "error graph-error", role: "alert", "data-testid": "graph-error", text: `The graph "${graphId}" cannot be drawn: ${why}. The run's timeline and state below are unaffected.` }));
+      this.container.replaceChildren(el("p", { class: "error graph-error", role: "alert", "data-testid": "graph-error", text: `The graph "${graphId}" cannot be drawn: ${why}. The run's timeline and state are shown without it.` }));
       return;
     }
     if (this.graphId !== graphId) return;
