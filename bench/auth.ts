@@ -7,6 +7,7 @@
  * Usage: DEVMIND_BENCH_DATABASE_URL=postgres://... npx tsx bench/auth.ts [--requests N] [--concurrency C] [--rounds R]
  * (not part of `npm run bench`; prints one line per mode and round, then the medians).
  */
+import { AUTH_DEFAULTS } from "../src/constants.js";
 import { parseArgs } from "node:util";
 import { Auth, HTTPException } from "@langchain/langgraph-sdk/auth";
 import { benchDatabaseUrl, missingUrlMessage } from "./bench-env.js";
@@ -40,7 +41,7 @@ const handler = new Auth()
     }
     return { owner: user.identity };
   });
-const customAuth: CustomAuth = { source: "bench/auth.ts:handler", authenticate: handler["~handlerCache"].authenticate as CustomAuth["authenticate"], callbacks: handler["~handlerCache"].callbacks ?? {} };
+const customAuth: CustomAuth = { source: "bench/auth.ts:handler", authenticate: handler["~handlerCache"].authenticate as CustomAuth["authenticate"], callbacks: handler["~handlerCache"].callbacks ?? {}, timeoutMs: AUTH_DEFAULTS.handlerTimeoutMs };
 
 /** Counts every statement the server runs, to report statements per request. */
 function counting(db: Database): { db: Database; count: () => number } {

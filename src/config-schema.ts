@@ -225,6 +225,7 @@ export const ENV_SCHEMA = z.object({
   DEVMIND_PORT: integer(b.port).optional(),
   DEVMIND_API_KEYS: converted(parseApiKeys).optional(),
   DEVMIND_ALLOW_TRUNCATE: boolean().optional(),
+  DEVMIND_AUTH_TIMEOUT_MS: integer(b.authTimeoutMs).optional(),
   DEVMIND_IMAGE_MODEL: checked((v) => /^\S+$/.test(v), "expected a model name without spaces").optional(),
   DEVMIND_IMAGE_BASE_URL: httpUrl.optional(),
   DEVMIND_IMAGE_API_KEY: secretKey.optional(),

@@ -7,7 +7,7 @@
  */
 import { readDotenvFile } from "./config-dotenv.js";
 import { ENV_SCHEMA, type ApiKeyEntry, type EmbeddingsSpec, type EnvValues, type GraphAssistantDefaults, type LogLevel, type ModelSpec, type Variable } from "./config-schema.js";
-import { CONFIG_DEFAULTS, STORE_DEFAULTS, WEBHOOK_DEFAULTS } from "./constants.js";
+import { AUTH_DEFAULTS, CONFIG_DEFAULTS, STORE_DEFAULTS, WEBHOOK_DEFAULTS } from "./constants.js";
 import { parsePgUrl } from "./db/pg-url.js";
 import { ConfigError } from "./errors.js";
 
@@ -59,7 +59,7 @@ export interface DevmindConfig {
    * `POST /internal/truncate`, which deletes every run, thread, assistant, checkpoint or store item
    * it is asked to: for test servers only (the official API tests call it between tests).
    */
-  server: { host: string; port: number; apiKeys: ApiKeyEntry[]; allowTruncate: boolean };
+  server: { host: string; port: number; apiKeys: ApiKeyEntry[]; allowTruncate: boolean; /** How long a custom auth handler may take per call (DEVMIND_AUTH_TIMEOUT_MS). */ authTimeoutMs: number };
   /** Non-null only when DEVMIND_IMAGE_MODEL is set. */
   image: { model: string; baseUrl?: string; apiKey?: string } | null;
   /** Webhooks of runs and crons: allowed targets (DEVMIND_WEBHOOK_ALLOW) and delivery retries. */
@@ -299,7 +299,7 @@ function buildConfig(v: EnvValues): DevmindConfig {
       leaseMs: v.DEVMIND_LEASE_MS ?? d.leaseMs,
       maxAttempts: v.DEVMIND_MAX_ATTEMPTS ?? d.maxAttempts,
     },
-    server: { host: v.DEVMIND_HOST ?? d.host, port: v.DEVMIND_PORT ?? d.port, apiKeys: v.DEVMIND_API_KEYS ?? [], allowTruncate: v.DEVMIND_ALLOW_TRUNCATE ?? d.allowTruncate },
+    server: { host: v.DEVMIND_HOST ?? d.host, port: v.DEVMIND_PORT ?? d.port, apiKeys: v.DEVMIND_API_KEYS ?? [], allowTruncate: v.DEVMIND_ALLOW_TRUNCATE ?? d.allowTruncate, authTimeoutMs: v.DEVMIND_AUTH_TIMEOUT_MS ?? AUTH_DEFAULTS.handlerTimeoutMs },
     image: v.DEVMIND_IMAGE_MODEL === undefined ? null : {
       model: v.DEVMIND_IMAGE_MODEL,
       baseUrl: v.DEVMIND_IMAGE_BASE_URL ?? openai.baseUrl,

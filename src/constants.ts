@@ -113,6 +113,7 @@ export const CONFIG_BOUNDS = {
   webhookMaxAttempts: { min: 1, max: 100 },
   webhookRetryMs: { min: 1, max: 3_600_000 },
   webhookTimeoutMs: { min: 1, max: 600_000 },
+  authTimeoutMs: { min: 1, max: 600_000 },
   storeIndexDims: { min: 1, max: 16_000 },
 } as const;
 
@@ -502,7 +503,7 @@ export const SERVER_DEFAULTS = {
 
 /** The project's custom auth handler (`auth` in langgraph.json, src/server/custom-auth). */
 export const AUTH_DEFAULTS = {
-  /** `authenticate` or an `on(...)` handler that has not answered after this long fails the request (503, nothing stored). */
+  /** `authenticate` or an `on(...)` handler that has not answered after this long fails the request (500, nothing stored); DEVMIND_AUTH_TIMEOUT_MS. */
   handlerTimeoutMs: 10_000,
   /** A refusal's message (from the handler's HTTPException) is cut to this many characters. */
   messageMaxChars: 2_000,

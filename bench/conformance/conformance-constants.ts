@@ -7,6 +7,13 @@ export const CONFORMANCE = {
   testsPath: "libs/langgraph-api/tests",
   /** The official package's vitest config (testTimeout 30 s, files one at a time); extracted beside the tests. */
   vitestConfigPath: "libs/langgraph-api/vitest.config.js",
+  /**
+   * The official package's tsconfig.json, extracted beside the tests as it sits in the repository:
+   * LangGraph's schema extractor compiles the test graphs with the nearest tsconfig (without it,
+   * TypeScript's defaults target ES5, `AsyncIterableIterator` is missing, and `BaseMessage` comes out
+   * untyped where the tests expect `$ref: BaseMessage<…>`).
+   */
+  tsconfigPath: "libs/langgraph-api/tsconfig.json",
   /** The official package's package.json (its version and the test-only packages' ranges). */
   officialPackagePath: "libs/langgraph-api/package.json",
   /** Its copy in the temp dir. */

@@ -34,17 +34,17 @@ export function cleanEnv(extra: Record<string, string | undefined> = {}): NodeJS
 }
 
 /**
- * Extracts the official tests and vitest config from the bare mirror into `dir` (as `tests/` and
- * `vitest.config.js`), copies the official package.json beside them (CONFORMANCE.officialPackageCopy,
+ * Extracts the official tests, vitest config and tsconfig from the bare mirror into `dir` (as `tests/`,
+ * `vitest.config.js` and `tsconfig.json`, as they sit in the official package), copies the official package.json beside them (CONFORMANCE.officialPackageCopy,
  * for the test-only packages' ranges) and returns the commit they came from.
  */
 export async function extractOfficialTests(mirror: string, dir: string): Promise<string> {
   const head = await runBounded("git", [`--git-dir=${mirror}`, "rev-parse", "HEAD"], { cwd: dir, timeoutMs: 30_000 });
   assertSucceeded("git rev-parse HEAD (is MIRROR_GIT_DIR a langgraphjs git dir?)", head);
-  const script = 'set -o pipefail; git --git-dir="$1" archive HEAD "$2" "$3" | tar -x -C "$4" --strip-components="$5"';
+  const script = 'set -o pipefail; git --git-dir="$1" archive HEAD "$2" "$3" "$4" | tar -x -C "$5" --strip-components="$6"';
   const archive = await runBounded(
     "bash",
-    ["-c", script, "extract", mirror, CONFORMANCE.testsPath, CONFORMANCE.vitestConfigPath, dir, String(CONFORMANCE.stripComponents)],
+    ["-c", script, "extract", mirror, CONFORMANCE.testsPath, CONFORMANCE.vitestConfigPath, CONFORMANCE.tsconfigPath, dir, String(CONFORMANCE.stripComponents)],
     { cwd: dir, timeoutMs: 60_000 },
   );
   assertSucceeded("git archive | tar", archive);

@@ -31,7 +31,7 @@ export function registerServeCommand(program: Command, setExitCode: (code: numbe
       // graphs load first (a broken one is exit 2 before anything opens); their env applies to the config
       const project = await loadProjectGraphs(options.config, { serve: true });
       const config = loadConfig();
-      const { http, ui, auth } = await loadProjectHttp(project.config);
+      const { http, ui, auth } = await loadProjectHttp(project.config, { authTimeoutMs: config.server.authTimeoutMs });
       // before opening anything: a refused host should not migrate or lock the database first
       checkBindable(options.host ?? config.server.host, config, auth !== undefined);
       const { opened, server, workers } = await startService("serve", async () => {

@@ -12,13 +12,13 @@ import type { CustomAuth } from "../server/custom-auth/auth-types.js";
  * esbuild; an entry that cannot be bundled is a warning on stderr and is not served, the rest of
  * the server is). Call after the graphs loaded (their `env` applied).
  */
-export async function loadProjectHttp(config: LanggraphConfig | null): Promise<{ http: UserHttp | undefined; ui: UiBundles | undefined; auth: CustomAuth | undefined }> {
+export async function loadProjectHttp(config: LanggraphConfig | null, options: { authTimeoutMs?: number } = {}): Promise<{ http: UserHttp | undefined; ui: UiBundles | undefined; auth: CustomAuth | undefined }> {
   if (config === null) return { http: undefined, ui: undefined, auth: undefined };
   // a handler that fails to load stops `serve` (exit 2) naming it: never a server without the auth the project asked for
   let auth: CustomAuth | undefined;
   if (config.auth !== null) {
     const { loadCustomAuth } = await import("../server/custom-auth/load-auth.js");
-    auth = await loadCustomAuth(config.auth);
+    auth = await loadCustomAuth(config.auth, options.authTimeoutMs === undefined ? {} : { timeoutMs: options.authTimeoutMs });
   }
   let http: UserHttp | undefined;
   if (config.http !== null) {

@@ -1,7 +1,7 @@
 import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph-checkpoint";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { PostgresCheckpointSaver } from "../checkpoint/postgres-saver.js";
-import { GraphDefinitionError } from "../errors.js";
+import { DevmindError, GraphDefinitionError } from "../errors.js";
 import { refuseReservedNodeNames } from "./reserved-node-names.js";
 import { ledgerToolNodes } from "./tool-node-ledger.js";
 
@@ -65,12 +65,13 @@ export async function resolveGraph(entry: unknown, options: { checkpointer: Base
   for (let depth = 0; depth < 4; depth += 1) {
     const kind = graphKind(value);
     if (kind === "promise") {
-      value = await (value as PromiseLike<unknown>);
+      value = await built(options.id, () => value as PromiseLike<unknown>);
       continue;
     }
     if (kind === "factory") {
       if (depth > 0) throw new GraphDefinitionError(`graph ${options.id}: the factory returned another function, not a graph`, { graph: options.id });
-      value = await (value as GraphFactory)(options.config ?? {});
+      const factory = value as GraphFactory;
+      value = await built(options.id, () => factory(options.config ?? {}));
       continue;
     }
     if (kind === "state_graph") return checked((value as StateGraphLike).compile({ checkpointer: options.checkpointer, ...(options.store === undefined ? {} : { store: options.store }) }), options.id);
@@ -78,6 +79,22 @@ export async function resolveGraph(entry: unknown, options: { checkpointer: Base
     throw new GraphDefinitionError(`graph ${options.id}: ${describeValue(value)} is not a LangGraph graph (expected a compiled graph, a StateGraph, a promise of one, or a factory (config) => graph)`, { graph: options.id });
   }
   throw new GraphDefinitionError(`graph ${options.id}: promises or factories nested too deep`, { graph: options.id });
+}
+
+/**
+ * Awaits a graph's promise or factory: what it throws (a missing key, a module that cannot start)
+ * becomes GRAPH_LOAD_FAILED naming the graph and the cause's first line, so its runs, its drawing,
+ * its schemas and its threads' state all say why (422 on the HTTP API, not a bare 500); devmind's
+ * own errors pass unchanged.
+ */
+async function built(id: string, make: () => unknown): Promise<unknown> {
+  try {
+    return await make();
+  } catch (error) {
+    if (error instanceof DevmindError) throw error;
+    const text = error instanceof Error ? error.message : String(error);
+    throw new GraphDefinitionError(`graph ${id} could not be built: ${(text.split("\n")[0] ?? "").slice(0, 500)}`, { graph: id }, "GRAPH_LOAD_FAILED", error);
+  }
 }
 
 /**

@@ -61,7 +61,8 @@ describe(`custom auth on devmind serve (${PRIMARY_ENGINE})`, () => {
   beforeAll(async () => {
     owner = await openBackend(PRIMARY_ENGINE);
     const { graph } = (await import(`${FIXTURES}graph.ts`)) as { graph: GraphEntry };
-    const auth = await loadCustomAuth({ source: "./auth.ts:auth", file: `${FIXTURES}auth.ts`, exportName: "auth" });
+    // a handler gets 1 s here (DEVMIND_AUTH_TIMEOUT_MS; 10 s by default): the fixture's slow token takes 3 s
+    const auth = await loadCustomAuth({ source: "./auth.ts:auth", file: `${FIXTURES}auth.ts`, exportName: "auth" }, { timeoutMs: 1_000 });
     server = await startTestServer(owner, [], { workers: 1, apiKeys: "", graphs: { agent: false, notes: graph }, auth });
     alice = clientAs(server.url, "tok-alice");
     bob = clientAs(server.url, "tok-bob");

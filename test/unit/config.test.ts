@@ -52,7 +52,7 @@ describe("loadConfig defaults", () => {
       autoApprove: [],
       workspace: "./workspace",
       worker: { concurrency: 4, leaseMs: 30_000, maxAttempts: 3 },
-      server: { host: "127.0.0.1", port: 8787, apiKeys: [], allowTruncate: false },
+      server: { host: "127.0.0.1", port: 8787, apiKeys: [], allowTruncate: false, authTimeoutMs: 10_000 },
       image: null,
       webhooks: { allow: ["localhost", "127.0.0.0/8", "::1"], maxAttempts: 5, retryBaseMs: 1_000, timeoutMs: 10_000 },
       store: { index: null, ttl: { refreshOnRead: true, sweepIntervalMinutes: 60 } },
@@ -110,6 +110,7 @@ describe("loadConfig defaults", () => {
         { name: "alice", key: "s3cret" },
       ],
       allowTruncate: true,
+      authTimeoutMs: 10_000,
     });
     expect(config.logLevel).toBe("debug");
   });
@@ -154,6 +155,8 @@ describe("loadConfig rejects bad values", () => {
   it("zero where zero makes no sense", () => {
     expect(problem({ DEVMIND_MAX_MODEL_ROUNDS: "0" })).toBe('DEVMIND_MAX_MODEL_ROUNDS: expected an integer from 1 to 1000, got "0"');
     expect(problem({ DEVMIND_MAX_ATTEMPTS: "0" })).toBe('DEVMIND_MAX_ATTEMPTS: expected an integer from 1 to 1000, got "0"');
+    expect(problem({ DEVMIND_AUTH_TIMEOUT_MS: "0" })).toBe('DEVMIND_AUTH_TIMEOUT_MS: expected an integer from 1 to 600000, got "0"');
+    expect(loadConfig({ DEVMIND_AUTH_TIMEOUT_MS: "1500" }).server.authTimeoutMs).toBe(1_500);
   });
 
   it("out of range port", () => {

@@ -39,6 +39,8 @@ export interface CustomAuth {
   authenticate: ((request: Request) => unknown) | undefined;
   /** By `resource:action`, `resource`, `*:action` or `*`. */
   callbacks: Readonly<Record<string, AuthCallback>>;
+  /** How long one call of a handler may take before the request fails (DEVMIND_AUTH_TIMEOUT_MS). */
+  timeoutMs: number;
 }
 
 /** The resources `on(...)` handlers guard, as LangGraph names them. */

@@ -15,7 +15,7 @@ import { callHandler } from "./handler-call.js";
 export async function authenticateRequest(auth: CustomAuth, request: Request): Promise<AuthContext> {
   const authenticate = auth.authenticate;
   if (authenticate === undefined) throw new DevmindError("UNAUTHORIZED", `the auth handler ${auth.source} has no authenticate()`);
-  const answer = await callHandler("authenticate", () => authenticate(request));
+  const answer = await callHandler("authenticate", () => authenticate(request), auth.timeoutMs);
   if (typeof answer === "string" && answer !== "") {
     return { scopes: [], user: { identity: answer, permissions: [], display_name: answer, is_authenticated: true } };
   }

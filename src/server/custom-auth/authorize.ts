@@ -27,7 +27,7 @@ export async function authorize<T>(c: Context<{ Variables: AuthVariables }>, eve
   const key = [event, resource, `*:${action}`, "*"].find((candidate) => handlers.callbacks[candidate] !== undefined);
   const handler = key === undefined ? undefined : handlers.callbacks[key];
   if (handler === undefined) return { filter: undefined, value };
-  const result = await callHandler(`on(${JSON.stringify(key)}) for ${event}`, () => handler({ event, resource, action, value, permissions: auth.scopes, user: auth.user }));
+  const result = await callHandler(`on(${JSON.stringify(key)}) for ${event}`, () => handler({ event, resource, action, value, permissions: auth.scopes, user: auth.user }), handlers.timeoutMs);
   if (result === undefined || result === null || result === true) return { filter: undefined, value };
   if (result === false) throw new AuthRefusalError(403, "Forbidden");
   if (typeof result !== "object") {

@@ -21,18 +21,18 @@ function httpExceptionOf(error: unknown): { status: number; message: string; hea
 }
 
 /**
- * Calls a handler of the project's auth, bounded by AUTH_DEFAULTS.handlerTimeoutMs. Its
+ * Calls a handler of the project's auth, bounded by `timeoutMs` (the handler's, DEVMIND_AUTH_TIMEOUT_MS). Its
  * HTTPException becomes an AuthRefusalError (its status, message and headers answer, as on the
  * official server); a DevmindError passes; anything else, or no answer in time, is
  * AUTH_HANDLER_FAILED naming `what` (500, as the official server answers a handler that throws), with the
  * cause for the log. Nothing is written before authorization, so a failed handler stores nothing.
  */
-export async function callHandler<T>(what: string, call: () => T | Promise<T>): Promise<T> {
+export async function callHandler<T>(what: string, call: () => T | Promise<T>, timeoutMs: number = AUTH_DEFAULTS.handlerTimeoutMs): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(
-      () => reject(new DevmindError("AUTH_HANDLER_FAILED", `the auth handler ${what} did not answer within ${AUTH_DEFAULTS.handlerTimeoutMs} ms`, { details: { timeout: true } })),
-      AUTH_DEFAULTS.handlerTimeoutMs,
+      () => reject(new DevmindError("AUTH_HANDLER_FAILED", `the auth handler ${what} did not answer within ${timeoutMs} ms`, { details: { timeout: true } })),
+      timeoutMs,
     );
     timer.unref();
   });

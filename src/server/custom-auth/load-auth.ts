@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import { AUTH_DEFAULTS } from "../../constants.js";
 import { ConfigError } from "../../errors.js";
 import type { ModuleReference } from "../../graphs/langgraph-http.js";
 import type { AuthCallback, CustomAuth } from "./auth-types.js";
@@ -9,7 +10,7 @@ import type { AuthCallback, CustomAuth } from "./auth-types.js";
  * `~handlerCache`). A missing file, a module that fails to import, a missing export or anything
  * that is not an `Auth` is a ConfigError naming the reference, so `devmind serve` refuses to start.
  */
-export async function loadCustomAuth(reference: ModuleReference): Promise<CustomAuth> {
+export async function loadCustomAuth(reference: ModuleReference, options: { timeoutMs?: number } = {}): Promise<CustomAuth> {
   const where = `auth.path ${reference.source} (${reference.file})`;
   const refuse = (why: string): ConfigError => new ConfigError(`${where}: ${why}`, { key: "auth.path", file: reference.file });
   if (!existsSync(reference.file)) throw refuse("no such file");
@@ -34,5 +35,5 @@ export async function loadCustomAuth(reference: ModuleReference): Promise<Custom
     if (typeof callback !== "function") throw refuse(`its on(${JSON.stringify(event)}) handler is not a function`);
     handlers[event] = callback as AuthCallback;
   }
-  return { source: reference.source, authenticate: authenticate as CustomAuth["authenticate"], callbacks: handlers };
+  return { source: reference.source, authenticate: authenticate as CustomAuth["authenticate"], callbacks: handlers, timeoutMs: options.timeoutMs ?? AUTH_DEFAULTS.handlerTimeoutMs };
 }

@@ -1,8 +1,10 @@
-// The interrupt panel of a user graph's run: each interrupt still waiting, its value shown as JSON
-// text, and a box to resume it with a JSON value (sent as LangGraph's `command.resume`, keyed by
-// the interrupt's id so several interrupts can be answered one at a time).
+// The interrupt panel of a run: each interrupt still waiting that is not a human-in-the-loop
+// review (those get hitl-panel.js), its value shown as a readable tree, and a box to resume it
+// with a JSON value (sent as LangGraph's `command.resume`, keyed by the interrupt's id so several
+// interrupts can be answered one at a time).
 
-import { append, el, prettyJson } from "./dom.js";
+import { append, el } from "./dom.js";
+import { jsonTree } from "./json-tree.js";
 
 /** @typedef {{ id: string, value: unknown, ns?: string[] }} RunInterrupt */
 
@@ -72,7 +74,7 @@ export class InterruptPanel {
     return el(
       "div",
       { class: "interrupt", "data-testid": "interrupt", "data-interrupt-id": item.id },
-      el("pre", { class: "approval-args", "data-testid": "interrupt-value", text: prettyJson(item.value) }),
+      el("div", { class: "interrupt-value" }, jsonTree(item.value, { testId: "interrupt-value", openDepth: 3 })),
       box,
       el("div", { class: "approval-buttons" }, send),
       error,

@@ -1,17 +1,22 @@
-// One run on the page: its header (status, stop reason), the live timeline built from its events
-// (CONTRACT section 6), tool calls as folded lines, the approval panel and the final answer; for
-// a graph other than the agent, its node timeline, its current state and its interrupts with a
-// box to resume each with a JSON value.
+// One run on the page, for any graph: its header (status, stop reason), the drawing of its graph
+// with the current node highlighted, the live timeline built from its events (CONTRACT section 6:
+// nodes, model rounds, tool calls as folded lines), the review panel for interrupts in LangChain's
+// human-in-the-loop shape, a JSON box for any other interrupt, the thread's state as a foldable
+// tree, and the final answer.
 
-import { request } from "./api.js";
-import { ApprovalPanel } from "./approvals.js";
+import { ApiError, request } from "./api.js";
 import { append, byId, el, prettyJson, timeOf } from "./dom.js";
+import { GraphView } from "./graph-view.js";
+import { HitlPanel } from "./hitl-panel.js";
+import { reviewRequest } from "./hitl-shape.js";
 import { InterruptPanel } from "./interrupts.js";
+import { jsonTree, TreeFolds } from "./json-tree.js";
+import { RunNodes } from "./run-nodes.js";
 import { ToolLine } from "./tool-line.js";
 
 /** @typedef {import("./sse.js").StreamEvent} StreamEvent */
-/** @typedef {import("./approvals.js").ActionRequest} ActionRequest */
 /** @typedef {import("./interrupts.js").RunInterrupt} RunInterrupt */
+/** @typedef {{ name: string, args: Record<string, unknown>, description?: string, tool_call_id: string, risk?: string }} ActionRequest */
 
 const TERMINAL = new Set(["success", "error", "timeout", "interrupted"]);
 
@@ -31,15 +36,22 @@ export class RunView {
     this.resumeShown = undefined;
     /** The run ended at an interrupt and its thread waits on it: its approvals and interrupts can be answered. */
     this.waitingHere = run.waiting === true;
-    /** @type {Map<string, RunInterrupt>} */
+    /** Interrupts answered with a JSON value. @type {Map<string, RunInterrupt>} */
     this.waiting = new Map();
+    /** Interrupts in LangChain's human-in-the-loop shape, answered with decisions. @type {Map<string, RunInterrupt>} */
+    this.reviews = new Map();
+    /** Tool calls decided one by one (the agent's). @type {Set<string>} */
+    this.decided = new Set();
+    /** Tool names of review actions that name no call, by the id their decisions are recorded under. @type {Map<string, string>} */
+    this.actionNames = new Map();
+    this.nodes = new RunNodes();
     /** @type {ReturnType<typeof setTimeout> | undefined} */
     this.stateTimer = undefined;
     this.hooks = hooks;
     this.status = "";
     /** @type {Map<string, ToolLine>} */
     this.tools = new Map();
-    /** @type {Map<string, ActionRequest>} */
+    /** Calls named in `approval.requested` (for a pause that stored no interrupt values). @type {Map<string, ActionRequest>} */
     this.pending = new Map();
     /** @type {Map<number, { node: HTMLElement, state: HTMLElement, text: HTMLElement }>} */
     this.rounds = new Map();
@@ -61,14 +73,19 @@ export class RunView {
     byId("run-id").textContent = run.run_id;
     byId("thread-id").textContent = run.thread_id;
     byId("run-view").hidden = false;
-    this.approvals = new ApprovalPanel(byId("approval-list"), (decision) => this.decide(decision));
+    this.approvals = new HitlPanel(byId("approval-list"), byId("approval-panel"), (body) => this.decide(body));
     this.approvals.clear();
-    byId("approval-panel").hidden = true;
     this.interrupts = new InterruptPanel(byId("interrupt-list"), byId("interrupt-panel"), (id, value) => this.resume(id, value));
     this.interrupts.show([]);
+    this.folds = new TreeFolds();
     this.stateValues = byId("state-values");
-    this.stateValues.textContent = "";
+    this.stateValues.replaceChildren();
+    this.stateJson = byId("state-json");
+    this.stateJson.textContent = "";
     byId("state-panel").hidden = true;
+    this.graph = new GraphView(byId("graph-drawing"), byId("graph-caption"));
+    byId("graph-caption").textContent = "";
+    void this.graph.load(this.graphId);
     this.setStatus(run.status ?? "pending");
     this.loadStateSoon(0);
   }
@@ -83,7 +100,10 @@ export class RunView {
     byId("run-id").textContent = this.runId;
     this.waitingHere = false;
     this.waiting.clear();
+    this.reviews.clear();
     this.pending.clear();
+    this.nodes.paused = false;
+    this.paintNodes();
     this.stopReason.textContent = "";
     append(this.timeline, el("li", { class: "event info", "data-testid": "event", "data-type": "run.continued" }, el("span", { text: `Continued by run ${this.runId}` })));
     this.setStatus(typeof run.status === "string" ? run.status : "pending");
@@ -127,6 +147,7 @@ export class RunView {
   apply(event) {
     if (this.disposed) return;
     const data = /** @type {Record<string, any>} */ (event);
+    if (this.nodes.apply(data)) this.paintNodes();
     switch (event.type) {
       case "run.created":
         this.line(event, "Run created");
@@ -170,37 +191,50 @@ export class RunView {
         this.loadResultsSoon();
         break;
       }
-      case "approval.requested":
-        for (const request of Array.isArray(data.requests) ? data.requests : []) {
+      case "approval.requested": {
+        const requests = Array.isArray(data.requests) ? data.requests : [];
+        for (const request of requests) {
           if (request === null || typeof request !== "object" || typeof request.tool_call_id !== "string") continue;
           this.tool(request.tool_call_id, String(request.name), request.args).setStatus("awaiting", "waiting for approval");
           this.pending.set(request.tool_call_id, request);
         }
-        this.line(event, `Approval requested for ${this.pending.size} call(s)`);
+        this.line(event, `Approval requested for ${requests.length} call(s): ${requests.map((/** @type {any} */ request) => String(request?.name)).join(", ")}`);
         break;
+      }
       case "approval.decided": {
         this.decisionsShown += 1;
-        this.pending.delete(data.tool_call_id);
+        this.decided.add(data.tool_call_id);
         const line = this.tools.get(data.tool_call_id);
         const who = data.by ? ` by ${data.by}` : "";
         const why = data.reason ? `: ${data.reason}` : "";
         if (line !== undefined) line.setStatus(data.decision === "reject" ? "rejected" : "approved", `${data.decision}${who}${why}`);
-        this.line(event, `${data.decision}${who} (${data.tool_call_id})${why}`);
+        // a call LangChain's middleware does not name is decided as `{interrupt id}#{index}`: shown by its tool
+        const call = this.actionNames.get(data.tool_call_id) ?? data.tool_call_id;
+        this.line(event, `${data.decision}${who} (${call})${why}`);
         this.showPending();
         break;
       }
       case "run.interrupted":
         // the run ends here (success, stop reason interrupt); its thread waits for an answer,
         // which starts a new run
-        // an approval whose calls are named (tool_call_id) is decided in the approvals panel; any
-        // other interrupt is answered with a JSON value — whichever graph raised it
+        // an interrupt in LangChain's human-in-the-loop shape is decided in the review panel; any
+        // other is answered with a JSON value — whichever graph raised it
         for (const item of Array.isArray(data.interrupts) ? data.interrupts : []) {
-          if (item !== null && typeof item === "object" && typeof item.id === "string" && !namedApproval(item.value)) this.waiting.set(item.id, item);
+          if (item === null || typeof item !== "object" || typeof item.id !== "string") continue;
+          const review = reviewRequest(item.value);
+          if (review === null) {
+            this.waiting.set(item.id, item);
+            continue;
+          }
+          this.reviews.set(item.id, item);
+          for (const action of review.actions) if (action.toolCallId === null) this.actionNames.set(`${item.id}#${action.index}`, action.name);
         }
+        // a pause stored without its interrupt values (older agent runs): its named calls
+        if (this.reviews.size === 0 && this.pending.size > 0) this.reviews.set("approval", { id: "approval", value: { actionRequests: [...this.pending.values()] } });
         this.waitingHere = true;
         this.setStatus("success");
         this.stopReason.textContent = "interrupt";
-        this.line(event, this.waiting.size === 0 ? "Waiting for approval" : `Interrupted: ${this.waiting.size} interrupt(s) waiting for a value`);
+        this.line(event, interruptedText(this.reviews.size, this.waiting.size));
         this.showPending();
         this.loadResultsSoon();
         this.loadStateSoon();
@@ -217,7 +251,10 @@ export class RunView {
         this.line(event, `Custom: ${prettyJson(data.data)}`, "info", "custom-line");
         break;
       case "resume.given": {
-        for (const id of Array.isArray(data.interrupt_ids) ? data.interrupt_ids : []) this.waiting.delete(id);
+        for (const id of Array.isArray(data.interrupt_ids) ? data.interrupt_ids : []) {
+          this.waiting.delete(id);
+          this.reviews.delete(id);
+        }
         // the run that resumes a thread starts with the resume the waiting run recorded: shown once
         if (typeof data.value_digest === "string" && data.value_digest === this.resumeShown) break;
         this.resumeShown = data.value_digest;
@@ -260,6 +297,7 @@ export class RunView {
    */
   finish(event, status, stopReason, answer) {
     this.pending.clear();
+    this.reviews.clear();
     this.waitingHere = false;
     this.setStatus(status);
     if (typeof stopReason === "string") this.stopReason.textContent = stopReason;
@@ -279,7 +317,13 @@ export class RunView {
     if (run.waiting === false && this.waitingHere) {
       // a newer run answered what this one stopped at
       this.waitingHere = false;
+      this.nodes.paused = false;
+      this.paintNodes();
       this.showPending();
+    }
+    if (typeof run.graph_id === "string" && run.graph_id !== this.graphId) {
+      this.graphId = run.graph_id;
+      void this.graph.load(this.graphId);
     }
     if (typeof run.status === "string" && (TERMINAL.has(run.status) || this.status === "")) this.setStatus(run.status);
     if (typeof run.stop_reason === "string") this.stopReason.textContent = run.stop_reason;
@@ -299,9 +343,13 @@ export class RunView {
 
   showPending() {
     if (this.approvals === undefined) return;
-    this.approvals.show(this.waitingHere ? [...this.pending.values()] : []);
-    byId("approval-panel").hidden = !this.waitingHere || this.pending.size === 0;
+    this.approvals.show(this.waitingHere ? [...this.reviews.values()] : [], this.decided);
     this.interrupts?.show(this.waitingHere ? [...this.waiting.values()] : []);
+  }
+
+  /** Paints where the run is on the graph's drawing. */
+  paintNodes() {
+    this.graph?.highlight(this.nodes.states());
   }
 
   /**
@@ -340,18 +388,31 @@ export class RunView {
     let state;
     try {
       state = await request("GET", `/threads/${encodeURIComponent(this.threadId)}/state`);
-    } catch {
+    } catch (error) {
+      // a thread with no state yet says nothing; one whose graph cannot be built says why
+      if (this.disposed || !(error instanceof ApiError) || error.status === 404 || error.status === 0 || error.status === 401 || error.status === 403) return;
+      this.stateValues.replaceChildren(el("p", { class: "error", "data-testid": "state-error", text: `The state cannot be read: ${error.message}` }));
+      this.stateJson.textContent = "";
+      byId("state-panel").hidden = false;
       return;
     }
     if (this.disposed) return;
-    this.stateValues.textContent = prettyJson(state?.values ?? null);
+    const values = state?.values ?? null;
+    this.stateValues.replaceChildren(jsonTree(values, { folds: this.folds, testId: "state-tree" }));
+    this.stateJson.textContent = prettyJson(values);
     byId("state-panel").hidden = false;
+    this.nodes.setNext(state?.next);
+    this.paintNodes();
   }
 
-  /** @param {import("./approvals.js").Decision} decision */
-  async decide(decision) {
-    const next = await request("POST", `/runs/${encodeURIComponent(this.runId)}/decisions`, { decisions: [decision] });
-    this.pending.delete(decision.tool_call_id);
+  /**
+   * Sends decisions on the waiting review (CONTRACT section 5): those naming their call are
+   * settled at once; the run that resumes the thread, once all are decided, is followed.
+   * @param {{ decisions: Record<string, unknown>[] }} body
+   */
+  async decide(body) {
+    const next = await request("POST", `/runs/${encodeURIComponent(this.runId)}/decisions`, body);
+    for (const decision of body.decisions) if (typeof decision["tool_call_id"] === "string") this.decided.add(decision["tool_call_id"]);
     this.showPending();
     this.followNext(next);
   }
@@ -443,12 +504,13 @@ function toolMessage(message) {
 }
 
 /**
- * Whether an interrupt's value is an approval in LangChain's human-in-the-loop shape whose every
- * request names its tool call (`tool_call_id`): decided call by call in the approvals panel.
- * @param {unknown} value
+ * The timeline's line for a pause: what waits for an answer.
+ * @param {number} reviews
+ * @param {number} values
  */
-function namedApproval(value) {
-  if (value === null || typeof value !== "object") return false;
-  const requests = /** @type {Record<string, unknown>} */ (value)["actionRequests"];
-  return Array.isArray(requests) && requests.length > 0 && requests.every((request) => request !== null && typeof request === "object" && typeof request.tool_call_id === "string");
+function interruptedText(reviews, values) {
+  const parts = [];
+  if (reviews > 0) parts.push(`${reviews} review(s) waiting for decisions`);
+  if (values > 0) parts.push(`${values} interrupt(s) waiting for a value`);
+  return parts.length === 0 ? "Interrupted" : `Interrupted: ${parts.join(", ")}`;
 }
