@@ -50,6 +50,7 @@ import type { StateReadableGraph } from "./threads/thread-state.js";
 import { AssistantStore, type AssistantsApi } from "./assistants/assistant-store.js";
 export { argsDigest } from "./interrupts/digest.js";
 import { Purger, type TruncateFlags } from "./threads/purge.js";
+import { RunEndWatcher } from "./queue/run-end-wait.js";
 import { createRunsApi, type NextRunOptions } from "./runs-api.js";
 export type { NextRunOptions } from "./runs-api.js";
 export { FINAL_STATUSES, isFinalStatus } from "./queue/status.js";
@@ -408,6 +409,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const listeners = new Map<string, Set<(event: LiveEvent) => void>>();
   const everyRun = new Set<(runId: string, event: LiveEvent) => void>();
   const orphans: OrphanDeps = { db, runs, maxAttempts: config.worker.maxAttempts };
+  const runEnds = new RunEndWatcher(db);
   // model.delta also goes to other processes (a server streaming a run a worker executes)
   const deltas = new LiveDeltaPublisher(db);
   // the message chunks chat models stream in running graphs, for LangGraph streams in any process
@@ -483,7 +485,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   // the database as runs executed in this process (`runs.execute`) saw it
   const executionHealth = new DatabaseHealth(logger.child({ component: "runtime" }));
 
-  const runsApi = createRunsApi({ db, config, runs, events, decisions, resumes, checkpointer, completions, threads, graphs, assistants, policy, owner, reserved, listeners, everyRun, executorDeps, executionHealth, orphans });
+  const runsApi = createRunsApi({ db, config, runs, events, decisions, resumes, checkpointer, completions, threads, graphs, assistants, policy, owner, reserved, listeners, everyRun, executorDeps, executionHealth, orphans, runEnds });
   const attachments = new AttachmentStore(db);
   const cronStore = new CronStore(db);
 
@@ -566,6 +568,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       const unexecuted = [...reserved.values()];
       reserved.clear();
       await Promise.all(unexecuted.map(({ run, epoch }) => runs.release(run.run_id, epoch).catch(() => false)));
+      await runEnds.close();
     },
   };
 }

@@ -58,6 +58,15 @@ export function createWorker(deps: WorkerDeps): Worker {
   const wakeAll = (): void => {
     for (const wake of [...waiters]) wake();
   };
+  // a new run wakes one idle slot, not all of them: each woken slot costs a claim (a transaction),
+  // and all but one of them would find nothing
+  const wakeOne = (): void => {
+    const first = waiters.values().next();
+    if (first.done !== true) first.value();
+  };
+  // the fallback for a notification that never came (the listening connection was down): one
+  // idle slot looks every idlePollMs, whatever the number of slots
+  let idlePoll: NodeJS.Timeout | undefined;
   const pause = (ms: number): Promise<void> =>
     new Promise((resolve) => {
       const done = (): void => {
@@ -120,7 +129,8 @@ export function createWorker(deps: WorkerDeps): Worker {
         continue;
       }
       if (claimed === null) {
-        await pause(RUNTIME_DEFAULTS.idlePollMs);
+        // woken by NOTIFY, by the idle poll, or when the worker stops
+        await pause(RUNTIME_DEFAULTS.idleSlotMaxMs);
         continue;
       }
       active += 1;
@@ -187,12 +197,15 @@ export function createWorker(deps: WorkerDeps): Worker {
     health: () => health.report(),
     async start() {
       if (loops.length > 0 || stopping) return;
-      unlisten = await deps.db.listen(RUNS_CHANNEL, wakeAll);
+      unlisten = await deps.db.listen(RUNS_CHANNEL, wakeOne);
       loops = [reaper(), ...Array.from({ length: deps.concurrency }, (_, index) => slot(index))];
+      idlePoll = setInterval(wakeOne, RUNTIME_DEFAULTS.idlePollMs);
+      idlePoll.unref?.();
       if (deps.concurrency > 0) scheduler = deps.startScheduler?.();
     },
     async stop() {
       stopping = true;
+      clearInterval(idlePoll);
       drain.abort();
       wakeAll();
       const schedulerStopped = scheduler?.stop();
