@@ -286,6 +286,8 @@ export const RUNTIME_DEFAULTS = {
   healthTimeoutMs: 5_000,
   /** `runtime.health()`: an answer slower than this is `degraded`. */
   healthSlowMs: 1_000,
+  /** `runtime.health()`: a write refused for want of storage (a full disk) this recently makes it `degraded`, database not writable. */
+  healthWriteFailureMs: 60_000,
 } as const;
 
 /**
@@ -491,8 +493,12 @@ export const SERVER_DEFAULTS = {
   waitMaxMs: 3_600_000,
   /** `Retry-After` (seconds) on a 503 while the database is away or refuses writes. */
   retryAfterSeconds: 2,
-  /** A stream whose reads fail on a database fault keeps retrying them this long (heartbeats go on), then closes so the client reconnects. */
-  streamFaultMaxMs: 120_000,
+  /**
+   * A stream whose reads fail on a database fault keeps retrying them this long, heartbeats going
+   * on: for ever (until the run ends or the client leaves), since a stream that closed would send
+   * the SDK into reconnects that an outage answers with 503 until its budget is spent.
+   */
+  streamFaultMaxMs: Number.POSITIVE_INFINITY,
   /** At most this many zod issues in a LangGraph route's validation error body (the official server sends them all). */
   validationIssuesMax: 20,
 } as const;

@@ -30,6 +30,7 @@ import { createCronsApi, type CronsApi } from "./crons/crons-api.js";
 import { startCronScheduler } from "./crons/cron-scheduler.js";
 import { CronStore } from "./crons/cron-store.js";
 import { checkHealth } from "./execution/health.js";
+import { observeWriteFaults, WriteFaults } from "./execution/write-faults.js";
 import { RunCompletions, startRunCompletions, type RunCompletionRecord } from "./completions/run-completions.js";
 import { checkWebhookUrl, webhookPolicy } from "../webhooks/webhook-targets.js";
 import { storeOptionsFromConfig } from "./runtime-store.js";
@@ -379,7 +380,8 @@ export interface FilesApi {
 /** What `runtime.health()` reports. */
 export interface RuntimeHealth {
   status: "ok" | "degraded" | "down";
-  database: { reachable: boolean; writable: boolean | null; latency_ms: number | null; error: { code: string; message: string } | null };
+  /** `writable` is false, and `error` the failure, while the probe fails for want of storage or a write of this process did within RUNTIME_DEFAULTS.healthWriteFailureMs (`last_write_failure_at` says when). */
+  database: { reachable: boolean; writable: boolean | null; latency_ms: number | null; error: { code: string; message: string } | null; last_write_failure_at?: string };
   workers: DatabaseHealthReport[];
 }
 
@@ -396,7 +398,9 @@ export interface RuntimeHealth {
  */
 export function createRuntime(options: RuntimeOptions): Runtime {
   const config = options.config ?? loadConfig({});
-  const db = options.db;
+  // writes refused for want of storage are remembered for /health (a full disk may still take the probe's small write)
+  const writeFaults = new WriteFaults();
+  const db = observeWriteFaults(options.db, writeFaults);
   const logger = options.logger ?? silentLogger;
   const redactor = options.redactor ?? createRedactor(configSecrets(config));
   // a run's input is checked by its graph's hooks (the registry below) before anything is stored
@@ -556,7 +560,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       return worker;
     },
     redact: <T>(value: T): T => (value === undefined ? value : (JSON.parse(redactor.json(value)) as T)),
-    health: (healthOptions = {}) => checkHealth({ runs, workers: [...workers], execution: executionHealth, prober: `${owner}:health`, ...healthOptions }),
+    health: (healthOptions = {}) => checkHealth({ runs, workers: [...workers], execution: executionHealth, prober: `${owner}:health`, writeFaults, ...healthOptions }),
     truncate: (flags) => purger.truncate(flags),
     deleteAssistantThreads: (assistantId) => purger.assistantThreads(assistantId, (threadId) => threads.delete(threadId)),
     async close() {
