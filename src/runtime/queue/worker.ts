@@ -54,20 +54,23 @@ export function createWorker(deps: WorkerDeps): Worker {
   let loops: Promise<void>[] = [];
   let unlisten: (() => Promise<void>) | undefined;
   let scheduler: CronScheduler | undefined;
-  const waiters = new Set<() => void>();
+  // idle slots (waiting for a run) and everything else that pauses (slots backing off a fault,
+  // the reaper): a new run wakes one idle slot, never the reaper in its place
+  const idleSlots = new Set<() => void>();
+  const others = new Set<() => void>();
   const wakeAll = (): void => {
-    for (const wake of [...waiters]) wake();
+    for (const wake of [...idleSlots, ...others]) wake();
   };
   // a new run wakes one idle slot, not all of them: each woken slot costs a claim (a transaction),
   // and all but one of them would find nothing
   const wakeOne = (): void => {
-    const first = waiters.values().next();
+    const first = idleSlots.values().next();
     if (first.done !== true) first.value();
   };
   // the fallback for a notification that never came (the listening connection was down): one
   // idle slot looks every idlePollMs, whatever the number of slots
   let idlePoll: NodeJS.Timeout | undefined;
-  const pause = (ms: number): Promise<void> =>
+  const pause = (ms: number, waiters: Set<() => void> = others): Promise<void> =>
     new Promise((resolve) => {
       const done = (): void => {
         clearTimeout(timer);
@@ -130,7 +133,7 @@ export function createWorker(deps: WorkerDeps): Worker {
       }
       if (claimed === null) {
         // woken by NOTIFY, by the idle poll, or when the worker stops
-        await pause(RUNTIME_DEFAULTS.idleSlotMaxMs);
+        await pause(RUNTIME_DEFAULTS.idleSlotMaxMs, idleSlots);
         continue;
       }
       active += 1;
