@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 /**
  * The runs API of the runtime (`runtime.runs`): create, execute, decide, resume, cancel, wait,
  * events, live listeners and takeover. createRuntime (runtime.ts) builds the stores and wires them
@@ -176,10 +177,15 @@ export function createRunsApi(deps: RunsApiDeps): RunsApi {
       const mergedConfig = mergeAssistantConfig(assistant.config, given.config);
       const mergedContext = mergeAssistantContext(assistant.context, given.context);
       const rest = { ...given, ...(mergedConfig === undefined ? {} : { config: mergedConfig }), ...(mergedContext === undefined ? {} : { context: mergedContext }) };
-      const create = { ...rest, graphId, assistantId: assistant.assistant_id };
-      // the run and its run.created event commit together
+      const threadId = rest.threadId ?? randomUUID();
+      const create = { ...rest, threadId, graphId, assistantId: assistant.assistant_id };
+      // the run, its run.created event, its thread's row and the workers' wake-up commit together
+      // (one transaction for what were three)
       const created = async (tx: Queryable, runId: string): Promise<void> => {
         await events.append(runId, [{ type: "run.created" }], undefined, { tx });
+        await threads.touch(threadId, graphId, undefined, tx);
+        // delivered at commit; a run this process claims at creation needs no worker
+        if (executeHere !== true) await notify(tx, RUNS_CHANNEL, runId);
         await completions.insert(tx, runId, { webhook, deleteThread: deleteThread === true, holdMs: completionHoldMs });
         if (command !== undefined) {
           // a Command's update / goto the run starts with (LangGraph's `command` with no interrupt waiting)
@@ -193,8 +199,8 @@ export function createRunsApi(deps: RunsApiDeps): RunsApi {
           ? await runs.createClaimed({ ...create, claimFor: { owner, leaseMs: config.worker.leaseMs } }, created)
           : { run: await runs.create(create, created), claimed: null };
       if (claimed !== null) reserved.set(run.run_id, claimed);
-      await threads.touch(run.thread_id, graphId);
-      if (claimed === null) await notify(db, RUNS_CHANNEL, run.run_id);
+      // created to execute here but queued behind another run of its thread: a worker continues it
+      if (executeHere === true && claimed === null) await notify(db, RUNS_CHANNEL, run.run_id);
       return run;
     },
     delete: (runId) => runs.delete(runId),

@@ -231,7 +231,7 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
     // lease lost or the process drains
     const ledgerStop = AbortSignal.any([signal, ...(deps.drainSignal === undefined ? [] : [deps.drainSignal])]);
     setMaxListeners(RUNTIME_DEFAULTS.runSignalMaxListeners, ledgerStop);
-    toolLedger = new GraphToolLedger(deps.ledger, deps.decisions, fence, ledgerStop);
+    toolLedger = new GraphToolLedger(deps.ledger, deps.decisions, fence, ledgerStop, deps.onDatabaseFault);
     const callSignal = AbortSignal.any([attempt.signals.cancel, attempt.signals.lost, stop.signal]);
     setMaxListeners(RUNTIME_DEFAULTS.runSignalMaxListeners, callSignal);
     const handle: RunHandle = {
@@ -315,7 +315,10 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
       // the fault stopped the graph, not its tools: their outcomes are recorded before recovery
       // starts the next attempt in this process, which then finds them finished (not `started`,
       // which would be TOOL_OUTCOME_UNKNOWN though no process died)
-      await toolLedger?.settled(RUNTIME_DEFAULTS.executeFaultWaitMs);
+      if (toolLedger !== undefined && toolLedger.pending > 0) {
+        deps.onDatabaseFault?.(databaseFaultOf(error) !== null ? error : attempt.signals.fault.reason);
+        await toolLedger.settled(RUNTIME_DEFAULTS.executeFaultWaitMs);
+      }
       throw databaseFaultOf(error) !== null ? error : attempt.signals.fault.reason;
     }
     const why = stop.signal.aborted ? (stop.signal.reason as StopSignal).why : null;

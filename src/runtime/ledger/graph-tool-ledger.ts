@@ -40,6 +40,8 @@ export class GraphToolLedger implements RunToolLedger {
     private readonly decisions: DecisionStore,
     private readonly fence: Fence,
     private readonly stop?: AbortSignal,
+    /** Told of each fault an outcome write meets (the worker's health). */
+    private readonly onFault?: (error: unknown) => void,
   ) {}
 
   /** Calls of this attempt still running or being recorded. */
@@ -125,6 +127,7 @@ export class GraphToolLedger implements RunToolLedger {
           return;
         } catch (error) {
           if (databaseFaultOf(error) === null || this.stop?.aborted === true) throw error;
+          this.onFault?.(error);
           if (!(await backoff.wait(this.stop))) throw error;
         }
       }
