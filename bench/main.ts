@@ -31,6 +31,10 @@ const BENCHES: Record<string, Bench> = {
     description: "memory store: our PostgresStore vs the official PostgresStore on PostgreSQL (put, batch put, get, search, namespaces), then PGlite",
     run: async (args) => (await import("./store.js")).runStoreBench(args),
   },
+  server: {
+    description: "the official SDK against devmind serve (PostgreSQL) and the official in-memory server: runs.wait / runs.stream throughput, latency, transactions per run, idle transactions",
+    run: async (args) => (await import("./server.js")).runServerBench(args),
+  },
   runs: {
     description: "runtime workers on PostgreSQL: runs and steps per second at concurrency 1/4/16, SIGKILL-to-next-step, worker memory with interrupted runs",
     run: async (args) => (await import("./runs.js")).runRunsBench(args),

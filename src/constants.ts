@@ -274,10 +274,21 @@ export const RUNTIME_DEFAULTS = {
   cancelPollMs: 250,
   /** LangGraph's recursion limit for a run (our own limits stop runs long before it). */
   recursionLimit: 10_000,
-  /** A worker with nothing to do looks again at least this often (LISTEN/NOTIFY wakes it sooner). */
-  idlePollMs: 1_000,
-  /** `wait()` checks the run at least this often besides event notifications. */
-  waitPollMs: 250,
+  /**
+   * A worker with idle slots has one of them look for runs this often (NOTIFY on a new run wakes
+   * one slot at once; this covers a notification lost while the listening connection was down).
+   */
+  idlePollMs: 5_000,
+  /** An idle slot nobody wakes looks by itself after this long (a bound; the idle poll above wakes one slot sooner). */
+  idleSlotMaxMs: 300_000,
+  /**
+   * `wait()` (and the server's runs.wait / join) reads the run when its final event is committed
+   * (a live event in-process, NOTIFY on the run-ends channel across processes) and besides at
+   * least this often, for a notification lost while the listening connection was down.
+   */
+  waitPollMs: 5_000,
+  /** ... and this often when LISTEN is not available (the database is away, or it cannot listen). */
+  waitPollNoListenMs: 250,
   /** Longest a drain (`worker.stop()`) waits for runs to reach a step boundary. */
   drainTimeoutMs: 30_000,
   /** The lease reaper looks this long after the earliest lease is due to lapse. */
@@ -290,6 +301,8 @@ export const RUNTIME_DEFAULTS = {
   healthTimeoutMs: 5_000,
   /** `runtime.health()`: an answer slower than this is `degraded`. */
   healthSlowMs: 1_000,
+  /** `runtime.health()`: a write refused for want of storage (a full disk) this recently makes it `degraded`, database not writable. */
+  healthWriteFailureMs: 60_000,
 } as const;
 
 /**
@@ -495,8 +508,12 @@ export const SERVER_DEFAULTS = {
   waitMaxMs: 3_600_000,
   /** `Retry-After` (seconds) on a 503 while the database is away or refuses writes. */
   retryAfterSeconds: 2,
-  /** A stream whose reads fail on a database fault keeps retrying them this long (heartbeats go on), then closes so the client reconnects. */
-  streamFaultMaxMs: 120_000,
+  /**
+   * A stream whose reads fail on a database fault keeps retrying them this long, heartbeats going
+   * on: for ever (until the run ends or the client leaves), since a stream that closed would send
+   * the SDK into reconnects that an outage answers with 503 until its budget is spent.
+   */
+  streamFaultMaxMs: Number.POSITIVE_INFINITY,
   /** At most this many zod issues in a LangGraph route's validation error body (the official server sends them all). */
   validationIssuesMax: 20,
 } as const;
@@ -563,10 +580,11 @@ export const STORE_VECTOR_LOCK_PREFIX = "devmind:store-vectors:";
 /** Scheduled runs (`runtime.crons`, src/runtime/crons/cron-*.ts). */
 export const CRON_DEFAULTS = {
   /**
-   * How often each worker looks for due crons (one indexed query). A tick runs at most this
-   * late; cron schedules have minute granularity, so a second is plenty.
+   * How often each worker looks for due crons (one transaction). A tick runs at most this late;
+   * cron schedules have minute granularity, so a few seconds are plenty, and an idle server
+   * spends 0.2 transactions a second on it.
    */
-  pollMs: 1_000,
+  pollMs: 5_000,
   /** Due crons claimed per transaction; a full batch is followed by another at once. */
   claimBatch: 25,
   /** Batches one scheduler pass claims at most before pausing (bounds a pass after downtime). */
@@ -591,8 +609,10 @@ export const WEBHOOK_DEFAULTS = {
   retryMaxMs: 300_000,
   /** DEVMIND_WEBHOOK_TIMEOUT_MS default: one POST waits this long for an answer. */
   timeoutMs: 10_000,
-  /** How often each worker looks for ended runs with a webhook or a thread to delete (one indexed query). */
+  /** While runs with a webhook or a thread to delete keep ending, each worker looks for them this often (one indexed query). */
   pollMs: 500,
+  /** Idle (nothing handled in the last two passes), it looks this often: a run's end notifies it at once; this covers a retry coming due and a lost notification. */
+  idlePollMs: 5_000,
   /** Rows claimed per pass. */
   claimBatch: 20,
   /** Longest webhook URL accepted. */

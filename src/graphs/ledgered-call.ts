@@ -106,7 +106,7 @@ export async function ledgeredInvoke(inner: InvocableTool, idempotent: boolean, 
   if (entry.state === "done") return replay(entry.result as StoredOutcome | null, { tool: inner.name, toolCallId, asMessage: call !== undefined });
   let output: unknown;
   try {
-    const signal = innerConfig?.signal === undefined ? handle.signal : AbortSignal.any([handle.signal, innerConfig.signal]);
+    const signal = handle.callSignal ?? (innerConfig?.signal === undefined ? handle.signal : AbortSignal.any([handle.signal, innerConfig.signal]));
     output = await inner.invoke(input, { ...innerConfig, signal, [LEDGERED_CALL_KEY]: toolCallId } as RunnableConfig);
   } catch (error) {
     if (isBubbleUp(error) || isInputRefusal(error)) {
@@ -114,7 +114,10 @@ export async function ledgeredInvoke(inner: InvocableTool, idempotent: boolean, 
       throw error;
     }
     // cancelled or lease lost mid-call: the call stays started (its effect is unknown)
-    if (handle.signal.aborted) throw error;
+    if (handle.signal.aborted) {
+      handle.ledger.abandon?.({ toolCallId });
+      throw error;
+    }
     await handle.ledger.complete({ toolCallId }, { ok: false, result: { error: errorFields(error) } satisfies StoredOutcome });
     failed.add(toolCallId);
     throw error;

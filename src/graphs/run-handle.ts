@@ -37,6 +37,12 @@ export interface RunHandle {
   runId: string;
   threadId: string;
   signal: AbortSignal;
+  /**
+   * What a ledgered tool call listens to instead of its node's signal: aborted when the run is
+   * cancelled, its lease lost, its deadline passed or the process drains, but not on a database
+   * fault (which stops the graph, while its calls finish and are recorded). Absent: the node's.
+   */
+  callSignal?: AbortSignal | undefined;
   ledger: RunToolLedger;
   /** The run's limit overrides (`runs.create({ limits })`). */
   limits: Partial<AgentLimits>;
@@ -63,6 +69,8 @@ export interface RunToolLedger {
    * before it ran, or a retry (in the same attempt) after a recorded failure.
    */
   release(call: { toolCallId: string }): Promise<void>;
+  /** A begun call whose outcome this attempt will not record (cancelled, or the lease lost, mid-call): nothing waits for it any more. */
+  abandon?(call: { toolCallId: string }): void;
 }
 
 /** The run handle in a node's config, or undefined outside a devmind run (e.g. a plain `graph.invoke`). */

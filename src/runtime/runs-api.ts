@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 /**
  * The runs API of the runtime (`runtime.runs`): create, execute, decide, resume, cancel, wait,
  * events, live listeners and takeover. createRuntime (runtime.ts) builds the stores and wires them
@@ -16,6 +17,7 @@ import { EventStore, type NewRunEvent } from "./events/event-store.js";
 import type { ExecutorDeps } from "./execution/executor.js";
 import { DatabaseHealth, executeWithRecovery } from "./execution/fault-recovery.js";
 import { listenRun } from "./events/live-follow.js";
+import { waitForRunEnd, type RunEndWatcher } from "./queue/run-end-wait.js";
 import { recoverEmbeddedOrphans, takeOverRunning, waitStopped, type OrphanDeps } from "./queue/orphan-runs.js";
 import type { ClaimedRun, RunRecord, RunStatus } from "./queue/run-record.js";
 import { RunStore } from "./queue/run-store.js";
@@ -32,7 +34,6 @@ import { ResumeStore, type ResumeCommand } from "./interrupts/resume-store.js";
 import { argsDigest } from "./interrupts/digest.js";
 import { AssistantStore } from "./assistants/assistant-store.js";
 import { mergeAssistantConfig, mergeAssistantContext } from "./assistants/assistant-merge.js";
-import { sleep } from "../sleep.js";
 import { FINAL_STATUSES } from "./queue/status.js";
 import type { RunGraphConfig } from "./queue/run-record.js";
 import type { LiveEvent, RunsApi } from "./runtime.js";
@@ -76,6 +77,8 @@ export interface RunsApiDeps {
   /** The database as runs executed in this process (`runs.execute`) saw it. */
   executionHealth: DatabaseHealth;
   orphans: OrphanDeps;
+  /** The process's one LISTEN for run ends, shared by every wait. */
+  runEnds: RunEndWatcher;
 }
 
 /**
@@ -83,7 +86,7 @@ export interface RunsApiDeps {
  * run.created event, decisions and their resume) commits in one transaction here.
  */
 export function createRunsApi(deps: RunsApiDeps): RunsApi {
-  const { db, config, runs, events, decisions, resumes, checkpointer, completions, threads, graphs, assistants, policy, owner, reserved, listeners, everyRun, executorDeps, executionHealth, orphans } = deps;
+  const { db, config, runs, events, decisions, resumes, checkpointer, completions, threads, graphs, assistants, policy, owner, reserved, listeners, everyRun, executorDeps, executionHealth, orphans, runEnds } = deps;
   const pendingApprovals = async (runId: string): Promise<ActionRequest[]> => {
     const run = await runs.get(runId);
     return (run.interrupts ?? []).flatMap((item) => (isHitlRequest(item.value) ? (item.value.actionRequests as ActionRequest[]) : []));
@@ -174,10 +177,15 @@ export function createRunsApi(deps: RunsApiDeps): RunsApi {
       const mergedConfig = mergeAssistantConfig(assistant.config, given.config);
       const mergedContext = mergeAssistantContext(assistant.context, given.context);
       const rest = { ...given, ...(mergedConfig === undefined ? {} : { config: mergedConfig }), ...(mergedContext === undefined ? {} : { context: mergedContext }) };
-      const create = { ...rest, graphId, assistantId: assistant.assistant_id };
-      // the run and its run.created event commit together
+      const threadId = rest.threadId ?? randomUUID();
+      const create = { ...rest, threadId, graphId, assistantId: assistant.assistant_id };
+      // the run, its run.created event, its thread's row and the workers' wake-up commit together
+      // (one transaction for what were three)
       const created = async (tx: Queryable, runId: string): Promise<void> => {
         await events.append(runId, [{ type: "run.created" }], undefined, { tx });
+        await threads.touch(threadId, graphId, undefined, tx);
+        // delivered at commit; a run this process claims at creation needs no worker
+        if (executeHere !== true) await notify(tx, RUNS_CHANNEL, runId);
         await completions.insert(tx, runId, { webhook, deleteThread: deleteThread === true, holdMs: completionHoldMs });
         if (command !== undefined) {
           // a Command's update / goto the run starts with (LangGraph's `command` with no interrupt waiting)
@@ -191,8 +199,8 @@ export function createRunsApi(deps: RunsApiDeps): RunsApi {
           ? await runs.createClaimed({ ...create, claimFor: { owner, leaseMs: config.worker.leaseMs } }, created)
           : { run: await runs.create(create, created), claimed: null };
       if (claimed !== null) reserved.set(run.run_id, claimed);
-      await threads.touch(run.thread_id, graphId);
-      if (claimed === null) await notify(db, RUNS_CHANNEL, run.run_id);
+      // created to execute here but queued behind another run of its thread: a worker continues it
+      if (executeHere === true && claimed === null) await notify(db, RUNS_CHANNEL, run.run_id);
       return run;
     },
     delete: (runId) => runs.delete(runId),
@@ -291,12 +299,16 @@ export function createRunsApi(deps: RunsApiDeps): RunsApi {
       }),
     async wait(runId, waitOptions = {}) {
       const deadline = Date.now() + (waitOptions.timeoutMs ?? config.limits.runTimeoutMs);
-      for (;;) {
-        // a database away for a moment does not end the wait (bounded by its deadline)
-        const run = await retryDatabaseFaults(() => runs.get(runId), { maxMs: Math.max(0, deadline - Date.now()), signal: waitOptions.signal });
-        if (TERMINAL.includes(run.status) || Date.now() >= deadline || waitOptions.signal?.aborted === true) return run;
-        await sleep(Math.min(RUNTIME_DEFAULTS.waitPollMs, Math.max(1, deadline - Date.now())));
-      }
+      return waitForRunEnd(
+        {
+          watcher: runEnds,
+          // a database away for a moment does not end the wait (bounded by its deadline)
+          get: (id) => retryDatabaseFaults(() => runs.get(id), { maxMs: Math.max(0, deadline - Date.now()), signal: waitOptions.signal }),
+          subscribe: (id, listener) => runsApi.subscribe(id, listener),
+        },
+        runId,
+        { deadline, signal: waitOptions.signal, isEnded: (run) => TERMINAL.includes(run.status) },
+      );
     },
     events(runId, eventOptions = {}) {
       if (eventOptions.follow !== true) {

@@ -30,6 +30,7 @@ import { createCronsApi, type CronsApi } from "./crons/crons-api.js";
 import { startCronScheduler } from "./crons/cron-scheduler.js";
 import { CronStore } from "./crons/cron-store.js";
 import { checkHealth } from "./execution/health.js";
+import { observeWriteFaults, WriteFaults } from "./execution/write-faults.js";
 import { RunCompletions, startRunCompletions, type RunCompletionRecord } from "./completions/run-completions.js";
 import { checkWebhookUrl, webhookPolicy } from "../webhooks/webhook-targets.js";
 import { storeOptionsFromConfig } from "./runtime-store.js";
@@ -50,6 +51,7 @@ import type { StateReadableGraph } from "./threads/thread-state.js";
 import { AssistantStore, type AssistantsApi } from "./assistants/assistant-store.js";
 export { argsDigest } from "./interrupts/digest.js";
 import { Purger, type TruncateFlags } from "./threads/purge.js";
+import { RunEndWatcher } from "./queue/run-end-wait.js";
 import { createRunsApi, type NextRunOptions } from "./runs-api.js";
 export type { NextRunOptions } from "./runs-api.js";
 export { FINAL_STATUSES, isFinalStatus } from "./queue/status.js";
@@ -378,7 +380,8 @@ export interface FilesApi {
 /** What `runtime.health()` reports. */
 export interface RuntimeHealth {
   status: "ok" | "degraded" | "down";
-  database: { reachable: boolean; writable: boolean | null; latency_ms: number | null; error: { code: string; message: string } | null };
+  /** `writable` is false, and `error` the failure, while the probe fails for want of storage or a write of this process did within RUNTIME_DEFAULTS.healthWriteFailureMs (`last_write_failure_at` says when). */
+  database: { reachable: boolean; writable: boolean | null; latency_ms: number | null; error: { code: string; message: string } | null; last_write_failure_at?: string };
   workers: DatabaseHealthReport[];
 }
 
@@ -395,7 +398,9 @@ export interface RuntimeHealth {
  */
 export function createRuntime(options: RuntimeOptions): Runtime {
   const config = options.config ?? loadConfig({});
-  const db = options.db;
+  // writes refused for want of storage are remembered for /health (a full disk may still take the probe's small write)
+  const writeFaults = new WriteFaults();
+  const db = observeWriteFaults(options.db, writeFaults);
   const logger = options.logger ?? silentLogger;
   const redactor = options.redactor ?? createRedactor(configSecrets(config));
   // a run's input is checked by its graph's hooks (the registry below) before anything is stored
@@ -408,6 +413,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const listeners = new Map<string, Set<(event: LiveEvent) => void>>();
   const everyRun = new Set<(runId: string, event: LiveEvent) => void>();
   const orphans: OrphanDeps = { db, runs, maxAttempts: config.worker.maxAttempts };
+  const runEnds = new RunEndWatcher(db);
   // model.delta also goes to other processes (a server streaming a run a worker executes)
   const deltas = new LiveDeltaPublisher(db);
   // the message chunks chat models stream in running graphs, for LangGraph streams in any process
@@ -483,7 +489,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   // the database as runs executed in this process (`runs.execute`) saw it
   const executionHealth = new DatabaseHealth(logger.child({ component: "runtime" }));
 
-  const runsApi = createRunsApi({ db, config, runs, events, decisions, resumes, checkpointer, completions, threads, graphs, assistants, policy, owner, reserved, listeners, everyRun, executorDeps, executionHealth, orphans });
+  const runsApi = createRunsApi({ db, config, runs, events, decisions, resumes, checkpointer, completions, threads, graphs, assistants, policy, owner, reserved, listeners, everyRun, executorDeps, executionHealth, orphans, runEnds });
   const attachments = new AttachmentStore(db);
   const cronStore = new CronStore(db);
 
@@ -554,7 +560,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       return worker;
     },
     redact: <T>(value: T): T => (value === undefined ? value : (JSON.parse(redactor.json(value)) as T)),
-    health: (healthOptions = {}) => checkHealth({ runs, workers: [...workers], execution: executionHealth, prober: `${owner}:health`, ...healthOptions }),
+    health: (healthOptions = {}) => checkHealth({ runs, workers: [...workers], execution: executionHealth, prober: `${owner}:health`, writeFaults, ...healthOptions }),
     truncate: (flags) => purger.truncate(flags),
     deleteAssistantThreads: (assistantId) => purger.assistantThreads(assistantId, (threadId) => threads.delete(threadId)),
     async close() {
@@ -566,6 +572,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       const unexecuted = [...reserved.values()];
       reserved.clear();
       await Promise.all(unexecuted.map(({ run, epoch }) => runs.release(run.run_id, epoch).catch(() => false)));
+      await runEnds.close();
     },
   };
 }

@@ -1,4 +1,4 @@
-import { RUNTIME_DEFAULTS, SERVER_DEFAULTS } from "../constants.js";
+import { SERVER_DEFAULTS } from "../constants.js";
 import { DevmindError, hasErrorCode, RunConflictError } from "../errors.js";
 import type { RunRecord } from "../runtime/queue/run-record.js";
 import type { Runtime } from "../runtime/runtime.js";
@@ -8,7 +8,6 @@ import type { RunCreateBody } from "./validation.js";
 import { interruptsOf, toWire } from "./wire.js";
 import { waitErrorBody } from "./run-error-part.js";
 import { refuseUnsupportedOptions, startGraphRun, type RunCompletionOptions } from "./graph-run-start.js";
-import { sleep } from "../sleep.js";
 import type { RunAccess } from "./custom-auth/run-access.js";
 import { FINAL_STATUSES } from "../runtime/runtime.js";
 
@@ -116,12 +115,8 @@ const STOPPED: ReadonlySet<string> = new Set(FINAL_STATUSES);
  * `signal` aborts; returns the run as it then is.
  */
 export async function waitForRun(runtime: Runtime, started: RunRecord, signal: AbortSignal): Promise<RunRecord> {
-  const deadline = Date.now() + SERVER_DEFAULTS.waitMaxMs;
-  for (;;) {
-    const run = await runtime.runs.get(started.run_id);
-    if (STOPPED.has(run.status) || signal.aborted || Date.now() >= deadline) return run;
-    await sleep(RUNTIME_DEFAULTS.waitPollMs);
-  }
+  // woken by the run's end (its final event, in this process or by NOTIFY from another), not a poll
+  return runtime.runs.wait(started.run_id, { timeoutMs: SERVER_DEFAULTS.waitMaxMs, signal });
 }
 
 /**

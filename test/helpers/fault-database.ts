@@ -166,11 +166,15 @@ export async function fillDisk(url: string): Promise<() => Promise<void>> {
 /**
  * Where no small disk can be made: `db` with a switch that makes every statement that writes
  * (INSERT, UPDATE, DELETE, and WITH … INSERT/UPDATE) fail as a full disk does (SQLSTATE 53100,
- * wrapped by the seam's own classifier), reads still answering.
+ * wrapped by the seam's own classifier), reads still answering. `needsSpace(text)` picks the writes
+ * that fail (default: all); a real full disk still takes a small in-place update.
  */
-export function injectDiskFull(db: Database): { db: Database; setFull(on: boolean): void } {
+export function injectDiskFull(db: Database, needsSpace: (text: string) => boolean = () => true): { db: Database; setFull(on: boolean): void } {
   let full = false;
-  const writes = (sql: string | Statement): boolean => /\b(INSERT|UPDATE|DELETE)\b/i.test(typeof sql === "string" ? sql : sql.text);
+  const writes = (sql: string | Statement): boolean => {
+    const text = typeof sql === "string" ? sql : sql.text;
+    return /\b(INSERT|UPDATE|DELETE)\b/i.test(text) && needsSpace(text);
+  };
   const failure = (): unknown =>
     toDatabaseFault(Object.assign(new Error('could not extend file "base/1/2": No space left on device'), { code: "53100" }), db.location);
   const wrap = (target: Queryable): Queryable => ({

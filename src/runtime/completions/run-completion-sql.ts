@@ -1,5 +1,6 @@
 import { quoteIdentifier } from "../../db/identifiers.js";
 import { statement } from "../../db/statement.js";
+import { RUN_COMPLETIONS_CHANNEL } from "../events/event-sql.js";
 
 /**
  * Statements of `run_completions` (migration 0010) for one schema (a validated identifier). A
@@ -17,10 +18,11 @@ export function runCompletionSql(schema: string) {
       `INSERT INTO ${completions} (run_id, webhook, delete_thread, next_attempt_at)
        VALUES ($1::uuid, $2::text, $3::boolean, now() + $4::float8 * interval '1 millisecond')`,
     ),
-    /** $1 run id: a held row (see insert) may be handled now; a row already claimed or retried keeps its time. */
+    /** $1 run id: a held row (see insert) may be handled now (the completion loops are notified); a row already claimed or retried keeps its time. */
     release: statement(
       "run_completions_release",
-      `UPDATE ${completions} SET next_attempt_at = now() WHERE run_id = $1::uuid AND done_at IS NULL AND attempts = 0 AND next_attempt_at > now()`,
+      `UPDATE ${completions} SET next_attempt_at = now() WHERE run_id = $1::uuid AND done_at IS NULL AND attempts = 0 AND next_attempt_at > now()
+       RETURNING pg_notify('${RUN_COMPLETIONS_CHANNEL}', run_id::text)::text AS woken`,
     ),
     /**
      * $1 limit, $2 milliseconds a claim holds: open rows of terminal runs that are due, locked

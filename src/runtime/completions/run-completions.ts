@@ -1,3 +1,4 @@
+import { RUN_COMPLETIONS_CHANNEL } from "../events/event-sql.js";
 import { WEBHOOK_DEFAULTS } from "../../constants.js";
 import { databaseFaultOf } from "../../db/database-faults.js";
 import type { Database, Queryable } from "../../db/types.js";
@@ -199,10 +200,22 @@ export function startRunCompletions(deps: RunCompletionDeps): RunCompletionLoop 
   let wake: (() => void) | undefined;
   const pollMs = deps.settings.pollMs ?? WEBHOOK_DEFAULTS.pollMs;
   let faulted = false;
+  // a run's end (or a held row's release) notifies: woken then, else looking every idlePollMs (a
+  // lost notification, a retry coming due); right after rows were handled, every pollMs
+  let woken = false;
+  const poke = (): void => {
+    woken = true;
+    wake?.();
+  };
+  let unlisten: (() => Promise<void>) | null = null;
   const loop = (async () => {
+    unlisten = await deps.db.listen(RUN_COMPLETIONS_CHANNEL, poke).catch(() => null);
+    let busy = true;
     while (!stopping) {
       let handled = 0;
+      woken = false;
       try {
+        if (unlisten === null) unlisten = await deps.db.listen(RUN_COMPLETIONS_CHANNEL, poke).catch(() => null);
         handled = await runCompletionPass(deps);
         faulted = false;
       } catch (error) {
@@ -213,9 +226,12 @@ export function startRunCompletions(deps: RunCompletionDeps): RunCompletionLoop 
         faulted = kind !== null;
       }
       if (stopping) break;
-      if (handled >= WEBHOOK_DEFAULTS.claimBatch) continue;
+      if (handled >= WEBHOOK_DEFAULTS.claimBatch || woken) continue;
+      // a retry is scheduled pollMs-precise only while rows keep coming; idle, the poll is slow
+      const idle = !busy && handled === 0 && unlisten !== null;
+      busy = handled > 0;
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, pollMs);
+        const timer = setTimeout(resolve, idle ? Math.max(pollMs, WEBHOOK_DEFAULTS.idlePollMs) : pollMs);
         wake = () => {
           clearTimeout(timer);
           resolve();
@@ -229,6 +245,7 @@ export function startRunCompletions(deps: RunCompletionDeps): RunCompletionLoop 
       stopping = true;
       wake?.();
       await loop;
+      await (unlisten as (() => Promise<void>) | null)?.().catch(() => undefined);
     },
   };
 }

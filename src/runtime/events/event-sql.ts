@@ -1,12 +1,29 @@
 import { quoteIdentifier } from "../../db/identifiers.js";
 import { statement } from "../../db/statement.js";
 import { fenceCte } from "../queue/fence.js";
+import { FINAL_EVENT_TYPES } from "../queue/status.js";
 
 /**
  * The notification channel of run events: every append notifies it with the run id as payload,
  * in the same statement, so followers in any process wake when the append commits.
  */
 export const RUN_EVENTS_CHANNEL = "devmind_run_events";
+
+/**
+ * The notification channel of run ends: an append holding a run's final event (FINAL_EVENT_TYPES)
+ * also notifies this one, with the run id as payload, so whoever waits for the run's end
+ * (`runs.wait`, `join`) looks at the run once, not at every event.
+ */
+export const RUN_ENDS_CHANNEL = "devmind_run_ends";
+
+/**
+ * The notification channel of run completions (webhooks, thread deletes after a run): the final
+ * event of a run that has a `run_completions` row notifies it, and so does the release of a held
+ * row, so the completion loop handles it at once instead of polling for it.
+ */
+export const RUN_COMPLETIONS_CHANNEL = "devmind_run_completions";
+
+const FINAL_TYPES_SQL = FINAL_EVENT_TYPES.map((type) => `'${type}'`).join(", ");
 
 function appendText(schema: string, fenced: boolean): string {
   const s = quoteIdentifier(schema);
@@ -27,6 +44,10 @@ function appendText(schema: string, fenced: boolean): string {
        SELECT run.thread_id, ins.seq, ins.type, ins.at, ins.data
          FROM ins CROSS JOIN run
         CROSS JOIN (SELECT pg_notify('${RUN_EVENTS_CHANNEL}', $1::uuid::text)) AS notified
+         LEFT JOIN (SELECT pg_notify('${RUN_ENDS_CHANNEL}', $1::uuid::text) AS ended,
+                           CASE WHEN EXISTS (SELECT 1 FROM ${s}.run_completions c WHERE c.run_id = $1::uuid)
+                                THEN pg_notify('${RUN_COMPLETIONS_CHANNEL}', $1::uuid::text) END AS completing
+                     WHERE EXISTS (SELECT 1 FROM run) AND EXISTS (SELECT 1 FROM jsonb_array_elements($2::jsonb) AS f(value) WHERE f.value ->> 'type' IN (${FINAL_TYPES_SQL}))) AS ended ON true
         ORDER BY ins.seq`;
 }
 

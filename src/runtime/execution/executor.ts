@@ -36,6 +36,12 @@ export interface ExecutorDeps {
   liveMessages: LiveMessageSink;
   /** Aborted when this process drains: runs stop at the next step boundary and are released. */
   drainSignal?: AbortSignal;
+  /**
+   * Told of a database fault an attempt meets while it keeps going (its tool calls' outcomes are
+   * written through the fault, the attempt stops only once they are): the worker's health learns
+   * of it at once (logs, /health, no claims while storage fails, no re-queueing of lapsed leases).
+   */
+  onDatabaseFault?: ((error: unknown) => void) | undefined;
 }
 
 /**

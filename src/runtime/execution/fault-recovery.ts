@@ -163,7 +163,12 @@ export async function executeWithRecovery(deps: ExecutorDeps, claimed: ClaimedRu
     let kind: DatabaseFaultKind;
     let lastFault: unknown;
     try {
-      const after = await executeClaimed(deps, claimed, owner, trigger, fresh);
+      const noted = (error: unknown): void => {
+        const seen = databaseFaultOf(error);
+        if (seen !== null) health.fault(seen, error);
+        deps.onDatabaseFault?.(error);
+      };
+      const after = await executeClaimed({ ...deps, onDatabaseFault: noted }, claimed, owner, trigger, fresh);
       health.stored();
       return after;
     } catch (error) {

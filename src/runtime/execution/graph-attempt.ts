@@ -149,6 +149,7 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
   const deadline = hooks.stopsItself === true ? undefined : setTimeout(() => stop.abort(new StopSignal("deadline")), Math.max(0, budgetMs));
   deadline?.unref?.();
   const inFlight = new Map<string, { node: string; at: number; ns: string[] }>();
+  let toolLedger: GraphToolLedger | undefined;
   // LangChain tools under way (the tools stream), by call: their end events say how long they ran
   const toolsStarted = new Map<string, number>();
   const onDrain = (): void => {
@@ -226,11 +227,21 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
     const signal = AbortSignal.any([attempt.signals.cancel, attempt.signals.lost]);
     // every model and tool call of the run listens to it (Node warns past 10 listeners)
     setMaxListeners(RUNTIME_DEFAULTS.runSignalMaxListeners, signal);
+    // outcomes are written through a database fault (retried) until the call is cancelled, the
+    // lease lost or the process drains
+    const ledgerStop = AbortSignal.any([signal, ...(deps.drainSignal === undefined ? [] : [deps.drainSignal])]);
+    setMaxListeners(RUNTIME_DEFAULTS.runSignalMaxListeners, ledgerStop);
+    toolLedger = new GraphToolLedger(deps.ledger, deps.decisions, fence, ledgerStop, deps.onDatabaseFault);
+    const callSignal = AbortSignal.any([attempt.signals.cancel, attempt.signals.lost, stop.signal]);
+    setMaxListeners(RUNTIME_DEFAULTS.runSignalMaxListeners, callSignal);
     const handle: RunHandle = {
       runId: run.run_id,
       threadId: run.thread_id,
       signal,
-      ledger: new GraphToolLedger(deps.ledger, deps.decisions, fence),
+      // a tool call stops for what stops the run (cancel, lease, deadline, drain), never for a
+      // database fault: the call finishes and its outcome is recorded (see toolLedger.settled)
+      callSignal,
+      ledger: toolLedger,
       limits: run.limits,
       emit: reported,
       drainSignal: deps.drainSignal,
@@ -300,8 +311,16 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
   } catch (error) {
     await attempt.settled().catch(() => undefined);
     if (attempt.lostLease() || error instanceof LeaseLostError || attempt.signals.lost.aborted) return await deps.runs.get(run.run_id);
-    if (databaseFaultOf(error) !== null) throw error;
-    if (attempt.signals.fault.aborted) throw attempt.signals.fault.reason;
+    if (databaseFaultOf(error) !== null || attempt.signals.fault.aborted) {
+      // the fault stopped the graph, not its tools: their outcomes are recorded before recovery
+      // starts the next attempt in this process, which then finds them finished (not `started`,
+      // which would be TOOL_OUTCOME_UNKNOWN though no process died)
+      if (toolLedger !== undefined && toolLedger.pending > 0) {
+        deps.onDatabaseFault?.(databaseFaultOf(error) !== null ? error : attempt.signals.fault.reason);
+        await toolLedger.settled(RUNTIME_DEFAULTS.executeFaultWaitMs);
+      }
+      throw databaseFaultOf(error) !== null ? error : attempt.signals.fault.reason;
+    }
     const why = stop.signal.aborted ? (stop.signal.reason as StopSignal).why : null;
     if (why === "drained" || (error instanceof DevmindError && error.code === "RUN_DRAINED")) {
       await deps.runs.release(run.run_id, epoch, counts());

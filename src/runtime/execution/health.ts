@@ -4,6 +4,7 @@ import { faultSummary, type DatabaseHealth, type DatabaseHealthReport } from "./
 import type { RunStore } from "../queue/run-store.js";
 import type { RuntimeHealth } from "../runtime.js";
 import type { Worker } from "../queue/worker.js";
+import type { WriteFaults } from "./write-faults.js";
 
 /** What `checkHealth` looks at. */
 export interface HealthInputs {
@@ -13,6 +14,8 @@ export interface HealthInputs {
   prober: string;
   timeoutMs?: number;
   slowMs?: number;
+  /** Writes of this process refused for want of storage: a recent one makes the database unwritable in the report. */
+  writeFaults?: WriteFaults;
 }
 
 /** Resolves `promise`, or rejects with a timeout after `ms` (the query itself is left to finish). */
@@ -34,7 +37,9 @@ function within<T>(promise: Promise<T>, ms: number): Promise<T> {
 
 /**
  * The runtime's health: one small real write to the database (a write probe, so a full disk or a
- * read-only server shows), timed, plus what this process's workers and executions report.
+ * read-only server shows), timed, plus what this process's workers and executions report, and
+ * the last write this process had refused for want of storage (recent: a full disk may still
+ * take the probe's small in-place update).
  * `down`: no answer in time or the database is unreachable; `degraded`: slow, refusing writes,
  * or a worker still waiting out a fault; `ok` otherwise.
  */
@@ -47,6 +52,11 @@ export async function checkHealth(inputs: HealthInputs): Promise<RuntimeHealth> 
   try {
     await within(inputs.runs.probeWrite(inputs.prober), timeoutMs);
     const latency = Date.now() - started;
+    // the probe's small write fits where a run's writes do not (a full disk): the last refusal counts too
+    const refused = inputs.writeFaults?.recent() ?? null;
+    if (refused !== null) {
+      return { status: "degraded", database: { reachable: true, writable: false, latency_ms: latency, error: refused.error, last_write_failure_at: refused.at }, workers };
+    }
     const status = latency > slowMs || workersFailing ? "degraded" : "ok";
     return { status, database: { reachable: true, writable: true, latency_ms: latency, error: null }, workers };
   } catch (error) {

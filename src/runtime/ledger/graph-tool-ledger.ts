@@ -1,3 +1,6 @@
+import { DATABASE_FAULT_DEFAULTS } from "../../constants.js";
+import { Backoff } from "../../db/backoff.js";
+import { databaseFaultOf } from "../../db/database-faults.js";
 import type { GraphLedgerBegin, RunToolLedger } from "../../graphs/run-handle.js";
 import { failureResult } from "../../tools/registry.js";
 import type { ToolResult } from "../../tools/types.js";
@@ -24,11 +27,53 @@ export function inFlightOutcomeUnknown(tool: string): ToolResult {
  * one a human approved (the audit's `args_digest`), else PERMISSION_DENIED.
  */
 export class GraphToolLedger implements RunToolLedger {
+  /** Calls begun to run in this attempt whose outcome is not recorded yet, each settled when it is (or given up). */
+  private readonly inFlight = new Map<string, () => void>();
+  private readonly drained = new Set<() => void>();
+
+  /**
+   * @param stop aborted when recording outcomes is pointless (the lease was lost, the run was
+   *   cancelled, the process drains): a write failing on a database fault is retried until then.
+   */
   constructor(
     private readonly ledger: ToolLedger,
     private readonly decisions: DecisionStore,
     private readonly fence: Fence,
+    private readonly stop?: AbortSignal,
+    /** Told of each fault an outcome write meets (the worker's health). */
+    private readonly onFault?: (error: unknown) => void,
   ) {}
+
+  /** Calls of this attempt still running or being recorded. */
+  get pending(): number {
+    return this.inFlight.size;
+  }
+
+  /**
+   * Resolves once every call this attempt began to run has its outcome recorded (or `stop`
+   * fired, or `maxMs` passed; resolves to the calls still unsettled). A database fault stops the
+   * graph, not its tools: this is what recovery waits for before a new attempt re-enters the
+   * same calls, so each finds the outcome stored instead of a call still `started`.
+   */
+  async settled(maxMs: number): Promise<number> {
+    if (this.inFlight.size === 0) return 0;
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.stop?.removeEventListener("abort", done);
+        this.drained.delete(check);
+        resolve();
+      };
+      const check = (): void => {
+        if (this.inFlight.size === 0) done();
+      };
+      const timer = setTimeout(done, maxMs);
+      this.stop?.addEventListener("abort", done, { once: true });
+      this.drained.add(check);
+      if (this.stop?.aborted === true) done();
+    });
+    return this.inFlight.size;
+  }
 
   async begin(call: { toolCallId: string; tool: string; args: unknown; idempotent: boolean; needsApproval?: boolean }): Promise<GraphLedgerBegin> {
     const digest = argsDigest(call.args ?? {});
@@ -40,9 +85,9 @@ export class GraphToolLedger implements RunToolLedger {
       }
     }
     const entry = await this.ledger.begin(this.fence, { toolCallId: call.toolCallId, tool: call.tool, argsDigest: digest });
-    if (entry.state === "new") return { state: "run" };
+    if (entry.state === "new") return this.running(call.toolCallId);
     if (entry.state === "started") {
-      if (call.idempotent) return { state: "run" };
+      if (call.idempotent) return this.running(call.toolCallId);
       const unknown = inFlightOutcomeUnknown(call.tool);
       await this.ledger.complete(this.fence, call.toolCallId, { ok: false, result: unknown });
       return { state: "done", ok: false, result: unknown };
@@ -51,10 +96,48 @@ export class GraphToolLedger implements RunToolLedger {
   }
 
   async complete(call: { toolCallId: string }, outcome: { ok: boolean; result: unknown }): Promise<void> {
-    await this.ledger.complete(this.fence, call.toolCallId, outcome);
+    await this.recording(call.toolCallId, () => this.ledger.complete(this.fence, call.toolCallId, outcome));
   }
 
   async release(call: { toolCallId: string }): Promise<void> {
-    await this.ledger.release(this.fence, call.toolCallId);
+    await this.recording(call.toolCallId, () => this.ledger.release(this.fence, call.toolCallId));
+  }
+
+  /** Gives up on a call whose outcome will not be recorded by this attempt (it was cancelled or the lease lost mid-call). */
+  abandon(call: { toolCallId: string }): void {
+    this.settle(call.toolCallId);
+  }
+
+  private running(toolCallId: string): GraphLedgerBegin {
+    this.inFlight.set(toolCallId, () => undefined);
+    return { state: "run" };
+  }
+
+  /**
+   * Writes a call's outcome; a database fault (a restart, an outage, a full disk) is retried
+   * with backoff until the write is stored or `stop` fires: the call ran in this live process, so
+   * its outcome is known and must not become TOOL_OUTCOME_UNKNOWN for want of a write.
+   */
+  private async recording(toolCallId: string, write: () => Promise<unknown>): Promise<void> {
+    const backoff = new Backoff({ firstMs: DATABASE_FAULT_DEFAULTS.backoffFirstMs, maxMs: DATABASE_FAULT_DEFAULTS.backoffMaxMs });
+    try {
+      for (;;) {
+        try {
+          await write();
+          return;
+        } catch (error) {
+          if (databaseFaultOf(error) === null || this.stop?.aborted === true) throw error;
+          this.onFault?.(error);
+          if (!(await backoff.wait(this.stop))) throw error;
+        }
+      }
+    } finally {
+      this.settle(toolCallId);
+    }
+  }
+
+  private settle(toolCallId: string): void {
+    if (!this.inFlight.delete(toolCallId)) return;
+    for (const check of [...this.drained]) check();
   }
 }

@@ -2,7 +2,7 @@ import { quoteIdentifier } from "../../db/identifiers.js";
 import { statement } from "../../db/statement.js";
 import type { Statement } from "../../db/types.js";
 import { RUNS_CHANNEL } from "../../constants.js";
-import { RUN_EVENTS_CHANNEL } from "../events/event-sql.js";
+import { RUN_ENDS_CHANNEL, RUN_EVENTS_CHANNEL } from "../events/event-sql.js";
 import type { DevmindErrorCode } from "../../errors.js";
 
 /** The error code `requeueExpired` gives a run whose lease expired on its last attempt (a constant, spelled into its SQL). */
@@ -313,7 +313,7 @@ export function runSql(schema: string) {
      * `message` replaced by the run's error message,
      * since no worker is left to write it; every changed run is announced on RUNS_CHANNEL (so idle
      * workers in every process claim a re-queued run, or the run queued behind an ended one, at
-     * once) and an ended one on RUN_EVENTS_CHANNEL (followers).
+     * once) and an ended one on RUN_EVENTS_CHANNEL (followers) and RUN_ENDS_CHANNEL (waiters).
      */
     requeueExpired: statement(
       "runs_requeue_expired",
@@ -350,7 +350,8 @@ export function runSql(schema: string) {
        )
        SELECT c.run_id::text AS run_id, c.status,
               pg_notify('${RUNS_CHANNEL}', c.run_id::text)::text AS woken,
-              CASE WHEN c.status <> 'pending' THEN pg_notify('${RUN_EVENTS_CHANNEL}', c.run_id::text)::text END AS announced
+              CASE WHEN c.status <> 'pending' THEN pg_notify('${RUN_EVENTS_CHANNEL}', c.run_id::text)::text END AS announced,
+              CASE WHEN c.status <> 'pending' THEN pg_notify('${RUN_ENDS_CHANNEL}', c.run_id::text)::text END AS ended
          FROM changed c ORDER BY c.run_id::text`,
     ),
 

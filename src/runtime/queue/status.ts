@@ -35,3 +35,9 @@ export function finalEvent(
   if (status === "error") return { type: "run.failed", stop_reason: stopReason, code: error?.code ?? null, message: error?.message ?? null };
   return status === "timeout" ? { type: "run.timeout" } : { type: "run.cancelled" };
 }
+
+/**
+ * The event types a run's last event has: whoever waits for a run's end looks at the run again
+ * only when one of these is appended (RUN_ENDS_CHANNEL across processes, live events in-process).
+ */
+export const FINAL_EVENT_TYPES: readonly string[] = ["run.succeeded", "run.failed", "run.timeout", "run.cancelled", "run.interrupted"];

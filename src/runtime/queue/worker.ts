@@ -55,11 +55,23 @@ export function createWorker(deps: WorkerDeps): Worker {
   let loops: Promise<void>[] = [];
   let unlisten: (() => Promise<void>) | undefined;
   let scheduler: CronScheduler | undefined;
-  const waiters = new Set<() => void>();
+  // idle slots (waiting for a run) and everything else that pauses (slots backing off a fault,
+  // the reaper): a new run wakes one idle slot, never the reaper in its place
+  const idleSlots = new Set<() => void>();
+  const others = new Set<() => void>();
   const wakeAll = (): void => {
-    for (const wake of [...waiters]) wake();
+    for (const wake of [...idleSlots, ...others]) wake();
   };
-  const pause = (ms: number): Promise<void> =>
+  // a new run wakes one idle slot, not all of them: each woken slot costs a claim (a transaction),
+  // and all but one of them would find nothing
+  const wakeOne = (): void => {
+    const first = idleSlots.values().next();
+    if (first.done !== true) first.value();
+  };
+  // the fallback for a notification that never came (the listening connection was down): one
+  // idle slot looks every idlePollMs, whatever the number of slots
+  let idlePoll: NodeJS.Timeout | undefined;
+  const pause = (ms: number, waiters: Set<() => void> = others): Promise<void> =>
     new Promise((resolve) => {
       const done = (): void => {
         clearTimeout(timer);
@@ -121,7 +133,8 @@ export function createWorker(deps: WorkerDeps): Worker {
         continue;
       }
       if (claimed === null) {
-        await pause(RUNTIME_DEFAULTS.idlePollMs);
+        // woken by NOTIFY, by the idle poll, or when the worker stops
+        await pause(RUNTIME_DEFAULTS.idleSlotMaxMs, idleSlots);
         continue;
       }
       active += 1;
@@ -189,15 +202,18 @@ export function createWorker(deps: WorkerDeps): Worker {
     async start() {
       if (loops.length > 0 || stopping) return;
       // behind a transaction pooler without a direct URL there is no LISTEN (logged once by the database): the slots' idle poll stands in
-      unlisten = await deps.db.listen(RUNS_CHANNEL, wakeAll).catch((error: unknown) => {
+      unlisten = await deps.db.listen(RUNS_CHANNEL, wakeOne).catch((error: unknown) => {
         if (error instanceof DevmindError && error.code === "DATABASE_LISTEN_UNAVAILABLE") return undefined;
         throw error;
       });
       loops = [reaper(), ...Array.from({ length: deps.concurrency }, (_, index) => slot(index))];
+      idlePoll = setInterval(wakeOne, RUNTIME_DEFAULTS.idlePollMs);
+      idlePoll.unref?.();
       if (deps.concurrency > 0) scheduler = deps.startScheduler?.();
     },
     async stop() {
       stopping = true;
+      clearInterval(idlePoll);
       drain.abort();
       wakeAll();
       const schedulerStopped = scheduler?.stop();

@@ -81,8 +81,8 @@ export class ThreadStore {
    * servers tag a thread with the graph that ran on it (Agent Chat UI lists threads by it).
    * `metadata`: more keys a new thread gets (a stateless cron's tick: the cron's, its owner's).
    */
-  async touch(threadId: string, graphId?: string, metadata: Record<string, unknown> = {}): Promise<void> {
-    await this.db.query(this.sql.touch, [checkThreadId(threadId), checkMetadata({ ...metadata, ...threadRunMetadata(graphId) })]);
+  async touch(threadId: string, graphId?: string, metadata: Record<string, unknown> = {}, tx?: Queryable): Promise<void> {
+    await (tx ?? this.db).query(this.sql.touch, [checkThreadId(threadId), checkMetadata({ ...metadata, ...threadRunMetadata(graphId) })]);
   }
 
   /** The thread; ThreadNotFoundError when there is none, or `access` hides it. */

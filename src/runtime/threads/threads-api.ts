@@ -1,7 +1,7 @@
 import type { StateSnapshot } from "@langchain/langgraph";
 import { PostgresCheckpointSaver } from "../../checkpoint/postgres-saver.js";
 import { THREAD_DEFAULTS } from "../../constants.js";
-import type { Database } from "../../db/types.js";
+import type { Database, Queryable } from "../../db/types.js";
 import type { Logger } from "../../logger.js";
 import { startTtlSweeper, type TtlSweeper } from "../../store/ttl-sweeper.js";
 import { AttachmentStore } from "../attachments/attachment-store.js";
@@ -49,7 +49,7 @@ export interface ThreadsApi {
   /** Deletes the thread, its runs, its checkpoints and its attachments; refused while a run of it is active. */
   delete(threadId: string): Promise<void>;
   /** Makes sure the thread has a row, tagged with the graph of the run created on it; `runs.create` calls it. */
-  touch(threadId: string, graphId?: string, metadata?: Record<string, unknown>): Promise<void>;
+  touch(threadId: string, graphId?: string, metadata?: Record<string, unknown>, tx?: Queryable): Promise<void>;
   /** The thread's latest state; `options` (StateOptions): a subgraph's namespace, nested subgraph states. */
   state(threadId: string, options?: StateOptions): Promise<StateSnapshot>;
   stateAt(threadId: string, checkpointId: string, options?: StateOptions): Promise<StateSnapshot>;
@@ -151,7 +151,7 @@ export function createThreadsApi(db: Database, graphFor: (threadId: string, tagg
       sweeper = undefined;
       await running?.stop();
     },
-    touch: (threadId, graphId, metadata) => store.touch(threadId, graphId, metadata),
+    touch: (threadId, graphId, metadata, tx) => store.touch(threadId, graphId, metadata, tx),
     state: (threadId, options) => reader.state(threadId, options),
     stateAt: (threadId, checkpointId, options) => reader.stateAt(threadId, checkpointId, options),
     history: (threadId, options) => reader.history(threadId, options),

@@ -31,7 +31,9 @@ function contentDisposition(kind: "inline" | "attachment", name: string): string
  * - `GET /health` -> `{ok, status: "ok" | "degraded" | "down", database: "ok" | "slow" |
  *   "refusing_writes" | "unreachable", latency_ms, workers: [{state, since, last_error}]}` after one
  *   small real write: 200 when ok or degraded (slow, refusing writes, a worker waiting out a
- *   fault), 503 with `Retry-After` when down.
+ *   fault), 503 with `Retry-After` when down. Refusing writes: the probe was refused, or a write of
+ *   this process was, for want of storage, within the last minute (a full disk may still take the
+ *   probe's small write): `write_error {code, message}` and `last_write_failure_at` say so.
  * - `GET /runs?status=S&limit=N&before=RUN_ID` -> full run records, newest first (keyset page:
  *   `before` is the last run id of the previous page).
  * - `GET /runs/{id}` -> the full run record (CONTRACT section 3, with `input`, `limits`, `lease`)
@@ -66,7 +68,8 @@ export function devmindRoutes(deps: AppDeps): Hono<Env> {
         : (health.database.latency_ms ?? 0) > RUNTIME_DEFAULTS.healthSlowMs
           ? "slow"
           : "ok";
-    const body = { ok: health.status === "ok", status: health.status, database, latency_ms: health.database.latency_ms, workers: health.workers };
+    const refused = health.database.writable === false && health.database.error !== null ? { write_error: health.database.error, ...(health.database.last_write_failure_at === undefined ? {} : { last_write_failure_at: health.database.last_write_failure_at }) } : {};
+    const body = { ok: health.status === "ok", status: health.status, database, latency_ms: health.database.latency_ms, ...refused, workers: health.workers };
     if (health.status !== "down") return c.json(body);
     c.header("Retry-After", String(SERVER_DEFAULTS.retryAfterSeconds));
     return c.json({ ...body, error: "DATABASE_UNREACHABLE", message: "the database did not answer" }, 503);

@@ -1,6 +1,7 @@
 import { Hono, type Context } from "hono";
 import { RUNTIME_DEFAULTS } from "../../constants.js";
 import { RunNotFoundError } from "../../errors.js";
+import { isDatabaseFault, retryDatabaseFaults } from "../../runtime/execution/backoff.js";
 import { isRunStatus, type RunRecord } from "../../runtime/queue/run-record.js";
 import type { AppDeps } from "../app.js";
 import type { AuthVariables } from "../auth.js";
@@ -207,17 +208,44 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
     const stopped = await waitForRun(runtime, run, c.req.raw.signal);
     return c.json(await finalValues(runtime, stopped));
   });
-  const join = async (c: Context<Env>): Promise<Response> => {
-    const run = await threadRun(c);
-    // without modes: those the run was created with, as the official server streams a run it joins
+  /** The modes a join streams: those asked, else the run's own (as the official server streams a run it joins). */
+  const joinModes = (c: Context<Env>, run: RunRecord): Set<string> => {
     const modes = modesOf(c.req.queries("stream_mode") ?? run.stream_mode);
     if (modes.has("events") && run.limits.maxStreamEvents === undefined) {
       throw httpError("REQUEST_INVALID", `stream_mode "events" is not available for run ${run.run_id}: it was created without it, so its LangChain stream events were not recorded`, { field: "stream_mode" });
     }
+    return modes;
+  };
+  const join = async (c: Context<Env>): Promise<Response> => {
     const resume = parseStreamResume(c.req.header("last-event-id"));
     const subgraphs = c.req.query("stream_subgraphs");
     if (subgraphs !== undefined && subgraphs !== "true" && subgraphs !== "false") throw httpError("REQUEST_INVALID", "stream_subgraphs must be true or false", { field: "stream_subgraphs" });
-    return streamStarted(c, { run, ...resume }, modes, subgraphs === "true", c.req.query("cancel_on_disconnect") === "1");
+    const cancelOnDisconnect = c.req.query("cancel_on_disconnect") === "1";
+    let run: RunRecord;
+    try {
+      run = await threadRun(c);
+    } catch (error) {
+      if (!isDatabaseFault(error)) throw error;
+      // the database is away: an SDK reconnecting to its stream (Location + Last-Event-ID) gets the
+      // stream, heartbeats until the database answers, not a 503 that would spend its reconnects;
+      // nothing is sent before the run is found and the caller's access to it checked
+      c.header("Content-Location", c.req.path.replace(/\/stream$/, ""));
+      let foundId: string | undefined;
+      return sseResponse(
+        c,
+        async function* parts(signal) {
+          const found = await retryDatabaseFaults(() => threadRun(c), { maxMs: SERVER_DEFAULTS.streamFaultMaxMs, signal });
+          foundId = found.run_id;
+          yield* runStream(runtime, found.run_id, { modes: joinModes(c, found), ...(resume ?? {}), subgraphs: subgraphs === "true", signal });
+        },
+        {
+          shutdown: deps.shutdown,
+          heartbeatMs: deps.heartbeatMs,
+          onClientGone: cancelOnDisconnect ? () => void (foundId === undefined ? undefined : runtime.runs.cancel(foundId).catch(() => undefined)) : undefined,
+        },
+      );
+    }
+    return streamStarted(c, { run, ...resume }, joinModes(c, run), subgraphs === "true", cancelOnDisconnect);
   };
   // the SDK's threads.joinStream: every run of the thread in turn; `run_modes` sends each run's values
   app.get("/threads/:tid/stream", async (c) => {

@@ -1,0 +1,333 @@
+import type { ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
+import { Client } from "@langchain/langgraph-sdk";
+import pg from "pg";
+import { benchDatabaseUrl, missingUrlMessage, parseBenchArgs, printableUrl } from "./bench-env.js";
+import { CONFORMANCE } from "./conformance/conformance-constants.js";
+import { runBounded, assertSucceeded, startInGroup, stopGroup } from "./conformance/processes.js";
+import { freePort, startOfficial, waitForOk } from "./conformance/servers.js";
+import { cleanEnv, distIsStale } from "./conformance/workspace.js";
+import { BENCH_GRAPHS_DIR, OFFICIAL_DIR, prepareOfficial } from "./server-official.js";
+import { fixed, formatTable, percentile } from "./stats.js";
+
+const REPO = fileURLToPath(new URL("..", import.meta.url));
+const RESULTS_FILE = join(dirname(fileURLToPath(import.meta.url)), "results", "server.json");
+
+/** Worker slots of `devmind serve` and jobs of the official server. */
+const WORKERS = 10;
+/**
+ * PostgreSQL backends flush their pg_stat_database counters when they go idle, at most once a
+ * second, and an idle backend with counts pending flushes them within 10 s (PGSTAT_IDLE_INTERVAL):
+ * a count read sooner than this after the load misses some of it.
+ */
+const STATS_SETTLE_MS = 11_000;
+/** How long the idle server is watched for transactions. */
+const IDLE_WINDOW_MS = 20_000;
+/** Runs of each graph on each server before the measurements (warm caches, compiled code). */
+const WARMUP_RUNS = 5;
+/** Longest one case may take on one server. */
+const CASE_BOUND_MS = 300_000;
+
+/** One measured case: how runs are driven. */
+interface BenchCase {
+  name: string;
+  /** `wait` (runs.wait) or `stream` (runs.stream, streamMode values, read to its end). */
+  call: "wait" | "stream";
+  /** Clients at once, each running its share of the runs one after another. */
+  concurrency: number;
+  /** Runs in all. */
+  runs: number;
+  /** true: each client keeps one thread for all its runs (the 50 threads x 5 case); false: a new thread per run. */
+  threadPerClient: boolean;
+}
+
+const CASES: readonly BenchCase[] = [
+  { name: "runs.wait, concurrency 1", call: "wait", concurrency: 1, runs: 30, threadPerClient: false },
+  { name: "runs.wait, concurrency 8", call: "wait", concurrency: 8, runs: 96, threadPerClient: false },
+  { name: "runs.wait, concurrency 32", call: "wait", concurrency: 32, runs: 192, threadPerClient: false },
+  { name: "runs.wait, 50 threads x 5 sequential", call: "wait", concurrency: 50, runs: 250, threadPerClient: true },
+  { name: "runs.stream, concurrency 8", call: "stream", concurrency: 8, runs: 96, threadPerClient: false },
+];
+
+/** The bench graphs and what a run of each must end with. */
+const GRAPHS = {
+  chain: { input: { path: [] as string[] }, check: (values: Record<string, unknown>) => JSON.stringify(values["path"]) === JSON.stringify(["a", "b", "c"]) },
+  agent: {
+    input: { messages: [{ role: "user", content: "add 2 and 3" }] },
+    check: (values: Record<string, unknown>) => {
+      const messages = values["messages"] as { content?: unknown }[] | undefined;
+      return Array.isArray(messages) && messages.length === 4 && messages[3]?.content === "the sum is 5";
+    },
+  },
+} as const;
+type GraphId = keyof typeof GRAPHS;
+
+const USAGE = `usage: npm run bench -- server [--scale F] [--only devmind]
+  --scale F        multiply every case's number of runs by F (default 1; 0.25 for a quick look)
+  --only devmind   skip the official server (no ratios)
+The official SDK against \`devmind serve\` (PostgreSQL, ${WORKERS} workers) and the official in-memory
+server (@langchain/langgraph-api ${CONFORMANCE.officialApiVersion}, ${WORKERS} jobs), the same graphs (a 3-node chain; a fake chat model
+with one ToolNode round). devmind runs in a database of its own, created and dropped here, so
+pg_stat_database counts only its transactions. PostgreSQL URL from DEVMIND_BENCH_DATABASE_URL, else
+DEVMIND_TEST_DATABASE_URL, else DATABASE_URL.`;
+
+/** What one case on one server measured. */
+interface CaseResult {
+  server: "devmind" | "official";
+  graph: GraphId;
+  case: string;
+  runs: number;
+  failed: number;
+  seconds: number;
+  runsPerSec: number;
+  p50Ms: number;
+  p95Ms: number;
+  /** devmind only: pg_stat_database xact_commit delta per run (idle transactions over the same time subtracted). */
+  transactionsPerRun?: number;
+}
+
+/** A started server: its URL and how to stop it. */
+interface RunningServer {
+  name: "devmind" | "official";
+  url: string;
+  child: ChildProcess;
+  logFile: string;
+}
+
+/** `xact_commit` of the bench database, minus nothing (the caller subtracts its own reads). */
+async function xactCommits(admin: pg.Client): Promise<number> {
+  const result = await admin.query<{ n: string }>("SELECT xact_commit::text AS n FROM pg_stat_database WHERE datname = current_database()");
+  return Number(result.rows[0]?.n ?? 0);
+}
+
+/** Runs `count` runs of `graph` on `client` as the case says; the latency of each call and how many failed. */
+async function driveCase(client: Client, graph: GraphId, benchCase: BenchCase, runs: number): Promise<{ latencies: number[]; failed: number; seconds: number }> {
+  const perClient = Math.ceil(runs / benchCase.concurrency);
+  const spec = GRAPHS[graph];
+  // threads are made before the clock starts: the case measures runs, not thread creation
+  const threads: string[][] = [];
+  for (let i = 0; i < benchCase.concurrency; i += 1) {
+    const own = benchCase.threadPerClient ? [(await client.threads.create()).thread_id] : [];
+    const list: string[] = [];
+    for (let j = 0; j < perClient; j += 1) list.push(own[0] ?? (await client.threads.create()).thread_id);
+    threads.push(list);
+  }
+  const latencies: number[] = [];
+  let failed = 0;
+  const oneRun = async (threadId: string): Promise<void> => {
+    const started = performance.now();
+    try {
+      // the 50 x 5 case: each run adds to the thread's state, so only the latest run's part is checked
+      let values: Record<string, unknown> | undefined;
+      if (benchCase.call === "wait") {
+        values = (await client.runs.wait(threadId, graph, { input: spec.input })) as Record<string, unknown>;
+      } else {
+        for await (const part of client.runs.stream(threadId, graph, { input: spec.input, streamMode: "values" })) {
+          if (part.event === "values") values = part.data as Record<string, unknown>;
+        }
+      }
+      latencies.push(performance.now() - started);
+      if (values === undefined || (!benchCase.threadPerClient && !spec.check(values))) failed += 1;
+    } catch (error) {
+      failed += 1;
+      if (failed <= 3) console.error(`  a run failed: ${(error as Error).message}`);
+    }
+  };
+  const started = performance.now();
+  const deadline = Date.now() + CASE_BOUND_MS;
+  await Promise.all(
+    threads.map(async (list) => {
+      for (const threadId of list) {
+        if (Date.now() > deadline) return;
+        await oneRun(threadId);
+      }
+    }),
+  );
+  return { latencies, failed, seconds: (performance.now() - started) / 1000 };
+}
+
+/** Builds dist/ when it is older than src/ (devmind serve runs the built CLI, as users run it). */
+async function ensureBuilt(log: (line: string) => void): Promise<void> {
+  if (!distIsStale(REPO)) return;
+  log("dist/ is older than src/: npm run build");
+  assertSucceeded("npm run build", await runBounded("npm", ["run", "build"], { cwd: REPO, env: cleanEnv(), timeoutMs: CONFORMANCE.buildTimeoutMs }));
+}
+
+/** A database of the bench's own on the server of `url`; returns its URL. */
+async function createBenchDatabase(url: string, name: string): Promise<string> {
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE "${name}"`);
+  } finally {
+    await admin.end();
+  }
+  const own = new URL(url);
+  own.pathname = `/${name}`;
+  return own.toString();
+}
+
+async function dropBenchDatabase(url: string, name: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  } finally {
+    await admin.end();
+  }
+}
+
+/** Starts `devmind serve` (built CLI) on the bench graphs with `WORKERS` worker slots. */
+function startDevmindServe(databaseUrl: string, port: number, logFile: string): ChildProcess {
+  const env = cleanEnv();
+  for (const name of Object.keys(env)) if (name.startsWith("DEVMIND_") || name === "DATABASE_URL" || name === "LOG_LEVEL") delete env[name];
+  Object.assign(env, { DATABASE_URL: databaseUrl, LOG_LEVEL: "warn" });
+  return startInGroup(process.execPath, [join(REPO, "dist", "src", "cli", "main.js"), "serve", "--config", join(BENCH_GRAPHS_DIR, "langgraph.json"), "--port", String(port), "--workers", String(WORKERS)], {
+    cwd: BENCH_GRAPHS_DIR,
+    env,
+    logFile,
+  });
+}
+
+/**
+ * `npm run bench -- server`: see USAGE. Prints a table per graph (runs/s, p50, p95 on each server,
+ * the ratio, devmind's transactions per run) and devmind's idle transactions per second, and writes
+ * them to bench/results/server.json.
+ */
+export async function runServerBench(args: readonly string[]): Promise<number> {
+  const parsed = parseBenchArgs(args, { scale: { type: "string" }, only: { type: "string" } }, USAGE);
+  if ("exit" in parsed) return parsed.exit;
+  const scale = parsed.values["scale"] === undefined ? 1 : Number(parsed.values["scale"]);
+  if (!(scale > 0 && scale <= 20)) {
+    console.error(`--scale must be a number in (0, 20]\n${USAGE}`);
+    return 2;
+  }
+  const only = parsed.values["only"];
+  if (only !== undefined && only !== "devmind") {
+    console.error(`--only takes only "devmind"\n${USAGE}`);
+    return 2;
+  }
+  const url = benchDatabaseUrl();
+  if (url === undefined) {
+    console.error(missingUrlMessage("server"));
+    return 2;
+  }
+  const log = (line: string): void => console.error(line);
+  await ensureBuilt(log);
+  const officialConfig = only === "devmind" ? null : await prepareOfficial(log);
+  const logDir = mkdtempSync(join(tmpdir(), "devmind-bench-server-"));
+  const dbName = `devmind_bench_${randomBytes(4).toString("hex")}`;
+  const dbUrl = await createBenchDatabase(url, dbName);
+  log(`PostgreSQL at ${printableUrl(url)}, database ${dbName}; logs in ${logDir}`);
+  const servers: RunningServer[] = [];
+  const admin = new pg.Client({ connectionString: dbUrl });
+  try {
+    const devmindPort = await freePort();
+    const devmindLog = join(logDir, "devmind.log");
+    const devmind: RunningServer = { name: "devmind", url: `http://127.0.0.1:${devmindPort}`, child: startDevmindServe(dbUrl, devmindPort, devmindLog), logFile: devmindLog };
+    servers.push(devmind);
+    let official: RunningServer | undefined;
+    if (officialConfig !== null) {
+      const port = await freePort();
+      const logFile = join(logDir, "official.log");
+      official = { name: "official", url: `http://localhost:${port}`, child: startOfficial({ dir: OFFICIAL_DIR, configPath: officialConfig, port, logFile }), logFile };
+      servers.push(official);
+    }
+    for (const server of servers) log(`${server.name} answered /ok after ${(await waitForOk(server.url, server.child, server.logFile)).toFixed(1)} s`);
+    await admin.connect();
+    const clients = new Map(servers.map((server) => [server.name, new Client({ apiUrl: server.url })]));
+
+    // the idle server, before any run: every poller's transactions (autovacuum's, counted by
+    // pg_stat_database too, are few while the tables are empty)
+    await sleep(STATS_SETTLE_MS);
+    const idleStart = await xactCommits(admin);
+    await sleep(IDLE_WINDOW_MS);
+    const idleEnd = await xactCommits(admin);
+    const idlePerSecond = (idleEnd - idleStart - 1) / (IDLE_WINDOW_MS / 1000);
+    log(`devmind idle: ${idlePerSecond.toFixed(2)} transactions/s`);
+
+    for (const server of servers) {
+      for (const graph of Object.keys(GRAPHS) as GraphId[]) {
+        const warm = await driveCase(clients.get(server.name) as Client, graph, { name: "warm-up", call: "wait", concurrency: 1, runs: WARMUP_RUNS, threadPerClient: false }, WARMUP_RUNS);
+        if (warm.failed > 0) throw new Error(`${server.name}: ${warm.failed} of ${WARMUP_RUNS} warm-up runs of ${graph} failed (log: ${server.logFile})`);
+      }
+    }
+
+    const results: CaseResult[] = [];
+    let before = await xactCommits(admin);
+    for (const graph of Object.keys(GRAPHS) as GraphId[]) {
+      for (const benchCase of CASES) {
+        const runs = Math.max(benchCase.concurrency, Math.round(benchCase.runs * scale));
+        const measured: CaseResult[] = [];
+        let devmindEnded = 0;
+        let devmindStart = 0;
+        for (const server of servers) {
+          if (server.name === "devmind") devmindStart = Date.now();
+          const outcome = await driveCase(clients.get(server.name) as Client, graph, benchCase, runs);
+          if (server.name === "devmind") devmindEnded = Date.now();
+          const sorted = [...outcome.latencies].sort((a, b) => a - b);
+          measured.push({
+            server: server.name,
+            graph,
+            case: benchCase.name,
+            runs: outcome.latencies.length,
+            failed: outcome.failed,
+            seconds: outcome.seconds,
+            runsPerSec: outcome.latencies.length / outcome.seconds,
+            p50Ms: percentile(sorted, 0.5),
+            p95Ms: percentile(sorted, 0.95),
+          });
+        }
+        await sleep(Math.max(0, devmindEnded + STATS_SETTLE_MS - Date.now()));
+        const after = await xactCommits(admin);
+        const devmindResult = measured.find((result) => result.server === "devmind") as CaseResult;
+        // thread creation is counted too (a transaction per thread): part of what a client's run costs
+        const idleShare = Math.max(0, idlePerSecond) * ((Date.now() - devmindStart) / 1000);
+        devmindResult.transactionsPerRun = (after - before - 1 - idleShare) / Math.max(1, devmindResult.runs);
+        before = after;
+        results.push(...measured);
+        log(measured.map((result) => `${graph} / ${benchCase.name} / ${result.server}: ${fixed(result.runsPerSec, 1)} runs/s, p50 ${fixed(result.p50Ms, 0)} ms, ${result.failed} failed`).join("\n"));
+      }
+    }
+
+    console.log(renderTables(results, idlePerSecond, only === "devmind"));
+    writeFileSync(RESULTS_FILE, `${JSON.stringify({ measuredAt: new Date().toISOString(), workers: WORKERS, scale, idleTransactionsPerSecond: idlePerSecond, results }, null, 2)}\n`);
+    log(`results written to ${RESULTS_FILE}`);
+    return results.some((result) => result.failed > 0) ? 1 : 0;
+  } finally {
+    await admin.end().catch(() => undefined);
+    for (const server of servers) await stopGroup(server.child, CONFORMANCE.stopGraceMs);
+    await dropBenchDatabase(url, dbName).catch((error: unknown) => log(`could not drop database ${dbName}: ${(error as Error).message}`));
+    rmSync(logDir, { recursive: true, force: true });
+  }
+}
+
+/** One table per graph: a row per case, the two servers side by side. */
+function renderTables(results: readonly CaseResult[], idlePerSecond: number, devmindOnly: boolean): string {
+  const out: string[] = [];
+  for (const graph of Object.keys(GRAPHS) as GraphId[]) {
+    const rows = CASES.map((benchCase) => {
+      const ours = results.find((r) => r.graph === graph && r.case === benchCase.name && r.server === "devmind");
+      const theirs = results.find((r) => r.graph === graph && r.case === benchCase.name && r.server === "official");
+      const cell = (r: CaseResult | undefined) => (r === undefined ? "-" : `${fixed(r.runsPerSec, 1)} (p50 ${fixed(r.p50Ms, 0)}, p95 ${fixed(r.p95Ms, 0)})`);
+      return [
+        benchCase.name,
+        devmindOnly ? "-" : cell(theirs),
+        cell(ours),
+        ours !== undefined && theirs !== undefined ? `${fixed(ours.runsPerSec / theirs.runsPerSec, 2)}x` : "-",
+        ours?.transactionsPerRun === undefined ? "-" : fixed(ours.transactionsPerRun, 1),
+        String((ours?.failed ?? 0) + (theirs?.failed ?? 0)),
+      ];
+    });
+    out.push(`graph ${graph}:`);
+    out.push(formatTable(["case", "official runs/s (ms)", "devmind runs/s (ms)", "ratio", "devmind xact/run", "failed"], rows));
+    out.push("");
+  }
+  out.push(`devmind idle: ${fixed(idlePerSecond, 2)} transactions/s (pg_stat_database xact_commit over ${IDLE_WINDOW_MS / 1000} s)`);
+  return out.join("\n");
+}
