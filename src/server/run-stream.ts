@@ -229,11 +229,12 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
           }
         }
         if (modes.has("messages")) {
-          const known = new Set(messagesOf(previous).map((message) => message.id));
-          const start = previous === undefined ? Number((snapshot.values as { run_start?: unknown }).run_start ?? 0) : 0;
-          const fresh = messagesOf(snapshot)
-            .slice(start)
-            .filter((message) => !known.has(message.id) && message.getType() !== "human");
+          // what a node of this run wrote: the messages the checkpoint before did not hold (for
+          // the run's first, the one it continues; a fork's copy of a past checkpoint wrote none),
+          // as LangGraph streams a node's output messages, never its input's
+          const before = previous ?? (snapshot.metadata?.source === "fork" ? snapshot : start);
+          const known = new Set(messagesOf(before).map((message) => message.id));
+          const fresh = messagesOf(snapshot).filter((message) => !known.has(message.id) && message.getType() !== "human");
           for (const message of fresh) {
             const sent = message.id === undefined ? undefined : streamed.get(message.id);
             if (message.id !== undefined) complete.add(message.id);
