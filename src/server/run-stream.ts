@@ -221,9 +221,12 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
           claimedIds.clear();
           const [before, made] = [toWire(producer.values ?? {}), toWire(snapshot.values ?? {})];
           for (const task of producer.tasks) {
-            if (task.result === undefined || task.name.startsWith("__")) continue;
+            if (task.name.startsWith("__")) continue;
+            // a task without a result paused or failed (the interrupt unit reports it), or ran and
+            // wrote nothing: LangGraph sends `{node: {}}` for that one
+            if (task.result === undefined && (task.interrupts.length > 0 || (task.error !== undefined && task.error !== null))) continue;
             // a message the node wrote without an id has the one the state gave it, as LangGraph's parts do
-            const result = withStateMessageIds(toWire(task.result), before, made, claimedIds);
+            const result = task.result === undefined ? {} : withStateMessageIds(toWire(task.result), before, made, claimedIds);
             if (modes.has("updates")) parts.push({ event: "updates", data: { [task.name]: result } });
             parts.push(...taskResultParts(producer, task, snapshot, modes, [], result));
           }
