@@ -221,19 +221,23 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
           claimedIds.clear();
           const [before, made] = [toWire(producer.values ?? {}), toWire(snapshot.values ?? {})];
           for (const task of producer.tasks) {
-            if (task.result === undefined || task.name.startsWith("__")) continue;
+            if (task.name.startsWith("__")) continue;
+            // a task without a result paused or failed (the interrupt unit reports it), or ran and
+            // wrote nothing: LangGraph sends `{node: {}}` for that one
+            if (task.result === undefined && (task.interrupts.length > 0 || (task.error !== undefined && task.error !== null))) continue;
             // a message the node wrote without an id has the one the state gave it, as LangGraph's parts do
-            const result = withStateMessageIds(toWire(task.result), before, made, claimedIds);
+            const result = task.result === undefined ? {} : withStateMessageIds(toWire(task.result), before, made, claimedIds);
             if (modes.has("updates")) parts.push({ event: "updates", data: { [task.name]: result } });
             parts.push(...taskResultParts(producer, task, snapshot, modes, [], result));
           }
         }
         if (modes.has("messages")) {
-          const known = new Set(messagesOf(previous).map((message) => message.id));
-          const start = previous === undefined ? Number((snapshot.values as { run_start?: unknown }).run_start ?? 0) : 0;
-          const fresh = messagesOf(snapshot)
-            .slice(start)
-            .filter((message) => !known.has(message.id) && message.getType() !== "human");
+          // what a node of this run wrote: the messages the checkpoint before did not hold (for
+          // the run's first, the one it continues; a fork's copy of a past checkpoint wrote none),
+          // as LangGraph streams a node's output messages, never its input's
+          const before = previous ?? (snapshot.metadata?.source === "fork" ? snapshot : start);
+          const known = new Set(messagesOf(before).map((message) => message.id));
+          const fresh = messagesOf(snapshot).filter((message) => !known.has(message.id) && message.getType() !== "human");
           for (const message of fresh) {
             const sent = message.id === undefined ? undefined : streamed.get(message.id);
             if (message.id !== undefined) complete.add(message.id);

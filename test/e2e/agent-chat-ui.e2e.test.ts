@@ -140,6 +140,26 @@ function contentOf(path: string): string {
 }
 type DevmindRun = { run_id: string; status: string };
 
+/**
+ * The lines of a server's log (`LOG_LEVEL=warn`: one JSON object a line on stderr) that say
+ * something failed: level error or fatal, anything mentioning a duplicate key, and any line that
+ * is not devmind's JSON (an uncaught exception's stack).
+ */
+function serverErrors(log: string): string[] {
+  return log
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .filter((line) => {
+      if (/duplicate key/i.test(line)) return true;
+      try {
+        const level = (JSON.parse(line) as { level?: unknown }).level;
+        return level === "error" || level === "fatal";
+      } catch {
+        return true;
+      }
+    });
+}
+
 const dirs: string[] = [];
 const serves = new Map<string, { serve: ServeProcess; dir: string }>();
 let ui: AgentChatUiServer | undefined;
@@ -261,11 +281,19 @@ describe.each(TARGETS)("Agent Chat UI against devmind serve: $name", (target) =>
     }
     await field.press("Control+Enter");
   };
+  /** How much of the server's log (stderr) the cases before this one have checked. */
+  let logChecked = 0;
   const closePage = async (page: Page): Promise<void> => {
     await page.close();
     expect(pageErrors).toEqual([]);
     expect(consoleErrors).toEqual([]);
     expect(failedResponses).toEqual([]);
+    // nothing went wrong in the server either: no error line in its log since the last case
+    // (a duplicate key of a stored event or message included)
+    const log = server().stderr();
+    const added = log.slice(logChecked);
+    logChecked = log.length;
+    expect(serverErrors(added)).toEqual([]);
   };
 
   /** Sends the task in a new thread and waits for the approval form; returns the thread id. */
@@ -509,6 +537,10 @@ describe.each(TARGETS)("Agent Chat UI against devmind serve: $name", (target) =>
       ["ai", FOLLOW_UP_ANSWER],
     ]);
     expect(fromCheckpoint.at(-1)).toMatchObject({ input: { messages: [{ type: "human" }] }, checkpoint: { checkpoint_id: expect.any(String) } });
+    // the checkpoint the UI forked from is one before the follow-up: it holds the conversation
+    // up to it, no more
+    const forkedFrom = (await api(`/threads/${threadId}/state/${fromCheckpoint.at(-1)?.checkpoint?.checkpoint_id as string}`)) as { values: { messages: StateMessage[] } };
+    expect(forkedFrom.values.messages.map((m) => m.id)).toEqual(kept.map((m) => m.id));
     // the UI shows the branch it made. It finds the sibling branches in the thread's newest 10
     // checkpoints (useStream's history): a model-only run is 4 of createAgent's but 7 of the
     // built-in agent's (begin, guard, model, guard, finish), so for the agent the original branch
