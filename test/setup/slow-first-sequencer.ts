@@ -9,7 +9,9 @@ import { BaseSequencer, type TestSpecification } from "vitest/node";
 
 /**
  * Files known to take longest (child processes, lease expiries, database faults, chaos), longest
- * first: the larger of two clean `.ci/run` tables of 2026-12-01 (after the CLI's bundle).
+ * first: the larger of two clean `.ci/run` tables of 2026-12-01 (after the CLI's bundle), with the
+ * files of 2026-12-02 (PgBouncer, failover, auth fuzz, the page for any graph) placed by their
+ * single-file times.
  */
 const SLOW_FILES = [
   "test/int/cli-graphs.int.test.ts",
@@ -19,7 +21,11 @@ const SLOW_FILES = [
   "test/int/cli-dockerfile.int.test.ts",
   "test/int/crons.int.test.ts",
   "test/int/cli-run.int.test.ts",
+  "test/int/pgbouncer.int.test.ts",
   "test/int/db-faults-processes.int.test.ts",
+  "test/int/server-auth-fuzz.int.test.ts",
+  "test/int/web-any-graph.int.test.ts",
+  "test/int/pg-failover.int.test.ts",
   "test/int/cli-worker.int.test.ts",
   "test/int/web-page.int.test.ts",
   "test/int/checkpoint-conformance.int.test.ts",
@@ -27,6 +33,7 @@ const SLOW_FILES = [
   "test/int/server-langgraph.int.test.ts",
   "test/int/graph-durability.int.test.ts",
   "test/int/chaos.int.test.ts",
+  "test/int/db-faults-tools.int.test.ts",
   "test/int/cli-errors.int.test.ts",
   "test/int/hostile-http.int.test.ts",
   "test/int/cli-logging.int.test.ts",
