@@ -15,11 +15,16 @@ function snapshot(next: string[], source: string, messages: unknown[] = []): Sta
 }
 
 describe("how an agent run enters its graph", () => {
-  it("with messages: they enter from the start with the run's id; without: a Command of the run's own run-scoped fields, or nothing to do", () => {
-    const withInput = agentEntry(run({ input: { messages: ["hi"] } }), snapshot([], "loop"), 1_000);
+  it("with messages: they enter from the start with the run's id and fresh run-scoped fields; without: a Command of the run's own run-scoped fields, or nothing to do", () => {
+    const entered = Date.now();
+    const withInput = agentEntry(run({ input: { messages: ["hi"] }, limits: { runTimeoutMs: 7_000 } }), snapshot([], "loop"), 1_000);
     expect(withInput.kind).toBe("input");
-    expect((withInput as { input: { run_id: string; messages: unknown[] } }).input.run_id).toBe("r-new");
-    expect((withInput as { input: { messages: unknown[] } }).input.messages).toHaveLength(1);
+    const input = (withInput as { input: Record<string, unknown> & { messages: unknown[] } }).input;
+    expect(input.messages).toHaveLength(1);
+    // what a run resets, in its own input: the graph goes from its start straight to the guard
+    expect([input["run_id"], input["stop_reason"], input["answer"], input["error"], input["approvals"], input["decision"]]).toEqual(["r-new", null, null, null, {}, null]);
+    expect(input["deadline_at"] as number).toBeGreaterThanOrEqual(entered + 7_000);
+    expect(input["deadline_at"] as number).toBeLessThan(entered + 7_000 + 60_000);
 
     const before = Date.now();
     const resumed = agentEntry(run({ limits: { runTimeoutMs: 5_000 } }), snapshot(["model"], "loop"), 1_000);
@@ -28,6 +33,8 @@ describe("how an agent run enters its graph", () => {
     expect(command).toBeInstanceOf(Command);
     const update = command.update as Record<string, unknown>;
     expect([update["run_id"], update["stop_reason"], update["answer"], update["error"], update["approvals"]]).toEqual(["r-new", null, null, null, {}]);
+    // the decision made at the checkpoint stays: the guard's next decision continues that run
+    expect("decision" in update).toBe(false);
     // the run's own limit, not the default
     expect(update["deadline_at"] as number).toBeGreaterThanOrEqual(before + 5_000);
     expect(update["deadline_at"] as number).toBeLessThan(before + 5_000 + 60_000);
