@@ -391,7 +391,7 @@ describe("approvals in the graph", () => {
     const threadId = `t-${Date.now()}-fresh`;
     const script = [{ tool_calls: [{ id: "n1", name: "add", args: { a: 1, b: 1 } }] }, { content: "hello" }];
     const first = await run(script, { threadId, limits: { maxModelRounds: 1, maxToolCalls: 0 } });
-    expect([first.out.stop_reason, first.out.error?.code]).toEqual(["max_tool_calls", "MAX_TOOL_CALLS"]);
+    expect([first.out.stop_reason, (first.out.error as { code?: string } | null)?.code]).toEqual(["max_tool_calls", "MAX_TOOL_CALLS"]);
     const countCheckpoints = async (): Promise<number> => {
       let count = 0;
       for await (const _ of first.graph.getStateHistory(first.config as never)) count += 1;
