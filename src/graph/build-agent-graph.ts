@@ -42,8 +42,8 @@ export interface BuildAgentGraphOptions {
  * are declared (so the drawn graph shows them): to `model`, to `tools` (one `Send` per admitted
  * call), to `approval` (an `interrupt()` for calls that need a human; the wait does not count
  * toward the deadline), or to END: it ends the run itself, in the same step, with the stop reason,
- * the answer and the run's counts (calls left unanswered answered TOOL_NOT_RUN). Its first
- * decision of a run resets the run-scoped fields (a devmind run's input carries them too). A model
+ * the answer and the run's counts (calls left unanswered answered TOOL_NOT_RUN). A devmind run's
+ * input resets the run-scoped fields; for a plain `invoke` the guard's first decision does. A model
  * round with tools is four steps: model, guard, tools, guard; a run that only asks the model
  * writes five checkpoints (input, start, guard, model, guard). Input `{ messages }`; the output
  * state also carries `stop_reason`, `answer`, `model_rounds`, `tool_calls`, `usage`, `error` and

@@ -7,7 +7,7 @@ import { emit, type EventSink } from "../vocabulary/events.js";
 import type { AgentLimits } from "../vocabulary/limits.js";
 import { readRunContext } from "./run-context.js";
 import { viewRun, type RunView } from "./run-view.js";
-import { isRunStart, newRunFields, type AgentStateUpdate, type AgentStateValue, type GuardDecision, type RunError, type StopReason } from "./state.js";
+import { needsRunReset, newRunFields, type AgentStateUpdate, type AgentStateValue, type GuardDecision, type RunError, type StopReason } from "./state.js";
 import { endRun } from "./run-end.js";
 import { runError } from "../vocabulary/stop-reasons.js";
 import { firstStopBeforeModel } from "./stop-rules.js";
@@ -137,8 +137,8 @@ export function guardInputs(registry: ToolRegistry, limits: AgentLimits, config:
 /**
  * The guard node: every step that can change what happens next (the run's input, model, tools,
  * approval) leads here, and only here is it decided where the run goes. On a run's first decision
- * (`isRunStart`) it resets the run-scoped fields (`newRunFields`: a plain `graph.invoke` passes
- * only messages). It records the decision — where to and why — in the state's `decision` (so each
+ * it resets the run-scoped fields when the input did not (`needsRunReset`, `newRunFields`: a
+ * plain `graph.invoke` passes only messages). It records the decision — where to and why — in the state's `decision` (so each
  * step's decision is in the checkpoint history), answers refused calls, and routes with a
  * `Command` to one of GUARD_DESTINATIONS: `model`, `approval`, one `Send` to `tools` per admitted
  * call (each call its own task, saved on its own, never re-run), or END: a `finish` decision ends
@@ -152,7 +152,7 @@ export function createGuardNode(deps: { registry: ToolRegistry; limits: AgentLim
   return function guard(state: AgentStateValue, config: LangGraphRunnableConfig): Command {
     const context = readRunContext(config);
     const inputs = guardInputs(deps.registry, deps.limits, config);
-    const fresh = isRunStart(state) ? newRunFields(context.limits?.runTimeoutMs ?? deps.limits.runTimeoutMs, inputs.now) : undefined;
+    const fresh = needsRunReset(state) ? newRunFields(context.limits?.runTimeoutMs ?? deps.limits.runTimeoutMs, inputs.now) : undefined;
     const current: AgentStateValue = fresh === undefined ? state : { ...state, ...fresh };
     const { decision, refusals } = decide(current, viewRun(current.messages, current.run_start), inputs);
     const sinks = [deps.events, context.events];

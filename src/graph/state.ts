@@ -28,7 +28,7 @@ const last = <T>(initial: () => T) => Annotation<T>({ reducer: (_current: T, nex
  * step's new messages (as writes), with a full snapshot every MESSAGES_SNAPSHOT_FREQUENCY
  * updates, so a long thread stores every message about once instead of the whole list per step.
  * Run-scoped fields (`newRunFields`) are reset at the start of each run — by a devmind run's
- * input, and by the guard's first decision of a run; `run_start` is the index of the run's first
+ * input, or by the guard's first decision where the input did not (`needsRunReset`); `run_start` is the index of the run's first
  * message, so counts are derived from the messages themselves and written only once, by the
  * guard's step that ends the run (every write of a channel is a new version in the checkpoint).
  * Within a run only the guard writes `decision` and `stop_reason` (the model step may report its
@@ -68,9 +68,12 @@ export function newRunFields(runTimeoutMs: number, now: number = Date.now()) {
 }
 
 /**
- * Whether the guard is taking a run's first decision: the thread has no decision yet, or its
- * latest one ended a run (a run that paused at an approval or a breakpoint continues its own).
+ * Whether the guard, taking a run's first decision, must reset the run-scoped fields: the latest
+ * decision ended a run, or there is none and no deadline either (a plain `graph.invoke` on a new
+ * thread). A devmind run's input has already reset them (no decision, a deadline); a run that
+ * paused at an approval or a breakpoint continues with its own.
  */
-export function isRunStart(state: Pick<AgentStateValue, "decision">): boolean {
-  return state.decision === null || state.decision.next === "finish";
+export function needsRunReset(state: Pick<AgentStateValue, "decision" | "deadline_at">): boolean {
+  if (state.decision === null) return state.deadline_at === null;
+  return state.decision.next === "finish";
 }

@@ -1,6 +1,7 @@
 import { Command, type StateSnapshot } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { agentEntry } from "../../src/graph/agent-start.js";
+import { needsRunReset } from "../../src/graph/state.js";
 import { reachedBreakpoint, stoppedAtBreakpoint } from "../../src/runtime/execution/breakpoints.js";
 import type { RunRecord } from "../../src/runtime/queue/run-record.js";
 
@@ -40,6 +41,18 @@ describe("how an agent run enters its graph", () => {
     expect(update["deadline_at"] as number).toBeLessThan(before + 5_000 + 60_000);
 
     expect(agentEntry(run({}), snapshot([], "loop"), 1_000)).toEqual({ kind: "nothing" });
+  });
+
+  it("the guard resets a run's fields only where its input did not: a plain invoke's new thread or a thread whose last run ended", () => {
+    const stop = { next: "finish", stop_reason: "completed", error: null, why: "answered" } as const;
+    // a plain invoke: a new thread, or new messages after a run that ended
+    expect(needsRunReset({ decision: null, deadline_at: null })).toBe(true);
+    expect(needsRunReset({ decision: stop, deadline_at: 1 })).toBe(true);
+    // a devmind run's input cleared the decision and set its deadline
+    expect(needsRunReset({ decision: null, deadline_at: 1 })).toBe(false);
+    // a run that paused (at a breakpoint or an approval) continues with its own fields
+    expect(needsRunReset({ decision: { next: "model", why: "round 2" }, deadline_at: 1 })).toBe(false);
+    expect(needsRunReset({ decision: { next: "approval", requests: [], at: 1, why: "1 call" }, deadline_at: 1 })).toBe(false);
   });
 
   it("breakpoints: a step's checkpoint before an interrupt_before node is where the run stopped; its entry checkpoint is not", () => {
