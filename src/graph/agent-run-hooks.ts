@@ -49,7 +49,7 @@ function checkAgentInput(input: unknown, options: { config?: unknown; context?: 
   }
 }
 
-/** The run's counters: written by `finish` once the run ended, derived from the run's messages while it is paused. */
+/** The run's counters: written by the guard's step that ended the run, derived from the run's messages while it is paused. */
 function agentCounters(values: unknown): RunCounters {
   const state = (values ?? {}) as AgentValues;
   if (state.stop_reason) return { modelRounds: state.model_rounds ?? 0, toolCalls: state.tool_calls ?? 0, usage: state.usage ?? { input_tokens: 0, output_tokens: 0 } };
@@ -57,7 +57,7 @@ function agentCounters(values: unknown): RunCounters {
   return { modelRounds: view.modelRounds, toolCalls: view.toolCalls, usage: view.usage };
 }
 
-/** The stop reason, answer and error the agent's `finish` node wrote. */
+/** The stop reason, answer and error the agent's guard wrote as it ended the run. */
 function agentOutcome(values: unknown): RunOutcome {
   const state = (values ?? {}) as AgentValues;
   if (!state.stop_reason) {
@@ -70,7 +70,7 @@ function agentOutcome(values: unknown): RunOutcome {
  * The built-in agent's run hooks (the registry's seam, `GraphRunHooks`): its input is `{ messages }`
  * (the calls the previous run left open answered first; none continues the thread), its counters
  * and stop reasons come from its state, it stops itself on a cancel and at its deadline (the guard
- * and finish nodes answer what was in flight), and an approval's edit is checked against the tool's
+ * answers what was in flight as it ends the run), and an approval's edit is checked against the tool's
  * schema and policy. `registry` is the agent's tool registry, built on first use.
  */
 export function agentRunHooks(registry: () => Promise<ToolRegistry>): GraphRunHooks {

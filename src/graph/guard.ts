@@ -1,5 +1,5 @@
 import { ToolMessage } from "@langchain/core/messages";
-import { Command, Send, type LangGraphRunnableConfig } from "@langchain/langgraph";
+import { Command, END, Send, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { failureResult, toolMessageContent, type ToolRegistry } from "../tools/registry.js";
 import type { ProposedToolCall, ToolErrorCode } from "../tools/types.js";
 import type { ApprovalCandidate } from "./approvals.js";
@@ -7,7 +7,8 @@ import { emit, type EventSink } from "../vocabulary/events.js";
 import type { AgentLimits } from "../vocabulary/limits.js";
 import { readRunContext } from "./run-context.js";
 import { viewRun, type RunView } from "./run-view.js";
-import type { AgentStateUpdate, AgentStateValue, GuardDecision, RunError, StopReason } from "./state.js";
+import { needsRunReset, newRunFields, type AgentStateUpdate, type AgentStateValue, type GuardDecision, type RunError, type StopReason } from "./state.js";
+import { endRun } from "./run-end.js";
 import { runError } from "../vocabulary/stop-reasons.js";
 import { firstStopBeforeModel } from "./stop-rules.js";
 
@@ -16,8 +17,11 @@ export interface ToolTask {
   call: ProposedToolCall;
 }
 
-/** Where the guard can send the run: the destinations its `Command` declares (drawn as its edges). */
-export const GUARD_DESTINATIONS = ["model", "tools", "approval", "finish"] as const;
+/**
+ * Where the guard can send the run: the destinations its `Command` declares (drawn as its edges);
+ * END when it ends the run (a `finish` decision).
+ */
+export const GUARD_DESTINATIONS = ["model", "tools", "approval", END] as const;
 
 /** What the guard reads besides the state. */
 export interface GuardInputs {
@@ -77,7 +81,7 @@ function withoutPendingCalls(state: AgentStateValue, view: RunView, inputs: Guar
  * model's order — none remaining stops the run with max_tool_calls; an admitted call that needs a
  * human and has no decision sends the run to `approval`; otherwise every admitted call goes to
  * `tools` (approved calls with their approved, possibly edited, arguments). Calls beyond the
- * budget stay pending: the next decision stops the run, and `finish` answers them TOOL_NOT_RUN.
+ * budget stay pending: the next decision stops the run, and ending it answers them TOOL_NOT_RUN.
  */
 export function decide(state: AgentStateValue, view: RunView, inputs: GuardInputs): GuardOutcome {
   const none: Refusal[] = [];
@@ -131,27 +135,40 @@ export function guardInputs(registry: ToolRegistry, limits: AgentLimits, config:
 }
 
 /**
- * The guard node: every step that can change what happens next (begin, model, tools, approval)
- * leads here, and only here is it decided where the run goes. It records the decision — where to
- * and why — in the state's `decision` (so each step's decision is in the checkpoint history),
- * writes the stop reason when the run stops, answers refused calls, and routes with a `Command`
- * to one of GUARD_DESTINATIONS: `model`, `approval`, `finish`, or one `Send` to `tools` per
- * admitted call (each call its own task, saved on its own, never re-run). (A `Command` rather than
- * a conditional edge: the edge function would be one more runnable, with a fresh read of the
- * state, per guard step.) It never interrupts, so re-running it (after a crash) decides again
- * from the same state.
+ * The guard node: every step that can change what happens next (the run's input, model, tools,
+ * approval) leads here, and only here is it decided where the run goes. On a run's first decision
+ * it resets the run-scoped fields when the input did not (`needsRunReset`, `newRunFields`: a
+ * plain `graph.invoke` passes only messages). It records the decision — where to and why — in the state's `decision` (so each
+ * step's decision is in the checkpoint history), answers refused calls, and routes with a
+ * `Command` to one of GUARD_DESTINATIONS: `model`, `approval`, one `Send` to `tools` per admitted
+ * call (each call its own task, saved on its own, never re-run), or END: a `finish` decision ends
+ * the run in the same step — the stop reason and error, the answer (the run's last AI text), the
+ * run's counts, TOOL_NOT_RUN for every call left unanswered, `run_start` past the run, and a
+ * `graph.stopped` event. (A `Command` rather than a conditional edge: the edge function would be
+ * one more runnable, with a fresh read of the state, per guard step.) It never interrupts, so
+ * re-running it (after a crash) decides again from the same state.
  */
 export function createGuardNode(deps: { registry: ToolRegistry; limits: AgentLimits; events?: EventSink | undefined }) {
   return function guard(state: AgentStateValue, config: LangGraphRunnableConfig): Command {
-    const { decision, refusals } = decide(state, viewRun(state.messages, state.run_start), guardInputs(deps.registry, deps.limits, config));
-    const sinks = [deps.events, readRunContext(config).events];
+    const context = readRunContext(config);
+    const inputs = guardInputs(deps.registry, deps.limits, config);
+    const fresh = needsRunReset(state) ? newRunFields(context.limits?.runTimeoutMs ?? deps.limits.runTimeoutMs, inputs.now) : undefined;
+    const current: AgentStateValue = fresh === undefined ? state : { ...state, ...fresh };
+    const { decision, refusals } = decide(current, viewRun(current.messages, current.run_start), inputs);
+    const sinks = [deps.events, context.events];
     for (const { message, code } of refusals) {
       for (const sink of sinks) emit(sink, { type: "tool.call.finished", tool_call_id: message.tool_call_id, tool: message.name ?? "", ok: false, error_code: code, duration_ms: 0, truncated: false });
     }
-    const update: AgentStateUpdate = { decision };
-    if (decision.next === "finish") Object.assign(update, { stop_reason: decision.stop_reason, error: decision.error });
-    if (refusals.length > 0) update.messages = refusals.map((r) => r.message);
-    const goto = decision.next === "tools" ? decision.calls.map((call) => new Send("tools", { call } satisfies ToolTask)) : decision.next;
+    const update: AgentStateUpdate = { ...fresh, decision };
+    const added = refusals.map((r) => r.message);
+    if (decision.next === "finish") {
+      const end = endRun(current, decision.stop_reason, added);
+      Object.assign(update, { stop_reason: decision.stop_reason, error: decision.error }, end.update);
+      added.push(...end.closing);
+      for (const sink of sinks) emit(sink, { type: "graph.stopped", stop_reason: decision.stop_reason });
+    }
+    if (added.length > 0) update.messages = added;
+    const goto = decision.next === "tools" ? decision.calls.map((call) => new Send("tools", { call } satisfies ToolTask)) : decision.next === "finish" ? END : decision.next;
     return new Command({ update, goto });
   };
 }

@@ -7,9 +7,10 @@ import { Annotation, DeltaChannel, messagesDeltaReducer, type Messages } from "@
 
 /**
  * What the guard decided after a step, and why (`why` is for people reading the history). The
- * guard's conditional edge routes by `next`; `tools` carries the calls to send (approved ones
- * with their approved arguments), `approval` the calls a human must decide and when the pause
- * began (the wait is added to the deadline when it ends), `finish` the stop reason.
+ * guard's `Command` routes by `next`; `tools` carries the calls to send (approved ones with their
+ * approved arguments), `approval` the calls a human must decide and when the pause began (the
+ * wait is added to the deadline when it ends), `finish` the stop reason: the guard ends the run
+ * itself in that step (to END).
  */
 export type GuardDecision =
   | { next: "model"; why: string }
@@ -26,11 +27,12 @@ const last = <T>(initial: () => T) => Annotation<T>({ reducer: (_current: T, nex
  * The agent's state. `messages` is a LangGraph DeltaChannel: each checkpoint stores only the
  * step's new messages (as writes), with a full snapshot every MESSAGES_SNAPSHOT_FREQUENCY
  * updates, so a long thread stores every message about once instead of the whole list per step.
- * Run-scoped fields are reset by `begin` at the start of each run; `run_start` is the index of
- * the run's first message, so counts are derived from the messages themselves and written only
- * once, by `finish` (every write of a channel is a new version in the checkpoint). Only the guard
- * writes `decision` and `stop_reason` (the model step may report its own failure as a stop
- * reason, which the guard's first rule honours).
+ * Run-scoped fields (`newRunFields`) are reset at the start of each run — by a devmind run's
+ * input, or by the guard's first decision where the input did not (`needsRunReset`); `run_start` is the index of the run's first
+ * message, so counts are derived from the messages themselves and written only once, by the
+ * guard's step that ends the run (every write of a channel is a new version in the checkpoint).
+ * Within a run only the guard writes `decision` and `stop_reason` (the model step may report its
+ * own failure as a stop reason, which the guard's first rule honours).
  */
 export const AgentState = Annotation.Root({
   messages: () => new DeltaChannel<BaseMessage[], Messages>(messagesDeltaReducer, { snapshotFrequency: MESSAGES_SNAPSHOT_FREQUENCY }),
@@ -54,3 +56,24 @@ export const AgentState = Annotation.Root({
 export type AgentStateValue = typeof AgentState.State;
 /** A partial state update as nodes return it. */
 export type AgentStateUpdate = typeof AgentState.Update;
+
+/**
+ * The run-scoped fields as a new run starts: no stop reason, answer, error or approvals yet, and
+ * a deadline `runTimeoutMs` from `now`. A devmind run writes them as it enters the graph; the
+ * guard writes them with its first decision of a run (a plain `graph.invoke` passes only
+ * messages). Not `decision`: a run that continues at a checkpoint keeps the decision made there.
+ */
+export function newRunFields(runTimeoutMs: number, now: number = Date.now()) {
+  return { stop_reason: null, answer: null, error: null, approvals: {}, deadline_at: now + runTimeoutMs } satisfies AgentStateUpdate;
+}
+
+/**
+ * Whether the guard, taking a run's first decision, must reset the run-scoped fields: the latest
+ * decision ended a run, or there is none and no deadline either (a plain `graph.invoke` on a new
+ * thread). A devmind run's input has already reset them (no decision, a deadline); a run that
+ * paused at an approval or a breakpoint continues with its own.
+ */
+export function needsRunReset(state: Pick<AgentStateValue, "decision" | "deadline_at">): boolean {
+  if (state.decision === null) return state.deadline_at === null;
+  return state.decision.next === "finish";
+}

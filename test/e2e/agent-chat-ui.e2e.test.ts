@@ -542,9 +542,9 @@ describe.each(TARGETS)("Agent Chat UI against devmind serve: $name", (target) =>
     const forkedFrom = (await api(`/threads/${threadId}/state/${fromCheckpoint.at(-1)?.checkpoint?.checkpoint_id as string}`)) as { values: { messages: StateMessage[] } };
     expect(forkedFrom.values.messages.map((m) => m.id)).toEqual(kept.map((m) => m.id));
     // the UI shows the branch it made. It finds the sibling branches in the thread's newest 10
-    // checkpoints (useStream's history): a model-only run is 4 of createAgent's but 7 of the
-    // built-in agent's (begin, guard, model, guard, finish), so for the agent the original branch
-    // falls outside the window and no switcher appears (known gap, fails until the agent writes fewer)
+    // checkpoints (useStream's history): a model-only run is 4 of createAgent's and 5 of the
+    // built-in agent's (input, start, guard, model, guard: the guard ends the run itself), so the
+    // original branch stays inside the window and the switcher appears
     await page.getByText("2 / 2", { exact: true }).first().waitFor({ timeout: PAGE_WAIT_MS });
     await shot(page, "7-human-edit");
     await closePage(page);

@@ -386,6 +386,28 @@ describe("approvals in the graph", () => {
     expect(second.out["model_rounds"]).toBe(1);
     expect(shape(second.out.messages)).toEqual(["human", "ai", "tool", "ai", "human", "ai"]);
   });
+
+  it("after a stopped run, the next run starts afresh and, asking only the model, writes five checkpoints", async () => {
+    const threadId = `t-${Date.now()}-fresh`;
+    const script = [{ tool_calls: [{ id: "n1", name: "add", args: { a: 1, b: 1 } }] }, { content: "hello" }];
+    const first = await run(script, { threadId, limits: { maxModelRounds: 1, maxToolCalls: 0 } });
+    expect([first.out.stop_reason, (first.out.error as { code?: string } | null)?.code]).toEqual(["max_tool_calls", "MAX_TOOL_CALLS"]);
+    const countCheckpoints = async (): Promise<number> => {
+      let count = 0;
+      for await (const _ of first.graph.getStateHistory(first.config as never)) count += 1;
+      return count;
+    };
+    const before = await countCheckpoints();
+    const firstDeadline = (await first.graph.getState(first.config as never)).values["deadline_at"] as number;
+    const second = await run(script, { threadId });
+    // nothing of the first run's end carried over: its stop reason, error or deadline
+    expect([second.out.stop_reason, second.out.answer, second.out.error, second.out["model_rounds"], second.out["tool_calls"]]).toEqual(["completed", "hello", null, 1, 0]);
+    expect(second.out["deadline_at"] as number).toBeGreaterThanOrEqual(firstDeadline);
+    expect((second.out["decision"] as { next: string }).next).toBe("finish");
+    // input, start, guard, model, guard (which ends the run): a plain createAgent writes four
+    expect((await countCheckpoints()) - before).toBe(5);
+    expect(shape(second.out.messages)).toEqual(["human", "ai", "tool", "human", "ai"]);
+  });
 });
 
 describe("library entry points", () => {
@@ -408,20 +430,21 @@ describe("library entry points", () => {
 });
 
 describe("the guard node", () => {
-  it("is drawn as the hub: every step leads to it and it leads to model, tools, approval and finish", async () => {
+  it("is drawn as the hub: the start and every step lead to it and it leads to model, tools, approval and the end", async () => {
     const { graph } = await run([{ content: "hi" }]);
     const mermaid = graph.getGraph().drawMermaid();
     const edges = mermaid
       .split("\n")
       .map((line) => line.trim().replace(/;$/, ""))
       .filter((line) => / --> | -\.-> /.test(line));
-    for (const node of ["begin", "guard", "model", "tools", "approval", "finish"]) expect(mermaid).toMatch(new RegExp(`\\b${node}\\(`));
-    expect(mermaid).not.toContain("pause");
-    for (const from of ["begin", "model", "tools", "approval"]) expect(edges).toContain(`${from} --> guard`);
-    for (const to of ["model", "tools", "approval", "finish"]) expect(edges).toContain(`guard -.-> ${to}`);
-    expect(edges).toContain("finish --> __end__");
-    // no step but the guard routes anywhere else
+    for (const node of ["guard", "model", "tools", "approval"]) expect(mermaid).toMatch(new RegExp(`\\b${node}\\(`));
+    // the run's input goes straight to the guard; the guard itself ends the run
+    for (const gone of ["begin", "finish", "pause"]) expect(mermaid).not.toContain(gone);
+    for (const from of ["__start__", "model", "tools", "approval"]) expect(edges).toContain(`${from} --> guard`);
+    for (const to of ["model", "tools", "approval", "__end__"]) expect(edges).toContain(`guard -.-> ${to}`);
+    // no step but the guard routes anywhere else, and only the guard ends the run
     expect(edges.filter((edge) => edge.includes("-.->") && !edge.startsWith("guard"))).toEqual([]);
+    expect(edges.filter((edge) => edge.includes("__end__"))).toEqual(["guard -.-> __end__"]);
   });
 
   it("records each decision, and why, in the checkpoint history: one guard step per step, also after parallel calls", async () => {
@@ -434,7 +457,7 @@ describe("the guard node", () => {
     for await (const snapshot of graph.getStateHistory(config as never)) history.unshift(snapshot);
     // the steps in order, from each checkpoint's next tasks: one guard step after the two parallel calls
     const steps = history.map((snapshot) => snapshot.next.join("+"));
-    expect(steps).toEqual(["__start__", "begin", "guard", "model", "guard", "tools+tools", "guard", "model", "guard", "finish", ""]);
+    expect(steps).toEqual(["__start__", "guard", "model", "guard", "tools+tools", "guard", "model", "guard", ""]);
     const decisions = history
       .filter((_, i) => i > 0 && steps[i - 1] === "guard")
       .map((snapshot) => (snapshot.values as { decision: { next: string; why: string; calls?: { id: string }[]; stop_reason?: string } }).decision);
@@ -445,7 +468,7 @@ describe("the guard node", () => {
     expect(out["decision"]).toEqual(decisions[3]);
   });
 
-  it("records a stop decision with its reason and finish keeps it", async () => {
+  it("records a stop decision with its reason and the run ends with it", async () => {
     const { out, graph, config } = await run([{ tool_calls: [{ name: "add", args: { a: 1, b: 1 } }] }, { content: "never" }], { limits: { maxModelRounds: 1 } });
     expect(out.stop_reason).toBe("max_model_rounds");
     const state = await graph.getState(config as never);

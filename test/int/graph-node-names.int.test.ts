@@ -1,6 +1,6 @@
 /**
  * A user graph whose nodes are named like the built-in agent's (`guard`, `model`, `approval`,
- * `tools`, `finish`) and whose tool node is named like a stream mode (`tools`) is a graph like
+ * `tools`; and `finish`, a name the agent once had) and whose tool node is named like a stream mode (`tools`) is a graph like
  * any other: through the official SDK, with every stream mode, it streams and runs exactly as
  * the same graph with other names — part for part, once the names, ids and times are set aside —
  * and its devmind events are the same too. Its chat model's tokens carry its own node's name,
