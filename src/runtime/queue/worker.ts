@@ -73,6 +73,12 @@ export function createWorker(deps: WorkerDeps): Worker {
   let idlePoll: NodeJS.Timeout | undefined;
   const pause = (ms: number, waiters: Set<() => void> = others): Promise<void> =>
     new Promise((resolve) => {
+      // stop() wakes the loops waiting when it is called; one that was busy (a claim in flight)
+      // and pauses after it must not wait out its pause (an idle slot's is minutes)
+      if (stopping) {
+        resolve();
+        return;
+      }
       const done = (): void => {
         clearTimeout(timer);
         waiters.delete(done);
