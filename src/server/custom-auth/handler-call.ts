@@ -27,7 +27,7 @@ function httpExceptionOf(error: unknown): { status: number; message: string; hea
  * AUTH_HANDLER_FAILED naming `what` (500, as the official server answers a handler that throws), with the
  * cause for the log. Nothing is written before authorization, so a failed handler stores nothing.
  */
-export async function callHandler<T>(what: string, call: () => T | Promise<T>, timeoutMs: number = AUTH_DEFAULTS.handlerTimeoutMs): Promise<T> {
+export async function callHandler<T>(what: string, call: () => T | Promise<T>, timeoutMs: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(
