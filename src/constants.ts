@@ -289,6 +289,10 @@ export const RUNTIME_DEFAULTS = {
   waitPollMs: 5_000,
   /** ... and this often when LISTEN is not available (the database is away, or it cannot listen). */
   waitPollNoListenMs: 250,
+  /** Run ends a runtime remembers for a wait that starts just after its run ended (RunEndWatcher), at most this many… */
+  recentEndsMax: 256,
+  /** …for at most this long. */
+  recentEndsMs: 60_000,
   /** Longest a drain (`worker.stop()`) waits for runs to reach a step boundary. */
   drainTimeoutMs: 30_000,
   /** The lease reaper looks this long after the earliest lease is due to lapse. */

@@ -20,7 +20,7 @@ import { listenRun } from "./events/live-follow.js";
 import { waitForRunEnd, type RunEndWatcher } from "./queue/run-end-wait.js";
 import { recoverEmbeddedOrphans, takeOverRunning, waitStopped, type OrphanDeps } from "./queue/orphan-runs.js";
 import type { ClaimedRun, RunRecord, RunStatus } from "./queue/run-record.js";
-import { RunStore } from "./queue/run-store.js";
+import { RunStore, type CreateRunOptions } from "./queue/run-store.js";
 import { retryDatabaseFaults } from "./execution/backoff.js";
 import type { ThreadsApi } from "./threads/threads-api.js";
 import { RunCompletions } from "./completions/run-completions.js";
@@ -168,22 +168,28 @@ export function createRunsApi(deps: RunsApiDeps): RunsApi {
 
   const runsApi: RunsApi = {
     async create(request) {
-      const { executeHere, assistantId: requested, webhook: requestedWebhook, deleteThread, completionHoldMs, command, ...given } = request;
+      const { executeHere, assistantId: requested, webhook: requestedWebhook, deleteThread, completionHoldMs, command, threadMustExist, ...given } = request;
       const webhook = requestedWebhook === undefined || requestedWebhook === null ? null : checkWebhookUrl(policy, requestedWebhook);
       const named = requested ?? GRAPHS_DEFAULTS.defaultGraphId;
       if (!ASSISTANT_UUID.test(named)) graphs.check(named);
-      const assistant = await assistants.get(named);
-      const graphId = assistant.graph_id;
-      const mergedConfig = mergeAssistantConfig(assistant.config, given.config);
-      const mergedContext = mergeAssistantContext(assistant.context, given.context);
-      const rest = { ...given, ...(mergedConfig === undefined ? {} : { config: mergedConfig }), ...(mergedContext === undefined ? {} : { context: mergedContext }) };
-      const threadId = rest.threadId ?? randomUUID();
-      const create = { ...rest, threadId, graphId, assistantId: assistant.assistant_id };
+      const threadId = given.threadId ?? randomUUID();
+      let graphId = "";
+      // the assistant is read in the creating transaction: its config and context are the run's
+      // defaults, and the read costs no transaction of its own
+      const resolve = async (tx: Queryable): Promise<CreateRunOptions> => {
+        const assistant = await assistants.get(named, undefined, tx);
+        graphId = assistant.graph_id;
+        const mergedConfig = mergeAssistantConfig(assistant.config, given.config);
+        const mergedContext = mergeAssistantContext(assistant.context, given.context);
+        return { ...given, ...(mergedConfig === undefined ? {} : { config: mergedConfig }), ...(mergedContext === undefined ? {} : { context: mergedContext }), threadId, graphId, assistantId: assistant.assistant_id };
+      };
       // the run, its run.created event, its thread's row and the workers' wake-up commit together
       // (one transaction for what were three)
       const created = async (tx: Queryable, runId: string): Promise<void> => {
         await events.append(runId, [{ type: "run.created" }], undefined, { tx });
-        await threads.touch(threadId, graphId, undefined, tx);
+        // a thread the caller named must exist (and be visible to it): checked as it is touched
+        if (threadMustExist !== undefined) await threads.touchExisting(threadId, graphId, threadMustExist.access, tx);
+        else await threads.touch(threadId, graphId, undefined, tx);
         // delivered at commit; a run this process claims at creation needs no worker
         if (executeHere !== true) await notify(tx, RUNS_CHANNEL, runId);
         await completions.insert(tx, runId, { webhook, deleteThread: deleteThread === true, holdMs: completionHoldMs });
@@ -194,10 +200,11 @@ export function createRunsApi(deps: RunsApiDeps): RunsApi {
           await events.append(runId, [{ type: "resume.given", interrupt_ids: [], by: command.by, reason: null, value_digest: argsDigest(given) }], undefined, { tx });
         }
       };
+      await assistants.ready();
       const { run, claimed } =
         executeHere === true
-          ? await runs.createClaimed({ ...create, claimFor: { owner, leaseMs: config.worker.leaseMs } }, created)
-          : { run: await runs.create(create, created), claimed: null };
+          ? await runs.createClaimed(resolve, { owner, leaseMs: config.worker.leaseMs }, created)
+          : { run: await runs.create(resolve, created), claimed: null };
       if (claimed !== null) reserved.set(run.run_id, claimed);
       // created to execute here but queued behind another run of its thread: a worker continues it
       if (executeHere === true && claimed === null) await notify(db, RUNS_CHANNEL, run.run_id);
@@ -298,6 +305,9 @@ export function createRunsApi(deps: RunsApiDeps): RunsApi {
         return { value: run, events: stored };
       }),
     async wait(runId, waitOptions = {}) {
+      return (await runsApi.waitEnd(runId, waitOptions)).run;
+    },
+    async waitEnd(runId, waitOptions = {}) {
       const deadline = Date.now() + (waitOptions.timeoutMs ?? config.limits.runTimeoutMs);
       return waitForRunEnd(
         {
@@ -307,9 +317,10 @@ export function createRunsApi(deps: RunsApiDeps): RunsApi {
           subscribe: (id, listener) => runsApi.subscribe(id, listener),
         },
         runId,
-        { deadline, signal: waitOptions.signal, isEnded: (run) => TERMINAL.includes(run.status) },
+        { deadline, signal: waitOptions.signal, known: waitOptions.known, isEnded: (run) => TERMINAL.includes(run.status) },
       );
     },
+    listenEnds: () => runEnds.ready(),
     events(runId, eventOptions = {}) {
       if (eventOptions.follow !== true) {
         return (async function* () {

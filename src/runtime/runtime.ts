@@ -51,7 +51,8 @@ import type { StateReadableGraph } from "./threads/thread-state.js";
 import { AssistantStore, type AssistantsApi } from "./assistants/assistant-store.js";
 export { argsDigest } from "./interrupts/digest.js";
 import { Purger, type TruncateFlags } from "./threads/purge.js";
-import { RunEndWatcher } from "./queue/run-end-wait.js";
+import { RunEndWatcher, type EndedRun } from "./queue/run-end-wait.js";
+export type { EndedRun } from "./queue/run-end-wait.js";
 import { createRunsApi, type NextRunOptions } from "./runs-api.js";
 export type { NextRunOptions } from "./runs-api.js";
 export { FINAL_STATUSES, isFinalStatus } from "./queue/status.js";
@@ -184,6 +185,12 @@ export interface RunsApi {
      * resumes go through `resume` / `decide`), audited as a resume given by `by`.
      */
     command?: { update?: unknown; goto?: unknown; by: string };
+    /**
+     * The thread (`threadId`) must exist already, and `access` (the caller's AccessFilter) let
+     * the caller see it: THREAD_NOT_FOUND otherwise, and nothing is created. Checked in the
+     * creating transaction (the server's run on a named thread), not by a read before it.
+     */
+    threadMustExist?: { access?: AccessFilter | undefined };
   }): Promise<RunRecord>;
   execute(runId: string): Promise<RunRecord>;
   /**
@@ -212,6 +219,14 @@ export interface RunsApi {
    */
   rollback(runId: string): Promise<void>;
   wait(runId: string, options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<RunRecord>;
+  /**
+   * `wait`, with the graph's state at the run's end when this process executed it (read then by
+   * its executor: no read here). `known`: the run as the caller created or read it after
+   * `listenEnds()` resolved true — the wait starts from it instead of reading the run.
+   */
+  waitEnd(runId: string, options?: { timeoutMs?: number; signal?: AbortSignal; known?: RunRecord }): Promise<EndedRun>;
+  /** Starts this process's one LISTEN for run ends (shared by every wait); true once it is in effect. */
+  listenEnds(): Promise<boolean>;
   /**
    * The run's stored events in seq order (with `follow`, then new ones until the run is terminal).
    * Known types are `RunEvent`s; a type a newer version wrote is a `ForeignRunEvent` (tell them
@@ -473,6 +488,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     runTimeoutMs: config.limits.runTimeoutMs,
     cancelPollMs: RUNTIME_DEFAULTS.cancelPollMs,
     live,
+    ended: (ended) => runEnds.publish(ended),
     liveMessages,
     ...(drainSignal === undefined ? {} : { drainSignal }),
   });
@@ -555,6 +571,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         owner: `${owner}:worker`,
         logger: logger.child({ component: "worker" }),
         startScheduler,
+        runEnds,
       });
       workers.add(worker);
       return worker;

@@ -5,6 +5,7 @@ import { isHitlRequest, type NextRunOptions, type Runtime } from "../runtime/run
 import { httpError } from "./http-errors.js";
 import type { StartedRun } from "./run-start.js";
 import type { RunCreateBody } from "./validation.js";
+import type { AccessFilter } from "../vocabulary/access-filter.js";
 
 /** The keys of a run's `config` devmind passes to a graph (CONTRACT section 10). */
 const CONFIG_KEYS = ["configurable", "recursion_limit", "tags"] as const;
@@ -192,10 +193,11 @@ function isDecisionsBody(value: unknown): boolean {
 export async function startGraphRun(
   runtime: Runtime,
   thread: string,
-  target: { assistantId: string; graphId: string },
+  target: { assistantId: string; graphId: string | null },
   body: RunCreateBody,
   principal: string,
   completion: RunCompletionOptions = {},
+  threadMustExist?: { access?: AccessFilter | undefined },
 ): Promise<StartedRun> {
   const options = runOptionsOf(body);
   const config = graphConfigOf(body.config);
@@ -209,7 +211,7 @@ export async function startGraphRun(
     ...(streamMode === undefined ? {} : { streamMode }),
     webhook: body.webhook ?? null,
   };
-  const created = { threadId: thread, assistantId: target.assistantId, ...options, ...shared, multitask: multitaskOf(body), ...completion };
+  const created = { threadId: thread, assistantId: target.assistantId, ...options, ...shared, multitask: multitaskOf(body), ...completion, ...(threadMustExist === undefined ? {} : { threadMustExist }) };
   if (hasCommand(body)) {
     if (!isEmptyInput(body.input)) throw httpError("REQUEST_INVALID", "send either input or command, not both");
     const command = body.command as { resume?: unknown; update?: unknown; goto?: unknown };
@@ -220,7 +222,7 @@ export async function startGraphRun(
       const commanded = { ...(command.update === undefined ? {} : { update: command.update }), ...(command.goto === undefined ? {} : { goto: command.goto }), by: principal };
       return { run: await runtime.runs.create({ ...created, input: null, command: commanded }) };
     }
-    if (waiting.graph_id !== target.graphId) throw new RunConflictError(`thread ${thread}'s interrupted run is of graph ${waiting.graph_id}, not ${target.graphId}`, { threadId: thread, graphId: waiting.graph_id });
+    if (target.graphId !== null && waiting.graph_id !== target.graphId) throw new RunConflictError(`thread ${thread}'s interrupted run is of graph ${waiting.graph_id}, not ${target.graphId}`, { threadId: thread, graphId: waiting.graph_id });
     // the resuming run takes the request's options (not `checkpointId`: it continues where the thread waits)
     const { checkpointId: _checkpointId, ...resumeOptions } = options;
     const next: NextRunOptions = { ...shared, ...resumeOptions };

@@ -1,7 +1,8 @@
 import { SERVER_DEFAULTS } from "../constants.js";
 import { DevmindError, hasErrorCode, RunConflictError } from "../errors.js";
 import type { RunRecord } from "../runtime/queue/run-record.js";
-import type { Runtime } from "../runtime/runtime.js";
+import type { EndedRun, Runtime } from "../runtime/runtime.js";
+import type { StateSnapshot } from "@langchain/langgraph";
 import { httpError } from "./http-errors.js";
 import type { StreamCursor } from "./stream-cursor.js";
 import type { RunCreateBody } from "./validation.js";
@@ -41,10 +42,16 @@ export async function startRun(
   // the auth handler's filter on the run's thread (another user's is 404) and the owner metadata a new thread gets
   const filter = options.access?.filter;
   const ownerMetadata = options.access?.threadMetadata ?? {};
+  if (threadId !== null && isPlainRun(runtime, body)) {
+    // the common request: the assistant is read, the thread checked (and touched) and the run
+    // created in one transaction, not three reads before it
+    refuseUnsupportedOptions(body);
+    return startGraphRun(runtime, threadId, { assistantId: body.assistant_id, graphId: null }, body, principal, {}, { access: filter }).catch((error: unknown) => {
+      throw forRun(error);
+    });
+  }
   const assistant = await runtime.assistants.get(body.assistant_id).catch((error: unknown) => {
-    // the official server words this refusal for runs ("No assistant found for ..."): mark it so
-    if (!hasErrorCode(error, "ASSISTANT_NOT_FOUND")) throw error;
-    throw new DevmindError("ASSISTANT_NOT_FOUND", error.message, { details: { ...error.details, forRun: true } });
+    throw forRun(error);
   });
   const graphId = assistant.graph_id;
   refuseUnsupportedOptions(body);
@@ -81,6 +88,35 @@ export async function startRun(
   }
 }
 
+/** The official server words a missing assistant's refusal for runs ("No assistant found for ..."): marked so. */
+function forRun(error: unknown): unknown {
+  if (!hasErrorCode(error, "ASSISTANT_NOT_FOUND")) return error;
+  return new DevmindError("ASSISTANT_NOT_FOUND", error.message, { details: { ...error.details, forRun: true } });
+}
+
+const ASSISTANT_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * A request `startRun` serves in one transaction: a new run with input on a named thread, of a
+ * loaded graph or an assistant uuid, with no command, checkpoint, thread creation or multitask
+ * interrupt / rollback (those read the thread first, and refuse in the order they always did).
+ */
+function isPlainRun(runtime: Runtime, body: RunCreateBody): boolean {
+  const raw = body as Record<string, unknown>;
+  return (
+    body.command == null &&
+    body.input !== undefined &&
+    body.input !== null &&
+    body.if_not_exists !== "create" &&
+    body.on_completion !== "delete" &&
+    body.multitask_strategy !== "interrupt" &&
+    body.multitask_strategy !== "rollback" &&
+    raw["checkpoint_id"] == null &&
+    raw["checkpoint"] == null &&
+    (ASSISTANT_UUID.test(body.assistant_id) || runtime.graphs.has(body.assistant_id))
+  );
+}
+
 /**
  * multitask_strategy "interrupt": cancels the thread's pending and running runs and
  * waits (at most SERVER_DEFAULTS.interruptStopMs) until they stopped; the new run is then created
@@ -112,20 +148,24 @@ const STOPPED: ReadonlySet<string> = new Set(FINAL_STATUSES);
 
 /**
  * Waits until the run ended (at an interrupt too), at most SERVER_DEFAULTS.waitMaxMs or until
- * `signal` aborts; returns the run as it then is.
+ * `signal` aborts; returns the run as it then is, with the graph's final state when this process
+ * executed it. `known`: the run was created after `runtime.runs.listenEnds()` resolved true, so
+ * the wait starts from `started` without reading it.
  */
-export async function waitForRun(runtime: Runtime, started: RunRecord, signal: AbortSignal): Promise<RunRecord> {
+export async function waitForRun(runtime: Runtime, started: RunRecord, signal: AbortSignal, known = false): Promise<EndedRun> {
   // woken by the run's end (its final event, in this process or by NOTIFY from another), not a poll
-  return runtime.runs.wait(started.run_id, { timeoutMs: SERVER_DEFAULTS.waitMaxMs, signal });
+  return runtime.runs.waitEnd(started.run_id, { timeoutMs: SERVER_DEFAULTS.waitMaxMs, signal, ...(known ? { known: started } : {}) });
 }
 
 /**
  * What `runs.wait` and `runs.join` answer: the thread's values, with `__interrupt__` while it
  * waits for approval; for a failed or timed-out run the official `{__error__}` (`waitErrorBody`).
+ * `state`: the graph's state at the run's end, as its executor in this process read it (else the
+ * thread's state is read).
  */
-export async function finalValues(runtime: Runtime, run: RunRecord): Promise<Record<string, unknown>> {
+export async function finalValues(runtime: Runtime, run: RunRecord, ended?: StateSnapshot): Promise<Record<string, unknown>> {
   if (run.status === "error" || run.status === "timeout") return waitErrorBody(run);
-  const state = await runtime.threads.state(run.thread_id);
+  const state = ended ?? (await runtime.threads.state(run.thread_id));
   const values = toWire(state.values ?? {}) as Record<string, unknown>;
   const interrupts = interruptsOf(state);
   return run.stop_reason === "interrupt" && interrupts.length > 0 ? { ...values, __interrupt__: interrupts } : values;

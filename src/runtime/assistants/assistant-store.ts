@@ -3,7 +3,7 @@ import { accessJson, type AccessFilter } from "../../vocabulary/access-filter.js
 import type { GraphRunHooks } from "../../graphs/run-hooks.js";
 import { assistantIdFor } from "../../graphs/assistant-id.js";
 import { ASSISTANT_DEFAULTS } from "../../constants.js";
-import type { Database, Row } from "../../db/types.js";
+import type { Database, Queryable, Row } from "../../db/types.js";
 import { AssistantNotFoundError, RunConflictError } from "../../errors.js";
 import { assistantSql, ASSISTANT_SORT_KEYS, type AssistantSortKey, type AssistantSql } from "./assistant-sql.js";
 import { checkRunGraphConfig } from "../queue/run-config.js";
@@ -126,10 +126,10 @@ export class AssistantStore implements AssistantsApi {
   }
 
   /** The assistant an id names: its uuid, or a loaded graph's id (its default assistant). ASSISTANT_NOT_FOUND otherwise. */
-  async get(idOrGraph: string, access?: AccessFilter): Promise<AssistantRecord> {
+  async get(idOrGraph: string, access?: AccessFilter, tx?: Queryable): Promise<AssistantRecord> {
     await this.ensureDefaults();
     const assistantId = this.idOf(idOrGraph);
-    const row = (await this.db.query(this.sql.get, [assistantId, accessJson(access)])).rows[0];
+    const row = (await (tx ?? this.db).query(this.sql.get, [assistantId, accessJson(access)])).rows[0];
     if (row === undefined) throw new AssistantNotFoundError(idOrGraph);
     const assistant = assistantFromRow(row);
     if (!this.graphs.ids().includes(assistant.graph_id)) throw new AssistantNotFoundError(idOrGraph, `: its graph ${assistant.graph_id} is not loaded here`);
@@ -208,6 +208,15 @@ export class AssistantStore implements AssistantsApi {
   }
 
   /** Writes the default assistant of every loaded graph that has none (once per store). */
+  /**
+   * Writes every loaded graph's default assistant once (memoised). Call it before `get` with a
+   * transaction: the first write goes through the database itself, which an embedded database's
+   * one connection would only serve after that transaction.
+   */
+  ready(): Promise<void> {
+    return this.ensureDefaults();
+  }
+
   private ensureDefaults(): Promise<void> {
     this.defaults ??= (async () => {
       // newest first is the search order: written last to first, the first loaded graph lists first

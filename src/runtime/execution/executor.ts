@@ -12,6 +12,8 @@ import { executeGraphAttempt, type Attempt } from "./graph-attempt.js";
 import type { ResumeStore } from "../interrupts/resume-store.js";
 import type { RunEventData } from "../events/run-events.js";
 import type { ClaimedRun, RunCounts, RunRecord } from "../queue/run-record.js";
+import type { EndedRun } from "../queue/run-end-wait.js";
+import type { StateSnapshot } from "@langchain/langgraph";
 import type { RunStore } from "../queue/run-store.js";
 import { finalEvent, statusForStopReason } from "../queue/status.js";
 import type { ToolLedger } from "../ledger/tool-ledger.js";
@@ -32,6 +34,8 @@ export interface ExecutorDeps {
   cancelPollMs: number;
   /** Live listeners of every event (model.delta included), in this process. */
   live: (runId: string, event: RunEventData) => void;
+  /** Told of every run this process ended (committed), with the graph's final state when read: waiters here answer without a read. */
+  ended?: ((ended: EndedRun) => void) | undefined;
   /** Where the message chunks chat models stream in a run's graph go (live only, to every process). */
   liveMessages: LiveMessageSink;
   /** Aborted when this process drains: runs stop at the next step boundary and are released. */
@@ -135,12 +139,13 @@ export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, ow
     owner,
     trigger,
     fresh,
+    noOpenResumes: claimed.noOpenResumes === true,
     started,
     signals: { cancel: cancel.signal, lost: lost.signal, fault: fault.signal },
     append,
     settled: () => chain,
     lostLease: () => lostLease,
-    finish: (stopReason, counts, error, answer = null) => finishRun(deps, run, epoch, stopReason, answer, counts, error),
+    finish: (stopReason, counts, error, answer = null, state) => finishRun(deps, run, epoch, stopReason, answer, counts, error, state),
   };
   try {
     return await executeGraphAttempt(attempt);
@@ -159,6 +164,7 @@ export async function finishRun(
   answer: string | null,
   counts: RunCounts,
   error: RunError | null,
+  state?: StateSnapshot,
 ): Promise<RunRecord> {
   const status = statusForStopReason(stopReason);
   const final = finalEvent(status, stopReason, answer, error);
@@ -170,6 +176,7 @@ export async function finishRun(
     return ended !== null;
   });
   if (held) deps.live(run.run_id, final);
+  if (held && ended !== null) deps.ended?.({ run: ended, state });
   // the run as the committed finish left it; read back only when another holder wrote it
   return held && ended !== null ? ended : deps.runs.get(run.run_id);
 }

@@ -38,6 +38,8 @@ export interface Attempt {
   trigger: "worker" | "manual";
   /** Nothing of this run has executed before (its first claim, executed for the first time). */
   fresh: boolean;
+  /** The claim saw no open resume for the run (nor for the run it resumes): none to read. */
+  noOpenResumes: boolean;
   started: number;
   signals: { cancel: AbortSignal; lost: AbortSignal; fault: AbortSignal };
   /** Stores events in order (fenced; retried through a database fault). */
@@ -45,7 +47,8 @@ export interface Attempt {
   /** Resolves once every appended event is stored (or failed). */
   settled: () => Promise<unknown>;
   lostLease: () => boolean;
-  finish: (stopReason: StopReason, counts: RunCounts, error: RunError | null, answer?: string | null) => Promise<RunRecord>;
+  /** `state`: the graph's state at the end, when read (handed to this process's waiters). */
+  finish: (stopReason: StopReason, counts: RunCounts, error: RunError | null, answer?: string | null, state?: StateSnapshot) => Promise<RunRecord>;
 }
 
 /** Why a run's signal was aborted by the executor (not by the graph). */
@@ -165,7 +168,7 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
     // a fresh run has no checkpoint of its own yet: its state is read only to continue or resume it
     // (a run created by a resume, or with a Command, resumes from the thread's state at once)
     const resumes = (): Promise<ResumeRecord[]> => openResumes(deps, run);
-    const given = attempt.fresh ? await resumes() : null;
+    const given = attempt.fresh ? (attempt.noOpenResumes ? [] : await resumes()) : null;
     const before = attempt.fresh && given?.length === 0 ? null : ((await graph.getState(thread)) as StateSnapshot);
     const ours = before !== null && before.metadata?.["run_id" as never] === run.run_id;
     const resumeWith = before !== null && !ours && run.checkpoint_id === null ? resumeCommand(interruptsOf(before), given ?? (await resumes())) : null;
@@ -202,12 +205,12 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
       if (pending.length > 0) {
         const command = resumeCommand(pending, await resumes());
         // nothing answers its interrupts (it stopped at them and died before it ended): it ends there
-        if (command === null) return await endAtInterrupt(attempt, counts(), pending, checkpointIdOf(before));
+        if (command === null) return await endAtInterrupt(attempt, counts(), pending, checkpointIdOf(before), before);
         input = command;
         await attempt.append([{ type: "run.resumed", reason: resumeReason(pending, command), attempt: run.attempt, worker: owner }]);
       } else if (reachedBreakpoint(run, before)) {
         // its last attempt stopped at a breakpoint and died before the run was marked finished
-        return await endAtInterrupt(attempt, counts(), [], checkpointIdOf(before));
+        return await endAtInterrupt(attempt, counts(), [], checkpointIdOf(before), before);
       } else if (before.tasks.length > 0) {
         // not `before.next`: it leaves out tasks whose writes are already stored, e.g. a step that
         // finished while the checkpoint after it was being saved when the process died; the graph
@@ -304,9 +307,9 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
     const after = (await graph.getState(thread)) as StateSnapshot;
     countFrom(after);
     const interrupts = interruptsOf(after);
-    if (interrupts.length > 0) return await endAtInterrupt(attempt, counts(), interrupts, checkpointIdOf(after));
+    if (interrupts.length > 0) return await endAtInterrupt(attempt, counts(), interrupts, checkpointIdOf(after), after);
     // a static breakpoint ends the run at an interrupt too; a later run without input continues from there
-    if (stoppedAtBreakpoint(after)) return await endAtInterrupt(attempt, counts(), [], checkpointIdOf(after));
+    if (stoppedAtBreakpoint(after)) return await endAtInterrupt(attempt, counts(), [], checkpointIdOf(after), after);
     return await finishFromState(attempt, hooks, after, counts);
   } catch (error) {
     await attempt.settled().catch(() => undefined);
@@ -358,13 +361,22 @@ async function openResumes(deps: ExecutorDeps, run: RunRecord): Promise<ResumeRe
  * thread waiting on it, with `approval.requested` (when an interrupt is in LangChain's HITL shape,
  * whichever graph raised it) and `run.interrupted` committed with the status.
  */
-async function endAtInterrupt(attempt: Attempt, counts: RunCounts, interrupts: RunInterrupt[], checkpointId: string | null): Promise<RunRecord> {
+async function endAtInterrupt(attempt: Attempt, counts: RunCounts, interrupts: RunInterrupt[], checkpointId: string | null, state: StateSnapshot): Promise<RunRecord> {
   const { deps, run, epoch } = attempt;
   const requests = interrupts.flatMap((item) => (isHitlRequest(item.value) ? item.value.actionRequests : []));
   const events: GraphRunEvent[] = [...(requests.length > 0 ? [{ type: "approval.requested" as const, requests }] : []), { type: "run.interrupted", interrupts }];
-  const ended = (tx: Queryable): Promise<boolean> => deps.runs.endAtInterrupt(run.run_id, epoch, counts, { tx, interrupts, checkpointId }).then((row) => row !== null);
+  let record: RunRecord | null = null;
+  const ended = async (tx: Queryable): Promise<boolean> => {
+    record = await deps.runs.endAtInterrupt(run.run_id, epoch, counts, { tx, interrupts, checkpointId });
+    return record !== null;
+  };
   if (await deps.events.appendWith(run.run_id, events, ended)) {
     for (const data of events) deps.live(run.run_id, data);
+    // the run as the committed statement left it: no read after the write
+    if (record !== null) {
+      deps.ended?.({ run: record, state });
+      return record;
+    }
   }
   return await deps.runs.get(run.run_id);
 }
@@ -372,7 +384,7 @@ async function endAtInterrupt(attempt: Attempt, counts: RunCounts, interrupts: R
 /** Ends a run whose graph ended: its stop reason, answer and error as the graph's hooks read them from its values (default: completed). */
 async function finishFromState(attempt: Attempt, hooks: GraphRunHooks, state: StateSnapshot, counts: () => RunCounts): Promise<RunRecord> {
   const outcome = hooks.outcome?.(state.values) ?? { stopReason: "completed" as const, answer: null, error: null };
-  return attempt.finish(outcome.stopReason, counts(), outcome.stopReason === "completed" ? null : outcome.error, outcome.answer);
+  return attempt.finish(outcome.stopReason, counts(), outcome.stopReason === "completed" ? null : outcome.error, outcome.answer, state);
 }
 
 /**

@@ -146,6 +146,10 @@ export interface RunCounts {
 export interface ClaimedRun {
   run: RunRecord;
   epoch: number;
+  /** True when the claim saw no open resume for the run (nor for the run it resumes): its executor reads none. */
+  noOpenResumes?: boolean;
+  /** True when the claim saw another due run pending (a worker's claim): the slot claims again after this run. */
+  morePending?: boolean;
 }
 
 /**

@@ -43,6 +43,20 @@ function countsSet(first: number): string {
     active_ms = r.active_ms + COALESCE($${first + 4}::bigint, 0)`;
 }
 
+/**
+ * The CTE `queued` over `changed` (a run that just stopped): announces the next run queued on its
+ * thread (multitask enqueue) to the workers of every process, since no slot looks again after a
+ * run unless it knows of more work. Selected first, notified after: one notification at most.
+ */
+function queuedWake(runs: string): string {
+  return `queued AS (
+         SELECT pg_notify('${RUNS_CHANNEL}', n.run_id::text) AS woken FROM (
+           SELECT q.run_id FROM ${runs} q, changed c
+            WHERE q.thread_id = c.thread_id AND q.status = 'pending' AND q.run_id <> c.run_id::uuid
+            ORDER BY q.created_at, q.run_id LIMIT 1) n
+       )`;
+}
+
 /** `$1 run id, $2 epoch`: the fence every worker write of a run checks. */
 const FENCE = `r.run_id = $1::uuid AND r.lease_epoch = $2::bigint AND r.status = 'running'`;
 
@@ -190,7 +204,10 @@ export function runSql(schema: string) {
     /**
      * $1 owner, $2 lease ms, $3 graph ids. Claims the oldest pending run of one of these graphs
      * that may start (no active run on its thread, none queued ahead of it); skips rows other
-     * claimers hold. A concurrent claim on the
+     * claimers hold. Also returns `no_open_resumes`: no open resume is stored for the run (nor
+     * for the waiting run it resumes), so its executor need not read them; and `more_pending`:
+     * another run of these graphs was pending and due as the claim saw it (the claimer looks
+     * again after this run; runs announced later wake it by NOTIFY). A concurrent claim on the
      * same thread can still make this fail with 23505 (the one-active-per-thread index).
      */
     claimNext: statement(
@@ -206,7 +223,10 @@ export function runSql(schema: string) {
                  LIMIT 1
                    FOR UPDATE SKIP LOCKED)
           AND r.status = 'pending'
-       RETURNING ${runColumns("r")}`,
+       RETURNING ${runColumns("r")},
+         NOT EXISTS (SELECT 1 FROM ${s}.run_resumes u WHERE u.run_id IN (r.run_id, r.resumes_run) AND u.consumed_at IS NULL) AS no_open_resumes,
+         EXISTS (SELECT 1 FROM ${runs} q WHERE q.status = 'pending' AND q.run_id <> r.run_id AND q.graph_id = ANY($3::text[])
+                    AND (q.not_before IS NULL OR q.not_before <= now())) AS more_pending`,
     ),
 
     /**
@@ -281,8 +301,8 @@ export function runSql(schema: string) {
          UPDATE ${s}.run_resumes AS u SET consumed_at = clock_timestamp()
            FROM changed c WHERE u.run_id IN (c.run_id::uuid, c.resumed_id) AND u.consumed_at IS NULL
          RETURNING u.run_id
-       )
-       SELECT c.*, (SELECT count(*) FROM used)::integer AS used FROM changed c`,
+       ), ${queuedWake(runs)}
+       SELECT c.*, (SELECT count(*) FROM used)::integer AS used, (SELECT count(*) FROM queued)::integer AS queued FROM changed c`,
     ),
 
     /**
@@ -301,8 +321,8 @@ export function runSql(schema: string) {
          UPDATE ${s}.run_resumes AS u SET consumed_at = clock_timestamp()
            FROM changed c WHERE u.run_id IN (c.run_id::uuid, c.resumed_id) AND u.consumed_at IS NULL
          RETURNING u.run_id
-       )
-       SELECT c.*, (SELECT count(*) FROM used)::integer AS used FROM changed c`,
+       ), ${queuedWake(runs)}
+       SELECT c.*, (SELECT count(*) FROM used)::integer AS used, (SELECT count(*) FROM queued)::integer AS queued FROM changed c`,
     ),
 
     /**

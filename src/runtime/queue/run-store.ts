@@ -190,10 +190,13 @@ export class RunStore {
    * behind it. The thread's waiting run (ended at an interrupt) no longer waits once this run is
    * created; with `resumesRun` the run is created only while the thread still waits on that run. Bad input, limits or thread id throw RUN_INPUT_INVALID.
    * `withRun` writes what belongs with the new run (its `run.created` event) in the same
-   * transaction: the run and those writes commit together or not at all.
+   * transaction: the run and those writes commit together or not at all. `options` may be a
+   * function of the transaction that returns them (reads made in the same transaction).
    */
-  async create(options: CreateRunOptions, withRun?: (tx: Queryable, runId: string) => Promise<void>): Promise<RunRecord> {
-    const created = await this.db.transaction((tx) => this.createWithin(tx, options, withRun));
+  async create(options: CreateRunOptions | ((tx: Queryable) => Promise<CreateRunOptions>), withRun?: (tx: Queryable, runId: string) => Promise<void>): Promise<RunRecord> {
+    // a function resolves the options in the transaction itself (the runs API reads the run's
+    // assistant there): the reads a run's creation needs and its writes are one transaction
+    const created = await this.db.transaction(async (tx) => this.createWithin(tx, typeof options === "function" ? await options(tx) : options, withRun));
     if ("conflict" in created) {
       const { threadId, activeRunId, activeStatus } = created.conflict;
       if (created.conflict.notWaiting !== undefined) {
@@ -263,11 +266,13 @@ export class RunStore {
    * lease (`claimed`); null `claimed` means it was queued behind another run of its thread.
    */
   async createClaimed(
-    options: CreateRunOptions & { claimFor: LeaseOptions },
+    options: CreateRunOptions | ((tx: Queryable) => Promise<CreateRunOptions>),
+    claimFor: LeaseOptions,
     withRun?: (tx: Queryable, runId: string) => Promise<void>,
   ): Promise<{ run: RunRecord; claimed: ClaimedRun | null }> {
-    const run = await this.create(options, withRun);
-    if (run.status !== "running" || run.lease?.owner !== options.claimFor.owner) return { run, claimed: null };
+    const withLease = typeof options === "function" ? async (tx: Queryable) => ({ ...(await options(tx)), claimFor }) : { ...options, claimFor };
+    const run = await this.create(withLease, withRun);
+    if (run.status !== "running" || run.lease?.owner !== claimFor.owner) return { run, claimed: null };
     return { run, claimed: { run, epoch: run.lease.epoch } };
   }
 
@@ -335,7 +340,7 @@ export class RunStore {
       try {
         const result = await this.db.query(this.sql.claimNext, [owner, leaseMs, graphIds]);
         const row = result.rows[0];
-        return row === undefined ? null : claimed(row);
+        return row === undefined ? null : { ...claimed(row), noOpenResumes: row["no_open_resumes"] === true, morePending: row["more_pending"] === true };
       } catch (error) {
         if (!isUniqueViolation(error)) throw error;
       }

@@ -8,6 +8,7 @@ import type { CronScheduler } from "../crons/cron-scheduler.js";
 import type { ExecutorDeps } from "../execution/executor.js";
 import { DatabaseHealth, executeWithRecovery, faultBackoff, type DatabaseHealthReport } from "../execution/fault-recovery.js";
 import type { RunStore } from "./run-store.js";
+import type { RunEndWatcher } from "./run-end-wait.js";
 
 /** Options of `runtime.worker()`. */
 export interface WorkerOptions {
@@ -37,6 +38,8 @@ interface WorkerDeps {
   executorDeps: (drainSignal?: AbortSignal) => ExecutorDeps;
   owner: string;
   logger: Logger;
+  /** This process's run-end watcher: told which runs a slot executes, so their waiters here take the executor's record. */
+  runEnds?: Pick<RunEndWatcher, "executingHere" | "left"> | undefined;
   /** Starts this worker's cron scheduler (`runtime.crons`); workers with concurrency 0 schedule nothing. */
   startScheduler?: (() => CronScheduler) | undefined;
 }
@@ -62,11 +65,16 @@ export function createWorker(deps: WorkerDeps): Worker {
   const wakeAll = (): void => {
     for (const wake of [...idleSlots, ...others]) wake();
   };
+  // runs announced while no slot was idle: a slot that ends a run claims again only while some
+  // are left (a claim that finds nothing sets it back to 0), instead of after every run — with
+  // nothing queued that claim was a transaction per run that found nothing
+  let unclaimed = 0;
   // a new run wakes one idle slot, not all of them: each woken slot costs a claim (a transaction),
   // and all but one of them would find nothing
   const wakeOne = (): void => {
     const first = idleSlots.values().next();
     if (first.done !== true) first.value();
+    else unclaimed += 1;
   };
   // the fallback for a notification that never came (the listening connection was down): one
   // idle slot looks every idlePollMs, whatever the number of slots
@@ -139,11 +147,13 @@ export function createWorker(deps: WorkerDeps): Worker {
         continue;
       }
       if (claimed === null) {
+        unclaimed = 0;
         // woken by NOTIFY, by the idle poll, or when the worker stops
         await pause(RUNTIME_DEFAULTS.idleSlotMaxMs, idleSlots);
         continue;
       }
       active += 1;
+      deps.runEnds?.executingHere(claimed.run.run_id);
       try {
         deps.logger.info({ event: "run.claimed", run_id: claimed.run.run_id, attempt: claimed.run.attempt, epoch: claimed.epoch, worker: owner }, "run claimed");
         const after = await executeWithRecovery(deps.executorDeps(drain.signal), claimed, owner, { trigger: "worker", health, leaseMs: deps.leaseMs, stop: drain.signal });
@@ -160,7 +170,16 @@ export function createWorker(deps: WorkerDeps): Worker {
         deps.logger.error({ event: "run.error", run_id: claimed.run.run_id, error: error instanceof Error ? error.message : String(error) }, "run execution failed");
       } finally {
         active -= 1;
+        deps.runEnds?.left(claimed.run.run_id);
       }
+      // another run was pending when this one was claimed, or announced while every slot was
+      // busy: claim it now. Else wait to be woken (a run queued behind this one on its thread is
+      // announced by the statement that ended this one; a lost notification, by the idle poll)
+      if (claimed.morePending === true || unclaimed > 0) {
+        unclaimed = Math.max(0, unclaimed - 1);
+        continue;
+      }
+      if (!stopping) await pause(RUNTIME_DEFAULTS.idleSlotMaxMs, idleSlots);
     }
   };
 

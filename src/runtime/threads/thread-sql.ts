@@ -68,6 +68,18 @@ export function threadSql(schema: string) {
        ON CONFLICT (thread_id) DO UPDATE SET updated_at = now(), metadata = $2::jsonb || t.metadata,
          expires_at = now() + t.ttl_minutes * interval '1 minute'`,
     ),
+    /**
+     * $1 thread id, $2 metadata json, $3 access filter json: `touch` for a thread that must exist
+     * already (a run created on a thread the caller named): marks it updated and merges $2 under
+     * its keys only when it exists and $3 lets the caller see it. No row: not found (or hidden).
+     */
+    touchExisting: statement(
+      "threads_touch_existing",
+      `UPDATE ${threads} AS t SET updated_at = now(), metadata = $2::jsonb || t.metadata,
+         expires_at = now() + t.ttl_minutes * interval '1 minute'
+        WHERE t.thread_id = $1::text AND t.metadata @> $3::jsonb
+       RETURNING t.thread_id`,
+    ),
     /** $1 thread id, $2 access filter json (`{}`: any thread; see AccessFilter). */
     get: statement("threads_get", `SELECT ${columns} FROM ${threads} t WHERE t.thread_id = $1::text AND t.metadata @> $2::jsonb`),
     /**

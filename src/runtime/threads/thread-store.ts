@@ -85,6 +85,16 @@ export class ThreadStore {
     await (tx ?? this.db).query(this.sql.touch, [checkThreadId(threadId), checkMetadata({ ...metadata, ...threadRunMetadata(graphId) })]);
   }
 
+  /**
+   * `touch` for a thread that must exist (one statement, in `tx` when given): ThreadNotFoundError
+   * when there is none, or `access` hides it — the check a run on a named thread needs, made in
+   * the run's creating transaction instead of a read before it.
+   */
+  async touchExisting(threadId: string, graphId: string, access: AccessFilter | undefined, tx?: Queryable): Promise<void> {
+    const result = await (tx ?? this.db).query(this.sql.touchExisting, [checkThreadId(threadId), checkMetadata({ ...threadRunMetadata(graphId) }), accessJson(access)]);
+    if (result.rows.length === 0) throw new ThreadNotFoundError(threadId);
+  }
+
   /** The thread; ThreadNotFoundError when there is none, or `access` hides it. */
   async get(threadId: string, access?: AccessFilter): Promise<ThreadRecord> {
     const result = await this.db.query(this.sql.get, [checkThreadId(threadId), accessJson(access)]);

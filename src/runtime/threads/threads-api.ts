@@ -50,6 +50,8 @@ export interface ThreadsApi {
   delete(threadId: string): Promise<void>;
   /** Makes sure the thread has a row, tagged with the graph of the run created on it; `runs.create` calls it. */
   touch(threadId: string, graphId?: string, metadata?: Record<string, unknown>, tx?: Queryable): Promise<void>;
+  /** `touch` for a thread that must exist and that `access` lets the caller see: THREAD_NOT_FOUND otherwise (in `tx` when given). */
+  touchExisting(threadId: string, graphId: string, access?: AccessFilter, tx?: Queryable): Promise<void>;
   /** The thread's latest state; `options` (StateOptions): a subgraph's namespace, nested subgraph states. */
   state(threadId: string, options?: StateOptions): Promise<StateSnapshot>;
   stateAt(threadId: string, checkpointId: string, options?: StateOptions): Promise<StateSnapshot>;
@@ -152,6 +154,7 @@ export function createThreadsApi(db: Database, graphFor: (threadId: string, tagg
       await running?.stop();
     },
     touch: (threadId, graphId, metadata, tx) => store.touch(threadId, graphId, metadata, tx),
+    touchExisting: (threadId, graphId, access, tx) => store.touchExisting(threadId, graphId, access, tx),
     state: (threadId, options) => reader.state(threadId, options),
     stateAt: (threadId, checkpointId, options) => reader.stateAt(threadId, checkpointId, options),
     history: (threadId, options) => reader.history(threadId, options),

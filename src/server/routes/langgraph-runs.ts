@@ -128,11 +128,13 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
   const wait = async (c: Context<Env>, threadId: string | null): Promise<Response> => {
     const { body, options } = await authorized(c, threadId, await readRunRequest(c, deps.selfUrl?.()));
     modesOf(body.stream_mode);
+    // listening for run ends before the run exists: its end reaches this wait, which needs no first read
+    const listening = await runtime.runs.listenEnds();
     const started = await startRun(runtime, threadId, body, c.get("principal"), { ...holdFor(threadId), ...options });
     c.header("Content-Location", runPath(started.run));
     try {
-      const run = await waitForRun(runtime, started.run, c.req.raw.signal);
-      return c.json(await finalValues(runtime, run));
+      const { run, state } = await waitForRun(runtime, started.run, c.req.raw.signal, listening);
+      return c.json(await finalValues(runtime, run, state));
     } finally {
       if (threadId === null) await release(started.run);
     }
@@ -206,7 +208,7 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
   app.get("/threads/:tid/runs/:rid/join", async (c) => {
     const run = await threadRun(c);
     const stopped = await waitForRun(runtime, run, c.req.raw.signal);
-    return c.json(await finalValues(runtime, stopped));
+    return c.json(await finalValues(runtime, stopped.run, stopped.state));
   });
   /** The modes a join streams: those asked, else the run's own (as the official server streams a run it joins). */
   const joinModes = (c: Context<Env>, run: RunRecord): Set<string> => {

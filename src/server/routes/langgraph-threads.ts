@@ -25,6 +25,9 @@ import { visibleThread } from "../custom-auth/thread-access.js";
 import { RunConflictError } from "../../errors.js";
 
 /** A `values` filter (state contents) is refused unless empty: threads are filtered by metadata, ids and status. */
+/** The state of a thread without a checkpoint, as LangGraph's getState gives it: no values, no tasks. */
+const EMPTY_STATE: StateSnapshot = { values: {}, next: [], tasks: [], config: { configurable: {} }, metadata: undefined, createdAt: undefined, parentConfig: undefined };
+
 function refuseValuesFilter(values: Record<string, unknown> | null | undefined): void {
   if (values !== undefined && values !== null && Object.keys(values).length > 0) throw httpError("REQUEST_INVALID", "values filters are not supported by devmind serve: filter threads by metadata, ids or status", { field: "values" });
 }
@@ -103,6 +106,9 @@ export function langgraphThreadRoutes(deps: AppDeps): Hono<{ Variables: AuthVari
         supersteps.map((step) => ({ updates: step.updates.map((update) => ({ values: update.values, asNode: update.as_node ?? undefined })) })),
       );
     }
+    // a thread this request made under a new id has no checkpoint and is as `create` returned it:
+    // its empty state needs no read (a client-chosen id may name checkpoints written without a thread row)
+    if (supersteps.length === 0 && (body.thread_id === undefined || body.thread_id === null)) return c.json(threadWire(thread, EMPTY_STATE));
     return c.json(await withState(await runtime.threads.get(thread.thread_id)));
   });
   app.post("/threads/count", async (c) => {
