@@ -324,13 +324,8 @@ export function createRunsApi(deps: RunsApiDeps): RunsApi {
     events(runId, eventOptions = {}) {
       if (eventOptions.follow !== true) {
         return (async function* () {
-          let after = eventOptions.after ?? 0;
-          for (;;) {
-            const page = await events.read(runId, { after });
-            if (page.length === 0) return;
-            yield* page;
-            after = page[page.length - 1]?.seq ?? after;
-          }
+          // read without a limit: every stored event after `after` in one statement
+          yield* await events.read(runId, { after: eventOptions.after ?? 0 });
         })();
       }
       return events.follow(runId, {

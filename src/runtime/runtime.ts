@@ -495,7 +495,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 
   // a thread's checkpoints are read with the graph of its latest run (the agent for a thread without runs)
   // (a thread without runs: the graph its metadata names, as LangGraph clients create threads with graph_id)
-  const threads = createThreadsApi(db, async (threadId, taggedGraph) => {
+  const threads = createThreadsApi(db, async (threadId, taggedGraph, run) => {
+    // a reader of one run's checkpoints (a run's stream) names the run's graph: no lookup
+    if (run !== undefined && graphs.has(run.graphId)) return (await graphs.compiled(run.graphId, { configurable: { ...(run.configurable ?? {}), thread_id: threadId } })) as unknown as StateReadableGraph;
     const [latest] = await runs.list({ threadId, limit: 1 }).catch(() => []);
     const tagged = latest === undefined ? await taggedGraph() : undefined;
     const graphId = latest !== undefined && graphs.has(latest.graph_id) ? latest.graph_id : tagged !== undefined && graphs.has(tagged) ? tagged : GRAPHS_DEFAULTS.defaultGraphId;

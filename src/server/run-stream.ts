@@ -1,4 +1,5 @@
 import { FINAL_STATUSES } from "../runtime/runtime.js";
+import { FINAL_EVENT_TYPES } from "../runtime/queue/status.js";
 import type { StateSnapshot } from "@langchain/langgraph";
 import { SERVER_DEFAULTS } from "../constants.js";
 import { retryDatabaseFaults } from "../runtime/execution/backoff.js";
@@ -150,6 +151,8 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
   // the run's metadata, as LangGraph gives it to every message of the run
   const runMetadata: Record<string, unknown> = { ...initial.metadata, graph_id: initial.graph_id, assistant_id: initial.assistant_id, run_id: key, thread_id: threadId };
   let boundary: string | undefined;
+  // the run's own graph reads its checkpoints (no lookup of the thread's latest run per read)
+  const ofRun = { graphId: initial.graph_id, configurable: initial.config.configurable };
   // the checkpoint the run started from, before its first own one: the one LangGraph wrote for its
   // input (step -1), or the thread's checkpoint a run without input (or a resume) continues; its
   // tasks are the run's first. LangGraph streams it first: the `checkpoints` and `debug` modes
@@ -161,7 +164,7 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
   let startFinal = false;
   let startSent = false;
   const readSnapshots = async (): Promise<void> => {
-    const read = await runtime.threads.runSnapshots(threadId, key, boundary);
+    const read = await runtime.threads.runSnapshots(threadId, key, boundary, ofRun);
     // the last one read before may have gained its tasks' writes (results, interrupts) since
     const previous = snapshots[snapshots.length - 1];
     if (previous !== undefined && read.after !== undefined && checkpointIdOf(read.after) === checkpointIdOf(previous)) snapshots[snapshots.length - 1] = read.after;
@@ -173,7 +176,7 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
       // read (again, if `startOf` read it while its tasks ran) once the run wrote a checkpoint of
       // its own: by then the start's tasks have their results
       const parentId = first.parentConfig?.configurable?.["checkpoint_id"];
-      start = first.metadata?.source === "fork" || typeof parentId !== "string" ? undefined : await runtime.threads.stateAt(threadId, parentId);
+      start = first.metadata?.source === "fork" || typeof parentId !== "string" ? undefined : await runtime.threads.stateAt(threadId, parentId, { run: ofRun });
       [startKnown, startFinal] = [true, true];
     }
   };
@@ -183,7 +186,7 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
    */
   const startOf = async (taskId: string): Promise<void> => {
     if (startKnown || boundary === undefined || snapshots.length > 0) return;
-    const newest = await runtime.threads.stateAt(threadId, boundary);
+    const newest = await runtime.threads.stateAt(threadId, boundary, { run: ofRun });
     if (newest.tasks.some((task) => task.id === taskId)) [start, startKnown] = [newest, true];
   };
   /** The start's parts, once, before any other checkpoint's or task's (LangGraph's first). */
@@ -453,6 +456,8 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
     return false;
   }
 
+  // the run as last read: its status decides when the stream ends
+  let latest: RunRecord = initial;
   try {
     await retryDatabaseFaults(readSnapshots, faultRetry);
     for (;;) {
@@ -464,12 +469,15 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
       // open; every read below can be repeated, and what was sent is in `cursor`, so the client
       // gets neither a gap nor a duplicate
       const { run, events } = await retryDatabaseFaults(async () => {
-        // the status first: whatever was written before it changed is read below
-        const current: RunRecord = await runtime.runs.get(key);
         const read: StoredRunEvent[] = [];
         for await (const event of runtime.runs.events(key, { after: cursor.seq })) read.push(event);
+        // the run's final event commits with its final status: the run is read once, when it
+        // ended (a pass that read no final event saw the run before it ended, as a status read
+        // first would have); whatever was written before it ended is read below
+        if (!TERMINAL.has(latest.status) && read.some((event) => FINAL_EVENT_TYPES.includes(event.type))) latest = await runtime.runs.get(key);
+        else if (latest.status === "pending" && read.some((event) => event.type === "run.started")) latest = { ...latest, status: "running" };
         await readSnapshots();
-        return { run: current, events: read };
+        return { run: latest, events: read };
       }, faultRetry);
 
       // a checkpoint's interrupts are final once a newer one exists or the run stopped running

@@ -66,6 +66,8 @@ export interface HistoryOptions {
 export interface StateOptions {
   checkpointNs?: string | undefined;
   subgraphs?: boolean | undefined;
+  /** The run whose checkpoint this is, when the caller has it: its graph reads it (no lookup of the thread's latest run). */
+  run?: GraphOfRun | undefined;
 }
 
 /** The `configurable` of a read at `checkpointNs` (nothing for the graph's own, `""`). */
@@ -95,9 +97,15 @@ async function atNamespace<T>(checkpointNs: string | undefined, read: () => Prom
  * how a server streams a run another process executes (values after each step, updates from the
  * step's task writes, interrupts from its tasks).
  */
+/** A run's graph and configurable, when a reader of its checkpoints has the run: its graph needs no lookup. */
+export interface GraphOfRun {
+  graphId: string;
+  configurable?: Record<string, unknown> | undefined;
+}
+
 export class ThreadStateReader {
-  /** `graphFor(threadId)`: the graph whose checkpoints the thread holds (its runs' graph). */
-  constructor(private readonly graphFor: (threadId: string) => Promise<StateReadableGraph>) {}
+  /** `graphFor(threadId, run?)`: the graph whose checkpoints the thread holds (its runs' graph; `run`'s when the caller knows the run). */
+  constructor(private readonly graphFor: (threadId: string, run?: GraphOfRun) => Promise<StateReadableGraph>) {}
 
   /** The thread's latest state (empty values and no tasks for a thread without checkpoints); `options` (StateOptions) a subgraph's, nested states. */
   async state(threadId: string, options: StateOptions = {}): Promise<StateSnapshot> {
@@ -107,7 +115,7 @@ export class ThreadStateReader {
 
   /** The state at one checkpoint of the thread (of a subgraph's namespace with `options.checkpointNs`). */
   async stateAt(threadId: string, checkpointId: string, options: StateOptions = {}): Promise<StateSnapshot> {
-    const graph = await this.graphFor(threadId);
+    const graph = await this.graphFor(threadId, options.run);
     return atNamespace(options.checkpointNs, () => graph.getState({ configurable: namespaced(threadId, options.checkpointNs, checkpointId) }, { subgraphs: options.subgraphs === true }));
   }
 
@@ -161,8 +169,8 @@ export class ThreadStateReader {
    * caller that found none yet passes the returned `newestId` next time: the run's checkpoints
    * can only come after it.
    */
-  async runSnapshots(threadId: string, runId: string, afterId: string | undefined): Promise<RunSnapshots> {
-    const graph = await this.graphFor(threadId);
+  async runSnapshots(threadId: string, runId: string, afterId: string | undefined, run?: GraphOfRun): Promise<RunSnapshots> {
+    const graph = await this.graphFor(threadId, run);
     const found: StateSnapshot[] = [];
     let newestId: string | undefined;
     let after: StateSnapshot | undefined;

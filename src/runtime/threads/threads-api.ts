@@ -6,7 +6,7 @@ import type { Logger } from "../../logger.js";
 import { startTtlSweeper, type TtlSweeper } from "../../store/ttl-sweeper.js";
 import { AttachmentStore } from "../attachments/attachment-store.js";
 import { ThreadCheckpoints } from "./thread-checkpoints.js";
-import { ThreadStateReader, type HistoryOptions, type RunSnapshots, type StateOptions, type StateReadableGraph } from "./thread-state.js";
+import { ThreadStateReader, type GraphOfRun, type HistoryOptions, type RunSnapshots, type StateOptions, type StateReadableGraph } from "./thread-state.js";
 import { DevmindError, hasErrorCode, RunConflictError } from "../../errors.js";
 import { ThreadStore, type SearchThreadsOptions, type ThreadRecord } from "./thread-store.js";
 import type { AccessFilter } from "../../vocabulary/access-filter.js";
@@ -70,7 +70,7 @@ export interface ThreadsApi {
    */
   applySupersteps(threadId: string, supersteps: readonly { updates: readonly { values: unknown; asNode?: string | undefined }[] }[]): Promise<string>;
   /** The checkpoints run `runId` wrote after checkpoint `afterId`, oldest first (see ThreadStateReader). */
-  runSnapshots(threadId: string, runId: string, afterId: string | undefined): Promise<RunSnapshots>;
+  runSnapshots(threadId: string, runId: string, afterId: string | undefined, run?: GraphOfRun): Promise<RunSnapshots>;
   /** Every checkpoint of one subgraph invocation (namespace `node:task_id[|...]`), oldest first (see ThreadStateReader). */
   namespaceSnapshots(threadId: string, checkpointNs: string): Promise<StateSnapshot[]>;
 }
@@ -79,7 +79,7 @@ export interface ThreadsApi {
  * Builds `runtime.threads` over the database; `graphFor(threadId)` gives the graph whose
  * checkpoints a thread holds; `logger` gets the TTL sweeper's results and failures.
  */
-export function createThreadsApi(db: Database, graphFor: (threadId: string, taggedGraphId: () => Promise<string | undefined>) => Promise<StateReadableGraph>, logger: Logger): ThreadsApi {
+export function createThreadsApi(db: Database, graphFor: (threadId: string, taggedGraphId: () => Promise<string | undefined>, run?: GraphOfRun) => Promise<StateReadableGraph>, logger: Logger): ThreadsApi {
   const store = new ThreadStore(db);
   const checkpoints = new ThreadCheckpoints(db);
   let sweeper: TtlSweeper | undefined;
@@ -115,7 +115,7 @@ export function createThreadsApi(db: Database, graphFor: (threadId: string, tagg
       (thread) => (typeof thread.metadata["graph_id"] === "string" ? thread.metadata["graph_id"] : undefined),
       () => undefined,
     );
-  const reader = new ThreadStateReader((threadId) => graphFor(threadId, tagged(threadId)));
+  const reader = new ThreadStateReader((threadId, run) => graphFor(threadId, tagged(threadId), run));
   return {
     create: (options) => store.create(options),
     get: (threadId, access) => store.get(threadId, access),
@@ -172,7 +172,7 @@ export function createThreadsApi(db: Database, graphFor: (threadId: string, tagg
       await store.patch(threadId, {});
       return checkpointId;
     },
-    runSnapshots: (threadId, runId, afterId) => reader.runSnapshots(threadId, runId, afterId),
+    runSnapshots: (threadId, runId, afterId, run) => reader.runSnapshots(threadId, runId, afterId, run),
     namespaceSnapshots: (threadId, checkpointNs) => reader.namespaceSnapshots(threadId, checkpointNs),
   };
 }
