@@ -55,7 +55,7 @@ import { RunEndWatcher, type EndedRun } from "./queue/run-end-wait.js";
 export type { EndedRun } from "./queue/run-end-wait.js";
 import { createRunsApi, type NextRunOptions } from "./runs-api.js";
 export type { NextRunOptions } from "./runs-api.js";
-export { FINAL_STATUSES, isFinalStatus } from "./queue/status.js";
+export { FINAL_EVENT_TYPES, FINAL_STATUSES, isFinalStatus } from "./queue/status.js";
 
 // types of what the Runtime API returns, so its users (the CLI, the server) import them from here
 export type { StoredAttachment } from "./attachments/attachment-store.js";

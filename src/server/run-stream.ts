@@ -1,5 +1,4 @@
-import { FINAL_STATUSES } from "../runtime/runtime.js";
-import { FINAL_EVENT_TYPES } from "../runtime/queue/status.js";
+import { FINAL_EVENT_TYPES, FINAL_STATUSES } from "../runtime/runtime.js";
 import type { StateSnapshot } from "@langchain/langgraph";
 import { SERVER_DEFAULTS } from "../constants.js";
 import { retryDatabaseFaults } from "../runtime/execution/backoff.js";
