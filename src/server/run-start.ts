@@ -45,10 +45,16 @@ export async function startRun(
   if (threadId !== null && isPlainRun(runtime, body)) {
     // the common request: the assistant is read, the thread checked (and touched) and the run
     // created in one transaction, not three reads before it
-    refuseUnsupportedOptions(body);
-    return startGraphRun(runtime, threadId, { assistantId: body.assistant_id, graphId: null }, body, principal, {}, { access: filter }).catch((error: unknown) => {
-      throw forRun(error);
-    });
+    try {
+      refuseUnsupportedOptions(body);
+    } catch (error) {
+      throw await inRefusalOrder(runtime, null, body.assistant_id, filter, error);
+    }
+    try {
+      return await startGraphRun(runtime, threadId, { assistantId: body.assistant_id, graphId: null }, body, principal, {}, { access: filter });
+    } catch (error) {
+      throw await inRefusalOrder(runtime, threadId, body.assistant_id, filter, forRun(error));
+    }
   }
   const assistant = await runtime.assistants.get(body.assistant_id).catch((error: unknown) => {
     throw forRun(error);
@@ -86,6 +92,31 @@ export async function startRun(
     if (createdHere) await runtime.threads.delete(thread).catch(() => undefined);
     throw error;
   }
+}
+
+/**
+ * The refusal the plain path's `error` would have been in the order requests are checked (a
+ * missing assistant, then an unsupported option, then a missing or hidden thread, then the
+ * input; `threadId` null for an option's refusal): a 404 for what does not exist wins over a 422
+ * for the rest of the request. Reads only on this refusal path: the plain request keeps its one
+ * transaction.
+ */
+async function inRefusalOrder(runtime: Runtime, threadId: string | null, assistantId: string, filter: RunAccess["filter"], error: unknown): Promise<unknown> {
+  if (!(error instanceof DevmindError) || error.code.endsWith("_NOT_FOUND")) return error;
+  try {
+    await runtime.assistants.get(assistantId);
+  } catch (missing) {
+    return forRun(missing);
+  }
+  // an unsupported option is refused before the thread is looked at (threadId null)
+  if (threadId === null) return error;
+  try {
+    await runtime.threads.get(threadId, filter);
+  } catch (missing) {
+    if (hasErrorCode(missing, "THREAD_NOT_FOUND")) return missing;
+    throw missing;
+  }
+  return error;
 }
 
 /** The official server words a missing assistant's refusal for runs ("No assistant found for ..."): marked so. */

@@ -96,6 +96,19 @@ describe.each(BACKENDS)("LangGraph routes answer as the official server on %s", 
     expect(await refusal(client.threads.updateState(busy.thread_id, { values: { path: ["x"] } }))).toEqual({ status: 409, message: "HTTP 409: Thread is busy" });
     // devmind's own refusals on these routes: plain text with devmind's message
     expect(await refusal(client.runs.create(thread.thread_id, "chain", { input: { path: [] }, feedbackKeys: ["score"] }))).toEqual({ status: 422, message: "HTTP 422: feedback_keys is not supported by devmind serve" });
+
+    // refusal order (a plain run is created in one transaction; its refusals keep the order of the checks):
+    // a missing assistant, then an unsupported option, then a missing thread, then the input
+    const missingThread = "00000000-0000-4000-8000-00000000abcd";
+    const noSuchUuid = `HTTP 404: No assistant found for "${UNKNOWN}". Make sure the assistant ID is for a valid assistant or a valid graph ID.`;
+    expect(await refusal(client.runs.create(thread.thread_id, UNKNOWN, { input: { path: [] }, feedbackKeys: ["score"] }))).toEqual({ status: 404, message: noSuchUuid });
+    expect(await refusal(client.runs.create(missingThread, UNKNOWN, { input: { path: [] } }))).toEqual({ status: 404, message: noSuchUuid });
+    expect(await refusal(client.runs.create(missingThread, "chain", { input: { path: [] }, feedbackKeys: ["score"] }))).toEqual({ status: 422, message: "HTTP 422: feedback_keys is not supported by devmind serve" });
+    const threadGone = `HTTP 404: Thread with ID ${missingThread} not found`;
+    expect(await refusal(client.runs.create(missingThread, "chain", { input: { path: [] } }))).toEqual({ status: 404, message: threadGone });
+    expect(await refusal(client.runs.create(missingThread, "chain", { input: { path: ["nul \u0000"] } }))).toEqual({ status: 404, message: threadGone });
+    expect((await refusal(client.runs.create(thread.thread_id, "chain", { input: { path: ["nul \u0000"] } }))).status).toBe(422);
+    expect(await client.runs.list(thread.thread_id)).toEqual([]);
   });
 
   itOnPrimary(backend)("bodies: a validation failure is 400 with the zod issues, malformed JSON and unknown paths as Hono words them; devmind's routes and the key check keep {error, message}", async () => {
