@@ -65,7 +65,7 @@ export class WriteQueue {
     if (list === undefined) lane.queued.set(checkpointId, [item]);
     else if (list.some((queued) => queued.taskId === item.taskId)) {
       // the same task writing again: its earlier writes go first, so they cannot share a statement
-      this.flush(lane, checkpointId);
+      this.flush(laneKey(threadId, namespace), lane, checkpointId);
       lane.queued.set(checkpointId, [item]);
     } else list.push(item);
     this.check(laneKey(threadId, namespace));
@@ -84,7 +84,7 @@ export class WriteQueue {
     const taken = list.filter((item) => sameFence(item.fence, fence));
     if (taken.length < list.length) {
       lane.queued.set(checkpointId, list.filter((item) => !sameFence(item.fence, fence)));
-      this.flush(lane, checkpointId);
+      this.flush(lanekey, lane, checkpointId);
     } else lane.queued.delete(checkpointId);
     const running = lane.inFlight.get(checkpointId);
     if (running !== undefined) await Promise.allSettled([...running]);
@@ -96,12 +96,18 @@ export class WriteQueue {
     const lane = this.lane(lanekey);
     lane.puts -= 1;
     this.check(lanekey);
+    this.forget(lanekey, lane);
   }
 
   /** Stores every queued write now and resolves once every write in flight is stored (or failed). */
   async flushAll(): Promise<void> {
-    for (const lane of this.lanes.values()) for (const checkpointId of [...lane.queued.keys()]) this.flush(lane, checkpointId);
+    for (const [key, lane] of this.lanes) for (const checkpointId of [...lane.queued.keys()]) this.flush(key, lane, checkpointId);
     await Promise.allSettled([...this.lanes.values()].flatMap((lane) => [...lane.inFlight.values()].flatMap((set) => [...set])));
+  }
+
+  /** Lanes held (a lane is dropped once it has nothing queued, in flight or under way). */
+  get lanesHeld(): number {
+    return this.lanes.size;
   }
 
   /** Whether any write is queued or in flight. */
@@ -127,11 +133,12 @@ export class WriteQueue {
       lane.checking = false;
       if (busy(lane)) return;
       const oldest = lane.queued.keys().next();
-      if (oldest.done !== true) void this.flush(lane, oldest.value).then(() => this.check(key));
+      if (oldest.done !== true) void this.flush(key, lane, oldest.value).then(() => this.check(key));
+      else this.forget(key, lane);
     });
   }
 
-  private flush(lane: Lane, checkpointId: string): Promise<unknown> {
+  private flush(key: string, lane: Lane, checkpointId: string): Promise<unknown> {
     const list = lane.queued.get(checkpointId);
     if (list === undefined || list.length === 0) return Promise.resolve();
     lane.queued.delete(checkpointId);
@@ -150,15 +157,15 @@ export class WriteQueue {
     void stored.then(() => {
       set.delete(stored);
       if (set.size === 0 && lane.inFlight.get(checkpointId) === set) lane.inFlight.delete(checkpointId);
-      this.forget(lane);
-      for (const [key, candidate] of this.lanes) if (candidate === lane) this.check(key);
+      this.check(key);
+      this.forget(key, lane);
     });
     return stored;
   }
 
   /** Drops an empty lane (threads come and go). */
-  private forget(lane: Lane): void {
+  private forget(key: string, lane: Lane): void {
     if (lane.queued.size > 0 || lane.inFlight.size > 0 || lane.puts > 0 || lane.checking) return;
-    for (const [key, candidate] of this.lanes) if (candidate === lane) this.lanes.delete(key);
+    if (this.lanes.get(key) === lane) this.lanes.delete(key);
   }
 }
