@@ -1,4 +1,4 @@
-import { DATABASE_FAULT_DEFAULTS, GROUP_COMMIT_DEFAULTS, RUNTIME_DEFAULTS } from "../../constants.js";
+import { DATABASE_FAULT_DEFAULTS, GROUP_COMMIT_DEFAULTS } from "../../constants.js";
 import { Backoff } from "../../db/backoff.js";
 import { databaseFaultOf } from "../../db/database-faults.js";
 import type { GraphLedgerBegin, RunToolLedger } from "../../graphs/run-handle.js";
@@ -59,8 +59,6 @@ export class GraphToolLedger implements RunToolLedger, CheckpointRider {
   /** Checkpoint writes of the run under way: when one ends, the next begins at once and takes the staged outcomes. */
   private writes = 0;
   private readonly recordings = new Set<Promise<void>>();
-  /** Staged outcomes until recorded (or given up), by call: a call begun again first waits for its outcome. */
-  private readonly outcomes = new Map<string, { recorded: Promise<void>; done: () => void }>();
 
   /** Calls of this attempt still running or being recorded. */
   get pending(): number {
@@ -94,12 +92,6 @@ export class GraphToolLedger implements RunToolLedger, CheckpointRider {
   }
 
   async begin(call: { toolCallId: string; tool: string; args: unknown; idempotent: boolean; needsApproval?: boolean }): Promise<GraphLedgerBegin> {
-    const outcome = this.outcomes.get(call.toolCallId);
-    if (outcome !== undefined) {
-      // begun again in this attempt (a node retried) while its outcome is staged: stored first, so it is found
-      if (this.staged.some((entry) => entry.toolCallId === call.toolCallId)) this.writeStaged();
-      await outcome.recorded;
-    }
     const digest = argsDigest(call.args ?? {});
     if (call.needsApproval === true) {
       const approved = await this.decisions.approvedDigest(this.fence.runId, call.toolCallId);
@@ -128,9 +120,6 @@ export class GraphToolLedger implements RunToolLedger, CheckpointRider {
   async complete(call: { toolCallId: string }, outcome: { ok: boolean; result: unknown }): Promise<void> {
     if (this.rideWithWrites && outcome.ok) {
       this.staged.push({ toolCallId: call.toolCallId, outcome });
-      let done!: () => void;
-      const recorded = new Promise<void>((resolve) => (done = resolve));
-      this.outcomes.set(call.toolCallId, { recorded, done });
       if (this.writes === 0) this.stagedTimer ??= setTimeout(() => this.stagedDue(), GROUP_COMMIT_DEFAULTS.ledgerRideMs);
       return;
     }
@@ -147,7 +136,7 @@ export class GraphToolLedger implements RunToolLedger, CheckpointRider {
         for (const entry of taken) await this.ledger.complete(this.fence, entry.toolCallId, entry.outcome, { tx });
       },
       settle: (error) => {
-        if (error === undefined) for (const entry of taken) this.recorded(entry.toolCallId);
+        if (error === undefined) for (const entry of taken) this.settle(entry.toolCallId);
         else for (const entry of taken) this.record(entry);
       },
     };
@@ -170,23 +159,10 @@ export class GraphToolLedger implements RunToolLedger, CheckpointRider {
     if (this.writes === 0) this.writeStaged();
   }
 
-  /**
-   * Writes staged outcomes now and resolves once every outcome being written alone is stored (or
-   * given up, or `maxMs` passed): before an attempt ends.
-   */
-  async flush(maxMs: number = RUNTIME_DEFAULTS.executeFaultWaitMs): Promise<void> {
+  /** Writes staged outcomes now and resolves once every outcome being written alone is stored (or given up): before an attempt ends. */
+  async flush(): Promise<void> {
     this.writeStaged();
-    if (this.recordings.size === 0) return;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([Promise.allSettled([...this.recordings]), new Promise<void>((resolve) => (timer = setTimeout(resolve, maxMs)))]);
-    clearTimeout(timer);
-  }
-
-  /** A staged outcome is stored (or given up). */
-  private recorded(toolCallId: string): void {
-    this.settle(toolCallId);
-    this.outcomes.get(toolCallId)?.done();
-    this.outcomes.delete(toolCallId);
+    await Promise.allSettled([...this.recordings]);
   }
 
   private writeStaged(): void {
@@ -200,9 +176,7 @@ export class GraphToolLedger implements RunToolLedger, CheckpointRider {
   }
 
   private record(entry: { toolCallId: string; outcome: { ok: boolean; result: unknown } }): void {
-    const written = this.recording(entry.toolCallId, () => this.ledger.complete(this.fence, entry.toolCallId, entry.outcome, { rider: this.rider }))
-      .catch(() => undefined)
-      .then(() => this.recorded(entry.toolCallId));
+    const written = this.recording(entry.toolCallId, () => this.ledger.complete(this.fence, entry.toolCallId, entry.outcome, { rider: this.rider })).catch(() => undefined);
     this.recordings.add(written);
     void written.then(() => this.recordings.delete(written));
   }
