@@ -329,18 +329,6 @@ export const DATABASE_FAULT_DEFAULTS = {
   reaperGraceLeases: 1,
 } as const;
 
-/**
- * Group commit of a run's writes (src/checkpoint/write-queue.ts, src/runtime/ledger/graph-tool-ledger.ts).
- */
-export const GROUP_COMMIT_DEFAULTS = {
-  /**
-   * A tool call's recorded outcome waits this long at most for the write that follows it (its tool
-   * task's writes) to commit with it; then it is written alone. It bounds how much longer than
-   * before a call's outcome may be unrecorded when its process dies (the call is then found started).
-   */
-  ledgerRideMs: 10,
-} as const;
-
 /** Graphs of a project (src/graphs). */
 /** Assistants (runtime.assistants, the HTTP API's /assistants). */
 export const ASSISTANT_DEFAULTS = {

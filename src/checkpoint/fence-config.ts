@@ -40,8 +40,6 @@ export const CHECKPOINT_RIDER_KEY = "__devmind_checkpoint_rider";
  */
 export interface CheckpointRider {
   take(): RiderWork | undefined;
-  /** Told of each write that asked `take` (taking or not), with a promise settled when it ends. */
-  writing?(done: Promise<unknown>): void;
 }
 
 /** Work taken from a rider: `settle()` once committed, `settle(error)` when not (the work is the rider's again). */
@@ -63,14 +61,14 @@ export function readRider(config: RunnableConfig): CheckpointRider | undefined {
  */
 export async function withRider<T>(db: Database, rider: CheckpointRider | undefined, write: (db: Queryable) => Promise<T>): Promise<T> {
   const work = rider?.take();
-  if (work === undefined) return told(rider, write(db));
+  if (work === undefined) return write(db);
   let result: T;
   try {
-    result = await told(rider, db.transaction(async (tx) => {
+    result = await db.transaction(async (tx) => {
       const value = await write(tx);
       await work.write(tx);
       return value;
-    }));
+    });
   } catch (error) {
     work.settle(error);
     if (error instanceof LeaseLostError) throw error;
@@ -78,31 +76,4 @@ export async function withRider<T>(db: Database, rider: CheckpointRider | undefi
   }
   work.settle();
   return result;
-}
-
-/** Tells `rider` of the write `promise` (see `CheckpointRider.writing`) and returns it. */
-function told<T>(rider: CheckpointRider | undefined, promise: Promise<T>): Promise<T> {
-  rider?.writing?.(promise);
-  return promise;
-}
-
-/** One rider taking the work of several (in order): one transaction carries all of it. */
-export function combineRiders(riders: readonly CheckpointRider[]): CheckpointRider {
-  return {
-    take() {
-      const works = riders.map((rider) => rider.take()).filter((work): work is RiderWork => work !== undefined);
-      if (works.length <= 1) return works[0];
-      return {
-        write: async (tx) => {
-          for (const work of works) await work.write(tx);
-        },
-        settle: (error) => {
-          for (const work of works) work.settle(error);
-        },
-      };
-    },
-    writing(done) {
-      for (const rider of riders) rider.writing?.(done);
-    },
-  };
 }

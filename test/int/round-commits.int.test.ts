@@ -81,7 +81,7 @@ describe.each(BACKENDS)("commits per round on %s", (backend) => {
     const short = await commitsOfRun(3);
     const long = await commitsOfRun(9);
     const perRound = (long - short) / 6;
-    expect(perRound).toBeLessThanOrEqual(8.5);
+    expect(perRound).toBeLessThanOrEqual(9);
     expect(perRound).toBeGreaterThan(4);
   });
 });

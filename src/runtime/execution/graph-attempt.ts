@@ -1,7 +1,7 @@
 import { isBaseMessageChunk, type BaseMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { Command, type StateSnapshot } from "@langchain/langgraph";
-import { CHECKPOINT_RIDER_KEY, combineRiders, fenceConfigurable, type CheckpointRider } from "../../checkpoint/fence-config.js";
+import { CHECKPOINT_RIDER_KEY, fenceConfigurable, type CheckpointRider } from "../../checkpoint/fence-config.js";
 import { setMaxListeners } from "node:events";
 import { GRAPHS_DEFAULTS, RUNTIME_DEFAULTS } from "../../constants.js";
 import { databaseFaultOf } from "../../db/database-faults.js";
@@ -233,8 +233,7 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
     // lease lost or the process drains
     const ledgerStop = AbortSignal.any([signal, ...(deps.drainSignal === undefined ? [] : [deps.drainSignal])]);
     setMaxListeners(RUNTIME_DEFAULTS.runSignalMaxListeners, ledgerStop);
-    // a call's successful outcome commits with its tool task's writes (the checkpointer takes it as a rider)
-    toolLedger = new GraphToolLedger(deps.ledger, deps.decisions, fence, ledgerStop, deps.onDatabaseFault, attempt.rider, true);
+    toolLedger = new GraphToolLedger(deps.ledger, deps.decisions, fence, ledgerStop, deps.onDatabaseFault, attempt.rider);
     const callSignal = AbortSignal.any([attempt.signals.cancel, attempt.signals.lost, stop.signal]);
     setMaxListeners(RUNTIME_DEFAULTS.runSignalMaxListeners, callSignal);
     const handle: RunHandle = {
@@ -255,7 +254,7 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
     const cancel = hooks.stopsItself === true ? [] : [attempt.signals.cancel];
     const options = {
       ...config,
-      configurable: { ...config.configurable, ...fork, ...fenceConfigurable(fence), [CHECKPOINT_RIDER_KEY]: combineRiders([toolLedger, attempt.rider]), [RUN_HANDLE_KEY]: handle },
+      configurable: { ...config.configurable, ...fork, ...fenceConfigurable(fence), [CHECKPOINT_RIDER_KEY]: attempt.rider, [RUN_HANDLE_KEY]: handle },
       ...(run.interrupt_before === null ? {} : { interruptBefore: run.interrupt_before }),
       ...(run.interrupt_after === null ? {} : { interruptAfter: run.interrupt_after }),
       ...(run.context === null || run.context === undefined ? {} : { context: run.context }),
@@ -302,7 +301,6 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
       });
       if (deps.drainSignal?.aborted === true && inFlight.size === 0) stop.abort(new StopSignal("drained"));
     }
-    await toolLedger.flush();
     await attempt.settled();
     if (attempt.lostLease()) return await deps.runs.get(run.run_id);
     const after = (await graph.getState(thread)) as StateSnapshot;
@@ -313,7 +311,6 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
     if (stoppedAtBreakpoint(after)) return await endAtInterrupt(attempt, counts(), [], checkpointIdOf(after));
     return await finishFromState(attempt, hooks, after, counts);
   } catch (error) {
-    await toolLedger?.flush();
     await attempt.settled().catch(() => undefined);
     if (attempt.lostLease() || error instanceof LeaseLostError || attempt.signals.lost.aborted) return await deps.runs.get(run.run_id);
     if (databaseFaultOf(error) !== null || attempt.signals.fault.aborted) {

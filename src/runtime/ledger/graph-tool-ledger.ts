@@ -1,4 +1,4 @@
-import { DATABASE_FAULT_DEFAULTS, GROUP_COMMIT_DEFAULTS } from "../../constants.js";
+import { DATABASE_FAULT_DEFAULTS } from "../../constants.js";
 import { Backoff } from "../../db/backoff.js";
 import { databaseFaultOf } from "../../db/database-faults.js";
 import type { GraphLedgerBegin, RunToolLedger } from "../../graphs/run-handle.js";
@@ -7,7 +7,7 @@ import type { ToolResult } from "../../tools/types.js";
 import type { DecisionStore } from "../interrupts/decision-store.js";
 import { argsDigest } from "../interrupts/digest.js";
 import type { Fence } from "../queue/fence.js";
-import type { CheckpointRider, RiderWork } from "../../checkpoint/fence-config.js";
+import type { CheckpointRider } from "../../checkpoint/fence-config.js";
 import type { ToolLedger } from "./tool-ledger.js";
 
 /** What a non-idempotent call found in flight after its process died gives instead of running again. */
@@ -27,7 +27,7 @@ export function inFlightOutcomeUnknown(tool: string): ToolResult {
  * re-execution); a call that needs approval runs only with arguments whose digest matches the
  * one a human approved (the audit's `args_digest`), else PERMISSION_DENIED.
  */
-export class GraphToolLedger implements RunToolLedger, CheckpointRider {
+export class GraphToolLedger implements RunToolLedger {
   /** Calls begun to run in this attempt whose outcome is not recorded yet, each settled when it is (or given up). */
   private readonly inFlight = new Map<string, () => void>();
   private readonly drained = new Set<() => void>();
@@ -45,20 +45,7 @@ export class GraphToolLedger implements RunToolLedger, CheckpointRider {
     private readonly onFault?: (error: unknown) => void,
     /** The run's events waiting to be stored: they commit with a ledger write that begins at once. */
     private readonly rider?: CheckpointRider,
-    /**
-     * Whether a call's successful outcome waits (GROUP_COMMIT_DEFAULTS.ledgerRideMs at most) for
-     * the next checkpoint write, its tool task's writes, to commit with it (`take`): true for an
-     * attempt whose checkpointer takes this ledger as a rider.
-     */
-    private readonly rideWithWrites = false,
   ) {}
-
-  /** Successful outcomes waiting for the next checkpoint write (see `rideWithWrites`). */
-  private readonly staged: { toolCallId: string; outcome: { ok: boolean; result: unknown } }[] = [];
-  private stagedTimer: ReturnType<typeof setTimeout> | undefined;
-  /** Checkpoint writes of the run under way: when one ends, the next begins at once and takes the staged outcomes. */
-  private writes = 0;
-  private readonly recordings = new Set<Promise<void>>();
 
   /** Calls of this attempt still running or being recorded. */
   get pending(): number {
@@ -111,74 +98,8 @@ export class GraphToolLedger implements RunToolLedger, CheckpointRider {
     return { state: "done", ok: entry.state === "succeeded", result: entry.result };
   }
 
-  /**
-   * Records a call's outcome. A success, when `rideWithWrites`, is staged: it commits with the
-   * tool task's writes that follow at once (one commit), or alone within
-   * GROUP_COMMIT_DEFAULTS.ledgerRideMs; it never is lost to a database fault (written alone with
-   * backoff then). A failure is written at once (a retry in this attempt releases it first).
-   */
   async complete(call: { toolCallId: string }, outcome: { ok: boolean; result: unknown }): Promise<void> {
-    if (this.rideWithWrites && outcome.ok) {
-      this.staged.push({ toolCallId: call.toolCallId, outcome });
-      if (this.writes === 0) this.stagedTimer ??= setTimeout(() => this.stagedDue(), GROUP_COMMIT_DEFAULTS.ledgerRideMs);
-      return;
-    }
     await this.recording(call.toolCallId, () => this.ledger.complete(this.fence, call.toolCallId, outcome, { rider: this.rider }));
-  }
-
-  /** CheckpointRider: the staged outcomes, written in a checkpoint write's transaction (alone again if it fails). */
-  take(): RiderWork | undefined {
-    if (this.staged.length === 0) return undefined;
-    const taken = this.staged.splice(0);
-    this.clearStagedTimer();
-    return {
-      write: async (tx) => {
-        for (const entry of taken) await this.ledger.complete(this.fence, entry.toolCallId, entry.outcome, { tx });
-      },
-      settle: (error) => {
-        if (error === undefined) for (const entry of taken) this.settle(entry.toolCallId);
-        else for (const entry of taken) this.record(entry);
-      },
-    };
-  }
-
-  /** CheckpointRider: a checkpoint write of the run began (`take` was asked) and ends with `done`. */
-  writing(done: Promise<unknown>): void {
-    this.writes += 1;
-    const ended = (): void => {
-      this.writes -= 1;
-      // the write that follows (if any) begins in this turn and takes what is staged; else it goes alone
-      if (this.writes === 0 && this.staged.length > 0 && this.stagedTimer === undefined) setImmediate(() => this.stagedDue());
-    };
-    done.then(ended, ended);
-  }
-
-  /** The staged outcomes waited long enough: alone now, unless a checkpoint write is under way (the next one takes them). */
-  private stagedDue(): void {
-    this.stagedTimer = undefined;
-    if (this.writes === 0) this.writeStaged();
-  }
-
-  /** Writes staged outcomes now and resolves once every outcome being written alone is stored (or given up): before an attempt ends. */
-  async flush(): Promise<void> {
-    this.writeStaged();
-    await Promise.allSettled([...this.recordings]);
-  }
-
-  private writeStaged(): void {
-    this.clearStagedTimer();
-    for (const entry of this.staged.splice(0)) this.record(entry);
-  }
-
-  private clearStagedTimer(): void {
-    if (this.stagedTimer !== undefined) clearTimeout(this.stagedTimer);
-    this.stagedTimer = undefined;
-  }
-
-  private record(entry: { toolCallId: string; outcome: { ok: boolean; result: unknown } }): void {
-    const written = this.recording(entry.toolCallId, () => this.ledger.complete(this.fence, entry.toolCallId, entry.outcome, { rider: this.rider })).catch(() => undefined);
-    this.recordings.add(written);
-    void written.then(() => this.recordings.delete(written));
   }
 
   async release(call: { toolCallId: string }): Promise<void> {

@@ -2,7 +2,7 @@ import { isArgsDigest } from "../../vocabulary/decisions.js";
 import { withRider, type CheckpointRider } from "../../checkpoint/fence-config.js";
 import { quoteIdentifier } from "../../db/identifiers.js";
 import { statement } from "../../db/statement.js";
-import type { Database, Queryable, Row } from "../../db/types.js";
+import type { Database, Row } from "../../db/types.js";
 import { DevmindError, RunConflictError } from "../../errors.js";
 import { checkFence, fenceCte, leaseLost, type Fence } from "../queue/fence.js";
 import { checkRunId } from "../queue/run-record.js";
@@ -13,8 +13,6 @@ import { checkRunId } from "../queue/run-record.js";
  */
 export interface LedgerWriteOptions {
   rider?: CheckpointRider | undefined;
-  /** Runs the write in the caller's transaction (a checkpoint write's), without a rider. */
-  tx?: Queryable | undefined;
 }
 
 /** What `begin` found for a tool call, i.e. what the caller must do now. */
@@ -185,8 +183,7 @@ export class ToolLedger {
       throw new DevmindError("RUN_INPUT_INVALID", `tool result is not serialisable as JSON: ${(error as Error).message}`, { cause: error });
     }
     const status = outcome.ok ? "succeeded" : "failed";
-    const write = (db: Queryable) => db.query(this.sql.complete, [fence.runId, fence.epoch, toolCallId, status, json]);
-    const row = (options.tx === undefined ? await withRider(this.db, options.rider, write) : await write(options.tx)).rows[0];
+    const row = (await withRider(this.db, options.rider, (db) => db.query(this.sql.complete, [fence.runId, fence.epoch, toolCallId, status, json]))).rows[0];
     if (row === undefined || row["held"] !== true) throw leaseLost(fence);
     if (Number(row["updated"]) === 1) return;
     const found = row["status"];
