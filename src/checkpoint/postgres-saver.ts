@@ -138,6 +138,8 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
     // step's results once the next checkpoint exists): those still queued go in this statement,
     // those in flight are waited for
     const lane = laneKey(address.threadId, address.namespace);
+    const counters = (metadata as { counters_since_delta_snapshot?: Record<string, unknown> } | undefined)?.counters_since_delta_snapshot;
+    if (counters !== null && typeof counters === "object") this.queue.noteDeltaChannels(lane, Object.keys(counters));
     const parentWrites = await this.queue.take(lane, address.checkpointId, fence);
     try {
       const { channel_values: channelValues, id, ...rest } = checkpoint;

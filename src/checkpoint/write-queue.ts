@@ -34,6 +34,8 @@ interface Lane {
   puts: number;
   inFlight: Map<string, Set<Promise<unknown>>>;
   checking: boolean;
+  /** The lane's delta channels, from its checkpoints' metadata (see `noteDeltaChannels`). */
+  deltaChannels: Set<string>;
 }
 
 /** A put of the lane is under way, or writes the chain's next put may be waiting for (LangGraph waits for delta channel writes). */
@@ -49,7 +51,8 @@ function busy(lane: Lane): boolean {
  * lane (thread and namespace) are under way, since the chain's next put follows them at once;
  * when none are (the chain waits for writes, or has ended: an interrupt, an error, the last step), the oldest
  * checkpoint's writes are flushed on the next turn of the event loop (`setImmediate`), then the
- * next. Writes of one checkpoint are stored in the order they came.
+ * next. Writes to a delta channel are never held (LangGraph waits for them before the next put).
+ * Writes of one checkpoint are stored in the order they came.
  */
 export class WriteQueue {
   private readonly lanes = new Map<string, Lane>();
@@ -68,7 +71,24 @@ export class WriteQueue {
       this.flush(laneKey(threadId, namespace), lane, checkpointId);
       lane.queued.set(checkpointId, [item]);
     } else list.push(item);
+    // LangGraph calls the next put only once writes to a delta channel are stored: holding them
+    // would only delay it, so they go on the next turn (as soon as before group commit)
+    if (item.rows.some((row) => lane.deltaChannels.has(row[1]))) {
+      const key = laneKey(threadId, namespace);
+      setImmediate(() => void this.flush(key, lane, checkpointId));
+      return;
+    }
     this.check(laneKey(threadId, namespace));
+  }
+
+  /**
+   * Notes the delta channels of a lane, the keys of its checkpoints' `counters_since_delta_snapshot`
+   * metadata (LangGraph counts every delta channel there): their writes are not held.
+   */
+  noteDeltaChannels(lanekey: string, channels: readonly string[]): void {
+    if (channels.length === 0) return;
+    const lane = this.lane(lanekey);
+    for (const channel of channels) lane.deltaChannels.add(channel);
   }
 
   /**
@@ -118,7 +138,7 @@ export class WriteQueue {
   private lane(key: string): Lane {
     let lane = this.lanes.get(key);
     if (lane === undefined) {
-      lane = { queued: new Map(), puts: 0, inFlight: new Map(), checking: false };
+      lane = { queued: new Map(), puts: 0, inFlight: new Map(), checking: false, deltaChannels: new Set() };
       this.lanes.set(key, lane);
     }
     return lane;

@@ -54,4 +54,19 @@ describe("WriteQueue", () => {
     await nextTurn();
     expect(queue.lanesHeld).toBe(0);
   });
+
+  it("never holds writes to a delta channel: LangGraph waits for them before its next put", async () => {
+    const stored: string[] = [];
+    const queue = new WriteQueue(async (items) => {
+      for (const queued of items) queued.settle();
+    });
+    const lane = laneKey("t", "");
+    queue.noteDeltaChannels(lane, ["ch"]);
+    await queue.take(lane, undefined, undefined); // a put under way
+    queue.add(item("c1", "a", stored));
+    await nextTurn();
+    await nextTurn();
+    expect(stored).toEqual(["c1/a/1"]);
+    queue.putDone(lane);
+  });
 });
