@@ -1,4 +1,6 @@
 import type { RunnableConfig } from "@langchain/core/runnables";
+import type { Database, Queryable } from "../db/types.js";
+import { LeaseLostError } from "../errors.js";
 
 /**
  * Keys of `config.configurable` carrying a run's lease. LangGraph hands configurable to every
@@ -24,4 +26,54 @@ export function readFence(config: RunnableConfig): CheckpointFence | undefined {
 /** The configurable entries that make a graph invocation write under `fence`. */
 export function fenceConfigurable(fence: CheckpointFence): Record<string, string | number> {
   return { [FENCE_RUN_ID_KEY]: fence.runId, [FENCE_EPOCH_KEY]: fence.epoch };
+}
+
+/**
+ * Key of `config.configurable` carrying a `CheckpointRider`: work another store has pending under
+ * the same lease (a run's events), committed in the transaction of the saver's next fenced write.
+ */
+export const CHECKPOINT_RIDER_KEY = "__devmind_checkpoint_rider";
+
+/**
+ * Pending work that rides in a checkpoint write's commit (one commit instead of two). `take` is
+ * asked as a fenced write begins; the work it returns runs in the write's transaction, after it.
+ */
+export interface CheckpointRider {
+  take(): RiderWork | undefined;
+}
+
+/** Work taken from a rider: `settle()` once committed, `settle(error)` when not (the work is the rider's again). */
+export interface RiderWork {
+  write(tx: Queryable): Promise<void>;
+  settle(error?: unknown): void;
+}
+
+/** The rider a config carries, if any. */
+export function readRider(config: RunnableConfig): CheckpointRider | undefined {
+  const rider = config?.configurable?.[CHECKPOINT_RIDER_KEY] as CheckpointRider | undefined;
+  return rider !== null && typeof rider === "object" && typeof rider.take === "function" ? rider : undefined;
+}
+
+/**
+ * Runs `write` (a fenced write of a run), with the work `rider` has pending (the run's events) in
+ * the same transaction when it has any: one commit for both. If that transaction fails for
+ * another reason than the lease, the work goes back to the rider and `write` runs alone.
+ */
+export async function withRider<T>(db: Database, rider: CheckpointRider | undefined, write: (db: Queryable) => Promise<T>): Promise<T> {
+  const work = rider?.take();
+  if (work === undefined) return write(db);
+  let result: T;
+  try {
+    result = await db.transaction(async (tx) => {
+      const value = await write(tx);
+      await work.write(tx);
+      return value;
+    });
+  } catch (error) {
+    work.settle(error);
+    if (error instanceof LeaseLostError) throw error;
+    return write(db);
+  }
+  work.settle();
+  return result;
 }

@@ -12,17 +12,35 @@ import {
   type SerializerProtocol,
 } from "@langchain/langgraph-checkpoint";
 import { CHECKPOINT_LIST_PAGE_SIZE } from "../constants.js";
-import type { Database } from "../db/types.js";
+import type { Database, Queryable } from "../db/types.js";
 import { checkpointConfig, readAddress, readCheckpointAddress } from "./config.js";
 import { LeaseLostError } from "../errors.js";
 import { readDeltaHistory } from "./delta-history.js";
-import { readFence, type CheckpointFence } from "./fence-config.js";
+import { readFence, readRider, withRider, type CheckpointFence, type CheckpointRider } from "./fence-config.js";
 import { runCheckpointMetadata } from "./run-metadata.js";
 import { checkpointSql, type CheckpointSql, type ListQueryShape } from "./sql.js";
 import { assembleTuples, type TupleRow } from "./tuple-rows.js";
 import { encodeMetadata, encodeValue } from "./value-codec.js";
 import { isUniqueViolation, valueParams, writeStatements, type WriteMode } from "./write-sql.js";
 import { nextChannelVersion } from "./versions.js";
+import { groupStatements, type GroupPart } from "./group-sql.js";
+import { laneKey, WriteQueue, type QueuedWrites, type WriteRow } from "./write-queue.js";
+
+/** The run id and lease epoch closing a fenced statement's parameters (none unfenced). */
+function fenceParams(fence: CheckpointFence | undefined): unknown[] {
+  return fence === undefined ? [] : [fence.runId, fence.epoch];
+}
+
+/** A `putWrites` statement's parameters before the fence's: address, task, then the value rows. */
+function writeParams(item: QueuedWrites): unknown[] {
+  const { address } = item;
+  return [address.threadId, address.namespace, address.checkpointId, item.taskId, item.taskPath, ...valueParams(item.rows)];
+}
+
+/** PostgreSQL's cardinality_violation: one statement upserting a row twice. */
+function isCardinalityViolation(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === "21000";
+}
 
 function checkHeld(fence: CheckpointFence | undefined, result: { rows: { held?: boolean }[] }): void {
   if (fence !== undefined && result.rows[0]?.held !== true) throw new LeaseLostError(fence.runId, fence.epoch);
@@ -36,8 +54,11 @@ export interface PostgresCheckpointSaverOptions {
 
 /**
  * A LangGraph `BaseCheckpointSaver` on PostgreSQL or embedded PGlite (any `Database` from
- * `openDatabase`, migrated with `migrate`). Every `put`, `putWrites` and `getTuple` is exactly
- * one SQL statement; each (channel, version) value is stored once, so unchanged channels cost
+ * `openDatabase`, migrated with `migrate`). Every `put` and `getTuple` is exactly one SQL
+ * statement, and the task writes a step stores just before its next checkpoint go in that
+ * checkpoint's statement (group commit: one commit per step; `putWrites` resolves once its rows
+ * are durable, written with the checkpoint or on their own on the next turn); each (channel,
+ * version) value is stored once, so unchanged channels cost
  * nothing; `list` pages with a keyset instead of loading everything; `getDeltaChannelHistory`
  * is one recursive query. A config carrying a run's lease (see `fenceConfigurable`) makes every
  * write conditional on it, in the same statement: after a takeover nothing more is written.
@@ -47,21 +68,12 @@ export interface PostgresCheckpointSaverOptions {
  *   await migrate(db);
  *   const graph = builder.compile({ checkpointer: new PostgresCheckpointSaver(db) });
  */
-/** The key of one checkpoint's task writes in flight. */
-function writesKey(threadId: string, namespace: string, checkpointId: string): string {
-  return `${threadId}\u0000${namespace}\u0000${checkpointId}`;
-}
-
 export class PostgresCheckpointSaver extends BaseCheckpointSaver {
   private readonly sql: CheckpointSql;
   private readonly writes: ReturnType<typeof writeStatements>;
-  /**
-   * Task writes still being stored, by the checkpoint they belong to. LangGraph stores a step's
-   * task writes and then, without waiting, the next checkpoint; on a pool they could commit in
-   * the other order, and a reader that sees a checkpoint must also see its parent's writes (the
-   * server streams a step's results once the next checkpoint exists). `put` waits for them.
-   */
-  private readonly pendingWrites = new Map<string, Set<Promise<unknown>>>();
+  private readonly groups: ReturnType<typeof groupStatements>;
+  /** Task writes waiting for the checkpoint that follows them, or in flight (see `WriteQueue`). */
+  private readonly queue = new WriteQueue((items) => this.storeGroup(items));
 
   constructor(
     private readonly db: Database,
@@ -70,12 +82,14 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
     super(options.serde);
     this.sql = checkpointSql(db.schema);
     this.writes = writeStatements(db.schema);
+    this.groups = groupStatements(db.schema);
   }
 
   override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
     const threadId = config?.configurable?.["thread_id"];
     if (threadId === undefined || threadId === null || threadId === "") return undefined;
     const address = readAddress(config, "getTuple");
+    await this.flush();
     const result =
       address.checkpointId === undefined
         ? await this.db.query<TupleRow>(this.sql.getTupleLatest, [address.threadId, address.namespace])
@@ -100,6 +114,7 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
     if (beforeId !== undefined && beforeId !== null) (shape.before = true), base.push(String(beforeId));
     if (filter !== undefined) (shape.filter = true), base.push(filter);
 
+    await this.flush();
     let remaining = options.limit === undefined ? Number.POSITIVE_INFINITY : Math.max(0, Math.floor(options.limit));
     let cursor: [string, string, string] | undefined;
     while (remaining > 0) {
@@ -118,65 +133,116 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
 
   override async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {
     const address = readAddress(config, "put");
-    if (address.checkpointId !== undefined) {
-      const parentWrites = this.pendingWrites.get(writesKey(address.threadId, address.namespace, address.checkpointId));
-      if (parentWrites !== undefined) await Promise.allSettled([...parentWrites]);
-    }
-    const { channel_values: channelValues, id, ...rest } = checkpoint;
-    const rows: [string, string, string, string | null, Uint8Array | null][] = [];
-    for (const [channel, version] of Object.entries(newVersions)) {
-      // a channel absent from channel_values was cleared or is a delta channel: no value row
-      if (!Object.prototype.hasOwnProperty.call(channelValues, channel) || channelValues[channel] === undefined) continue;
-      const value = await encodeValue(this.serde, channelValues[channel]);
-      rows.push([channel, String(version), value.type, value.json, value.bytes]);
-    }
     const fence = readFence(config);
-    const params = [
-      address.threadId,
-      address.namespace,
-      id,
-      address.checkpointId ?? null,
-      JSON.stringify(rest),
-      // a checkpoint written under a run's lease names the run (LangGraph Platform's `run_id`): a
-      // later attempt tells its own checkpoints from the previous run's on the thread; and it
-      // carries the run's ids and metadata, as the Platform's checkpoints do (history filters)
-      await encodeMetadata(this.serde, fence === undefined ? metadata : { ...runCheckpointMetadata(config), ...metadata, run_id: fence.runId }),
-      ...valueParams(rows),
-      ...(fence === undefined ? [] : [fence.runId, fence.epoch]),
-    ];
-    await this.withConflictRetry(fence, (mode) => this.db.query<{ held?: boolean }>(this.writes.put(rows.length, mode, fence !== undefined), params));
-    return checkpointConfig(address.threadId, address.namespace, id);
+    // a reader that sees a checkpoint must also see its parent's writes (the server streams a
+    // step's results once the next checkpoint exists): those still queued go in this statement,
+    // those in flight are waited for
+    const lane = laneKey(address.threadId, address.namespace);
+    const counters = (metadata as { counters_since_delta_snapshot?: Record<string, unknown> } | undefined)?.counters_since_delta_snapshot;
+    if (counters !== null && typeof counters === "object") this.queue.noteDeltaChannels(lane, Object.keys(counters));
+    const parentWrites = await this.queue.take(lane, address.checkpointId, fence);
+    try {
+      const { channel_values: channelValues, id, ...rest } = checkpoint;
+      const rows: [string, string, string, string | null, Uint8Array | null][] = [];
+      for (const [channel, version] of Object.entries(newVersions)) {
+        // a channel absent from channel_values was cleared or is a delta channel: no value row
+        if (!Object.prototype.hasOwnProperty.call(channelValues, channel) || channelValues[channel] === undefined) continue;
+        const value = await encodeValue(this.serde, channelValues[channel]);
+        rows.push([channel, String(version), value.type, value.json, value.bytes]);
+      }
+      const head = [
+        address.threadId,
+        address.namespace,
+        id,
+        address.checkpointId ?? null,
+        JSON.stringify(rest),
+        // a checkpoint written under a run's lease names the run (LangGraph Platform's `run_id`): a
+        // later attempt tells its own checkpoints from the previous run's on the thread; and it
+        // carries the run's ids and metadata, as the Platform's checkpoints do (history filters)
+        await encodeMetadata(this.serde, fence === undefined ? metadata : { ...runCheckpointMetadata(config), ...metadata, run_id: fence.runId }),
+        ...valueParams(rows),
+      ];
+      const rider = fence === undefined ? undefined : readRider(config);
+      const single = (db: Queryable): Promise<void> =>
+        this.withConflictRetry(fence, (mode) => db.query<{ held?: boolean }>(this.writes.put(rows.length, mode, fence !== undefined), [...head, ...fenceParams(fence)]));
+      if (parentWrites.length === 0) await withRider(this.db, rider, single);
+      else await this.storeGroup(parentWrites, { count: rows.length, params: head, single, rider });
+      return checkpointConfig(address.threadId, address.namespace, id);
+    } catch (error) {
+      for (const item of parentWrites) item.settle(error);
+      throw error;
+    } finally {
+      this.queue.putDone(lane);
+    }
   }
 
   override async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath = ""): Promise<void> {
     const address = readCheckpointAddress(config, "putWrites");
     if (writes.length === 0) return;
-    const key = writesKey(address.threadId, address.namespace, address.checkpointId);
-    const pending = this.pendingWrites.get(key) ?? new Set<Promise<unknown>>();
-    this.pendingWrites.set(key, pending);
-    const stored = this.storeWrites(address, config, writes, taskId, taskPath);
-    pending.add(stored);
-    try {
-      await stored;
-    } finally {
-      pending.delete(stored);
-      if (pending.size === 0 && this.pendingWrites.get(key) === pending) this.pendingWrites.delete(key);
-    }
-  }
-
-  private async storeWrites(address: ReturnType<typeof readCheckpointAddress>, config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath: string): Promise<void> {
-    const rows: [number, string, string, string | null, Uint8Array | null][] = [];
+    const rows: WriteRow[] = [];
     for (const [index, [channel, value]] of writes.entries()) {
       const encoded = await encodeValue(this.serde, value);
       rows.push([WRITES_IDX_MAP[channel] ?? index, channel, encoded.type, encoded.json, encoded.bytes]);
     }
+    const special = writes.every(([channel]) => channel in WRITES_IDX_MAP);
     const fence = readFence(config);
-    const params = [address.threadId, address.namespace, address.checkpointId, taskId, taskPath, ...valueParams(rows), ...(fence === undefined ? [] : [fence.runId, fence.epoch])];
-    if (writes.every(([channel]) => channel in WRITES_IDX_MAP)) {
-      checkHeld(fence, await this.db.query<{ held?: boolean }>(this.writes.putWrites(rows.length, "replace", fence !== undefined), params));
+    const rider = fence === undefined ? undefined : readRider(config);
+    await new Promise<void>((resolve, reject) => {
+      const settle = (error?: unknown): void => (error === undefined ? resolve() : reject(error));
+      this.queue.add({ address, fence, rider, rows, taskId, taskPath, special, settle });
+    });
+  }
+
+  /**
+   * Stores all pending task writes now and resolves once every one is durable (or failed): for a
+   * caller that must know nothing is left in memory (writes are otherwise flushed on the next turn
+   * of the event loop, or with the following checkpoint).
+   */
+  async flush(): Promise<void> {
+    if (!this.queue.idle) await this.queue.flushAll();
+  }
+
+  /**
+   * Stores queued writes of one checkpoint, all under one fence, and `put` (the checkpoint that
+   * follows them) if given, in one statement, and settles the writes. A unique violation (a part
+   * stored before) stores them one by one with their own conflict rules instead.
+   */
+  private async storeGroup(items: QueuedWrites[], put?: { count: number; params: unknown[]; single: (db: Queryable) => Promise<void>; rider: CheckpointRider | undefined }): Promise<void> {
+    const fence = items[0]?.fence;
+    const rider = put?.rider ?? items[0]?.rider;
+    try {
+      if (items.length === 1 && put === undefined) await withRider(this.db, rider, (db) => this.storeWrites(db, items[0] as QueuedWrites));
+      else {
+        const parts: GroupPart[] = items.map((item) => ({ kind: "writes", count: item.rows.length, special: item.special }));
+        const params: unknown[] = items.flatMap((item) => writeParams(item));
+        if (put !== undefined) parts.push({ kind: "put", count: put.count }), params.push(...put.params);
+        const statement = this.groups.group(parts, fence !== undefined);
+        try {
+          await withRider(this.db, rider, async (db) => checkHeld(fence, await db.query<{ held?: boolean }>(statement, [...params, ...fenceParams(fence)])));
+        } catch (error) {
+          if (!isUniqueViolation(error) && !isCardinalityViolation(error)) throw error;
+          for (const item of items) {
+            await this.storeWrites(this.db, item);
+            item.settle();
+          }
+          await put?.single(this.db);
+        }
+      }
+    } catch (error) {
+      for (const item of items) item.settle(error);
+      throw error;
+    }
+    for (const item of items) item.settle();
+  }
+
+  private async storeWrites(db: Queryable, item: QueuedWrites): Promise<void> {
+    const { fence, rows } = item;
+    const params = [...writeParams(item), ...fenceParams(fence)];
+    if (item.special) {
+      checkHeld(fence, await db.query<{ held?: boolean }>(this.writes.putWrites(rows.length, "replace", fence !== undefined), params));
       return;
     }
-    await this.withConflictRetry(fence, (mode) => this.db.query<{ held?: boolean }>(this.writes.putWrites(rows.length, mode, fence !== undefined), params));
+    await this.withConflictRetry(fence, (mode) => db.query<{ held?: boolean }>(this.writes.putWrites(rows.length, mode, fence !== undefined), params));
   }
 
   /**
@@ -195,6 +261,7 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
   }
 
   override async deleteThread(threadId: string): Promise<void> {
+    await this.flush();
     await this.db.query(this.sql.deleteThread, [String(threadId)]);
   }
 
@@ -206,6 +273,7 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
    * cost space only. Returns how many checkpoints were removed.
    */
   async deleteRunCheckpoints(threadId: string, runId: string): Promise<number> {
+    await this.flush();
     return this.db.transaction(async (tx) => {
       const gone = (await tx.query(this.sql.deleteRunCheckpoints, [String(threadId), String(runId)])).rows;
       const root = gone.filter((row) => row["checkpoint_ns"] === "").sort((a, b) => String(a["checkpoint_id"]).localeCompare(String(b["checkpoint_id"])));

@@ -18,9 +18,10 @@ export const SCALAR_ROWS_LIMIT = 4;
 export type WriteMode = "insert" | "conflict";
 
 /** Parameters per value row: channel/idx, …, type, json, bytes. */
-const VALUE_PARAMS = 5;
+export const VALUE_PARAMS = 5;
 
-function rowsSource(firstParam: number, count: number, fixed: string, columns: [string, string, string, string, string], arrayTypes: string): string {
+/** The rows of `count` values from parameter `firstParam` on: a VALUES list, or `unnest` of five arrays. */
+export function rowsSource(firstParam: number, count: number, fixed: string, columns: [string, string, string, string, string], arrayTypes: string): string {
   if (count > SCALAR_ROWS_LIMIT) {
     const p = (i: number): string => `$${firstParam + i}`;
     return `SELECT ${fixed}, u.${columns.join(", u.")}

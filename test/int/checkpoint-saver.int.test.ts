@@ -239,4 +239,50 @@ describe.each(BACKENDS)("PostgresCheckpointSaver on %s", (backend) => {
     expect((await graph.getState(original!.config)).values.items).toEqual(["start", "one", "two"]);
     expect(TASKS).toBe("__pregel_tasks");
   });
+
+  it("stores a step's task writes in the statement of the checkpoint that follows them (group commit)", async () => {
+    const probe = counting(db);
+    const saver = new PostgresCheckpointSaver(probe.db);
+    const threadId = uuid6(-1);
+    const first = checkpointWith({ n: 0 }, { n: 1 });
+    const second = checkpointWith({ n: 1 }, { n: 2 });
+    probe.reset();
+    // as LangGraph's loop does: the writes of a step are not awaited before the next put, chained after the previous one
+    const put0 = saver.put({ configurable: { thread_id: threadId, checkpoint_ns: "" } }, first, { source: "loop", step: 0, parents: {} }, { n: 1 });
+    const at0 = { configurable: { thread_id: threadId, checkpoint_ns: "", checkpoint_id: first.id } };
+    const writes = [saver.putWrites(at0, [["n", 1]], "task-a", "~a"), saver.putWrites(at0, [["x", "y"], ["n", 2]], "task-b", "~b")];
+    const put1 = put0.then((config) => saver.put(config, second, { source: "loop", step: 1, parents: {} }, { n: 2 }));
+    await Promise.all([...writes, put1]);
+    // the first checkpoint, then both tasks' writes and the second checkpoint in one statement
+    expect(probe.statements()).toBe(2);
+    const tuple = await saver.getTuple(at0);
+    expect(tuple?.pendingWrites).toEqual([["task-a", "n", 1], ["task-b", "x", "y"], ["task-b", "n", 2]]);
+    expect((await saver.getTuple({ configurable: { thread_id: threadId } }))?.checkpoint.id).toBe(second.id);
+  });
+
+  it("stores writes no checkpoint follows on their own, at once, and a graph step in one statement", async () => {
+    const probe = counting(db);
+    const saver = new PostgresCheckpointSaver(probe.db);
+    const threadId = uuid6(-1);
+    const config = await saver.put({ configurable: { thread_id: threadId, checkpoint_ns: "" } }, checkpointWith({}, {}), { source: "loop", step: 0, parents: {} }, {});
+    probe.reset();
+    // resolves only once durable: a second saver (another process) reads them at once
+    await saver.putWrites(config, [["__interrupt__", { value: 1 }]], "task-i", "");
+    expect(probe.statements()).toBe(1);
+    expect((await new PostgresCheckpointSaver(db).getTuple(config))?.pendingWrites).toEqual([["task-i", "__interrupt__", { value: 1 }]]);
+
+    const State = Annotation.Root({ items: Annotation<string[]>({ reducer: (a, b) => a.concat(b), default: () => [] }) });
+    const nodes = ["a", "b", "c", "d", "e"];
+    let builder = new StateGraph(State) as unknown as StateGraph<typeof State.spec, unknown, unknown, string>;
+    for (const name of nodes) builder = builder.addNode(name, () => ({ items: [name] })) as typeof builder;
+    builder = builder.addEdge(START, "a") as typeof builder;
+    for (let i = 1; i < nodes.length; i += 1) builder = builder.addEdge(nodes[i - 1] as string, nodes[i] as string) as typeof builder;
+    const graph = builder.addEdge("e", END).compile({ checkpointer: saver });
+    probe.reset();
+    const result = await graph.invoke({ items: ["start"] }, { configurable: { thread_id: uuid6(-1) } });
+    expect(result.items).toEqual(["start", ...nodes]);
+    // one read of the thread, then the input checkpoint and one statement per step (its task's
+    // writes with the checkpoint after it): 7 checkpoints and 6 tasks' writes in 7 statements (13 apart)
+    expect(probe.statements()).toBe(1 + nodes.length + 2);
+  });
 });

@@ -6,6 +6,7 @@ import type { RunError, StopReason } from "../../vocabulary/stop-reasons.js";
 import { Backoff } from "./backoff.js";
 import type { DecisionStore } from "../interrupts/decision-store.js";
 import type { EventStore, NewRunEvent } from "../events/event-store.js";
+import { RunEventBatcher } from "../events/event-batcher.js";
 import type { LiveMessageSink } from "../events/live-messages.js";
 import type { Fence } from "../queue/fence.js";
 import { executeGraphAttempt, type Attempt } from "./graph-attempt.js";
@@ -65,7 +66,6 @@ export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, ow
   const lost = new AbortController();
   // a database fault anywhere stops this attempt at once; the worker continues the run later
   const fault = new AbortController();
-  let chain: Promise<unknown> = Promise.resolve();
   let lostLease = false;
   const appendOnce = async (events: NewRunEvent[]): Promise<void> => {
     // events are not dropped for a database that is away: they are retried in order (bounded),
@@ -84,32 +84,24 @@ export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, ow
       }
     }
   };
-  // events wait in `buffered` while the previous append is in flight, then go in one statement:
-  // a step's events (a node finishing, the next one starting, custom writes) cost one commit
-  let buffered: NewRunEvent[] = [];
-  let scheduled = false;
+  // events wait while the previous batch is stored, then go together (a step's events cost one
+  // commit), in the transaction of the run's next checkpoint write when one begins at once
+  const batcher = new RunEventBatcher({
+    alone: appendOnce,
+    inTransaction: async (tx, events) => void (await deps.events.append(run.run_id, events, fence, { tx })),
+    failed: (error) => {
+      if (error instanceof LeaseLostError) {
+        lostLease = true;
+        lost.abort(error);
+        return;
+      }
+      if (databaseFaultOf(error) !== null && !fault.signal.aborted) fault.abort(error);
+      throw error;
+    },
+  });
   const append = (events: NewRunEvent[]): Promise<unknown> => {
     for (const event of events) if (event.type.startsWith("run.")) deps.live(run.run_id, event);
-    buffered.push(...events);
-    if (scheduled) return chain;
-    scheduled = true;
-    chain = chain
-      .then(() => {
-        const taken = buffered;
-        buffered = [];
-        scheduled = false;
-        return appendOnce(taken);
-      })
-      .catch((error: unknown) => {
-        if (error instanceof LeaseLostError) {
-          lostLease = true;
-          lost.abort(error);
-          return;
-        }
-        if (databaseFaultOf(error) !== null && !fault.signal.aborted) fault.abort(error);
-        throw error;
-      });
-    return chain;
+    return batcher.append(events);
   };
   const heartbeat = setInterval(() => {
     deps.runs.heartbeat(run.run_id, epoch, deps.leaseMs).then(
@@ -143,7 +135,8 @@ export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, ow
     started,
     signals: { cancel: cancel.signal, lost: lost.signal, fault: fault.signal },
     append,
-    settled: () => chain,
+    rider: batcher,
+    settled: () => batcher.settled(),
     lostLease: () => lostLease,
     finish: (stopReason, counts, error, answer = null, state) => finishRun(deps, run, epoch, stopReason, answer, counts, error, state),
   };

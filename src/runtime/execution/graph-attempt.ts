@@ -1,7 +1,7 @@
 import { isBaseMessageChunk, type BaseMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { Command, type StateSnapshot } from "@langchain/langgraph";
-import { fenceConfigurable } from "../../checkpoint/fence-config.js";
+import { CHECKPOINT_RIDER_KEY, fenceConfigurable, type CheckpointRider } from "../../checkpoint/fence-config.js";
 import { setMaxListeners } from "node:events";
 import { GRAPHS_DEFAULTS, RUNTIME_DEFAULTS } from "../../constants.js";
 import { databaseFaultOf } from "../../db/database-faults.js";
@@ -44,6 +44,8 @@ export interface Attempt {
   signals: { cancel: AbortSignal; lost: AbortSignal; fault: AbortSignal };
   /** Stores events in order (fenced; retried through a database fault). */
   append: (events: NewRunEvent[]) => Promise<unknown>;
+  /** Takes the events waiting to be stored into the run's next checkpoint write (one commit for both). */
+  rider: CheckpointRider;
   /** Resolves once every appended event is stored (or failed). */
   settled: () => Promise<unknown>;
   lostLease: () => boolean;
@@ -234,7 +236,7 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
     // lease lost or the process drains
     const ledgerStop = AbortSignal.any([signal, ...(deps.drainSignal === undefined ? [] : [deps.drainSignal])]);
     setMaxListeners(RUNTIME_DEFAULTS.runSignalMaxListeners, ledgerStop);
-    toolLedger = new GraphToolLedger(deps.ledger, deps.decisions, fence, ledgerStop, deps.onDatabaseFault);
+    toolLedger = new GraphToolLedger(deps.ledger, deps.decisions, fence, ledgerStop, deps.onDatabaseFault, attempt.rider);
     const callSignal = AbortSignal.any([attempt.signals.cancel, attempt.signals.lost, stop.signal]);
     setMaxListeners(RUNTIME_DEFAULTS.runSignalMaxListeners, callSignal);
     const handle: RunHandle = {
@@ -255,7 +257,7 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
     const cancel = hooks.stopsItself === true ? [] : [attempt.signals.cancel];
     const options = {
       ...config,
-      configurable: { ...config.configurable, ...fork, ...fenceConfigurable(fence), [RUN_HANDLE_KEY]: handle },
+      configurable: { ...config.configurable, ...fork, ...fenceConfigurable(fence), [CHECKPOINT_RIDER_KEY]: attempt.rider, [RUN_HANDLE_KEY]: handle },
       ...(run.interrupt_before === null ? {} : { interruptBefore: run.interrupt_before }),
       ...(run.interrupt_after === null ? {} : { interruptAfter: run.interrupt_after }),
       ...(run.context === null || run.context === undefined ? {} : { context: run.context }),

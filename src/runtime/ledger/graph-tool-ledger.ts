@@ -7,6 +7,7 @@ import type { ToolResult } from "../../tools/types.js";
 import type { DecisionStore } from "../interrupts/decision-store.js";
 import { argsDigest } from "../interrupts/digest.js";
 import type { Fence } from "../queue/fence.js";
+import type { CheckpointRider } from "../../checkpoint/fence-config.js";
 import type { ToolLedger } from "./tool-ledger.js";
 
 /** What a non-idempotent call found in flight after its process died gives instead of running again. */
@@ -42,6 +43,8 @@ export class GraphToolLedger implements RunToolLedger {
     private readonly stop?: AbortSignal,
     /** Told of each fault an outcome write meets (the worker's health). */
     private readonly onFault?: (error: unknown) => void,
+    /** The run's events waiting to be stored: they commit with a ledger write that begins at once. */
+    private readonly rider?: CheckpointRider,
   ) {}
 
   /** Calls of this attempt still running or being recorded. */
@@ -84,7 +87,7 @@ export class GraphToolLedger implements RunToolLedger {
         return { state: "done", ok: false, result: denied };
       }
     }
-    const entry = await this.ledger.begin(this.fence, { toolCallId: call.toolCallId, tool: call.tool, argsDigest: digest });
+    const entry = await this.ledger.begin(this.fence, { toolCallId: call.toolCallId, tool: call.tool, argsDigest: digest }, { rider: this.rider });
     if (entry.state === "new") return this.running(call.toolCallId);
     if (entry.state === "started") {
       if (call.idempotent) return this.running(call.toolCallId);
@@ -96,7 +99,7 @@ export class GraphToolLedger implements RunToolLedger {
   }
 
   async complete(call: { toolCallId: string }, outcome: { ok: boolean; result: unknown }): Promise<void> {
-    await this.recording(call.toolCallId, () => this.ledger.complete(this.fence, call.toolCallId, outcome));
+    await this.recording(call.toolCallId, () => this.ledger.complete(this.fence, call.toolCallId, outcome, { rider: this.rider }));
   }
 
   async release(call: { toolCallId: string }): Promise<void> {

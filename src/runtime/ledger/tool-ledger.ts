@@ -1,10 +1,19 @@
 import { isArgsDigest } from "../../vocabulary/decisions.js";
+import { withRider, type CheckpointRider } from "../../checkpoint/fence-config.js";
 import { quoteIdentifier } from "../../db/identifiers.js";
 import { statement } from "../../db/statement.js";
 import type { Database, Row } from "../../db/types.js";
 import { DevmindError, RunConflictError } from "../../errors.js";
 import { checkFence, fenceCte, leaseLost, type Fence } from "../queue/fence.js";
 import { checkRunId } from "../queue/run-record.js";
+
+/**
+ * Options of the ledger's writes: `rider` (the run's events waiting to be stored) commits in the
+ * same transaction as the write, one commit for both (see `CheckpointRider`).
+ */
+export interface LedgerWriteOptions {
+  rider?: CheckpointRider | undefined;
+}
 
 /** What `begin` found for a tool call, i.e. what the caller must do now. */
 export type LedgerBegin =
@@ -125,7 +134,7 @@ export class ToolLedger {
   }
 
   /** Records that the call is starting (one fenced statement) and says what was there before. */
-  async begin(fence: Fence, call: { toolCallId: string; tool: string; argsDigest: string }): Promise<LedgerBegin> {
+  async begin(fence: Fence, call: { toolCallId: string; tool: string; argsDigest: string }, options: LedgerWriteOptions = {}): Promise<LedgerBegin> {
     checkFence(fence);
     const { toolCallId, tool, argsDigest } = call;
     checkCall(toolCallId);
@@ -133,7 +142,7 @@ export class ToolLedger {
     if (!isArgsDigest(argsDigest)) {
       throw new DevmindError("RUN_INPUT_INVALID", "argsDigest must be a sha256 hex digest (see argsDigest())");
     }
-    const result = await this.db.query(this.sql.begin, [fence.runId, fence.epoch, toolCallId, tool, argsDigest]);
+    const result = await withRider(this.db, options.rider, (db) => db.query(this.sql.begin, [fence.runId, fence.epoch, toolCallId, tool, argsDigest]));
     const row = result.rows[0];
     if (row === undefined || row["held"] !== true) throw leaseLost(fence);
     const attempts = row["attempts"];
@@ -161,7 +170,7 @@ export class ToolLedger {
    * later re-entries get back. A call that was never begun or is already finished is a
    * RunConflictError; nothing is changed then.
    */
-  async complete(fence: Fence, toolCallId: string, outcome: { ok: boolean; result: unknown }): Promise<void> {
+  async complete(fence: Fence, toolCallId: string, outcome: { ok: boolean; result: unknown }, options: LedgerWriteOptions = {}): Promise<void> {
     checkFence(fence);
     checkCall(toolCallId);
     if (outcome === null || typeof outcome !== "object" || typeof outcome.ok !== "boolean") {
@@ -174,7 +183,7 @@ export class ToolLedger {
       throw new DevmindError("RUN_INPUT_INVALID", `tool result is not serialisable as JSON: ${(error as Error).message}`, { cause: error });
     }
     const status = outcome.ok ? "succeeded" : "failed";
-    const row = (await this.db.query(this.sql.complete, [fence.runId, fence.epoch, toolCallId, status, json])).rows[0];
+    const row = (await withRider(this.db, options.rider, (db) => db.query(this.sql.complete, [fence.runId, fence.epoch, toolCallId, status, json]))).rows[0];
     if (row === undefined || row["held"] !== true) throw leaseLost(fence);
     if (Number(row["updated"]) === 1) return;
     const found = row["status"];
@@ -190,10 +199,10 @@ export class ToolLedger {
    * failed validation before it ran, or a retry in the same live process follows a recorded
    * failure. A succeeded call stays. Returns whether a row was removed.
    */
-  async release(fence: Fence, toolCallId: string): Promise<boolean> {
+  async release(fence: Fence, toolCallId: string, options: LedgerWriteOptions = {}): Promise<boolean> {
     checkFence(fence);
     checkCall(toolCallId);
-    const row = (await this.db.query(this.sql.release, [fence.runId, fence.epoch, toolCallId])).rows[0];
+    const row = (await withRider(this.db, options.rider, (db) => db.query(this.sql.release, [fence.runId, fence.epoch, toolCallId]))).rows[0];
     if (row === undefined || row["held"] !== true) throw leaseLost(fence);
     return Number(row["deleted"]) === 1;
   }
