@@ -21,7 +21,7 @@ function isPoller(statement: CountedStatement): boolean {
 
 /** The checkpoint saver's and the event store's writes (batched by timing: a step's events may commit apart or together). */
 function isStepWrite(statement: CountedStatement): boolean {
-  return /^dm_(put_insert|writes_insert|events_append)/.test(statement.name);
+  return /^dm_(put_insert|writes_insert|events_append|group)/.test(statement.name);
 }
 
 function named(log: StatementLog, label: string): number {
@@ -88,8 +88,11 @@ describe.each(BACKENDS)("transactions of one 3-node run of devmind serve on %s",
     expect(named(log, "runs_finish"), breakdown.join("\n")).toBe(1);
     // start, claim, two checkpoint reads, finish: everything else is the steps' checkpoints and events
     expect(log.transactions((statement) => !isPoller(statement) && !isStepWrite(statement)), breakdown.join("\n")).toBe(5);
-    // at most 5 checkpoints and 4 pending writes of a 3-node chain, its events in 1 to 7 batches (run.started, a node starting or ending)
+    // 5 checkpoints of a 3-node chain, its 4 pending writes inside the following checkpoints' statements
+    // and its events riding in them or in their own batches: 7 on an idle PostgreSQL; whether a write
+    // or an event batch finds a statement to ride in depends on timing (round-commits.int asserts the
+    // merge), so the bound is what no merge at all would cost: 5 + 4 + 2
     const steps = log.transactions((statement) => !isPoller(statement) && isStepWrite(statement) && statement.tx === null);
-    expect(steps, breakdown.join("\n")).toBeLessThanOrEqual(16);
+    expect(steps, breakdown.join("\n")).toBeLessThanOrEqual(11);
   });
 });
