@@ -13,6 +13,8 @@ export default defineConfig({
     // child processes and the database, so three at once finish sooner than two
     maxWorkers: 3,
     reporters: ["default"],
+    // CPU seconds per file when DEVMIND_TEST_CPU_LOG names a file (printed by .ci/run)
+    setupFiles: ["test/setup/cpu-probe.ts"],
     sequence: { sequencer: SlowFirstSequencer },
     projects: [
       // unit tests do no I/O and keep no state between files: one module graph per worker instead

@@ -28,11 +28,13 @@ export function seedDataDir(dataDir: string): string {
 
 /**
  * Opens an embedded database for an in-process test: a copy of the template in the run's scratch
- * folder, on schema `schema`. Closing it also removes the copy.
+ * folder, on schema `schema` (`vector`: with PGlite's pgvector loaded, as `serve` opens it when a
+ * store index is configured). Closing it also removes the copy. Cheaper than `memory://`, which
+ * runs initdb for every instance.
  */
-export async function openTemplateCopy(schema: string): Promise<Database> {
+export async function openTemplateCopy(schema: string, options: { vector?: boolean } = {}): Promise<Database> {
   const dataDir = seedDataDir(join(mkdtempSync(join(inject("testRunDir"), "db-")), "data"));
-  const db = await openDatabase({ dataDir, schema });
+  const db = await openDatabase({ dataDir, schema, vector: options.vector === true });
   return {
     kind: db.kind,
     schema: db.schema,

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
-import { openDatabase } from "../../src/db/open-database.js";
+import { openTemplateCopy } from "../helpers/pglite-template.js";
 import type { Database } from "../../src/db/types.js";
 import { createRuntime } from "../../src/runtime/runtime.js";
 import { CharacterEmbeddings } from "../helpers/char-embeddings.js";
@@ -30,7 +30,7 @@ describe.each(BACKENDS)("runtime.store from devmind configuration on %s", (backe
   const cleanups: (() => Promise<void>)[] = [];
   beforeAll(async () => {
     // PGlite with its vector extension, as `serve` opens it when an index is configured; PostgreSQL as it is
-    owner = backend === "pglite" ? await openDatabase({ dataDir: "memory://", schema: "store_config_owner", vector: true }) : await openBackend(backend);
+    owner = backend === "pglite" ? await openTemplateCopy("store_config_owner", { vector: true }) : await openBackend(backend);
   }, 120_000);
   afterAll(async () => {
     await owner.close();

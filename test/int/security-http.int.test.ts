@@ -199,14 +199,13 @@ describe.each(BACKENDS)("HTTP security on %s", (backend) => {
   itOnPrimary(backend)("refuses to listen on a non-loopback address without API keys (startServer and devmind serve)", async () => {
     const workspace = mkdtempSync(join(tmpdir(), "devmind-sec-"));
     try {
-      const db = await openDatabase({ dataDir: "memory://", schema: freshSchemaName() });
+      // the file's own database: a new in-memory PGlite would cost an initdb for a refusal
       const config = loadConfig({ DEVMIND_WORKSPACE: workspace });
-      const runtime = createRuntime({ db, config });
+      const runtime = createRuntime({ db: owner, config });
       for (const host of ["0.0.0.0", "::", "192.168.1.10", "example.com"]) {
         await expect(startServer({ runtime, config, host, port: 0, workers: 0 })).rejects.toMatchObject({ code: "CONFIG_INVALID" });
       }
       await runtime.close();
-      await db.close();
       const dataDir = join(workspace, "data");
       const cli = await runCli(["serve", "--host", "0.0.0.0", "--port", "0", "--workers", "0"], { DEVMIND_DATA_DIR: dataDir, DEVMIND_WORKSPACE: workspace }, { cwd: workspace, timeoutMs: 60_000 });
       expect(cli.code).toBe(2);

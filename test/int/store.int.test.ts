@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Annotation, END, getStore, START, StateGraph } from "@langchain/langgraph";
 import { InvalidNamespaceError } from "@langchain/langgraph-checkpoint";
 import { migrate } from "../../src/db/migrate.js";
-import { openDatabase } from "../../src/db/open-database.js";
+import { openTemplateCopy } from "../helpers/pglite-template.js";
 import type { Database } from "../../src/db/types.js";
 import { createLogger } from "../../src/logger.js";
 import { PostgresStore, type StorePutOperation } from "../../src/store/postgres-store.js";
@@ -378,7 +378,7 @@ describe("PostgresStore semantic search with PGlite's pgvector", () => {
   const embeddings = new CharacterEmbeddings({ dims: 500 });
 
   beforeAll(async () => {
-    db = await openDatabase({ dataDir: "memory://", schema: "store_vectors_test", vector: true });
+    db = await openTemplateCopy("store_vectors_test", { vector: true });
     await migrate(db);
   }, 120_000);
   afterAll(async () => {

@@ -1,7 +1,7 @@
 /**
  * Where the integration tests find the built code their child processes run: the product's own
- * build (`dist/`, what `npm run build` makes and the `devmind` bin runs) and a test build of the
- * fixture programs (`test/fixtures/*.ts` with the sources they import). Children start with plain
+ * build (`dist/`, what `npm run build` makes and the `devmind` bin runs) and a bundle of each
+ * fixture program (`test/fixtures/*.ts` with the sources they import). Children start with plain
  * `node` on these files instead of `node --import tsx` on the sources, which costs about 1.8 s of
  * CPU more per start. The global setup (test/setup/global-setup.ts) builds whichever is stale.
  */
@@ -24,26 +24,21 @@ export const CHILD_NODE_FLAGS: readonly string[] = ["--liftoff-only"];
 export const BUILT_CLI = join(REPO_ROOT, "dist", "src", "cli", "main.js");
 
 /**
- * The test build's output: `src/` and `test/fixtures/` compiled side by side (so the fixtures'
- * `../../src/…` imports resolve), under node_modules so bare imports resolve from the repository
- * and git ignores it.
+ * Where the fixture programs' bundles go: under node_modules, so bare imports left out of a bundle
+ * (PGlite, tsx) resolve from the repository and git ignores it.
  */
 export const FIXTURE_BUILD_DIR = join(REPO_ROOT, "node_modules", ".cache", "devmind-test-build");
 
-/** The compiled module of a fixture, given its source path (absolute or relative to the root). */
-export function compiledFixture(script: string): string {
-  const rel = isAbsolute(script) ? relative(REPO_ROOT, script) : script;
-  return join(FIXTURE_BUILD_DIR, rel.replace(/\.ts$/, ".js"));
-}
-
 /**
- * The program a fixture child runs: its compiled module bundled into one file with what it
- * imports (as the CLI's bundle is made, src/cli/cli-bundle-build.ts), which starts in about half
- * the CPU of the separate modules. The fixtures define their graphs in code and load no project
- * graph, so one copy of LangGraph in the bundle is all they use.
+ * The program a fixture child runs, given its source path (absolute or relative to the root): the
+ * fixture bundled from its TypeScript source with what it imports (as the CLI's bundle is made,
+ * src/cli/cli-bundle-build.ts), which starts in about half the CPU of separate modules. The
+ * fixtures define their graphs in code and load no project graph, so one copy of LangGraph in the
+ * bundle is all they use.
  */
 export function builtFixture(script: string): string {
-  return compiledFixture(script).replace(/\.js$/, ".bundle.mjs");
+  const rel = isAbsolute(script) ? relative(REPO_ROOT, script) : script;
+  return join(FIXTURE_BUILD_DIR, rel.replace(/\.ts$/, ".bundle.mjs"));
 }
 
 /** The fixture programs: the `.ts` files directly in test/fixtures (graphs/ holds graph files, not programs). */
@@ -77,6 +72,15 @@ export function buildIsCurrent(outDir: string, dirs: string[], configFiles: stri
     }
   }
   return true;
+}
+
+/**
+ * The newest modification time of the `.ts` sources under `dirs` and of `configFiles` (paths
+ * relative to the root): what a bundle made from the sources must not be older than.
+ */
+export function newestSourceTime(dirs: string[], configFiles: string[]): number {
+  const sources = dirs.flatMap((dir) => sourcesUnder(REPO_ROOT, dir));
+  return Math.max(0, ...[...sources, ...configFiles].map((file) => statSync(join(REPO_ROOT, file)).mtimeMs));
 }
 
 /** The newest modification time of the `.js` files under `dir` (the compiled modules a bundle is made from). */

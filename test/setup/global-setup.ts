@@ -4,8 +4,8 @@
  * - the built CLI: `dist/` is rebuilt (`tsc -p tsconfig.build.json`, as `npm run build`) unless
  *   it is current, and so is the CLI's one-file bundle; child processes run
  *   `node dist/src/cli/main.js`;
- * - the fixture programs: `src/` + `test/fixtures/` compiled into node_modules/.cache, each
- *   program then bundled into one file, run with plain `node` (see build-outputs.ts);
+ * - the fixture programs: each of `test/fixtures/*.ts` bundled from its source with what it
+ *   imports into node_modules/.cache, run with plain `node` (see build-outputs.ts);
  * - one migrated PGlite template: the product's own (`dist/pglite-template`, which `npm run build`
  *   makes and every new embedded data directory is copied from; built here too when missing or
  *   stale, initdb being the slow part, 5-20 s on a loaded machine), opened once into the run's
@@ -16,7 +16,7 @@
  * removed in teardown together with every copy made under it.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
@@ -25,7 +25,7 @@ import { openDatabase } from "../../src/db/open-database.js";
 import { buildPgliteTemplate } from "../../src/db/pglite-template-build.js";
 import { buildCliBundle, bundleProgram } from "../../src/cli/cli-bundle-build.js";
 import { CLI_BUNDLE } from "../../src/constants.js";
-import { FIXTURE_BUILD_DIR, REPO_ROOT, buildIsCurrent, builtFixture, bundleIsCurrent, compiledFixture, fixturePrograms, newestModuleTime } from "./build-outputs.js";
+import { REPO_ROOT, buildIsCurrent, builtFixture, bundleIsCurrent, fixturePrograms, newestModuleTime, newestSourceTime } from "./build-outputs.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -77,15 +77,19 @@ async function buildCli(): Promise<void> {
   if (!bundleIsCurrent(join(cliDir, CLI_BUNDLE.file), newestModuleTime(join(REPO_ROOT, "dist", "src")))) await buildCliBundle(cliDir);
 }
 
+/**
+ * Bundles each fixture program straight from its TypeScript source (esbuild reads TypeScript and
+ * resolves the sources' `.js` imports to their `.ts` files), unless its bundle is newer than every
+ * source under src/ and test/fixtures/ and the compiler settings: no `tsc` run for the fixtures
+ * (about 10 CPU-s and as many seconds before the first test could start). Type errors are the
+ * typecheck's to report (`npm run typecheck`, `.ci/run`).
+ */
 async function buildFixtures(): Promise<void> {
-  await buildIfStale("test/setup/tsconfig.fixtures.json", FIXTURE_BUILD_DIR, ["src", "test/fixtures"]);
-  // node_modules/ is a package boundary: without this the compiled ES modules would load as CommonJS
-  writeFileSync(join(FIXTURE_BUILD_DIR, "package.json"), '{ "type": "module" }\n');
-  const modulesTime = newestModuleTime(FIXTURE_BUILD_DIR);
+  const sourcesTime = newestSourceTime(["src", "test/fixtures"], ["tsconfig.json"]);
   await Promise.all(
     fixturePrograms()
-      .filter((script) => !bundleIsCurrent(builtFixture(script), modulesTime))
-      .map((script) => bundleProgram(compiledFixture(script), builtFixture(script))),
+      .filter((script) => !bundleIsCurrent(builtFixture(script), sourcesTime))
+      .map((script) => bundleProgram(join(REPO_ROOT, script), builtFixture(script))),
   );
 }
 
