@@ -20,6 +20,7 @@ const OTHER_VARIABLES: Record<string, string[]> = {
   DEVMIND_REQUIRE_POSTGRES: ["test/helpers/databases.ts", ".ci/run"],
   DEVMIND_TEST_ALL_ON_PGLITE: ["test/helpers/databases.ts"],
   DEVMIND_BENCH_DATABASE_URL: ["bench/bench-env.ts"],
+  DEVMIND_TEST_CPU_LOG: ["test/setup/cpu-probe.ts", ".ci/run"],
   DEVMIND_HOST_PORT: ["docker-compose.yml"],
   POSTGRES_HOST_PORT: ["docker-compose.postgres-port.yml"],
   POSTGRES_PASSWORD: ["docker-compose.yml"],
