@@ -64,8 +64,8 @@ export function counting(db: Database, counts: Counts): Database {
   });
 }
 
-/** `rounds` model rounds: one `add` call each, then the answer. */
-function script(rounds: number): ScriptedTurn[] {
+/** `rounds` model rounds: one `add` call each, then the answer (the bench's and round-commits.int's script). */
+export function script(rounds: number): ScriptedTurn[] {
   const turns: ScriptedTurn[] = [];
   for (let i = 1; i < rounds; i++) turns.push({ tool_calls: [{ id: `c${i}`, name: "add", args: { a: i, b: 1 } }] });
   turns.push({ content: "done" });
