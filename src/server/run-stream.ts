@@ -14,7 +14,7 @@ import { toolParts } from "./stream-tools.js";
 import { SubgraphParts } from "./subgraph-stream.js";
 import { interruptsOf, toWire } from "./wire.js";
 import { runErrorPart } from "./run-error-part.js";
-import { sleep } from "../sleep.js";
+import { sleep, wakeableSleep } from "../sleep.js";
 
 
 /** The step events a graph's nodes report (the agent's model rounds and tool calls): custom parts of its stream, as they were written. */
@@ -504,14 +504,9 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
       }
       if (!poked) {
         const pollMs = run.status === "running" ? SERVER_DEFAULTS.streamPollMs : 1_000;
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(done, pollMs);
-          function done(): void {
-            clearTimeout(timer);
-            wake = null;
-            resolve();
-          }
+        await wakeableSleep(pollMs, (done) => {
           wake = done;
+          return () => (wake = null);
         });
       }
     }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { sleep } from "../../src/sleep.js";
+import { sleep, wakeableSleep } from "../../src/sleep.js";
 
 /** An AbortSignal whose listener count can be read (Node keeps no public count). */
 function countedSignal(): { controller: AbortController; listeners: () => number } {
@@ -41,5 +41,42 @@ describe("sleep", () => {
     await sleep(0);
     await sleep(-5);
     expect(performance.now() - started).toBeLessThan(1_000);
+  });
+});
+
+describe("wakeableSleep", () => {
+  it("a wake ends it at once; the waker is unregistered exactly once, and a later wake does nothing", async () => {
+    const waiters = new Set<() => void>();
+    let released = 0;
+    const waiting = wakeableSleep(10_000, (wake) => {
+      waiters.add(wake);
+      return () => {
+        released += 1;
+        waiters.delete(wake);
+      };
+    });
+    expect(waiters.size).toBe(1);
+    const [wake] = [...waiters];
+    const started = performance.now();
+    wake?.();
+    await waiting;
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(waiters.size).toBe(0);
+    wake?.();
+    expect(released).toBe(1);
+  });
+
+  it("without a wake it ends after its time and unregisters; a wake during hold still unregisters", async () => {
+    let released = 0;
+    const started = performance.now();
+    await wakeableSleep(40, () => () => (released += 1));
+    expect(performance.now() - started).toBeGreaterThanOrEqual(35);
+    expect(released).toBe(1);
+    let releasedEarly = 0;
+    await wakeableSleep(10_000, (wake) => {
+      wake();
+      return () => (releasedEarly += 1);
+    });
+    expect(releasedEarly).toBe(1);
   });
 });

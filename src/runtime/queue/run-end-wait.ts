@@ -4,6 +4,7 @@ import { RUN_ENDS_CHANNEL } from "../events/event-sql.js";
 import type { StateSnapshot } from "@langchain/langgraph";
 import type { RunRecord } from "./run-record.js";
 import { FINAL_EVENT_TYPES } from "./status.js";
+import { wakeableSleep } from "../../sleep.js";
 
 /**
  * A run that ended in this process, as the statement that ended it returned it, with the graph's
@@ -169,14 +170,9 @@ export async function waitForRunEnd(deps: RunEndWaitDeps, runId: string, options
       known = undefined;
       if (options.isEnded(run) || Date.now() >= options.deadline || options.signal?.aborted === true) return run === ended?.run ? ended : { run };
       if (woken) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, Math.max(1, Math.min(pollMs, options.deadline - Date.now())));
-        function done(): void {
-          clearTimeout(timer);
-          wake = null;
-          resolve();
-        }
+      await wakeableSleep(Math.max(1, Math.min(pollMs, options.deadline - Date.now())), (done) => {
         wake = done;
+        return () => (wake = null);
       });
     }
   } finally {

@@ -9,6 +9,7 @@ import type { ExecutorDeps } from "../execution/executor.js";
 import { DatabaseHealth, executeWithRecovery, faultBackoff, type DatabaseHealthReport } from "../execution/fault-recovery.js";
 import type { RunStore } from "./run-store.js";
 import type { RunEndWatcher } from "./run-end-wait.js";
+import { wakeableSleep } from "../../sleep.js";
 
 /** Options of `runtime.worker()`. */
 export interface WorkerOptions {
@@ -80,21 +81,14 @@ export function createWorker(deps: WorkerDeps): Worker {
   // idle slot looks every idlePollMs, whatever the number of slots
   let idlePoll: NodeJS.Timeout | undefined;
   const pause = (ms: number, waiters: Set<() => void> = others): Promise<void> =>
-    new Promise((resolve) => {
-      // stop() wakes the loops waiting when it is called; one that was busy (a claim in flight)
-      // and pauses after it must not wait out its pause (an idle slot's is minutes)
-      if (stopping) {
-        resolve();
-        return;
-      }
-      const done = (): void => {
-        clearTimeout(timer);
-        waiters.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      waiters.add(done);
-    });
+    // stop() wakes the loops waiting when it is called; one that was busy (a claim in flight)
+    // and pauses after it must not wait out its pause (an idle slot's is minutes)
+    stopping
+      ? Promise.resolve()
+      : wakeableSleep(ms, (done) => {
+          waiters.add(done);
+          return () => waiters.delete(done);
+        });
 
   const health = new DatabaseHealth(deps.logger, () => wakeAll());
   const unreachableBackoff = faultBackoff("unreachable", deps.leaseMs);
