@@ -63,22 +63,22 @@ export class WriteQueue {
   /** Queues a task's writes; they are stored with the next put of a child, or flushed once the lane is idle. */
   add(item: QueuedWrites): void {
     const { threadId, namespace, checkpointId } = item.address;
-    const lane = this.lane(laneKey(threadId, namespace));
+    const key = laneKey(threadId, namespace);
+    const lane = this.lane(key);
     const list = lane.queued.get(checkpointId);
     if (list === undefined) lane.queued.set(checkpointId, [item]);
     else if (list.some((queued) => queued.taskId === item.taskId)) {
       // the same task writing again: its earlier writes go first, so they cannot share a statement
-      this.flush(laneKey(threadId, namespace), lane, checkpointId);
+      this.flush(key, lane, checkpointId);
       lane.queued.set(checkpointId, [item]);
     } else list.push(item);
     // LangGraph calls the next put only once writes to a delta channel are stored: holding them
     // would only delay it, so they go on the next turn (as soon as before group commit)
     if (item.rows.some((row) => lane.deltaChannels.has(row[1]))) {
-      const key = laneKey(threadId, namespace);
       setImmediate(() => void this.flush(key, lane, checkpointId));
       return;
     }
-    this.check(laneKey(threadId, namespace));
+    this.check(key);
   }
 
   /**
