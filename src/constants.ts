@@ -91,6 +91,12 @@ export const MIGRATION_LOCK_PREFIX = "devmind:migrate:";
 /** Rows fetched per page when `list()` walks checkpoints without a limit. */
 export const CHECKPOINT_LIST_PAGE_SIZE = 50;
 
+/** Failed stores of early-answered delta writes the saver's write queue remembers (the oldest go first). */
+export const WRITE_QUEUE_FAILURES_KEPT = 256;
+
+/** Delta channel names the saver's write queue remembers (beyond them, writes are answered once stored). */
+export const WRITE_QUEUE_DELTA_CHANNELS_KEPT = 1024;
+
 /**
  * Inclusive bounds of the integer variables of CONTRACT section 2. A value outside them is a
  * config error; the bounds only catch typos (an extra zero, a unit mix-up), not tune anything.

@@ -139,9 +139,11 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
     // those in flight are waited for
     const lane = laneKey(address.threadId, address.namespace);
     const counters = (metadata as { counters_since_delta_snapshot?: Record<string, unknown> } | undefined)?.counters_since_delta_snapshot;
-    if (counters !== null && typeof counters === "object") this.queue.noteDeltaChannels(lane, Object.keys(counters));
+    if (counters !== null && typeof counters === "object") this.queue.noteDeltaChannels(Object.keys(counters));
     const parentWrites = await this.queue.take(lane, address.checkpointId, fence);
     try {
+      // a delta write of the parent answered early but not stored: this checkpoint must not be
+      this.queue.assertStored(address.checkpointId, fence);
       const { channel_values: channelValues, id, ...rest } = checkpoint;
       const rows: [string, string, string, string | null, Uint8Array | null][] = [];
       for (const [channel, version] of Object.entries(newVersions)) {
@@ -286,6 +288,7 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
 
   override async getDeltaChannelHistory(options: { config: RunnableConfig; channels: string[] }): Promise<Record<string, DeltaChannelHistory>> {
     if (options.channels.length === 0) return {};
+    await this.flush();
     const address = readAddress(options.config, "getDeltaChannelHistory");
     return readDeltaHistory(this.db, this.sql, this.serde, address, options.channels);
   }

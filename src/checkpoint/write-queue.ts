@@ -1,3 +1,4 @@
+import { WRITE_QUEUE_DELTA_CHANNELS_KEPT, WRITE_QUEUE_FAILURES_KEPT } from "../constants.js";
 import type { CheckpointAddress } from "./config.js";
 import type { CheckpointFence, CheckpointRider } from "./fence-config.js";
 
@@ -16,6 +17,13 @@ export interface QueuedWrites {
   /** LangGraph's special writes (errors, interrupts, resumes): they replace a stored row. */
   special: boolean;
   settle: (error?: unknown) => void;
+  /** Its `putWrites` was answered before it was stored (a delta write under a lease; see `WriteQueue`). */
+  answered?: boolean;
+}
+
+/** Key of a checkpoint's writes under one lease. */
+function earlyKey(checkpointId: string, fence: CheckpointFence): string {
+  return `${checkpointId}\u0000${fence.runId}\u0000${fence.epoch}`;
 }
 
 /** The lane of a thread's namespace: one LangGraph loop stores its checkpoints there one after another. */
@@ -34,8 +42,6 @@ interface Lane {
   puts: number;
   inFlight: Map<string, Set<Promise<unknown>>>;
   checking: boolean;
-  /** The lane's delta channels, from its checkpoints' metadata (see `noteDeltaChannels`). */
-  deltaChannels: Set<string>;
 }
 
 /** A put of the lane is under way, or writes the chain's next put may be waiting for (LangGraph waits for delta channel writes). */
@@ -51,11 +57,16 @@ function busy(lane: Lane): boolean {
  * lane (thread and namespace) are under way, since the chain's next put follows them at once;
  * when none are (the chain waits for writes, or has ended: an interrupt, an error, the last step), the oldest
  * checkpoint's writes are flushed on the next turn of the event loop (`setImmediate`), then the
- * next. Writes to a delta channel are never held (LangGraph waits for them before the next put).
+ * next. Writes to a delta channel under a lease are answered at once and held the same way
+ * (LangGraph waits for them before the next put); unfenced ones are not held.
  * Writes of one checkpoint are stored in the order they came.
  */
 export class WriteQueue {
   private readonly lanes = new Map<string, Lane>();
+  /** Failed stores of delta writes answered early, by checkpoint and fence, then task (see `assertStored`). */
+  private readonly failedEarly = new Map<string, Map<string, unknown>>();
+  /** Channel names LangGraph has reported as delta channels (see `noteDeltaChannels`). */
+  private readonly deltaChannels = new Set<string>();
 
   /** `store` writes a group of queued writes of one checkpoint, all under one fence, and settles them. */
   constructor(private readonly store: (items: QueuedWrites[]) => Promise<void>) {}
@@ -72,23 +83,43 @@ export class WriteQueue {
       this.flush(key, lane, checkpointId);
       lane.queued.set(checkpointId, [item]);
     } else list.push(item);
-    // LangGraph calls the next put only once writes to a delta channel are stored: holding them
-    // would only delay it, so they go on the next turn (as soon as before group commit)
-    if (item.rows.some((row) => lane.deltaChannels.has(row[1]))) {
-      setImmediate(() => void this.flush(key, lane, checkpointId));
-      return;
+    if (item.rows.some((row) => this.deltaChannels.has(row[1]))) {
+      // LangGraph calls the next put only once writes to a delta channel are answered. Under a
+      // lease they are answered now and held like any other, so they commit with that put: the
+      // checkpoint and the writes it is rebuilt from cannot be stored one without the other, and a
+      // failed store fails the put that follows them (see `assertStored`). Unfenced writes (no run
+      // behind them to fail) are answered once stored, on the next turn.
+      if (item.fence === undefined) {
+        setImmediate(() => void this.flush(key, lane, checkpointId));
+        return;
+      }
+      this.answerEarly(item);
     }
     this.check(key);
   }
 
   /**
-   * Notes the delta channels of a lane, the keys of its checkpoints' `counters_since_delta_snapshot`
-   * metadata (LangGraph counts every delta channel there): their writes are not held.
+   * Throws the error of a delta write of checkpoint `checkpointId` under `fence` that was answered
+   * before it was stored and then failed to store alone (once: the put that follows it fails, and
+   * with it the LangGraph loop; the task's writes written again, by a loop that re-runs it, clear it).
    */
-  noteDeltaChannels(lanekey: string, channels: readonly string[]): void {
-    if (channels.length === 0) return;
-    const lane = this.lane(lanekey);
-    for (const channel of channels) lane.deltaChannels.add(channel);
+  assertStored(checkpointId: string | undefined, fence: CheckpointFence | undefined): void {
+    if (checkpointId === undefined || fence === undefined || this.failedEarly.size === 0) return;
+    const key = earlyKey(checkpointId, fence);
+    const failed = this.failedEarly.get(key);
+    if (failed === undefined) return;
+    this.failedEarly.delete(key);
+    throw failed.values().next().value;
+  }
+
+  /**
+   * Notes delta channels, the keys of a checkpoint's `counters_since_delta_snapshot` metadata
+   * (LangGraph counts every delta channel there). Kept for the queue's life, not per lane (a lane
+   * goes once idle, between a checkpoint and its step's writes): a channel of that name in another
+   * graph is then answered early too, which is as safe under a lease (see `assertStored`).
+   */
+  noteDeltaChannels(channels: readonly string[]): void {
+    for (const channel of channels) if (this.deltaChannels.size < WRITE_QUEUE_DELTA_CHANNELS_KEPT) this.deltaChannels.add(channel);
   }
 
   /**
@@ -106,6 +137,8 @@ export class WriteQueue {
       lane.queued.set(checkpointId, list.filter((item) => !sameFence(item.fence, fence)));
       this.flush(lanekey, lane, checkpointId);
     } else lane.queued.delete(checkpointId);
+    // an early-answered write stored with the put: the put's own failure is LangGraph's to see
+    for (const item of taken) if (item.answered === true) item.settle = () => undefined;
     const running = lane.inFlight.get(checkpointId);
     if (running !== undefined) await Promise.allSettled([...running]);
     return taken;
@@ -135,10 +168,33 @@ export class WriteQueue {
     return [...this.lanes.values()].every((lane) => lane.queued.size === 0 && lane.inFlight.size === 0);
   }
 
+  /** Answers a fenced delta write's `putWrites` now; a later failure to store it alone is kept for `assertStored`. */
+  private answerEarly(item: QueuedWrites): void {
+    const answer = item.settle;
+    const key = earlyKey(item.address.checkpointId, item.fence as CheckpointFence);
+    // the task written again (re-run after a fault): its earlier failure no longer stands
+    const before = this.failedEarly.get(key);
+    if (before?.delete(item.taskId) === true && before.size === 0) this.failedEarly.delete(key);
+    item.answered = true;
+    item.settle = (error?: unknown) => {
+      if (error === undefined) return;
+      const failed = this.failedEarly.get(key) ?? new Map<string, unknown>();
+      failed.set(item.taskId, error);
+      this.failedEarly.delete(key);
+      this.failedEarly.set(key, failed);
+      // bounded: the oldest failures go (their loops ended long ago)
+      for (const stale of this.failedEarly.keys()) {
+        if (this.failedEarly.size <= WRITE_QUEUE_FAILURES_KEPT) break;
+        this.failedEarly.delete(stale);
+      }
+    };
+    answer();
+  }
+
   private lane(key: string): Lane {
     let lane = this.lanes.get(key);
     if (lane === undefined) {
-      lane = { queued: new Map(), puts: 0, inFlight: new Map(), checking: false, deltaChannels: new Set() };
+      lane = { queued: new Map(), puts: 0, inFlight: new Map(), checking: false };
       this.lanes.set(key, lane);
     }
     return lane;

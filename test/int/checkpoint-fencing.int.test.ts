@@ -87,6 +87,63 @@ describe.each(BACKENDS)("fenced checkpoint writes on %s", (backend) => {
     const state = await graph.getState({ configurable: { thread_id: threadId } });
     expect(state.values.log).toEqual(["one"]);
   });
+
+  it("answers a delta write under a lease at once and commits it with the next checkpoint; a failed store fails that checkpoint", async () => {
+    let statements = 0;
+    let failNextWrite: Error | null = null;
+    const probe = new Proxy(db, {
+      get(target, key, receiver) {
+        if (key === "query")
+          return (sql: Parameters<Database["query"]>[0], values?: readonly unknown[]) => {
+            statements += 1;
+            const name = typeof sql === "string" ? sql : sql.name;
+            if (failNextWrite !== null && /writes/.test(name)) {
+              const error = failNextWrite;
+              failNextWrite = null;
+              return Promise.reject(error);
+            }
+            return target.query(sql, values);
+          };
+        const value = Reflect.get(target, key, receiver) as unknown;
+        return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const saver = new PostgresCheckpointSaver(probe);
+    // LangGraph names its delta channels in each checkpoint's metadata
+    const metadata = (step: number) => ({ source: "loop" as const, step, parents: {}, counters_since_delta_snapshot: { messages: [step, 0] as [number, number] } });
+    for (const outcome of ["stored", "refused"] as const) {
+      const runId = await runningRun(db, 1);
+      const threadId = `delta-${runId}`;
+      const fence = fenceConfigurable({ runId, epoch: 1 });
+      const first = await saver.put({ configurable: { thread_id: threadId, checkpoint_ns: "", ...fence } }, { ...emptyCheckpoint(), id: uuid6(-1) }, metadata(0), {});
+      const at0 = { configurable: { ...first.configurable, ...fence } };
+      statements = 0;
+      if (outcome === "refused") failNextWrite = Object.assign(new Error("could not extend file: No space left on device"), { code: "53100" });
+      // answered before it is stored (LangGraph waits for it before its next put)
+      await saver.putWrites(at0, [["messages", [{ role: "ai", content: "hi" }]]], "task-model", "~model");
+      expect(statements).toBe(0);
+      if (outcome === "stored") {
+        // the chain's next put, at once: the write and the checkpoint in one statement
+        await saver.put(at0, { ...emptyCheckpoint(), id: uuid6(-1) }, metadata(1), {});
+        expect(statements).toBe(1);
+        expect(await count(db, "checkpoints", threadId)).toBe(2);
+        expect(await count(db, "checkpoint_writes", threadId)).toBe(1);
+      } else {
+        // no put on this turn: stored alone, refused; the put that follows is refused with the same error
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        await expect(saver.put(at0, { ...emptyCheckpoint(), id: uuid6(-1) }, metadata(1), {})).rejects.toMatchObject({ code: "53100" });
+        expect(await count(db, "checkpoints", threadId)).toBe(1);
+        expect(await count(db, "checkpoint_writes", threadId)).toBe(0);
+        // a later attempt (another lease) re-runs the task and goes on from the same checkpoint
+        await db.query(`UPDATE "${db.schema}".runs SET lease_epoch = 2 WHERE run_id = $1`, [runId]);
+        const later = { configurable: { ...first.configurable, ...fenceConfigurable({ runId, epoch: 2 }) } };
+        await saver.putWrites(later, [["messages", [{ role: "ai", content: "hi" }]]], "task-model", "~model");
+        await saver.put(later, { ...emptyCheckpoint(), id: uuid6(-1) }, metadata(1), {});
+        expect(await count(db, "checkpoints", threadId)).toBe(2);
+        expect(await count(db, "checkpoint_writes", threadId)).toBe(1);
+      }
+    }
+  });
 });
 
 describe.runIf(TEST_DATABASE_URL !== undefined)("fencing against a concurrent takeover on PostgreSQL", () => {

@@ -55,15 +55,81 @@ describe("WriteQueue", () => {
     expect(queue.lanesHeld).toBe(0);
   });
 
-  it("never holds writes to a delta channel: LangGraph waits for them before its next put", async () => {
+  it("answers a fenced delta write at once (LangGraph waits for it before its next put) and hands it to that put", async () => {
+    const answered: string[] = [];
+    const stored: string[] = [];
+    const queue = new WriteQueue(async (items) => {
+      for (const queued of items) stored.push(queued.taskId), queued.settle();
+    });
+    const lane = laneKey("t", "");
+    queue.noteDeltaChannels(["ch"]);
+    queue.add(item("c1", "a", answered));
+    // answered before anything is stored
+    expect(answered).toEqual(["c1/a/1"]);
+    expect(stored).toEqual([]);
+    // the chain's put of c1's child, before the next turn, takes it into its statement
+    const taken = await queue.take(lane, "c1", { runId: "r", epoch: 1 });
+    expect(taken.map((queued) => queued.taskId)).toEqual(["a"]);
+    expect(() => queue.assertStored("c1", { runId: "r", epoch: 1 })).not.toThrow();
+    queue.putDone(lane);
+    await nextTurn();
+    expect(stored).toEqual([]);
+    expect(queue.idle).toBe(true);
+  });
+
+  it("fails the next put of a fenced delta write's checkpoint once when the write, answered early, failed to store", async () => {
+    const answered: string[] = [];
+    const refused = new Error("disk full");
+    const queue = new WriteQueue(async (items) => {
+      for (const queued of items) queued.settle(refused);
+    });
+    const lane = laneKey("t", "");
+    queue.noteDeltaChannels(["ch"]);
+    queue.add(item("c1", "a", answered));
+    expect(answered).toEqual(["c1/a/1"]);
+    // no put came on this turn: stored alone, and that failed
+    for (let turn = 0; turn < 5; turn += 1) await nextTurn();
+    await queue.take(lane, "c1", { runId: "r", epoch: 1 });
+    // another lease's put of the same parent (a later attempt) is not failed by it
+    expect(() => queue.assertStored("c1", { runId: "r", epoch: 2 })).not.toThrow();
+    expect(() => queue.assertStored("c1", { runId: "r", epoch: 1 })).toThrow(refused);
+    // once: the loop that put it has failed
+    expect(() => queue.assertStored("c1", { runId: "r", epoch: 1 })).not.toThrow();
+    queue.putDone(lane);
+  });
+
+  it("forgets such a failure once the task is written again (a loop that re-runs it under the same lease), and never keeps one for a write a put took", async () => {
+    let fail = true;
+    const queue = new WriteQueue(async (items) => {
+      for (const queued of items) queued.settle(fail ? new Error("connection lost") : undefined);
+    });
+    const lane = laneKey("t", "");
+    const fence = { runId: "r", epoch: 1 };
+    queue.noteDeltaChannels(["ch"]);
+    queue.add(item("c1", "a", []));
+    for (let turn = 0; turn < 5; turn += 1) await nextTurn();
+    // re-run after the fault: written again, stored with the put
+    fail = false;
+    queue.add(item("c1", "a", []));
+    const taken = await queue.take(lane, "c1", fence);
+    expect(taken).toHaveLength(1);
+    expect(() => queue.assertStored("c1", fence)).not.toThrow();
+    // the put's statement failed: LangGraph sees the put fail; nothing is kept for the next one
+    for (const queued of taken) queued.settle(new Error("connection lost"));
+    queue.putDone(lane);
+    expect(() => queue.assertStored("c1", fence)).not.toThrow();
+  });
+
+  it("never holds an unfenced delta write: it is answered once stored, on the next turn", async () => {
     const stored: string[] = [];
     const queue = new WriteQueue(async (items) => {
       for (const queued of items) queued.settle();
     });
     const lane = laneKey("t", "");
-    queue.noteDeltaChannels(lane, ["ch"]);
+    queue.noteDeltaChannels(["ch"]);
     await queue.take(lane, undefined, undefined); // a put under way
-    queue.add(item("c1", "a", stored));
+    queue.add({ ...item("c1", "a", stored), fence: undefined });
+    expect(stored).toEqual([]);
     await nextTurn();
     await nextTurn();
     expect(stored).toEqual(["c1/a/1"]);
