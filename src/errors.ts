@@ -57,6 +57,7 @@ export type DevmindErrorCode =
   // thrown; built with `runError` (src/vocabulary/stop-reasons.ts). A run's error may also carry
   // any code above (a DevmindError a graph threw, GRAPH_FAILED, GRAPH_RECURSION_LIMIT, MODEL_*).
   | "INTERNAL_ERROR" // the graph ended without a stop reason
+  | "GRAPH_NODE_GONE" // the run's checkpoint waits at a node its graph no longer has (changed mid-run)
   | "RUN_DEADLINE" // the runtime's deadline timer stopped the run
   | "DEADLINE" // the agent's stop rules saw the deadline pass
   | "NO_PROGRESS" // the same failing call made DEVMIND_NO_PROGRESS_LIMIT times
@@ -119,6 +120,7 @@ const KIND_BY_CODE: Record<DevmindErrorCode, ErrorKind> = {
   ATTACHMENT_INVALID: "user",
   // run outcomes: limits are the caller's setup, a stuck or truncated model is the model's, the rest the system's
   INTERNAL_ERROR: "system",
+  GRAPH_NODE_GONE: "system",
   RUN_DEADLINE: "user",
   DEADLINE: "user",
   NO_PROGRESS: "model",

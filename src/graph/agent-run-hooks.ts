@@ -1,11 +1,12 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import { RUN_STORE_LIMITS, RUNTIME_DEFAULTS } from "../constants.js";
+import { Command } from "@langchain/langgraph";
 import { DevmindError } from "../errors.js";
-import type { EditCheck, GraphRunHooks, RunCounters, RunOutcome } from "../graphs/run-hooks.js";
+import type { EditCheck, GraphRunHooks, HookRun, RunCounters, RunOutcome } from "../graphs/run-hooks.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { runError, type RunError, type StopReason, type Usage } from "../vocabulary/stop-reasons.js";
 import { inputMessages } from "./agent-input.js";
-import { agentEntry } from "./agent-start.js";
+import { agentEntry, runScope } from "./agent-start.js";
 import { viewRun } from "./run-view.js";
 
 /** The agent's values as its hooks read them. */
@@ -67,6 +68,18 @@ function agentOutcome(values: unknown): RunOutcome {
 }
 
 /**
+ * How a run continues whose own last checkpoint waits at a node of the agent's earlier shape
+ * that the guard now replaces: `begin` (the run's input stored, its run-scoped fields not yet
+ * set) or `finish` (the guard decided to stop; the end not yet written). The guard, entered with
+ * the run's fields where `begin` would have set them, decides again from the values.
+ */
+function agentContinuation(_values: unknown, run: HookRun, runTimeoutMs: number, gone: readonly string[]): Command | null {
+  if (gone.some((node) => node !== "begin" && node !== "finish")) return null;
+  if (gone.includes("begin")) return new Command({ update: { ...runScope(run, runTimeoutMs), decision: null }, goto: "guard" });
+  return new Command({ goto: "guard" });
+}
+
+/**
  * The built-in agent's run hooks (the registry's seam, `GraphRunHooks`): its input is `{ messages }`
  * (the calls the previous run left open answered first; none continues the thread), its counters
  * and stop reasons come from its state, it stops itself on a cancel and at its deadline (the guard
@@ -80,6 +93,7 @@ export function agentRunHooks(registry: () => Promise<ToolRegistry>): GraphRunHo
       const entry = agentEntry(run, await from(), runTimeoutMs);
       return entry.kind === "nothing" ? { kind: "nothing" } : { kind: "input", input: entry.input };
     },
+    continueFrom: agentContinuation,
     counters: agentCounters,
     outcome: agentOutcome,
     stopsItself: true,

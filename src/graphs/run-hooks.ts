@@ -50,6 +50,12 @@ export interface GraphRunHooks {
    * (read only when the hook asks for it). Default: the run's input as stored.
    */
   entry?(run: HookRun, from: () => Promise<StateSnapshot>, runTimeoutMs: number): Promise<RunEntry>;
+  /**
+   * The input that continues a run whose own last checkpoint waits at nodes the graph no longer
+   * has (`gone`: written by an earlier version of the graph, whose node was renamed or removed),
+   * or null to end the run with GRAPH_NODE_GONE. Default: null.
+   */
+  continueFrom?(values: unknown, run: HookRun, runTimeoutMs: number, gone: readonly string[]): unknown;
   /** The run's counters from the graph's values (at a pause or the end). Default: zeros. */
   counters?(values: unknown): RunCounters;
   /**

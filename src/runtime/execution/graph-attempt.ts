@@ -20,7 +20,7 @@ import { runError, type RunError, type StopReason } from "../../vocabulary/stop-
 import type { AgentEvent } from "../../vocabulary/events.js";
 import { reachedBreakpoint, stoppedAtBreakpoint } from "./breakpoints.js";
 import { graphChunks } from "./graph-stream-events.js";
-import { interruptsOf } from "./graph-state.js";
+import { interruptsOf, nodesGone } from "./graph-state.js";
 import { plainJson } from "../events/plain-json.js";
 import { isHitlRequest } from "../interrupts/hitl-decisions.js";
 import type { ResumeRecord } from "../interrupts/resume-store.js";
@@ -220,8 +220,17 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
         input = null;
         await attempt.append([{ type: "run.resumed", reason: attempt.trigger === "manual" ? "manual" : "recovery", attempt: run.attempt, worker: owner }]);
       } else {
+        // its checkpoint may wait at nodes the graph no longer has (written by an earlier version)
+        const gone = await nodesGone(graph as never, before);
         // its last attempt ended the graph and died before the run was marked finished
-        return await finishFromState(attempt, hooks, before, counts);
+        if (gone.length === 0) return await finishFromState(attempt, hooks, before, counts);
+        const more = hooks.continueFrom?.(before.values, run, deps.runTimeoutMs, gone) ?? null;
+        if (more === null) {
+          const why = `the run's last checkpoint waits at ${gone.map((node) => `"${node}"`).join(", ")}, which graph "${run.graph_id}" no longer has (it changed while the run was in flight)`;
+          return await attempt.finish("internal_error", counts(), runError("GRAPH_NODE_GONE", why));
+        }
+        input = more;
+        await attempt.append([{ type: "run.resumed", reason: attempt.trigger === "manual" ? "manual" : "recovery", attempt: run.attempt, worker: owner }]);
       }
     }
     const reported = (event: AgentEvent): void => {
