@@ -15,13 +15,22 @@ export interface CliEntryInput {
 }
 
 /**
+ * Commands that never load a project's graphs, whatever the working directory or `--config`:
+ * they start from the one-file bundle even in a project (`dockerfile` and `build` only read
+ * `langgraph.json`). A command added here that did load graphs would fail loudly (loadGraphs
+ * refuses inside that bundle), never load a second LangGraph.
+ */
+const COMMANDS_WITHOUT_GRAPHS: ReadonlySet<string> = new Set(["runs", "events", "cancel", "migrate", "demo", "dockerfile", "build"]);
+
+/**
  * Which module starts this CLI invocation: the one-file bundle (`CLI_BUNDLE.file`), the bundle of
  * devmind's own modules (`CLI_BUNDLE.graphsFile`) or the separate compiled modules
  * (`CLI_BUNDLE.entry`). The one-file bundle holds its own copy of LangGraph, LangChain and zod,
  * so it is used only when no project graph can load: a graph imports `@langchain/langgraph` from
  * node_modules, and two copies of it in one process do not mix (their classes and `interrupt`
  * context differ). So whenever `./langgraph.json` exists or any argument is `--config` (any
- * command, even as a task text: the rule errs to the slower, always correct side), the graphs
+ * command but COMMANDS_WITHOUT_GRAPHS, even as a task text: the rule errs to the slower, always
+ * correct side), the graphs
  * bundle starts, which leaves every package to node_modules as the separate modules do (a third
  * less CPU than them: ~200 of devmind's modules parsed as one); the separate modules when it is
  * missing (a `tsc`-only build), and the separate modules when the one-file bundle is missing too.
@@ -30,7 +39,10 @@ export interface CliEntryInput {
  * modules (their source maps give TypeScript lines in a stack trace).
  */
 export function cliEntryModule(input: CliEntryInput): string {
-  const graphsPossible = input.args.some((arg) => arg === "--config" || arg.startsWith("--config=")) || existsSync(join(input.cwd, GRAPHS_DEFAULTS.configFile));
+  const command = input.args.find((arg) => !arg.startsWith("-"));
+  const graphsPossible =
+    (command === undefined || !COMMANDS_WITHOUT_GRAPHS.has(command)) &&
+    (input.args.some((arg) => arg === "--config" || arg.startsWith("--config=")) || existsSync(join(input.cwd, GRAPHS_DEFAULTS.configFile)));
   if (graphsPossible) return `./${input.graphsBundleExists ? CLI_BUNDLE.graphsFile : CLI_BUNDLE.entry}`;
   return `./${input.bundleExists ? CLI_BUNDLE.file : CLI_BUNDLE.entry}`;
 }
