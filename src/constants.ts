@@ -452,14 +452,18 @@ export const DOCKER_DEFAULTS = {
 } as const;
 
 /**
- * The CLI's one-file bundle (src/cli/cli-bundle-build.ts, made by `npm run build` next to the
- * compiled cli-program.js): the command line and everything it imports but PGlite in one ES
- * module, which starts in about half the CPU of ~800 separate modules. ./src/cli/cli-entry.ts
- * says when it is used.
+ * The CLI's one-file bundles (src/cli/cli-bundle-build.ts, made by `npm run build` next to the
+ * compiled cli-program.js): `file`, the command line and everything it imports but PGlite in one
+ * ES module, which starts in about half the CPU of ~800 separate modules; `graphsFile`, devmind's
+ * own modules in one ES module with every package left to node_modules, for commands that may
+ * load project graphs (a graph's imports and devmind's then resolve to the same copies).
+ * ./src/cli/cli-entry.ts says which one starts.
  */
 export const CLI_BUNDLE = {
   /** The bundle's file name, in dist/src/cli/. */
   file: "cli-program.bundle.mjs",
+  /** The bundle of devmind's own modules alone (every package external), in dist/src/cli/. */
+  graphsFile: "cli-program.graphs.mjs",
   /** The compiled module it is made from (and that runs when the bundle is not used). */
   entry: "cli-program.js",
   /** Packages left out of the bundle: PGlite finds its WebAssembly and data files next to its modules; tsx loads graphs. */

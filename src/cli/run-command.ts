@@ -49,9 +49,8 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
     .option("--verbose", "show full tool arguments, model usage, workers")
     .option("--by <name>", "who approves at the prompt (recorded with each decision)")
     .action(async (taskArgument: string | undefined, options: RunOptions, command: Command) => {
-      const project = await loadProjectGraphs(options.config);
-      // the default graph is only a default: every graph runs the same way from here on
-      const graphId = options.graph ?? (project.graphs === undefined ? GRAPHS_DEFAULTS.defaultGraphId : firstGraph(project.graphs));
+      // the command line is checked before the project's graphs load (their modules are most of
+      // a command's start), so a usage error is refused at the cost of the CLI's own start
       if (taskArgument !== undefined && options.input !== undefined) command.error("error: give either a TASK or --input, not both", { exitCode: EXIT.usage });
       if (options.model !== undefined) {
         try {
@@ -67,6 +66,9 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
         if (task === "") command.error(`error: missing task: give it as an argument or on stdin (the graph gets { "messages": [TASK] }), or the graph's input with --input JSON`, { exitCode: EXIT.usage });
         input = { messages: [task] };
       }
+      const project = await loadProjectGraphs(options.config);
+      // the default graph is only a default: every graph runs the same way from here on
+      const graphId = options.graph ?? (project.graphs === undefined ? GRAPHS_DEFAULTS.defaultGraphId : firstGraph(project.graphs));
       const limits: RunLimits = {
         ...(options.maxModelRounds === undefined ? {} : { maxModelRounds: options.maxModelRounds }),
         ...(options.maxToolCalls === undefined ? {} : { maxToolCalls: options.maxToolCalls }),

@@ -122,13 +122,17 @@ describe("devmind CLI with example (c): createAgent with HITL middleware", () =>
 });
 
 describe("devmind CLI with user graphs: refusals", () => {
-  itWithPostgres("the one-file CLI bundle refuses to load project graphs (it has its own LangGraph); the bin starts the separate modules for them", async () => {
+  itWithPostgres("the one-file CLI bundle refuses to load project graphs (it has its own LangGraph); the bin starts devmind's own modules bundled, LangGraph left to node_modules, for them", async () => {
     const ctx = context();
     const bundle = join(dirname(BUILT_CLI), CLI_BUNDLE.file);
     const direct = await spawnCli([], ctx.env, { cwd: ctx.dir, command: [process.execPath, [bundle, "graphs", "--config", REVIEW_CONFIG]] }).exited;
     expect(direct.code, direct.stderr).toBe(2);
     expect(direct.stderr).toContain("project graphs cannot load in the bundled CLI");
     expect(direct.stdout).toBe("");
+    // the bundle the bin starts for graphs imports LangGraph and LangChain where the graph does
+    const graphsBundle = readFileSync(join(dirname(BUILT_CLI), CLI_BUNDLE.graphsFile), "utf8");
+    expect(graphsBundle).toMatch(/from "@langchain\/langgraph"/);
+    expect(graphsBundle).toMatch(/from "@langchain\/core\/[a-z_/]+"/);
     const viaBin = await runCli(["graphs", "--config", REVIEW_CONFIG, "--json"], ctx.env, { cwd: ctx.dir });
     expect(viaBin.code, viaBin.stderr).toBe(0);
     expect(ndjson(viaBin.stdout)).toEqual([

@@ -2,7 +2,7 @@
  * Global setup of the integration tests, run once per `vitest run` before any worker starts:
  *
  * - the built CLI: `dist/` is rebuilt (`tsc -p tsconfig.build.json`, as `npm run build`) unless
- *   it is current, and so is the CLI's one-file bundle; child processes run
+ *   it is current, and so are the CLI's two bundles; child processes run
  *   `node dist/src/cli/main.js`;
  * - the fixture programs: each of `test/fixtures/*.ts` bundled from its source with what it
  *   imports into node_modules/.cache, run with plain `node` (see build-outputs.ts);
@@ -72,9 +72,11 @@ async function buildIfStale(project: string, outDir: string, dirs: string[]): Pr
 
 async function buildCli(): Promise<void> {
   await buildIfStale("tsconfig.build.json", join(REPO_ROOT, "dist"), ["src"]);
-  // the one-file bundle most CLI children start from (src/cli/cli-entry.ts), as `npm run build` makes it
+  // the bundles CLI children start from (src/cli/cli-entry.ts), as `npm run build` makes them
   const cliDir = join(REPO_ROOT, "dist", "src", "cli");
-  if (!bundleIsCurrent(join(cliDir, CLI_BUNDLE.file), newestModuleTime(join(REPO_ROOT, "dist", "src")))) await buildCliBundle(cliDir);
+  const modulesTime = newestModuleTime(join(REPO_ROOT, "dist", "src"));
+  const bundles = [CLI_BUNDLE.file, CLI_BUNDLE.graphsFile].map((file) => join(cliDir, file));
+  if (!bundles.every((bundle) => bundleIsCurrent(bundle, modulesTime))) await buildCliBundle(cliDir);
 }
 
 /**
