@@ -22,8 +22,8 @@ export interface QueuedWrites {
 }
 
 /** Key of a checkpoint's writes under one lease. */
-function earlyKey(checkpointId: string, fence: CheckpointFence): string {
-  return `${checkpointId}\u0000${fence.runId}\u0000${fence.epoch}`;
+function earlyKey(checkpointId: string, fence: CheckpointFence | undefined): string {
+  return fence === undefined ? checkpointId : `${checkpointId}\u0000${fence.runId}\u0000${fence.epoch}`;
 }
 
 /** The lane of a thread's namespace: one LangGraph loop stores its checkpoints there one after another. */
@@ -57,8 +57,8 @@ function busy(lane: Lane): boolean {
  * lane (thread and namespace) are under way, since the chain's next put follows them at once;
  * when none are (the chain waits for writes, or has ended: an interrupt, an error, the last step), the oldest
  * checkpoint's writes are flushed on the next turn of the event loop (`setImmediate`), then the
- * next. Writes to a delta channel under a lease are answered at once and held the same way
- * (LangGraph waits for them before the next put); unfenced ones are not held.
+ * next. Writes to a delta channel are answered at once and held the same way (LangGraph waits
+ * for them before the next put); a failed store fails the put after them (`assertStored`).
  * Writes of one checkpoint are stored in the order they came.
  */
 export class WriteQueue {
@@ -84,15 +84,10 @@ export class WriteQueue {
       lane.queued.set(checkpointId, [item]);
     } else list.push(item);
     if (item.rows.some((row) => this.deltaChannels.has(row[1]))) {
-      // LangGraph calls the next put only once writes to a delta channel are answered. Under a
-      // lease they are answered now and held like any other, so they commit with that put: the
-      // checkpoint and the writes it is rebuilt from cannot be stored one without the other, and a
-      // failed store fails the put that follows them (see `assertStored`). Unfenced writes (no run
-      // behind them to fail) are answered once stored, on the next turn.
-      if (item.fence === undefined) {
-        setImmediate(() => void this.flush(key, lane, checkpointId));
-        return;
-      }
+      // LangGraph calls the next put only once writes to a delta channel are answered: they are
+      // answered now and held like any other, so they commit with that put (the checkpoint and the
+      // writes it is rebuilt from are stored together or not at all), and a failed store fails
+      // the put that follows them (see `assertStored`)
       this.answerEarly(item);
     }
     this.check(key);
@@ -104,7 +99,7 @@ export class WriteQueue {
    * with it the LangGraph loop; the task's writes written again, by a loop that re-runs it, clear it).
    */
   assertStored(checkpointId: string | undefined, fence: CheckpointFence | undefined): void {
-    if (checkpointId === undefined || fence === undefined || this.failedEarly.size === 0) return;
+    if (checkpointId === undefined || this.failedEarly.size === 0) return;
     const key = earlyKey(checkpointId, fence);
     const failed = this.failedEarly.get(key);
     if (failed === undefined) return;
@@ -168,10 +163,10 @@ export class WriteQueue {
     return [...this.lanes.values()].every((lane) => lane.queued.size === 0 && lane.inFlight.size === 0);
   }
 
-  /** Answers a fenced delta write's `putWrites` now; a later failure to store it alone is kept for `assertStored`. */
+  /** Answers a delta write's `putWrites` now; a later failure to store it alone is kept for `assertStored`. */
   private answerEarly(item: QueuedWrites): void {
     const answer = item.settle;
-    const key = earlyKey(item.address.checkpointId, item.fence as CheckpointFence);
+    const key = earlyKey(item.address.checkpointId, item.fence);
     // the task written again (re-run after a fault): its earlier failure no longer stands
     const before = this.failedEarly.get(key);
     if (before?.delete(item.taskId) === true && before.size === 0) this.failedEarly.delete(key);
