@@ -25,6 +25,7 @@ import { isUniqueViolation, valueParams, writeStatements, type WriteMode } from 
 import { nextChannelVersion } from "./versions.js";
 import { groupStatements, type GroupPart } from "./group-sql.js";
 import { laneKey, WriteQueue, type QueuedWrites, type WriteRow } from "./write-queue.js";
+import { readMemo } from "./checkpoint-memo.js";
 
 /** The run id and lease epoch closing a fenced statement's parameters (none unfenced). */
 function fenceParams(fence: CheckpointFence | undefined): unknown[] {
@@ -90,6 +91,12 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
     if (threadId === undefined || threadId === null || threadId === "") return undefined;
     const address = readAddress(config, "getTuple");
     await this.flush();
+    // a run's attempt knows its thread's newest checkpoint (its claim read it, it stored every one since)
+    const memo = readMemo(config);
+    if (memo?.answers(address) === true) {
+      const rows = memo.rows();
+      return rows.length === 0 ? undefined : (await assembleTuples(rows, this.serde, () => this.getNextVersion(undefined)))[0];
+    }
     const result =
       address.checkpointId === undefined
         ? await this.db.query<TupleRow>(this.sql.getTupleLatest, [address.threadId, address.namespace])
@@ -141,6 +148,7 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
     const counters = (metadata as { counters_since_delta_snapshot?: Record<string, unknown> } | undefined)?.counters_since_delta_snapshot;
     if (counters !== null && typeof counters === "object") this.queue.noteDeltaChannels(lane, Object.keys(counters));
     const parentWrites = await this.queue.take(lane, address.checkpointId, fence);
+    const memo = readMemo(config);
     try {
       const { channel_values: channelValues, id, ...rest } = checkpoint;
       const rows: [string, string, string, string | null, Uint8Array | null][] = [];
@@ -163,12 +171,20 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
         ...valueParams(rows),
       ];
       const rider = fence === undefined ? undefined : readRider(config);
+      // stored over a checkpoint stored before (a replay): what the thread holds is no longer known here
+      let replayed = false;
       const single = (db: Queryable): Promise<void> =>
-        this.withConflictRetry(fence, (mode) => db.query<{ held?: boolean }>(this.writes.put(rows.length, mode, fence !== undefined), [...head, ...fenceParams(fence)]));
+        this.withConflictRetry(fence, (mode) => {
+          if (mode === "conflict") replayed = true;
+          return db.query<{ held?: boolean }>(this.writes.put(rows.length, mode, fence !== undefined), [...head, ...fenceParams(fence)]);
+        });
       if (parentWrites.length === 0) await withRider(this.db, rider, single);
-      else await this.storeGroup(parentWrites, { count: rows.length, params: head, single, rider });
+      else await this.storeGroup(parentWrites, { count: rows.length, params: head, single, rider, replayed: () => void (replayed = true) });
+      if (replayed) memo?.forget();
+      else memo?.notePut(address, id, head[4] as string, head[5] as string, rest.channel_versions ?? {}, rows, (channel) => channelValues[channel] !== undefined);
       return checkpointConfig(address.threadId, address.namespace, id);
     } catch (error) {
+      memo?.forget();
       for (const item of parentWrites) item.settle(error);
       throw error;
     } finally {
@@ -187,8 +203,17 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
     const special = writes.every(([channel]) => channel in WRITES_IDX_MAP);
     const fence = readFence(config);
     const rider = fence === undefined ? undefined : readRider(config);
+    const memo = readMemo(config);
     await new Promise<void>((resolve, reject) => {
-      const settle = (error?: unknown): void => (error === undefined ? resolve() : reject(error));
+      const settle = (error?: unknown): void => {
+        if (error === undefined) {
+          memo?.noteWrites(address, taskId, taskPath, rows, special);
+          resolve();
+        } else {
+          memo?.forget();
+          reject(error);
+        }
+      };
       this.queue.add({ address, fence, rider, rows, taskId, taskPath, special, settle });
     });
   }
@@ -207,7 +232,10 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
    * follows them) if given, in one statement, and settles the writes. A unique violation (a part
    * stored before) stores them one by one with their own conflict rules instead.
    */
-  private async storeGroup(items: QueuedWrites[], put?: { count: number; params: unknown[]; single: (db: Queryable) => Promise<void>; rider: CheckpointRider | undefined }): Promise<void> {
+  private async storeGroup(
+    items: QueuedWrites[],
+    put?: { count: number; params: unknown[]; single: (db: Queryable) => Promise<void>; rider: CheckpointRider | undefined; replayed: () => void },
+  ): Promise<void> {
     const fence = items[0]?.fence;
     const rider = put?.rider ?? items[0]?.rider;
     try {
@@ -221,6 +249,7 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
           await withRider(this.db, rider, async (db) => checkHeld(fence, await db.query<{ held?: boolean }>(statement, [...params, ...fenceParams(fence)])));
         } catch (error) {
           if (!isUniqueViolation(error) && !isCardinalityViolation(error)) throw error;
+          put?.replayed();
           for (const item of items) {
             await this.storeWrites(this.db, item);
             item.settle();
