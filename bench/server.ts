@@ -72,6 +72,7 @@ const USAGE = `usage: npm run bench -- server [--scale F] [--only devmind] [--gr
   --only devmind   skip the official server (no ratios)
   --graph G        only this graph (chain or agent); default both
   --cases N,N      only these cases, by number 1-${CASES.length} in the table's order; default all
+  --cpu-prof DIR   devmind serve writes a V8 CPU profile into DIR when it stops (node --cpu-prof)
                    (results of a partial run are printed, not written to bench/results/server.json)
 The official SDK against \`devmind serve\` (PostgreSQL, ${WORKERS} workers) and the official in-memory
 server (@langchain/langgraph-api ${CONFORMANCE.officialApiVersion}, ${WORKERS} jobs), the same graphs (a 3-node chain; a fake chat model
@@ -186,11 +187,12 @@ async function dropBenchDatabase(url: string, name: string): Promise<void> {
 }
 
 /** Starts `devmind serve` (built CLI) on the bench graphs with `WORKERS` worker slots. */
-function startDevmindServe(databaseUrl: string, port: number, logFile: string): ChildProcess {
+function startDevmindServe(databaseUrl: string, port: number, logFile: string, profileDir?: string): ChildProcess {
   const env = cleanEnv();
   for (const name of Object.keys(env)) if (name.startsWith("DEVMIND_") || name === "DATABASE_URL" || name === "LOG_LEVEL") delete env[name];
   Object.assign(env, { DATABASE_URL: databaseUrl, LOG_LEVEL: "warn" });
-  return startInGroup(process.execPath, [join(REPO, "dist", "src", "cli", "main.js"), "serve", "--config", join(BENCH_GRAPHS_DIR, "langgraph.json"), "--port", String(port), "--workers", String(WORKERS)], {
+  const profile = profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`];
+  return startInGroup(process.execPath, [...profile, join(REPO, "dist", "src", "cli", "main.js"), "serve", "--config", join(BENCH_GRAPHS_DIR, "langgraph.json"), "--port", String(port), "--workers", String(WORKERS)], {
     cwd: BENCH_GRAPHS_DIR,
     env,
     logFile,
@@ -203,7 +205,7 @@ function startDevmindServe(databaseUrl: string, port: number, logFile: string): 
  * them to bench/results/server.json.
  */
 export async function runServerBench(args: readonly string[]): Promise<number> {
-  const parsed = parseBenchArgs(args, { scale: { type: "string" }, only: { type: "string" }, graph: { type: "string" }, cases: { type: "string" } }, USAGE);
+  const parsed = parseBenchArgs(args, { scale: { type: "string" }, only: { type: "string" }, graph: { type: "string" }, cases: { type: "string" }, "cpu-prof": { type: "string" } }, USAGE);
   if ("exit" in parsed) return parsed.exit;
   const scale = parsed.values["scale"] === undefined ? 1 : Number(parsed.values["scale"]);
   if (!(scale > 0 && scale <= 20)) {
@@ -246,7 +248,7 @@ export async function runServerBench(args: readonly string[]): Promise<number> {
   try {
     const devmindPort = await freePort();
     const devmindLog = join(logDir, "devmind.log");
-    const devmind: RunningServer = { name: "devmind", url: `http://127.0.0.1:${devmindPort}`, child: startDevmindServe(dbUrl, devmindPort, devmindLog), logFile: devmindLog };
+    const devmind: RunningServer = { name: "devmind", url: `http://127.0.0.1:${devmindPort}`, child: startDevmindServe(dbUrl, devmindPort, devmindLog, typeof parsed.values["cpu-prof"] === "string" ? parsed.values["cpu-prof"] : undefined), logFile: devmindLog };
     servers.push(devmind);
     let official: RunningServer | undefined;
     if (officialConfig !== null) {

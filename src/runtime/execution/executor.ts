@@ -8,6 +8,7 @@ import type { DecisionStore } from "../interrupts/decision-store.js";
 import type { EventStore, NewRunEvent } from "../events/event-store.js";
 import { RunEventBatcher } from "../events/event-batcher.js";
 import { CheckpointMemo } from "../../checkpoint/checkpoint-memo.js";
+import type { RunCancelWatch } from "../queue/run-cancel-watch.js";
 import type { LiveMessageSink } from "../events/live-messages.js";
 import type { Fence } from "../queue/fence.js";
 import { executeGraphAttempt, type Attempt } from "./graph-attempt.js";
@@ -33,8 +34,10 @@ export interface ExecutorDeps {
   leaseMs: number;
   /** A run's deadline when its limits set none (DEVMIND_RUN_TIMEOUT_MS). */
   runTimeoutMs: number;
-  /** How often a running run checks for a cancel request. */
+  /** How often a running run checks for a cancel request when `cancels` cannot tell it (no LISTEN). */
   cancelPollMs: number;
+  /** Cancel requests announced to this process (one LISTEN); without it every run polls. */
+  cancels?: RunCancelWatch | undefined;
   /** Live listeners of every event (model.delta included), in this process. */
   live: (runId: string, event: RunEventData) => void;
   /** Told of every run this process ended (committed), with the graph's final state when read: waiters here answer without a read. */
@@ -110,24 +113,35 @@ export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, ow
     return batcher.append(events, options);
   };
   const heartbeat = setInterval(() => {
-    deps.runs.heartbeat(run.run_id, epoch, deps.leaseMs).then(
-      (held) => {
+    deps.runs.renewLease(run.run_id, epoch, deps.leaseMs).then(
+      ({ held, cancelRequested }) => {
         if (!held) {
           lostLease = true;
           lost.abort(new LeaseLostError(run.run_id, epoch));
-        }
+        } else if (cancelRequested) cancel.abort();
       },
       () => undefined,
     );
   }, Math.max(50, Math.floor(deps.leaseMs / 3)));
-  const cancelWatch = setInterval(() => {
-    deps.runs.isCancelRequested(run.run_id).then(
-      (requested) => requested && cancel.abort(),
-      () => undefined,
-    );
-  }, deps.cancelPollMs);
+  // a cancel request reaches the run at once by NOTIFY (one LISTEN per process); without LISTEN
+  // the run asks for it every cancelPollMs
+  let cancelWatch: NodeJS.Timeout | undefined;
+  let unwatchCancel: (() => void) | null = null;
+  const pollCancel = (): void => {
+    cancelWatch = setInterval(() => {
+      deps.runs.isCancelRequested(run.run_id).then(
+        (requested) => requested && cancel.abort(),
+        () => undefined,
+      );
+    }, deps.cancelPollMs);
+    cancelWatch.unref?.();
+  };
+  if (deps.cancels === undefined) pollCancel();
+  else {
+    unwatchCancel = await deps.cancels.watch(run.run_id, () => cancel.abort());
+    if (unwatchCancel === null) pollCancel();
+  }
   heartbeat.unref?.();
-  cancelWatch.unref?.();
 
   const attempt: Attempt = {
     deps,
@@ -153,6 +167,7 @@ export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, ow
   } finally {
     clearInterval(heartbeat);
     clearInterval(cancelWatch);
+    unwatchCancel?.();
   }
 }
 

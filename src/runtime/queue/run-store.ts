@@ -404,11 +404,17 @@ export class RunStore {
    * state changes). False: the lease is lost — stop working on the run and write nothing more.
    */
   async heartbeat(runId: string, epoch: number, leaseMs: number): Promise<boolean> {
+    return (await this.renewLease(runId, epoch, leaseMs)).held;
+  }
+
+  /** `heartbeat`, also saying whether a cancel was requested for the run (the executor's fallback for a lost announcement). */
+  async renewLease(runId: string, epoch: number, leaseMs: number): Promise<{ held: boolean; cancelRequested: boolean }> {
     const id = checkRunId(runId);
     checkEpoch(epoch);
     checkLeaseMs(leaseMs);
     const result = await this.db.query(this.sql.heartbeat, [id, epoch, leaseMs]);
-    return result.rows.length > 0;
+    const row = result.rows[0];
+    return { held: row !== undefined, cancelRequested: row?.["cancel_requested"] === true };
   }
 
   /**
