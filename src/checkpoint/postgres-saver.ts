@@ -90,7 +90,7 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
     const threadId = config?.configurable?.["thread_id"];
     if (threadId === undefined || threadId === null || threadId === "") return undefined;
     const address = readAddress(config, "getTuple");
-    await this.flush();
+    await this.flush(address.threadId);
     // a run's attempt knows its thread's newest checkpoint (its claim read it, it stored every one since)
     const memo = readMemo(config);
     if (memo?.answers(address) === true) {
@@ -121,7 +121,7 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
     if (beforeId !== undefined && beforeId !== null) (shape.before = true), base.push(String(beforeId));
     if (filter !== undefined) (shape.filter = true), base.push(filter);
 
-    await this.flush();
+    await this.flush(shape.thread ? String(threadId) : undefined);
     let remaining = options.limit === undefined ? Number.POSITIVE_INFINITY : Math.max(0, Math.floor(options.limit));
     let cursor: [string, string, string] | undefined;
     while (remaining > 0) {
@@ -219,12 +219,12 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
   }
 
   /**
-   * Stores all pending task writes now and resolves once every one is durable (or failed): for a
-   * caller that must know nothing is left in memory (writes are otherwise flushed on the next turn
-   * of the event loop, or with the following checkpoint).
+   * Stores all pending task writes now (of `threadId` only, when given) and resolves once every
+   * one is durable (or failed): for a caller that must know nothing is left in memory (writes are
+   * otherwise flushed on the next turn of the event loop, or with the following checkpoint).
    */
-  async flush(): Promise<void> {
-    if (!this.queue.idle) await this.queue.flushAll();
+  async flush(threadId?: string): Promise<void> {
+    if (!this.queue.idleFor(threadId)) await this.queue.flushAll(threadId);
   }
 
   /**
@@ -290,7 +290,7 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
   }
 
   override async deleteThread(threadId: string): Promise<void> {
-    await this.flush();
+    await this.flush(String(threadId));
     await this.db.query(this.sql.deleteThread, [String(threadId)]);
   }
 
@@ -302,7 +302,7 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
    * cost space only. Returns how many checkpoints were removed.
    */
   async deleteRunCheckpoints(threadId: string, runId: string): Promise<number> {
-    await this.flush();
+    await this.flush(String(threadId));
     return this.db.transaction(async (tx) => {
       const gone = (await tx.query(this.sql.deleteRunCheckpoints, [String(threadId), String(runId)])).rows;
       const root = gone.filter((row) => row["checkpoint_ns"] === "").sort((a, b) => String(a["checkpoint_id"]).localeCompare(String(b["checkpoint_id"])));

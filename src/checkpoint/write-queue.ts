@@ -119,10 +119,23 @@ export class WriteQueue {
     this.forget(lanekey, lane);
   }
 
-  /** Stores every queued write now and resolves once every write in flight is stored (or failed). */
-  async flushAll(): Promise<void> {
-    for (const [key, lane] of this.lanes) for (const checkpointId of [...lane.queued.keys()]) this.flush(key, lane, checkpointId);
-    await Promise.allSettled([...this.lanes.values()].flatMap((lane) => [...lane.inFlight.values()].flatMap((set) => [...set])));
+  /**
+   * Stores every queued write now (of `threadId`'s lanes only, when given) and resolves once
+   * every write of those lanes in flight is stored (or failed). A reader of one thread needs only
+   * its lanes flushed: flushing every lane would store the writes other runs hold for their next
+   * checkpoint alone (under concurrency, most of them).
+   */
+  async flushAll(threadId?: string): Promise<void> {
+    const prefix = threadId === undefined ? undefined : laneKey(threadId, "");
+    const lanes = [...this.lanes].filter(([key]) => prefix === undefined || key.startsWith(prefix));
+    for (const [key, lane] of lanes) for (const checkpointId of [...lane.queued.keys()]) this.flush(key, lane, checkpointId);
+    await Promise.allSettled(lanes.flatMap(([, lane]) => [...lane.inFlight.values()].flatMap((set) => [...set])));
+  }
+
+  /** Whether no write of `threadId`'s lanes (of any lane, when not given) is queued or in flight. */
+  idleFor(threadId?: string): boolean {
+    const prefix = threadId === undefined ? undefined : laneKey(threadId, "");
+    return [...this.lanes].every(([key, lane]) => (prefix !== undefined && !key.startsWith(prefix)) || (lane.queued.size === 0 && lane.inFlight.size === 0));
   }
 
   /** Lanes held (a lane is dropped once it has nothing queued, in flight or under way). */
