@@ -1,0 +1,10 @@
+import { Client } from "@langchain/langgraph-sdk";
+const url = process.argv[2]!; const conc = Number(process.argv[3]); const total = Number(process.argv[4]);
+const client = new Client({ apiUrl: url });
+const threads: string[] = [];
+for (let i = 0; i < total; i++) threads.push((await client.threads.create()).thread_id);
+console.log("MARK-START");
+const t0 = performance.now();
+let next = 0;
+await Promise.all(Array.from({ length: conc }, async () => { while (next < total) { const t = threads[next++]!; await client.runs.wait(t, "chain", { input: { path: [] } }); } }));
+console.log(`done ${total} in ${((performance.now() - t0) / 1000).toFixed(2)} s`);
