@@ -56,25 +56,35 @@ describe("RunEventBatcher", () => {
     const taken = await batcher.takeForEnd();
     expect(alone).toEqual([[custom(1)]]);
     expect(taken.events).toEqual([custom(2)]);
-    taken.settle();
+    taken.stored();
     await waiting;
     await nextTurn();
     expect(alone).toEqual([[custom(1)]]);
     expect((await batcher.takeForEnd()).events).toEqual([]);
   });
 
-  it("tells failed() of an ending transaction that failed, and fails later appends when it rethrows", async () => {
+  it("stores alone the events of an ending transaction that failed, before it answers", async () => {
+    const { batcher, alone } = recording();
+    const waiting = batcher.append([custom(1)], { hold: true });
+    const taken = await batcher.takeForEnd();
+    expect(taken.events).toEqual([custom(1)]);
+    await taken.failed();
+    await waiting;
+    expect(alone).toEqual([[custom(1)]]);
+  });
+
+  it("fails later appends once a batch failed for good", async () => {
     const fatal = new Error("database away");
     const batcher = new RunEventBatcher({
-      alone: async () => undefined,
+      alone: async () => {
+        throw fatal;
+      },
       inTransaction: async () => undefined,
       failed: (error) => {
         throw error;
       },
     });
-    const waiting = batcher.append([custom(1)], { hold: true });
-    const taken = await batcher.takeForEnd();
-    taken.settle(fatal);
+    const waiting = batcher.append([custom(1)]);
     await expect(waiting).rejects.toBe(fatal);
     await expect(batcher.append([custom(2)])).rejects.toBe(fatal);
     await expect(batcher.takeForEnd()).rejects.toBe(fatal);

@@ -10,6 +10,14 @@ export interface EventBatchStores {
   failed: (error: unknown) => void;
 }
 
+/** The events a run's ending transaction takes (see `RunEventBatcher.takeForEnd`) and how it tells what became of them. */
+export interface EndBatch {
+  events: NewRunEvent[];
+  stored(): void;
+  dropped(): void;
+  failed(): Promise<void>;
+}
+
 interface Batch {
   events: NewRunEvent[];
   promise: Promise<void>;
@@ -68,28 +76,28 @@ export class RunEventBatcher implements CheckpointRider {
 
   /**
    * For the run's ending transaction: waits for the batch being stored, then takes the events
-   * waiting (none: an empty list) for that transaction to store ahead of its own. `settle()` once
-   * it committed, `settle(error)` when it failed (told to `failed` like a batch stored alone; the
-   * events are not stored again: the run ends there or its next attempt records its own).
-   * Rejects when an earlier batch failed for good.
+   * waiting (none: an empty list) for that transaction to store ahead of its own. Then one of:
+   * `stored()` once it committed; `dropped()` when it found the lease lost (the events go with
+   * the attempt); `failed()` when it failed: the events are stored alone as any batch (retried
+   * through a database fault), resolving once they are, so none is lost when the finish is
+   * retried. Rejects when an earlier batch failed for good.
    */
-  async takeForEnd(): Promise<{ events: NewRunEvent[]; settle: (error?: unknown) => void }> {
+  async takeForEnd(): Promise<EndBatch> {
     while (this.sending !== null) await this.sending;
     if (this.failure !== null) throw this.failure.error;
     const batch = this.waiting;
-    if (batch === null) return { events: [], settle: () => undefined };
+    if (batch === null) return { events: [], stored: () => undefined, dropped: () => undefined, failed: async () => undefined };
     this.waiting = null;
     return {
       events: batch.events,
-      settle: (error?: unknown) => {
-        if (error === undefined) return batch.resolve();
-        try {
-          this.stores.failed(error);
-          batch.resolve();
-        } catch (fatal) {
-          this.failure = { error: fatal };
-          batch.reject(fatal);
-        }
+      stored: () => batch.resolve(),
+      dropped: () => batch.resolve(),
+      failed: async () => {
+        while (this.sending !== null) await this.sending;
+        let done!: () => void;
+        this.sending = new Promise<void>((resolve) => (done = resolve));
+        await this.store(batch);
+        this.sent(done);
       },
     };
   }

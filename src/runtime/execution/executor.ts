@@ -191,7 +191,7 @@ export async function finishRun(
   // the final status and the final event commit together: a process dying in between must not
   // leave a finished run without its run.succeeded / run.failed / … event
   let ended: RunRecord | null = null;
-  const held = await appendWithPending(pending, run, epoch, (events) =>
+  const held = await appendWithPending(pending, (events) =>
     deps.events.appendWith(run.run_id, [...events, final], async (tx) => {
       ended = await deps.runs.finishRecord(run.run_id, epoch, { status, stopReason, answer, counts, error }, { tx });
       return ended !== null;

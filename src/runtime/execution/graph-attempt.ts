@@ -380,7 +380,7 @@ async function endAtInterrupt(attempt: Attempt, counts: RunCounts, interrupts: R
     record = await deps.runs.endAtInterrupt(run.run_id, epoch, counts, { tx, interrupts, checkpointId });
     return record !== null;
   };
-  if (await appendWithPending(attempt.takeForEnd, run, epoch, (pending) => deps.events.appendWith(run.run_id, [...pending, ...events], ended))) {
+  if (await appendWithPending(attempt.takeForEnd, (pending) => deps.events.appendWith(run.run_id, [...pending, ...events], ended))) {
     for (const data of events) deps.live(run.run_id, data);
     // the run as the committed statement left it: no read after the write
     if (record !== null) {

@@ -1,24 +1,25 @@
-import { LeaseLostError } from "../../errors.js";
+import type { EndBatch } from "../events/event-batcher.js";
 import type { NewRunEvent } from "../events/event-store.js";
-import type { RunRecord } from "../queue/run-record.js";
 
 /** The run's events still waiting to be stored, taken into its ending transaction (see `RunEventBatcher.takeForEnd`). */
-export type PendingEvents = () => Promise<{ events: NewRunEvent[]; settle: (error?: unknown) => void }>;
+export type PendingEvents = () => Promise<EndBatch>;
 
 /**
  * Runs an ending transaction (`write`, given the events to store ahead of its own) with the run's
- * events still waiting (`pending`), and tells the batcher how it went: a lease found lost, a
- * failure, or stored.
+ * events still waiting (`pending`), and tells the batcher how it went: stored, a lease found lost
+ * (they go with the attempt), or a failure (they are stored alone first, retried through a
+ * database fault, so the attempt that finishes the run later loses none).
  */
-export async function appendWithPending(pending: PendingEvents | undefined, run: RunRecord, epoch: number, write: (events: NewRunEvent[]) => Promise<boolean>): Promise<boolean> {
-  const taken = pending === undefined ? { events: [], settle: () => undefined } : await pending();
+export async function appendWithPending(pending: PendingEvents | undefined, write: (events: NewRunEvent[]) => Promise<boolean>): Promise<boolean> {
+  const taken = await pending?.();
   let held: boolean;
   try {
-    held = await write(taken.events);
+    held = await write(taken?.events ?? []);
   } catch (error) {
-    taken.settle(error);
+    await taken?.failed().catch(() => undefined);
     throw error;
   }
-  taken.settle(held ? undefined : new LeaseLostError(run.run_id, epoch));
+  if (held) taken?.stored();
+  else taken?.dropped();
   return held;
 }
