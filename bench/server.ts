@@ -26,6 +26,8 @@ const WORKERS = 10;
  * a count read sooner than this after the load misses some of it.
  */
 const STATS_SETTLE_MS = 11_000;
+/** Looks of 5 s each, at most, for the idle count to settle before the idle window. */
+const IDLE_SETTLE_TRIES = 12;
 /** How long the idle server is watched for transactions. */
 const IDLE_WINDOW_MS = 20_000;
 /** Runs of each graph on each server before the measurements (warm caches, compiled code). */
@@ -67,9 +69,13 @@ const GRAPHS = {
 } as const;
 type GraphId = keyof typeof GRAPHS;
 
-const USAGE = `usage: npm run bench -- server [--scale F] [--only devmind]
+const USAGE = `usage: npm run bench -- server [--scale F] [--only devmind] [--graph G] [--cases N,N]
   --scale F        multiply every case's number of runs by F (default 1; 0.25 for a quick look)
   --only devmind   skip the official server (no ratios)
+  --graph G        only this graph (chain or agent); default both
+  --cases N,N      only these cases, by number 1-${CASES.length} in the table's order; default all
+  --cpu-prof DIR   devmind serve writes a V8 CPU profile into DIR when it stops (node --cpu-prof)
+                   (results of a partial run are printed, not written to bench/results/server.json)
 The official SDK against \`devmind serve\` (PostgreSQL, ${WORKERS} workers) and the official in-memory
 server (@langchain/langgraph-api ${CONFORMANCE.officialApiVersion}, ${WORKERS} jobs), the same graphs (a 3-node chain; a fake chat model
 with one ToolNode round). devmind runs in a database of its own, created and dropped here, so
@@ -183,11 +189,12 @@ async function dropBenchDatabase(url: string, name: string): Promise<void> {
 }
 
 /** Starts `devmind serve` (built CLI) on the bench graphs with `WORKERS` worker slots. */
-function startDevmindServe(databaseUrl: string, port: number, logFile: string): ChildProcess {
+function startDevmindServe(databaseUrl: string, port: number, logFile: string, profileDir?: string): ChildProcess {
   const env = cleanEnv();
   for (const name of Object.keys(env)) if (name.startsWith("DEVMIND_") || name === "DATABASE_URL" || name === "LOG_LEVEL") delete env[name];
   Object.assign(env, { DATABASE_URL: databaseUrl, LOG_LEVEL: "warn" });
-  return startInGroup(process.execPath, [join(REPO, "dist", "src", "cli", "main.js"), "serve", "--config", join(BENCH_GRAPHS_DIR, "langgraph.json"), "--port", String(port), "--workers", String(WORKERS)], {
+  const profile = profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`];
+  return startInGroup(process.execPath, [...profile, join(REPO, "dist", "src", "cli", "main.js"), "serve", "--config", join(BENCH_GRAPHS_DIR, "langgraph.json"), "--port", String(port), "--workers", String(WORKERS)], {
     cwd: BENCH_GRAPHS_DIR,
     env,
     logFile,
@@ -200,7 +207,7 @@ function startDevmindServe(databaseUrl: string, port: number, logFile: string): 
  * them to bench/results/server.json.
  */
 export async function runServerBench(args: readonly string[]): Promise<number> {
-  const parsed = parseBenchArgs(args, { scale: { type: "string" }, only: { type: "string" } }, USAGE);
+  const parsed = parseBenchArgs(args, { scale: { type: "string" }, only: { type: "string" }, graph: { type: "string" }, cases: { type: "string" }, "cpu-prof": { type: "string" } }, USAGE);
   if ("exit" in parsed) return parsed.exit;
   const scale = parsed.values["scale"] === undefined ? 1 : Number(parsed.values["scale"]);
   if (!(scale > 0 && scale <= 20)) {
@@ -212,6 +219,20 @@ export async function runServerBench(args: readonly string[]): Promise<number> {
     console.error(`--only takes only "devmind"\n${USAGE}`);
     return 2;
   }
+  const graphArg = parsed.values["graph"];
+  if (graphArg !== undefined && !(typeof graphArg === "string" && graphArg in GRAPHS)) {
+    console.error(`--graph takes one of ${Object.keys(GRAPHS).join(", ")}\n${USAGE}`);
+    return 2;
+  }
+  const graphs = graphArg === undefined ? (Object.keys(GRAPHS) as GraphId[]) : [graphArg as GraphId];
+  const casesArg = parsed.values["cases"];
+  const caseNumbers = typeof casesArg === "string" ? casesArg.split(",").map((part) => Number(part.trim())) : CASES.map((_, index) => index + 1);
+  if (caseNumbers.some((n) => !Number.isInteger(n) || n < 1 || n > CASES.length)) {
+    console.error(`--cases takes numbers from 1 to ${CASES.length}, comma-separated\n${USAGE}`);
+    return 2;
+  }
+  const cases = CASES.filter((_, index) => caseNumbers.includes(index + 1));
+  const partial = graphs.length < Object.keys(GRAPHS).length || cases.length < CASES.length;
   const url = benchDatabaseUrl();
   if (url === undefined) {
     console.error(missingUrlMessage("server"));
@@ -229,7 +250,7 @@ export async function runServerBench(args: readonly string[]): Promise<number> {
   try {
     const devmindPort = await freePort();
     const devmindLog = join(logDir, "devmind.log");
-    const devmind: RunningServer = { name: "devmind", url: `http://127.0.0.1:${devmindPort}`, child: startDevmindServe(dbUrl, devmindPort, devmindLog), logFile: devmindLog };
+    const devmind: RunningServer = { name: "devmind", url: `http://127.0.0.1:${devmindPort}`, child: startDevmindServe(dbUrl, devmindPort, devmindLog, typeof parsed.values["cpu-prof"] === "string" ? parsed.values["cpu-prof"] : undefined), logFile: devmindLog };
     servers.push(devmind);
     let official: RunningServer | undefined;
     if (officialConfig !== null) {
@@ -242,26 +263,35 @@ export async function runServerBench(args: readonly string[]): Promise<number> {
     await admin.connect();
     const clients = new Map(servers.map((server) => [server.name, new Client({ apiUrl: server.url })]));
 
-    // the idle server, before any run: every poller's transactions (autovacuum's, counted by
-    // pg_stat_database too, are few while the tables are empty)
+    for (const server of servers) {
+      for (const graph of graphs) {
+        const warm = await driveCase(clients.get(server.name) as Client, graph, { name: "warm-up", call: "wait", concurrency: 1, runs: WARMUP_RUNS, threadPerClient: false }, WARMUP_RUNS);
+        if (warm.failed > 0) throw new Error(`${server.name}: ${warm.failed} of ${WARMUP_RUNS} warm-up runs of ${graph} failed (log: ${server.logFile})`);
+      }
+    }
+
+    // the idle server after the warm-up runs: every poller's transactions (autovacuum's, counted
+    // by pg_stat_database too, are few while the tables are small). Not before them: the counts
+    // of the server's start (its migrations) reach pg_stat_database up to about 20 s later on a
+    // busy machine, and made the idle rate look 4 to 6 times what it is
     await sleep(STATS_SETTLE_MS);
+    // and not before the count has settled (at most 2 a second over 5 s; bounded)
+    for (let tries = 0, last = await xactCommits(admin); tries < IDLE_SETTLE_TRIES; tries += 1) {
+      await sleep(5_000);
+      const now = await xactCommits(admin);
+      if (now - last <= 11) break;
+      last = now;
+    }
     const idleStart = await xactCommits(admin);
     await sleep(IDLE_WINDOW_MS);
     const idleEnd = await xactCommits(admin);
     const idlePerSecond = (idleEnd - idleStart - 1) / (IDLE_WINDOW_MS / 1000);
     log(`devmind idle: ${idlePerSecond.toFixed(2)} transactions/s`);
 
-    for (const server of servers) {
-      for (const graph of Object.keys(GRAPHS) as GraphId[]) {
-        const warm = await driveCase(clients.get(server.name) as Client, graph, { name: "warm-up", call: "wait", concurrency: 1, runs: WARMUP_RUNS, threadPerClient: false }, WARMUP_RUNS);
-        if (warm.failed > 0) throw new Error(`${server.name}: ${warm.failed} of ${WARMUP_RUNS} warm-up runs of ${graph} failed (log: ${server.logFile})`);
-      }
-    }
-
     const results: CaseResult[] = [];
     let before = await xactCommits(admin);
-    for (const graph of Object.keys(GRAPHS) as GraphId[]) {
-      for (const benchCase of CASES) {
+    for (const graph of graphs) {
+      for (const benchCase of cases) {
         const runs = Math.max(benchCase.concurrency, Math.round(benchCase.runs * scale));
         const measured: CaseResult[] = [];
         let devmindEnded = 0;
@@ -296,8 +326,10 @@ export async function runServerBench(args: readonly string[]): Promise<number> {
     }
 
     console.log(renderTables(results, idlePerSecond, only === "devmind"));
-    writeFileSync(RESULTS_FILE, `${JSON.stringify({ measuredAt: new Date().toISOString(), workers: WORKERS, scale, idleTransactionsPerSecond: idlePerSecond, results }, null, 2)}\n`);
-    log(`results written to ${RESULTS_FILE}`);
+    if (!partial) {
+      writeFileSync(RESULTS_FILE, `${JSON.stringify({ measuredAt: new Date().toISOString(), workers: WORKERS, scale, idleTransactionsPerSecond: idlePerSecond, results }, null, 2)}\n`);
+      log(`results written to ${RESULTS_FILE}`);
+    }
     return results.some((result) => result.failed > 0) ? 1 : 0;
   } finally {
     await admin.end().catch(() => undefined);
@@ -311,7 +343,8 @@ export async function runServerBench(args: readonly string[]): Promise<number> {
 function renderTables(results: readonly CaseResult[], idlePerSecond: number, devmindOnly: boolean): string {
   const out: string[] = [];
   for (const graph of Object.keys(GRAPHS) as GraphId[]) {
-    const rows = CASES.map((benchCase) => {
+    if (!results.some((r) => r.graph === graph)) continue;
+    const rows = CASES.filter((benchCase) => results.some((r) => r.case === benchCase.name)).map((benchCase) => {
       const ours = results.find((r) => r.graph === graph && r.case === benchCase.name && r.server === "devmind");
       const theirs = results.find((r) => r.graph === graph && r.case === benchCase.name && r.server === "official");
       const cell = (r: CaseResult | undefined) => (r === undefined ? "-" : `${fixed(r.runsPerSec, 1)} (p50 ${fixed(r.p50Ms, 0)}, p95 ${fixed(r.p95Ms, 0)})`);

@@ -276,8 +276,13 @@ export const PURGE_DEFAULTS = {
 export const RUNTIME_DEFAULTS = {
   /** Listeners a run's cancel signal may have before Node warns: one per model or tool call in flight, and the calls' own timers. */
   runSignalMaxListeners: 1_000,
-  /** How often a running run looks for a cancel request. */
+  /**
+   * How often a running run looks for a cancel request when this process cannot LISTEN for them
+   * (with LISTEN, a request reaches it at once, and the lease heartbeat reads it besides).
+   */
   cancelPollMs: 250,
+  /** How long a cancel announcement is kept for a run not watched yet (claimed, about to execute). */
+  recentCancelsMs: 60_000,
   /** LangGraph's recursion limit for a run (our own limits stop runs long before it). */
   recursionLimit: 10_000,
   /**
@@ -389,6 +394,9 @@ export const STREAM_EVENTS_DEFAULTS = {
 
 /** NOTIFY channel telling workers there may be a run to claim. */
 export const RUNS_CHANNEL = "devmind_runs";
+
+/** NOTIFY channel announcing a cancel request for a running run (its id): its executor stops it at once. */
+export const RUN_CANCELS_CHANNEL = "devmind_run_cancels";
 
 /** The live message chunks of running graphs (src/runtime/events/live-messages.ts). */
 export const LIVE_MESSAGES = {

@@ -25,6 +25,7 @@ import { isUniqueViolation, valueParams, writeStatements, type WriteMode } from 
 import { nextChannelVersion } from "./versions.js";
 import { groupStatements, type GroupPart } from "./group-sql.js";
 import { laneKey, WriteQueue, type QueuedWrites, type WriteRow } from "./write-queue.js";
+import { readMemo } from "./checkpoint-memo.js";
 
 /** The run id and lease epoch closing a fenced statement's parameters (none unfenced). */
 function fenceParams(fence: CheckpointFence | undefined): unknown[] {
@@ -89,7 +90,13 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
     const threadId = config?.configurable?.["thread_id"];
     if (threadId === undefined || threadId === null || threadId === "") return undefined;
     const address = readAddress(config, "getTuple");
-    await this.flush();
+    await this.flush(address.threadId);
+    // a run's attempt knows its thread's newest checkpoint (its claim read it, it stored every one since)
+    const memo = readMemo(config);
+    if (memo?.answers(address) === true) {
+      const rows = memo.rows();
+      return rows.length === 0 ? undefined : (await assembleTuples(rows, this.serde, () => this.getNextVersion(undefined)))[0];
+    }
     const result =
       address.checkpointId === undefined
         ? await this.db.query<TupleRow>(this.sql.getTupleLatest, [address.threadId, address.namespace])
@@ -114,7 +121,7 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
     if (beforeId !== undefined && beforeId !== null) (shape.before = true), base.push(String(beforeId));
     if (filter !== undefined) (shape.filter = true), base.push(filter);
 
-    await this.flush();
+    await this.flush(shape.thread ? String(threadId) : undefined);
     let remaining = options.limit === undefined ? Number.POSITIVE_INFINITY : Math.max(0, Math.floor(options.limit));
     let cursor: [string, string, string] | undefined;
     while (remaining > 0) {
@@ -141,6 +148,7 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
     const counters = (metadata as { counters_since_delta_snapshot?: Record<string, unknown> } | undefined)?.counters_since_delta_snapshot;
     if (counters !== null && typeof counters === "object") this.queue.noteDeltaChannels(Object.keys(counters));
     const parentWrites = await this.queue.take(lane, address.checkpointId, fence);
+    const memo = readMemo(config);
     try {
       // a delta write of the parent answered early but not stored: this checkpoint must not be
       this.queue.assertStored(address.checkpointId, fence);
@@ -165,12 +173,20 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
         ...valueParams(rows),
       ];
       const rider = fence === undefined ? undefined : readRider(config);
+      // stored over a checkpoint stored before (a replay): what the thread holds is no longer known here
+      let replayed = false;
       const single = (db: Queryable): Promise<void> =>
-        this.withConflictRetry(fence, (mode) => db.query<{ held?: boolean }>(this.writes.put(rows.length, mode, fence !== undefined), [...head, ...fenceParams(fence)]));
+        this.withConflictRetry(fence, (mode) => {
+          if (mode === "conflict") replayed = true;
+          return db.query<{ held?: boolean }>(this.writes.put(rows.length, mode, fence !== undefined), [...head, ...fenceParams(fence)]);
+        });
       if (parentWrites.length === 0) await withRider(this.db, rider, single);
-      else await this.storeGroup(parentWrites, { count: rows.length, params: head, single, rider });
+      else await this.storeGroup(parentWrites, { count: rows.length, params: head, single, rider, replayed: () => void (replayed = true) });
+      if (replayed) memo?.forget();
+      else memo?.notePut(address, id, head[4] as string, head[5] as string, rest.channel_versions ?? {}, rows, (channel) => channelValues[channel] !== undefined);
       return checkpointConfig(address.threadId, address.namespace, id);
     } catch (error) {
+      memo?.forget();
       for (const item of parentWrites) item.settle(error);
       throw error;
     } finally {
@@ -189,19 +205,28 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
     const special = writes.every(([channel]) => channel in WRITES_IDX_MAP);
     const fence = readFence(config);
     const rider = fence === undefined ? undefined : readRider(config);
+    const memo = readMemo(config);
     await new Promise<void>((resolve, reject) => {
-      const settle = (error?: unknown): void => (error === undefined ? resolve() : reject(error));
+      const settle = (error?: unknown): void => {
+        if (error === undefined) {
+          memo?.noteWrites(address, taskId, taskPath, rows, special);
+          resolve();
+        } else {
+          memo?.forget();
+          reject(error);
+        }
+      };
       this.queue.add({ address, fence, rider, rows, taskId, taskPath, special, settle });
     });
   }
 
   /**
-   * Stores all pending task writes now and resolves once every one is durable (or failed): for a
-   * caller that must know nothing is left in memory (writes are otherwise flushed on the next turn
-   * of the event loop, or with the following checkpoint).
+   * Stores all pending task writes now (of `threadId` only, when given) and resolves once every
+   * one is durable (or failed): for a caller that must know nothing is left in memory (writes are
+   * otherwise flushed on the next turn of the event loop, or with the following checkpoint).
    */
-  async flush(): Promise<void> {
-    if (!this.queue.idle) await this.queue.flushAll();
+  async flush(threadId?: string): Promise<void> {
+    if (!this.queue.idleFor(threadId)) await this.queue.flushAll(threadId);
   }
 
   /**
@@ -209,7 +234,10 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
    * follows them) if given, in one statement, and settles the writes. A unique violation (a part
    * stored before) stores them one by one with their own conflict rules instead.
    */
-  private async storeGroup(items: QueuedWrites[], put?: { count: number; params: unknown[]; single: (db: Queryable) => Promise<void>; rider: CheckpointRider | undefined }): Promise<void> {
+  private async storeGroup(
+    items: QueuedWrites[],
+    put?: { count: number; params: unknown[]; single: (db: Queryable) => Promise<void>; rider: CheckpointRider | undefined; replayed: () => void },
+  ): Promise<void> {
     const fence = items[0]?.fence;
     const rider = put?.rider ?? items[0]?.rider;
     try {
@@ -223,6 +251,7 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
           await withRider(this.db, rider, async (db) => checkHeld(fence, await db.query<{ held?: boolean }>(statement, [...params, ...fenceParams(fence)])));
         } catch (error) {
           if (!isUniqueViolation(error) && !isCardinalityViolation(error)) throw error;
+          put?.replayed();
           for (const item of items) {
             await this.storeWrites(this.db, item);
             item.settle();
@@ -263,7 +292,7 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
   }
 
   override async deleteThread(threadId: string): Promise<void> {
-    await this.flush();
+    await this.flush(String(threadId));
     await this.db.query(this.sql.deleteThread, [String(threadId)]);
   }
 
@@ -275,7 +304,7 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
    * cost space only. Returns how many checkpoints were removed.
    */
   async deleteRunCheckpoints(threadId: string, runId: string): Promise<number> {
-    await this.flush();
+    await this.flush(String(threadId));
     return this.db.transaction(async (tx) => {
       const gone = (await tx.query(this.sql.deleteRunCheckpoints, [String(threadId), String(runId)])).rows;
       const root = gone.filter((row) => row["checkpoint_ns"] === "").sort((a, b) => String(a["checkpoint_id"]).localeCompare(String(b["checkpoint_id"])));
@@ -288,8 +317,8 @@ export class PostgresCheckpointSaver extends BaseCheckpointSaver {
 
   override async getDeltaChannelHistory(options: { config: RunnableConfig; channels: string[] }): Promise<Record<string, DeltaChannelHistory>> {
     if (options.channels.length === 0) return {};
-    await this.flush();
     const address = readAddress(options.config, "getDeltaChannelHistory");
+    await this.flush(address.threadId);
     return readDeltaHistory(this.db, this.sql, this.serde, address, options.channels);
   }
 

@@ -19,6 +19,8 @@ export interface QueuedWrites {
   settle: (error?: unknown) => void;
   /** Its `putWrites` was answered before it was stored (a delta write under a lease; see `WriteQueue`). */
   answered?: boolean;
+  /** Taken by a put, to be stored in its statement. */
+  taken?: boolean;
 }
 
 /** Key of a checkpoint's writes under one lease. */
@@ -133,7 +135,7 @@ export class WriteQueue {
       this.flush(lanekey, lane, checkpointId);
     } else lane.queued.delete(checkpointId);
     // an early-answered write stored with the put: the put's own failure is LangGraph's to see
-    for (const item of taken) if (item.answered === true) item.settle = () => undefined;
+    for (const item of taken) item.taken = true;
     const running = lane.inFlight.get(checkpointId);
     if (running !== undefined) await Promise.allSettled([...running]);
     return taken;
@@ -147,10 +149,23 @@ export class WriteQueue {
     this.forget(lanekey, lane);
   }
 
-  /** Stores every queued write now and resolves once every write in flight is stored (or failed). */
-  async flushAll(): Promise<void> {
-    for (const [key, lane] of this.lanes) for (const checkpointId of [...lane.queued.keys()]) this.flush(key, lane, checkpointId);
-    await Promise.allSettled([...this.lanes.values()].flatMap((lane) => [...lane.inFlight.values()].flatMap((set) => [...set])));
+  /**
+   * Stores every queued write now (of `threadId`'s lanes only, when given) and resolves once
+   * every write of those lanes in flight is stored (or failed). A reader of one thread needs only
+   * its lanes flushed: flushing every lane would store the writes other runs hold for their next
+   * checkpoint alone (under concurrency, most of them).
+   */
+  async flushAll(threadId?: string): Promise<void> {
+    const prefix = threadId === undefined ? undefined : laneKey(threadId, "");
+    const lanes = [...this.lanes].filter(([key]) => prefix === undefined || key.startsWith(prefix));
+    for (const [key, lane] of lanes) for (const checkpointId of [...lane.queued.keys()]) this.flush(key, lane, checkpointId);
+    await Promise.allSettled(lanes.flatMap(([, lane]) => [...lane.inFlight.values()].flatMap((set) => [...set])));
+  }
+
+  /** Whether no write of `threadId`'s lanes (of any lane, when not given) is queued or in flight. */
+  idleFor(threadId?: string): boolean {
+    const prefix = threadId === undefined ? undefined : laneKey(threadId, "");
+    return [...this.lanes].every(([key, lane]) => (prefix !== undefined && !key.startsWith(prefix)) || (lane.queued.size === 0 && lane.inFlight.size === 0));
   }
 
   /** Lanes held (a lane is dropped once it has nothing queued, in flight or under way). */
@@ -173,6 +188,10 @@ export class WriteQueue {
     item.answered = true;
     item.settle = (error?: unknown) => {
       if (error === undefined) return;
+      // its `putWrites` stays answered; its settle is told (e.g. a checkpoint memo forgets what it noted)
+      answer(error);
+      // a put that took it failed itself, in LangGraph's sight
+      if (item.taken === true) return;
       const failed = this.failedEarly.get(key) ?? new Map<string, unknown>();
       failed.set(item.taskId, error);
       this.failedEarly.delete(key);

@@ -51,6 +51,7 @@ import type { StateReadableGraph } from "./threads/thread-state.js";
 import { AssistantStore, type AssistantsApi } from "./assistants/assistant-store.js";
 export { argsDigest } from "./interrupts/digest.js";
 import { Purger, type TruncateFlags } from "./threads/purge.js";
+import { RunCancelWatch } from "./queue/run-cancel-watch.js";
 import { RunEndWatcher, type EndedRun } from "./queue/run-end-wait.js";
 export type { EndedRun } from "./queue/run-end-wait.js";
 import { createRunsApi, type NextRunOptions } from "./runs-api.js";
@@ -429,6 +430,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const everyRun = new Set<(runId: string, event: LiveEvent) => void>();
   const orphans: OrphanDeps = { db, runs, maxAttempts: config.worker.maxAttempts };
   const runEnds = new RunEndWatcher(db);
+  const cancels = new RunCancelWatch(db);
   // model.delta also goes to other processes (a server streaming a run a worker executes)
   const deltas = new LiveDeltaPublisher(db);
   // the message chunks chat models stream in running graphs, for LangGraph streams in any process
@@ -487,6 +489,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     leaseMs: config.worker.leaseMs,
     runTimeoutMs: config.limits.runTimeoutMs,
     cancelPollMs: RUNTIME_DEFAULTS.cancelPollMs,
+    cancels,
     live,
     ended: (ended) => runEnds.publish(ended),
     liveMessages,
@@ -592,6 +595,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       reserved.clear();
       await Promise.all(unexecuted.map(({ run, epoch }) => runs.release(run.run_id, epoch).catch(() => false)));
       await runEnds.close();
+      await cancels.close();
     },
   };
 }

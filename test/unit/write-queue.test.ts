@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { laneKey, WriteQueue, type QueuedWrites } from "../../src/checkpoint/write-queue.js";
 
-function item(checkpointId: string, taskId: string, stored: string[], value = "1"): QueuedWrites {
+function item(checkpointId: string, taskId: string, stored: string[], value = "1", threadId = "t"): QueuedWrites {
   return {
-    address: { threadId: "t", namespace: "", checkpointId },
+    address: { threadId, namespace: "", checkpointId },
     fence: { runId: "r", epoch: 1 },
     rider: undefined,
     rows: [[0, "ch", "json", value, null]],
@@ -17,6 +17,24 @@ function item(checkpointId: string, taskId: string, stored: string[], value = "1
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 describe("WriteQueue", () => {
+  it("a flush for one thread stores only that thread's held writes: another run's wait for their next checkpoint", async () => {
+    const stored: string[] = [];
+    const queue = new WriteQueue(async (items) => {
+      for (const queued of items) queued.settle();
+    });
+    await queue.take(laneKey("t", ""), undefined, undefined);
+    await queue.take(laneKey("u", ""), undefined, undefined);
+    queue.add(item("c1", "a", stored, "1", "t"));
+    queue.add(item("d1", "a", stored, "1", "u"));
+    expect(queue.idleFor("u")).toBe(false);
+    await queue.flushAll("u");
+    expect(stored).toEqual(["d1/a/1"]);
+    expect(queue.idleFor("u")).toBe(true);
+    expect(queue.idleFor("t")).toBe(false);
+    const taken = await queue.take(laneKey("t", ""), "c1", { runId: "r", epoch: 1 });
+    expect(taken.map((queued) => queued.taskId)).toEqual(["a"]);
+  });
+
   it("holds a checkpoint's writes while a put of the lane is under way and hands them to the next put", async () => {
     const stored: string[] = [];
     const queue = new WriteQueue(async (items) => {

@@ -10,6 +10,14 @@ export interface EventBatchStores {
   failed: (error: unknown) => void;
 }
 
+/** The events a run's ending transaction takes (see `RunEventBatcher.takeForEnd`) and how it tells what became of them. */
+export interface EndBatch {
+  events: NewRunEvent[];
+  stored(): void;
+  dropped(): void;
+  failed(): Promise<void>;
+}
+
 interface Batch {
   events: NewRunEvent[];
   promise: Promise<void>;
@@ -31,7 +39,10 @@ function newBatch(): Batch {
  * commit). A batch waiting is taken by the run's next checkpoint write that begins before the
  * next turn of the event loop (a `CheckpointRider`: the events commit with the checkpoint, no
  * commit of their own), else stored alone on that turn. Either way the events reach the store no
- * later than they would alone: a batch is only ever taken while nothing is being stored.
+ * later than they would alone: a batch is only ever taken while nothing is being stored. Two
+ * exceptions wait for a commit they know comes: events appended with `hold` (the run's start,
+ * before its first checkpoint) wait for the next checkpoint write, the next plain append or
+ * `settled()`; and the run's end takes what is waiting into its own transaction (`takeForEnd`).
  */
 export class RunEventBatcher implements CheckpointRider {
   private waiting: Batch | null = null;
@@ -42,20 +53,53 @@ export class RunEventBatcher implements CheckpointRider {
 
   constructor(private readonly stores: EventBatchStores) {}
 
-  /** Queues `events`; resolves once they are stored, rejects when storing them failed. */
-  append(events: readonly NewRunEvent[]): Promise<void> {
+  /**
+   * Queues `events`; resolves once they are stored, rejects when storing them failed. `hold`: they
+   * wait for the run's next checkpoint write to take them (a commit that comes anyway), for the
+   * next append without `hold`, or for `settled()`, rather than being stored alone on the next turn.
+   */
+  append(events: readonly NewRunEvent[], options: { hold?: boolean } = {}): Promise<void> {
     if (this.failure !== null) return Promise.reject(this.failure.error);
     this.waiting ??= newBatch();
     this.waiting.events.push(...events);
     const batch = this.waiting;
     this.last = batch.promise;
-    this.schedule();
+    if (options.hold !== true) this.schedule();
     return batch.promise;
   }
 
-  /** Resolves once every event appended so far is stored (or rejects as the last batch did). */
+  /** Resolves once every event appended so far is stored (or rejects as the last batch did); held events go now. */
   settled(): Promise<void> {
+    if (this.waiting !== null) this.schedule();
     return this.last;
+  }
+
+  /**
+   * For the run's ending transaction: waits for the batch being stored, then takes the events
+   * waiting (none: an empty list) for that transaction to store ahead of its own. Then one of:
+   * `stored()` once it committed; `dropped()` when it found the lease lost (the events go with
+   * the attempt); `failed()` when it failed: the events are stored alone as any batch (retried
+   * through a database fault), resolving once they are, so none is lost when the finish is
+   * retried. Rejects when an earlier batch failed for good.
+   */
+  async takeForEnd(): Promise<EndBatch> {
+    while (this.sending !== null) await this.sending;
+    if (this.failure !== null) throw this.failure.error;
+    const batch = this.waiting;
+    if (batch === null) return { events: [], stored: () => undefined, dropped: () => undefined, failed: async () => undefined };
+    this.waiting = null;
+    return {
+      events: batch.events,
+      stored: () => batch.resolve(),
+      dropped: () => batch.resolve(),
+      failed: async () => {
+        while (this.sending !== null) await this.sending;
+        let done!: () => void;
+        this.sending = new Promise<void>((resolve) => (done = resolve));
+        await this.store(batch);
+        this.sent(done);
+      },
+    };
   }
 
   /** The waiting batch for a checkpoint write's transaction, if nothing is being stored. */

@@ -7,6 +7,8 @@ import { Backoff } from "./backoff.js";
 import type { DecisionStore } from "../interrupts/decision-store.js";
 import type { EventStore, NewRunEvent } from "../events/event-store.js";
 import { RunEventBatcher } from "../events/event-batcher.js";
+import { CheckpointMemo } from "../../checkpoint/checkpoint-memo.js";
+import type { RunCancelWatch } from "../queue/run-cancel-watch.js";
 import type { LiveMessageSink } from "../events/live-messages.js";
 import type { Fence } from "../queue/fence.js";
 import { executeGraphAttempt, type Attempt } from "./graph-attempt.js";
@@ -18,6 +20,7 @@ import type { StateSnapshot } from "@langchain/langgraph";
 import type { RunStore } from "../queue/run-store.js";
 import { finalEvent, statusForStopReason } from "../queue/status.js";
 import type { ToolLedger } from "../ledger/tool-ledger.js";
+import { appendWithPending, type PendingEvents } from "./run-end-events.js";
 
 /** What executing a run needs; built once per runtime. */
 export interface ExecutorDeps {
@@ -31,8 +34,10 @@ export interface ExecutorDeps {
   leaseMs: number;
   /** A run's deadline when its limits set none (DEVMIND_RUN_TIMEOUT_MS). */
   runTimeoutMs: number;
-  /** How often a running run checks for a cancel request. */
+  /** How often a running run checks for a cancel request when `cancels` cannot tell it (no LISTEN). */
   cancelPollMs: number;
+  /** Cancel requests announced to this process (one LISTEN); without it every run polls. */
+  cancels?: RunCancelWatch | undefined;
   /** Live listeners of every event (model.delta included), in this process. */
   live: (runId: string, event: RunEventData) => void;
   /** Told of every run this process ended (committed), with the graph's final state when read: waiters here answer without a read. */
@@ -61,6 +66,10 @@ export interface ExecutorDeps {
 export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, owner: string, trigger: "worker" | "manual" = "worker", fresh = false): Promise<RunRecord> {
   const { run, epoch } = claimed;
   const fence: Fence = { runId: run.run_id, epoch };
+  // the thread's newest checkpoint as the claim read it, for this attempt only (a later one reads afresh)
+  const memo = new CheckpointMemo(run.thread_id);
+  if (claimed.threadCheckpoint !== undefined) memo.seed(claimed.threadCheckpoint);
+  claimed.threadCheckpoint = undefined;
   const started = Date.now();
   const cancel = new AbortController();
   const lost = new AbortController();
@@ -99,29 +108,40 @@ export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, ow
       throw error;
     },
   });
-  const append = (events: NewRunEvent[]): Promise<unknown> => {
+  const append = (events: NewRunEvent[], options?: { hold?: boolean }): Promise<unknown> => {
     for (const event of events) if (event.type.startsWith("run.")) deps.live(run.run_id, event);
-    return batcher.append(events);
+    return batcher.append(events, options);
   };
   const heartbeat = setInterval(() => {
-    deps.runs.heartbeat(run.run_id, epoch, deps.leaseMs).then(
-      (held) => {
+    deps.runs.renewLease(run.run_id, epoch, deps.leaseMs).then(
+      ({ held, cancelRequested }) => {
         if (!held) {
           lostLease = true;
           lost.abort(new LeaseLostError(run.run_id, epoch));
-        }
+        } else if (cancelRequested) cancel.abort();
       },
       () => undefined,
     );
   }, Math.max(50, Math.floor(deps.leaseMs / 3)));
-  const cancelWatch = setInterval(() => {
-    deps.runs.isCancelRequested(run.run_id).then(
-      (requested) => requested && cancel.abort(),
-      () => undefined,
-    );
-  }, deps.cancelPollMs);
+  // a cancel request reaches the run at once by NOTIFY (one LISTEN per process); without LISTEN
+  // the run asks for it every cancelPollMs
+  let cancelWatch: NodeJS.Timeout | undefined;
+  let unwatchCancel: (() => void) | null = null;
+  const pollCancel = (): void => {
+    cancelWatch = setInterval(() => {
+      deps.runs.isCancelRequested(run.run_id).then(
+        (requested) => requested && cancel.abort(),
+        () => undefined,
+      );
+    }, deps.cancelPollMs);
+    cancelWatch.unref?.();
+  };
+  if (deps.cancels === undefined) pollCancel();
+  else {
+    unwatchCancel = await deps.cancels.watch(run.run_id, () => cancel.abort());
+    if (unwatchCancel === null) pollCancel();
+  }
   heartbeat.unref?.();
-  cancelWatch.unref?.();
 
   const attempt: Attempt = {
     deps,
@@ -136,19 +156,25 @@ export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, ow
     signals: { cancel: cancel.signal, lost: lost.signal, fault: fault.signal },
     append,
     rider: batcher,
+    memo,
     settled: () => batcher.settled(),
+    takeForEnd: () => batcher.takeForEnd(),
     lostLease: () => lostLease,
-    finish: (stopReason, counts, error, answer = null, state) => finishRun(deps, run, epoch, stopReason, answer, counts, error, state),
+    finish: (stopReason, counts, error, answer = null, state) => finishRun(deps, run, epoch, stopReason, answer, counts, error, state, () => batcher.takeForEnd()),
   };
   try {
     return await executeGraphAttempt(attempt);
   } finally {
     clearInterval(heartbeat);
     clearInterval(cancelWatch);
+    unwatchCancel?.();
   }
 }
 
-/** Ends the run: its final status and event commit together, only while the lease is held. */
+/**
+ * Ends the run: its final status and event commit together, only while the lease is held, with
+ * the run's events still waiting to be stored (`pending`) ahead of the final one: one commit.
+ */
 export async function finishRun(
   deps: ExecutorDeps,
   run: RunRecord,
@@ -158,18 +184,22 @@ export async function finishRun(
   counts: RunCounts,
   error: RunError | null,
   state?: StateSnapshot,
+  pending?: PendingEvents,
 ): Promise<RunRecord> {
   const status = statusForStopReason(stopReason);
   const final = finalEvent(status, stopReason, answer, error);
   // the final status and the final event commit together: a process dying in between must not
   // leave a finished run without its run.succeeded / run.failed / … event
   let ended: RunRecord | null = null;
-  const held = await deps.events.appendWith(run.run_id, [final], async (tx) => {
-    ended = await deps.runs.finishRecord(run.run_id, epoch, { status, stopReason, answer, counts, error }, { tx });
-    return ended !== null;
-  });
+  const held = await appendWithPending(pending, (events) =>
+    deps.events.appendWith(run.run_id, [...events, final], async (tx) => {
+      ended = await deps.runs.finishRecord(run.run_id, epoch, { status, stopReason, answer, counts, error }, { tx });
+      return ended !== null;
+    }),
+  );
   if (held) deps.live(run.run_id, final);
   if (held && ended !== null) deps.ended?.({ run: ended, state });
   // the run as the committed finish left it; read back only when another holder wrote it
   return held && ended !== null ? ended : deps.runs.get(run.run_id);
 }
+

@@ -2,6 +2,7 @@ import { isBaseMessageChunk, type BaseMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { Command, type StateSnapshot } from "@langchain/langgraph";
 import { CHECKPOINT_RIDER_KEY, fenceConfigurable, type CheckpointRider } from "../../checkpoint/fence-config.js";
+import { CHECKPOINT_MEMO_KEY, type CheckpointMemo } from "../../checkpoint/checkpoint-memo.js";
 import { setMaxListeners } from "node:events";
 import { GRAPHS_DEFAULTS, RUNTIME_DEFAULTS } from "../../constants.js";
 import { databaseFaultOf } from "../../db/database-faults.js";
@@ -12,6 +13,7 @@ import { RUN_HANDLE_KEY, stepEventOf, type RunHandle } from "../../graphs/run-ha
 
 import type { NewRunEvent } from "../events/event-store.js";
 import type { ExecutorDeps } from "./executor.js";
+import { appendWithPending, type PendingEvents } from "./run-end-events.js";
 import type { Fence } from "../queue/fence.js";
 import { graphRunsTools } from "../../graphs/tool-nodes.js";
 import { GraphToolLedger } from "../ledger/graph-tool-ledger.js";
@@ -42,12 +44,16 @@ export interface Attempt {
   noOpenResumes: boolean;
   started: number;
   signals: { cancel: AbortSignal; lost: AbortSignal; fault: AbortSignal };
-  /** Stores events in order (fenced; retried through a database fault). */
-  append: (events: NewRunEvent[]) => Promise<unknown>;
+  /** Stores events in order (fenced; retried through a database fault); `hold`: they wait for the next checkpoint write (see `RunEventBatcher`). */
+  append: (events: NewRunEvent[], options?: { hold?: boolean }) => Promise<unknown>;
   /** Takes the events waiting to be stored into the run's next checkpoint write (one commit for both). */
   rider: CheckpointRider;
+  /** The thread's newest checkpoint as this attempt knows it: its graph reads it without a query. */
+  memo: CheckpointMemo;
   /** Resolves once every appended event is stored (or failed). */
   settled: () => Promise<unknown>;
+  /** The events still waiting to be stored, for the run's ending transaction (see `RunEventBatcher.takeForEnd`). */
+  takeForEnd: PendingEvents;
   lostLease: () => boolean;
   /** `state`: the graph's state at the end, when read (handed to this process's waiters). */
   finish: (stopReason: StopReason, counts: RunCounts, error: RunError | null, answer?: string | null, state?: StateSnapshot) => Promise<RunRecord>;
@@ -166,7 +172,8 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
     if (budgetMs <= 0 && hooks.stopsItself !== true) return await attempt.finish("deadline", counts(), null);
     const config = runnableConfig(run, hooks);
     const graph: CompiledGraphLike = await deps.graphs.compiled(run.graph_id, config);
-    const thread = { configurable: { thread_id: run.thread_id } };
+    // the state reads of the thread's newest checkpoint take it from the memo (no query) when it knows it
+    const thread = { configurable: { thread_id: run.thread_id, [CHECKPOINT_MEMO_KEY]: attempt.memo } };
     // a fresh run has no checkpoint of its own yet: its state is read only to continue or resume it
     // (a run created by a resume, or with a Command, resumes from the thread's state at once)
     const resumes = (): Promise<ResumeRecord[]> => openResumes(deps, run);
@@ -198,9 +205,10 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
         }
         input = entry.input;
       }
-      // stored in order ahead of the graph's events, while the graph starts (not awaited: a
-      // lease lost meanwhile fails the graph's first fenced checkpoint and stops the attempt)
-      void attempt.append([{ type: "run.started", attempt: run.attempt, worker: owner }]).catch(() => undefined);
+      // stored in order ahead of the graph's events, in the commit of the graph's first checkpoint
+      // (held for it: no commit of its own), not awaited: a lease lost meanwhile fails that
+      // checkpoint and stops the attempt
+      void attempt.append([{ type: "run.started", attempt: run.attempt, worker: owner }], { hold: true }).catch(() => undefined);
     } else {
       countFrom(before);
       const pending = interruptsOf(before);
@@ -266,7 +274,7 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
     const cancel = hooks.stopsItself === true ? [] : [attempt.signals.cancel];
     const options = {
       ...config,
-      configurable: { ...config.configurable, ...fork, ...fenceConfigurable(fence), [CHECKPOINT_RIDER_KEY]: attempt.rider, [RUN_HANDLE_KEY]: handle },
+      configurable: { ...config.configurable, ...fork, ...fenceConfigurable(fence), [CHECKPOINT_RIDER_KEY]: attempt.rider, [CHECKPOINT_MEMO_KEY]: attempt.memo, [RUN_HANDLE_KEY]: handle },
       ...(run.interrupt_before === null ? {} : { interruptBefore: run.interrupt_before }),
       ...(run.interrupt_after === null ? {} : { interruptAfter: run.interrupt_after }),
       ...(run.context === null || run.context === undefined ? {} : { context: run.context }),
@@ -313,7 +321,7 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
       });
       if (deps.drainSignal?.aborted === true && inFlight.size === 0) stop.abort(new StopSignal("drained"));
     }
-    await attempt.settled();
+    // the events still waiting go in the run's ending transaction (takeForEnd), not a commit of their own
     if (attempt.lostLease()) return await deps.runs.get(run.run_id);
     const after = (await graph.getState(thread)) as StateSnapshot;
     countFrom(after);
@@ -381,7 +389,7 @@ async function endAtInterrupt(attempt: Attempt, counts: RunCounts, interrupts: R
     record = await deps.runs.endAtInterrupt(run.run_id, epoch, counts, { tx, interrupts, checkpointId });
     return record !== null;
   };
-  if (await deps.events.appendWith(run.run_id, events, ended)) {
+  if (await appendWithPending(attempt.takeForEnd, (pending) => deps.events.appendWith(run.run_id, [...pending, ...events], ended))) {
     for (const data of events) deps.live(run.run_id, data);
     // the run as the committed statement left it: no read after the write
     if (record !== null) {

@@ -1,3 +1,4 @@
+import type { TupleRow } from "../../checkpoint/tuple-rows.js";
 import { CONFIG_BOUNDS, GRAPHS_DEFAULTS, RUN_STORE_LIMITS, STREAM_EVENTS_DEFAULTS } from "../../constants.js";
 import { assistantIdFor } from "../../graphs/assistant-id.js";
 import type { Row } from "../../db/types.js";
@@ -150,6 +151,12 @@ export interface ClaimedRun {
   noOpenResumes?: boolean;
   /** True when the claim saw another due run pending (a worker's claim): the slot claims again after this run. */
   morePending?: boolean;
+  /**
+   * The rows of the thread's newest root checkpoint as the claim's transaction read them
+   * (`get_tuple_latest`; empty: none), for the run's first attempt to start from without a read.
+   * The executor takes them (sets this undefined): a later attempt reads the thread afresh.
+   */
+  threadCheckpoint?: readonly TupleRow[] | undefined;
 }
 
 /**

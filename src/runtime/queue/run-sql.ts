@@ -1,7 +1,7 @@
 import { quoteIdentifier } from "../../db/identifiers.js";
 import { statement } from "../../db/statement.js";
 import type { Statement } from "../../db/types.js";
-import { RUNS_CHANNEL } from "../../constants.js";
+import { RUN_CANCELS_CHANNEL, RUNS_CHANNEL } from "../../constants.js";
 import { RUN_ENDS_CHANNEL, RUN_EVENTS_CHANNEL } from "../events/event-sql.js";
 import type { DevmindErrorCode } from "../../errors.js";
 
@@ -273,7 +273,7 @@ export function runSql(schema: string) {
     /** $1 run id, $2 epoch, $3 lease ms: extends a held lease. */
     heartbeat: statement(
       "runs_heartbeat",
-      `UPDATE ${runs} AS r SET lease_expires_at = ${leaseUntil("$3")} WHERE ${FENCE} RETURNING r.run_id`,
+      `UPDATE ${runs} AS r SET lease_expires_at = ${leaseUntil("$3")} WHERE ${FENCE} RETURNING r.run_id, r.cancel_requested_at IS NOT NULL AS cancel_requested`,
     ),
 
     /** $1 run id, $2 epoch, $3..$7 counts or nulls: back to pending, lease cleared, attempt kept. */
@@ -399,7 +399,7 @@ export function runSql(schema: string) {
 
     /**
      * $1 run id. Pending: interrupted (cancelled) now. Running without a request yet: the request
-     * is recorded for its worker. Always one row: the run's columns (null when nothing changed)
+     * is recorded for its worker and announced on RUN_CANCELS_CHANNEL (on commit). Always one row: the run's columns (null when nothing changed)
      * and `current_status` / `current_cancel_requested` as read before (null status: no such run).
      */
     requestCancel: statement(
@@ -417,7 +417,8 @@ export function runSql(schema: string) {
             AND (r.status = 'pending' OR (r.status = 'running' AND r.cancel_requested_at IS NULL))
          RETURNING ${runColumns("r")}
        )
-       SELECT ch.*, cur.status AS current_status, cur.cancel_requested AS current_cancel_requested
+       SELECT ch.*, cur.status AS current_status, cur.cancel_requested AS current_cancel_requested,
+              CASE WHEN ch.status = 'running' THEN pg_notify('${RUN_CANCELS_CHANNEL}', ch.run_id::text)::text END AS cancel_announced
          FROM (SELECT 1) one LEFT JOIN changed ch ON true LEFT JOIN cur ON true`,
     ),
   } as const;

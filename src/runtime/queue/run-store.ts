@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { accessJson, type AccessFilter } from "../../vocabulary/access-filter.js";
 import { CONFIG_BOUNDS, GRAPHS_DEFAULTS, RUN_STORE_LIMITS, RUN_THREAD_LOCK_PREFIX } from "../../constants.js";
-import type { Database, Queryable, Row } from "../../db/types.js";
+import type { Database, Queryable, Row, Statement } from "../../db/types.js";
 import { GraphNotFoundError, RunConflictError, RunNotFoundError, type DevmindErrorCode } from "../../errors.js";
 import type { RunError, StopReason } from "../../vocabulary/stop-reasons.js";
 import {
@@ -30,6 +30,8 @@ import { checkRunGraphConfig } from "./run-config.js";
 import { runSql, type RunSql } from "./run-sql.js";
 import { statusForStopReason, type TerminalStatus } from "./status.js";
 import type { NewRunEvent } from "../events/event-store.js";
+import { checkpointSql } from "../../checkpoint/sql.js";
+import type { TupleRow } from "../../checkpoint/tuple-rows.js";
 
 /**
  * The final events `requeueExpired` writes in its statement for the runs it ends (no worker is
@@ -169,6 +171,8 @@ const PROBE_PAYLOAD = "p".repeat(2_000);
  */
 export class RunStore {
   private readonly sql: RunSql;
+  /** The checkpoint saver's read of a thread's newest checkpoint, run in a worker's claim. */
+  private readonly latestCheckpoint: Statement;
 
   /** `redactor`: applied to a finished run's answer and error message before they are stored. */
   /**
@@ -181,6 +185,7 @@ export class RunStore {
     private readonly hooksOf: (graphId: string) => Pick<GraphRunHooks, "checkInput"> = () => ({}),
   ) {
     this.sql = runSql(db.schema);
+    this.latestCheckpoint = checkpointSql(db.schema).getTupleLatest;
   }
 
   /**
@@ -338,9 +343,16 @@ export class RunStore {
     const graphIds = [...(options.graphIds ?? [GRAPHS_DEFAULTS.defaultGraphId])];
     for (let attempt = 0; attempt < RUN_STORE_LIMITS.claimRetries; attempt += 1) {
       try {
-        const result = await this.db.query(this.sql.claimNext, [owner, leaseMs, graphIds]);
-        const row = result.rows[0];
-        return row === undefined ? null : { ...claimed(row), noOpenResumes: row["no_open_resumes"] === true, morePending: row["more_pending"] === true };
+        // the claim and the thread's newest checkpoint in one transaction: the run's graph starts
+        // from it without a read (see CheckpointMemo); nothing else writes the thread meanwhile
+        return await this.db.transaction(async (tx) => {
+          const result = await tx.query(this.sql.claimNext, [owner, leaseMs, graphIds]);
+          const row = result.rows[0];
+          if (row === undefined) return null;
+          const run = claimed(row);
+          const checkpoint = await tx.query<TupleRow>(this.latestCheckpoint, [run.run.thread_id, ""]);
+          return { ...run, noOpenResumes: row["no_open_resumes"] === true, morePending: row["more_pending"] === true, threadCheckpoint: checkpoint.rows };
+        });
       } catch (error) {
         if (!isUniqueViolation(error)) throw error;
       }
@@ -392,11 +404,17 @@ export class RunStore {
    * state changes). False: the lease is lost — stop working on the run and write nothing more.
    */
   async heartbeat(runId: string, epoch: number, leaseMs: number): Promise<boolean> {
+    return (await this.renewLease(runId, epoch, leaseMs)).held;
+  }
+
+  /** `heartbeat`, also saying whether a cancel was requested for the run (the executor's fallback for a lost announcement). */
+  async renewLease(runId: string, epoch: number, leaseMs: number): Promise<{ held: boolean; cancelRequested: boolean }> {
     const id = checkRunId(runId);
     checkEpoch(epoch);
     checkLeaseMs(leaseMs);
     const result = await this.db.query(this.sql.heartbeat, [id, epoch, leaseMs]);
-    return result.rows.length > 0;
+    const row = result.rows[0];
+    return { held: row !== undefined, cancelRequested: row?.["cancel_requested"] === true };
   }
 
   /**
