@@ -405,6 +405,12 @@ export const LIVE_MESSAGES = {
    * more; the envelope around it takes well under the rest); a larger one is sent in parts.
    */
   payloadBytes: 7_000,
+  /**
+   * Chunks of a run kept by the process executing it once sent, for a listener on this process
+   * that subscribes after the run began streaming (`runs.stream` right after its create): it gets
+   * them first. Beyond this many a run's oldest go.
+   */
+  replayMax: 2_000,
 } as const;
 
 /** Bounds of `run_command` (src/tools/builtin/run-command.ts). */

@@ -347,7 +347,7 @@ export function createRunsApi(deps: RunsApiDeps): RunsApi {
       everyRun.add(listener);
       return () => void everyRun.delete(listener);
     },
-    live: (runId, listener, liveOptions) => listenRun(db, runId, listener, liveOptions),
+    live: (runId, listener, liveOptions) => listenRun(db, runId, listener, liveOptions, (key) => executorDeps().liveMessages.sentSoFar?.(key) ?? []),
     decisions: (runId) => decisions.list(runId),
     takeOver: async (runId, takeOverOptions = {}) => takeOverRunning(orphans, await runs.get(runId), takeOverOptions),
     recoverOrphans: () => recoverEmbeddedOrphans(orphans),

@@ -8,6 +8,7 @@ import { AIMessageChunk } from "@langchain/core/messages";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "../../src/db/types.js";
 import { LiveMessagePublisher, subscribeLiveMessages, type LiveMessageChunk } from "../../src/runtime/events/live-messages.js";
+import { listenRun, type LiveSignal } from "../../src/runtime/events/live-follow.js";
 import { BACKENDS, freshMigratedSchema, openBackend } from "../helpers/databases.js";
 import { waitUntil } from "../helpers/waits.js";
 
@@ -59,5 +60,36 @@ describe.each(BACKENDS)("live message chunks on %s", (backend) => {
     expect(got[3]?.ns).toEqual(["sub:task-2"]);
     expect(got[3]?.chunk).toMatchObject({ type: "ai", id: "msg-2", tool_call_chunks: [{ id: "call-1", name: "look", args: '{"q":', index: 0 }] });
     expect(others).toEqual([]);
+  });
+
+  it("a listener of the executing process that subscribes after the run began streaming gets the chunks sent so far first, then the live ones, each once", async () => {
+    const runId = "5b7e1c2d-9a3f-4e8b-a1c2-3d4e5f6a7b8c";
+    const publisher = new LiveMessagePublisher(db);
+    const metadata = { langgraph_node: "agent", langgraph_step: 1 };
+    const got: LiveSignal[] = [];
+    let stop: (() => Promise<void>) | undefined;
+    try {
+      publisher.publish(runId, [], new AIMessageChunk({ id: "m", content: "b" }), metadata);
+      publisher.publish(runId, [], new AIMessageChunk({ id: "m", content: "e" }), metadata);
+      await waitUntil("the first chunks were sent", () => publisher.sentSoFar(runId).length === 2, 10_000);
+      // the stream of a run opened right after its create: the model already streamed
+      stop = await listenRun(db, runId, (signal) => got.push(signal), { events: false, deltas: false, messages: true }, (key) => publisher.sentSoFar(key));
+      publisher.publish(runId, [], new AIMessageChunk({ id: "m", content: "gin" }), metadata);
+      await waitUntil("the live chunk arrived", () => got.length === 3, 10_000);
+      // nothing more comes (no chunk twice)
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    } finally {
+      publisher.finish(runId);
+      await stop?.();
+    }
+    const chunks = got.filter((signal): signal is LiveMessageChunk => signal.type === "message.chunk");
+    expect(chunks.map((chunk) => [chunk.index, chunk.chunk["content"]])).toEqual([
+      [0, "b"],
+      [1, "e"],
+      [2, "gin"],
+    ]);
+    expect(chunks[0]?.metadata).toMatchObject(metadata);
+    // forgotten once the run's attempt ended here
+    expect(publisher.sentSoFar(runId)).toEqual([]);
   });
 });

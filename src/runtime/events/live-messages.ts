@@ -35,6 +35,8 @@ export interface LiveMessageSink {
   publish(runId: string, ns: string[], chunk: BaseMessageChunk, metadata: Record<string, unknown>): void;
   /** The run's attempt ended in this process: forget its messages once what is queued was sent. */
   finish(runId: string): void;
+  /** The chunks of run `runId` sent so far by this process while it executes the run (oldest first; none once it ended). */
+  sentSoFar?(runId: string): LiveMessageChunk[];
 }
 
 interface Queued {
@@ -51,6 +53,8 @@ interface RunQueue {
   counts: Map<string, number>;
   sending: boolean;
   finished: boolean;
+  /** The chunks sent, for a listener of this process that came late (LIVE_MESSAGES.replayMax at most). */
+  sent: LiveMessageChunk[];
 }
 
 /**
@@ -77,13 +81,17 @@ export class LiveMessagePublisher implements LiveMessageSink {
     const key = runId.toLowerCase();
     let run = this.runs.get(key);
     if (run === undefined) {
-      run = { queue: [], counts: new Map(), sending: false, finished: false };
+      run = { queue: [], counts: new Map(), sending: false, finished: false, sent: [] };
       this.runs.set(key, run);
     }
     const index = run.counts.get(id) ?? 0;
     run.counts.set(id, index + 1);
     run.queue.push({ ns, id, index, chunk, metadata: index === 0 ? metadata : undefined });
     if (!run.sending) void this.drain(key, run);
+  }
+
+  sentSoFar(runId: string): LiveMessageChunk[] {
+    return [...(this.runs.get(runId.toLowerCase())?.sent ?? [])];
   }
 
   finish(runId: string): void {
@@ -110,6 +118,11 @@ export class LiveMessagePublisher implements LiveMessageSink {
           const payload = JSON.stringify({ r: key, k: `${this.origin}:${this.sent}`, i: index, t: parts.length, p: parts[index] });
           await notify(this.db, LIVE_MESSAGES_CHANNEL, payload).catch(() => undefined);
         }
+        for (const next of batch) {
+          const chunk = plainJson(next.chunk) as Record<string, unknown>;
+          run.sent.push({ type: "message.chunk", run_id: key, ns: next.ns, message_id: next.id, index: next.index, chunk, ...(next.metadata === undefined ? {} : { metadata: plainJson(next.metadata) as Record<string, unknown> }) });
+        }
+        if (run.sent.length > LIVE_MESSAGES.replayMax) run.sent.splice(0, run.sent.length - LIVE_MESSAGES.replayMax);
       }
     } finally {
       run.sending = false;
