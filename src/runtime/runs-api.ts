@@ -1,3 +1,4 @@
+import type { LiveMessageSink } from "./events/live-messages.js";
 import { randomUUID } from "node:crypto";
 /**
  * The runs API of the runtime (`runtime.runs`): create, execute, decide, resume, cancel, wait,
@@ -74,6 +75,8 @@ export interface RunsApiDeps {
   listeners: Map<string, Set<(event: LiveEvent) => void>>;
   everyRun: Set<(runId: string, event: LiveEvent) => void>;
   executorDeps: (drainSignal?: AbortSignal) => ExecutorDeps;
+  /** Where this process's runs publish their message chunks (a late listener here gets those sent so far). */
+  liveMessages: LiveMessageSink;
   /** The database as runs executed in this process (`runs.execute`) saw it. */
   executionHealth: DatabaseHealth;
   orphans: OrphanDeps;
@@ -86,7 +89,7 @@ export interface RunsApiDeps {
  * run.created event, decisions and their resume) commits in one transaction here.
  */
 export function createRunsApi(deps: RunsApiDeps): RunsApi {
-  const { db, config, runs, events, decisions, resumes, checkpointer, completions, threads, graphs, assistants, policy, owner, reserved, listeners, everyRun, executorDeps, executionHealth, orphans, runEnds } = deps;
+  const { db, config, runs, events, decisions, resumes, checkpointer, completions, threads, graphs, assistants, policy, owner, reserved, listeners, everyRun, executorDeps, liveMessages, executionHealth, orphans, runEnds } = deps;
   const pendingApprovals = async (runId: string): Promise<ActionRequest[]> => {
     const run = await runs.get(runId);
     return (run.interrupts ?? []).flatMap((item) => (isHitlRequest(item.value) ? (item.value.actionRequests as ActionRequest[]) : []));
@@ -347,7 +350,7 @@ export function createRunsApi(deps: RunsApiDeps): RunsApi {
       everyRun.add(listener);
       return () => void everyRun.delete(listener);
     },
-    live: (runId, listener, liveOptions) => listenRun(db, runId, listener, liveOptions, (key) => executorDeps().liveMessages.sentSoFar?.(key) ?? []),
+    live: (runId, listener, liveOptions) => listenRun(db, runId, listener, liveOptions, (key) => liveMessages.sentSoFar?.(key) ?? []),
     decisions: (runId) => decisions.list(runId),
     takeOver: async (runId, takeOverOptions = {}) => takeOverRunning(orphans, await runs.get(runId), takeOverOptions),
     recoverOrphans: () => recoverEmbeddedOrphans(orphans),

@@ -510,7 +510,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   // the database as runs executed in this process (`runs.execute`) saw it
   const executionHealth = new DatabaseHealth(logger.child({ component: "runtime" }));
 
-  const runsApi = createRunsApi({ db, config, runs, events, decisions, resumes, checkpointer, completions, threads, graphs, assistants, policy, owner, reserved, listeners, everyRun, executorDeps, executionHealth, orphans, runEnds });
+  const runsApi = createRunsApi({ db, config, runs, events, decisions, resumes, checkpointer, completions, threads, graphs, assistants, policy, owner, reserved, listeners, everyRun, executorDeps, liveMessages, executionHealth, orphans, runEnds });
   const attachments = new AttachmentStore(db);
   const cronStore = new CronStore(db);
 

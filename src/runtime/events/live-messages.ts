@@ -106,9 +106,12 @@ export class LiveMessagePublisher implements LiveMessageSink {
     run.sending = true;
     try {
       for (let batch = run.queue.splice(0); batch.length > 0; batch = run.queue.splice(0)) {
+        // each chunk as plain JSON once: the notification's body and the replay keep the same objects
+        let sent: LiveMessageChunk[];
         let body: string;
         try {
-          body = JSON.stringify(batch.map((next) => ({ n: next.ns, m: next.id, x: next.index, c: plainJson(next.chunk), ...(next.metadata === undefined ? {} : { d: plainJson(next.metadata) }) })));
+          sent = batch.map((next) => ({ type: "message.chunk", run_id: key, ns: next.ns, message_id: next.id, index: next.index, chunk: plainJson(next.chunk) as Record<string, unknown>, ...(next.metadata === undefined ? {} : { metadata: plainJson(next.metadata) as Record<string, unknown> }) }));
+          body = JSON.stringify(sent.map((chunk) => ({ n: chunk.ns, m: chunk.message_id, x: chunk.index, c: chunk.chunk, ...(chunk.metadata === undefined ? {} : { d: chunk.metadata }) })));
         } catch {
           continue;
         }
@@ -118,10 +121,7 @@ export class LiveMessagePublisher implements LiveMessageSink {
           const payload = JSON.stringify({ r: key, k: `${this.origin}:${this.sent}`, i: index, t: parts.length, p: parts[index] });
           await notify(this.db, LIVE_MESSAGES_CHANNEL, payload).catch(() => undefined);
         }
-        for (const next of batch) {
-          const chunk = plainJson(next.chunk) as Record<string, unknown>;
-          run.sent.push({ type: "message.chunk", run_id: key, ns: next.ns, message_id: next.id, index: next.index, chunk, ...(next.metadata === undefined ? {} : { metadata: plainJson(next.metadata) as Record<string, unknown> }) });
-        }
+        run.sent.push(...sent);
         if (run.sent.length > LIVE_MESSAGES.replayMax) run.sent.splice(0, run.sent.length - LIVE_MESSAGES.replayMax);
       }
     } finally {
