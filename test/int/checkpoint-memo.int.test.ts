@@ -1,5 +1,5 @@
 import { Annotation, Command, END, INTERRUPT, MemorySaver, START, StateGraph, interrupt } from "@langchain/langgraph";
-import { uuid6 } from "@langchain/langgraph-checkpoint";
+import { uuid6, type BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CHECKPOINT_MEMO_KEY, CheckpointMemo } from "../../src/checkpoint/checkpoint-memo.js";
 import { PostgresCheckpointSaver } from "../../src/checkpoint/postgres-saver.js";
@@ -14,7 +14,7 @@ const State = Annotation.Root({
 });
 
 /** a -> b (asks for approval: an interrupt) -> c */
-function graphOn(saver: PostgresCheckpointSaver) {
+function graphOn(saver: BaseCheckpointSaver) {
   return new StateGraph(State)
     .addNode("a", () => ({ path: ["a"], note: "from a" }))
     .addNode("b", () => ({ path: [`b:${String(interrupt("ok?"))}`] }))
@@ -138,15 +138,7 @@ describe.each(BACKENDS)("CheckpointMemo with the saver on %s", (backend) => {
     await graphOn(saver).invoke({ path: [] }, config);
     await graphOn(saver).invoke(new Command({ resume: "fine" }), config);
     const memory = new MemorySaver();
-    const reference = new StateGraph(State)
-      .addNode("a", () => ({ path: ["a"], note: "from a" }))
-      .addNode("b", () => ({ path: [`b:${String(interrupt("ok?"))}`] }))
-      .addNode("c", () => ({ path: ["c"] }))
-      .addEdge(START, "a")
-      .addEdge("a", "b")
-      .addEdge("b", "c")
-      .addEdge("c", END)
-      .compile({ checkpointer: memory });
+    const reference = graphOn(memory);
     const ref = { configurable: { thread_id: "ref" } };
     await reference.invoke({ path: [] }, ref);
     await reference.invoke(new Command({ resume: "fine" }), ref);
