@@ -1,5 +1,5 @@
 import type { RunnableConfig } from "@langchain/core/runnables";
-import type { Database, Queryable } from "../db/types.js";
+import { withCommit, type Database, type Queryable } from "../db/types.js";
 import { LeaseLostError } from "../errors.js";
 
 /**
@@ -62,18 +62,27 @@ export function readRider(config: RunnableConfig): CheckpointRider | undefined {
 export async function withRider<T>(db: Database, rider: CheckpointRider | undefined, write: (db: Queryable) => Promise<T>): Promise<T> {
   const work = rider?.take();
   if (work === undefined) return write(db);
-  let result: T;
+  let outcome: { wrote: PromiseSettledResult<T> };
   try {
-    result = await db.transaction(async (tx) => {
-      const value = await write(tx);
-      await work.write(tx);
-      return value;
+    // both are sent at once, the rider's with COMMIT (one round trip on PostgreSQL): neither waits
+    // for the other's result, and both are fenced by the same lease, so a lost lease writes neither
+    outcome = await db.transaction(async (tx) => {
+      const [wrote, rode] = await Promise.allSettled([write(tx), work.write(withCommit(tx))]);
+      // the rider's own failure (its statement failed, so nothing commits) is the transaction's
+      if (rode.status === "rejected" && wrote.status === "fulfilled") throw rode.reason;
+      return { wrote };
     });
   } catch (error) {
     work.settle(error);
     if (error instanceof LeaseLostError) throw error;
     return write(db);
   }
+  // committed with the write refused (a lost lease, seen by the write after its statement): the
+  // rider's statement, under the same lease, stored nothing either
+  if (outcome.wrote.status === "rejected") {
+    work.settle(outcome.wrote.reason);
+    throw outcome.wrote.reason;
+  }
   work.settle();
-  return result;
+  return outcome.wrote.value;
 }

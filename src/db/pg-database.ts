@@ -7,7 +7,7 @@ import { PgListener } from "./pg-listener.js";
 import { PRIMARY_CHECK_SQL, PrimaryLocator } from "./pg-primary.js";
 import { checkReplication } from "./pg-replication.js";
 import { parsePgUrl } from "./pg-url.js";
-import type { Database, Queryable, QueryResult, Row, Statement } from "./types.js";
+import type { CommittingQueryable, Database, Queryable, QueryResult, Row, Statement } from "./types.js";
 
 /**
  * Parses and checks a PostgreSQL URL (one host, or several as libpq writes them:
@@ -76,6 +76,75 @@ class PgQueryable implements Queryable {
   }
 }
 
+/**
+ * A transaction's statements on its one client, which runs in pg's pipeline mode: each statement
+ * goes out when it is called, so statements called together — and BEGIN with the first of them,
+ * COMMIT with the one `queryAndCommit` sends — share one round trip instead of one each. The
+ * server still runs them one after another, each with its own snapshot, in the transaction.
+ */
+class PgTransactionQueryable extends PgQueryable implements CommittingQueryable {
+  private commitSent: Promise<pg.QueryResult> | null = null;
+  private readonly inFlight: Promise<unknown>[] = [];
+  private firstFailure: { error: unknown } | null = null;
+
+  constructor(
+    private readonly client: pg.PoolClient,
+    printable: string,
+    named: boolean,
+    onFault: (error: unknown) => void,
+  ) {
+    super(client, printable, named, onFault);
+  }
+
+  override query<R = Row>(sql: string | Statement, values: readonly unknown[] = []): Promise<QueryResult<R>> {
+    if (this.commitSent !== null) {
+      return Promise.reject(new DatabaseError("DATABASE_WRITE_FAILED", "a statement was sent after its transaction's COMMIT; it was not run (the transaction is over)"));
+    }
+    const sent = super.query<R>(sql, values);
+    this.inFlight.push(
+      sent.catch((error: unknown) => {
+        this.firstFailure ??= { error };
+      }),
+    );
+    return sent;
+  }
+
+  queryAndCommit<R = Row>(sql: string | Statement, values: readonly unknown[] = []): Promise<QueryResult<R>> {
+    const stream = corkable(this.client);
+    stream?.cork();
+    try {
+      const sent = this.query<R>(sql, values);
+      this.commitSent = this.client.query("COMMIT");
+      this.commitSent.catch(() => undefined);
+      return sent;
+    } finally {
+      stream?.uncork();
+    }
+  }
+
+  /** Whether COMMIT is on its way (sent by `queryAndCommit`): the transaction's end is its answer, no ROLLBACK can follow. */
+  get committing(): boolean {
+    return this.commitSent !== null;
+  }
+
+  /** Waits for every statement sent; then, with COMMIT sent, for its answer: a rolled-back transaction throws the first failure. */
+  async settle(): Promise<void> {
+    await Promise.all(this.inFlight);
+    if (this.commitSent === null) return;
+    const answer = await this.commitSent;
+    // COMMIT of a transaction a failed statement aborted answers ROLLBACK, without an error
+    if (answer.command !== "COMMIT") {
+      throw this.firstFailure?.error ?? new DatabaseError("DATABASE_WRITE_FAILED", `the transaction was rolled back (the server answered ${String(answer.command)} to COMMIT)`);
+    }
+  }
+}
+
+/** The client's socket when it can be corked (node's net.Socket): writes made until uncork go out in one. */
+function corkable(client: pg.PoolClient): { cork(): void; uncork(): void } | undefined {
+  const stream = (client as unknown as { connection?: { stream?: { cork?: () => void; uncork?: () => void } } }).connection?.stream;
+  return typeof stream?.cork === "function" && typeof stream.uncork === "function" ? (stream as { cork(): void; uncork(): void }) : undefined;
+}
+
 /** Options of `PgDatabase.open`. */
 export interface PgOpenOptions {
   max?: number | undefined;
@@ -142,6 +211,9 @@ export class PgDatabase extends PgQueryable implements Database {
       connectionTimeoutMillis: options.connectionTimeoutMs ?? PG_POOL_DEFAULTS.connectionTimeoutMillis,
       idleTimeoutMillis: PG_POOL_DEFAULTS.idleTimeoutMillis,
       application_name: "devmind",
+      // statements are sent as they are called: a transaction's independent statements, BEGIN and
+      // COMMIT share round trips (PgTransactionQueryable); a lone statement behaves as ever
+      pipeline: true,
       // several hosts: a connection that landed on a standby (a promotion not noticed yet) is refused
       ...(locator.multiHost ? { verify: verifyPrimary(locator, printable) } : {}),
     } as pg.PoolConfig);
@@ -188,20 +260,40 @@ export class PgDatabase extends PgQueryable implements Database {
     };
     const client = await this.checkout(onError);
     const onFault = (error: unknown): void => suspectHost(this.locator, error);
+    const tx = new PgTransactionQueryable(client, this.location, this.sessions, onFault);
     try {
-      await client.query("BEGIN");
-      const result = await fn(new PgQueryable(client, this.location, this.sessions, onFault));
-      await client.query("COMMIT");
+      // BEGIN goes out with the statements `fn` sends before it first waits (pipeline mode): no round trip of its own
+      const stream = corkable(client);
+      stream?.cork();
+      let pending: Promise<T>;
+      try {
+        const begun = client.query("BEGIN");
+        begun.catch(() => undefined);
+        const running = fn(tx);
+        running.catch(() => undefined);
+        pending = begun.then(() => running);
+      } finally {
+        stream?.uncork();
+      }
+      let result: T;
+      try {
+        result = await pending;
+      } finally {
+        await tx.settle().catch(() => undefined);
+      }
+      if (tx.committing) await tx.settle();
+      else await client.query("COMMIT");
       return result;
     } catch (error) {
       onFault(error);
-      if (broken === null) {
+      if (broken === null && !tx.committing) {
         try {
           await client.query("ROLLBACK");
         } catch (rollbackError) {
           broken = rollbackError;
         }
       }
+      if (tx.committing) await tx.settle().catch(() => undefined);
       throw mapPgError(error, this.location);
     } finally {
       client.removeListener("error", onError);

@@ -26,6 +26,34 @@ export interface Queryable {
 }
 
 /**
+ * A transaction that can send a statement together with its COMMIT (PostgreSQL: one round trip
+ * for both). See `withCommit`.
+ */
+export interface CommittingQueryable extends Queryable {
+  /**
+   * Sends the statement and COMMIT at once: the transaction commits when the statement (and every
+   * one before it) succeeds, else nothing commits and the statement's promise rejects. No
+   * statement may follow. An exception the transaction's function throws after this does not
+   * undo what committed: use it for a transaction's last statement, whose result decides nothing.
+   */
+  queryAndCommit<R = Row>(sql: string | Statement, values?: readonly unknown[]): Promise<QueryResult<R>>;
+}
+
+/**
+ * `tx` for a transaction's last statement: its query goes out with COMMIT where the engine can
+ * (`CommittingQueryable`, PostgreSQL); elsewhere (PGlite, in-process) it is `tx` itself and
+ * COMMIT follows the transaction's function as usual.
+ */
+export function withCommit(tx: Queryable): Queryable {
+  const committing = tx as Partial<CommittingQueryable>;
+  if (typeof committing.queryAndCommit !== "function") return tx;
+  return {
+    query: (sql, values) => (committing as CommittingQueryable).queryAndCommit(sql, values),
+    execScript: (sql) => tx.execScript(sql),
+  };
+}
+
+/**
  * The database seam: the same SQL and migrations run on a `pg.Pool` (PostgreSQL) or on an
  * embedded PGlite. Open one with `openDatabase()`.
  */

@@ -189,13 +189,16 @@ export function createRunsApi(deps: RunsApiDeps): RunsApi {
       // the run, its run.created event, its thread's row and the workers' wake-up commit together
       // (one transaction for what were three)
       const created = async (tx: Queryable, runId: string): Promise<void> => {
-        await events.append(runId, [{ type: "run.created" }], undefined, { tx });
-        // a thread the caller named must exist (and be visible to it): checked as it is touched
-        if (threadMustExist !== undefined) await threads.touchExisting(threadId, graphId, threadMustExist.access, tx);
-        else await threads.touch(threadId, graphId, undefined, tx);
-        // delivered at commit; a run this process claims at creation needs no worker
-        if (executeHere !== true) await notify(tx, RUNS_CHANNEL, runId);
-        await completions.insert(tx, runId, { webhook, deleteThread: deleteThread === true, holdMs: completionHoldMs });
+        // sent together (one round trip on PostgreSQL): none needs another's result, and any
+        // failing (a missing thread) rolls all of them back with the run
+        await Promise.all([
+          events.append(runId, [{ type: "run.created" }], undefined, { tx }),
+          // a thread the caller named must exist (and be visible to it): checked as it is touched
+          threadMustExist !== undefined ? threads.touchExisting(threadId, graphId, threadMustExist.access, tx) : threads.touch(threadId, graphId, undefined, tx),
+          // delivered at commit; a run this process claims at creation needs no worker
+          executeHere !== true ? notify(tx, RUNS_CHANNEL, runId) : undefined,
+          completions.insert(tx, runId, { webhook, deleteThread: deleteThread === true, holdMs: completionHoldMs }),
+        ]);
         if (command !== undefined) {
           // a Command's update / goto the run starts with (LangGraph's `command` with no interrupt waiting)
           const given = { values: {}, ...(command.update === undefined ? {} : { update: command.update }), ...(command.goto === undefined ? {} : { goto: command.goto }) };

@@ -18,6 +18,11 @@ export interface PgProxy {
   dropAll(): void;
   /** Connections accepted so far. */
   readonly accepted: number;
+  /**
+   * Chunks the clients have sent towards the server so far: on loopback each write a client makes
+   * arrives as one chunk, so the count of chunks a piece of work sends is its round trips.
+   */
+  readonly chunksToServer: number;
   close(): Promise<void>;
 }
 
@@ -32,6 +37,7 @@ export async function startPgProxy(target: { host: string; port: number }): Prom
   const pipes = new Set<Pipe>();
   let stalled = false;
   let accepted = 0;
+  let chunksToServer = 0;
 
   const send = (pipe: Pipe, to: "server" | "client", chunk: Buffer): void => {
     if (stalled || (to === "server" && pipe.server === null)) {
@@ -57,7 +63,10 @@ export async function startPgProxy(target: { host: string; port: number }): Prom
     accepted += 1;
     const pipe: Pipe = { client, server: null, held: [] };
     pipes.add(pipe);
-    client.on("data", (chunk: Buffer) => send(pipe, "server", chunk));
+    client.on("data", (chunk: Buffer) => {
+      chunksToServer += 1;
+      send(pipe, "server", chunk);
+    });
     client.on("error", () => pipe.server?.destroy());
     client.on("close", () => {
       pipe.server?.destroy();
@@ -73,6 +82,9 @@ export async function startPgProxy(target: { host: string; port: number }): Prom
     port: address.port,
     get accepted() {
       return accepted;
+    },
+    get chunksToServer() {
+      return chunksToServer;
     },
     urlFor(url) {
       const parsed = new URL(url);

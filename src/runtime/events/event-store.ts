@@ -1,5 +1,5 @@
 import { sleep } from "../../sleep.js";
-import type { Database, Queryable, Row } from "../../db/types.js";
+import { withCommit, type Database, type Queryable, type Row } from "../../db/types.js";
 import { retryDatabaseFaults } from "../execution/backoff.js";
 import { DevmindError, RunNotFoundError } from "../../errors.js";
 import { RUN_EVENTS_CHANNEL, eventSql, type EventSql } from "./event-sql.js";
@@ -155,7 +155,8 @@ export class EventStore {
       try {
         return await this.db.transaction(async (tx) => {
           if (!(await write(tx))) return false;
-          await this.append(runId, events, undefined, { tx });
+          // the events go out with COMMIT (one round trip): if they fail, the write rolls back too
+          await this.append(runId, events, undefined, { tx: withCommit(tx) });
           return true;
         });
       } catch (error) {
@@ -177,7 +178,7 @@ export class EventStore {
       try {
         return await this.db.transaction(async (tx) => {
           const { value, events } = await write(tx);
-          await this.append(runId, events, undefined, { tx });
+          await this.append(runId, events, undefined, { tx: withCommit(tx) });
           return value;
         });
       } catch (error) {

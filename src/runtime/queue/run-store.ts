@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { accessJson, type AccessFilter } from "../../vocabulary/access-filter.js";
 import { CONFIG_BOUNDS, GRAPHS_DEFAULTS, RUN_STORE_LIMITS, RUN_THREAD_LOCK_PREFIX } from "../../constants.js";
-import type { Database, Queryable, Row, Statement } from "../../db/types.js";
+import { withCommit, type Database, type Queryable, type Row, type Statement } from "../../db/types.js";
 import { GraphNotFoundError, RunConflictError, RunNotFoundError, type DevmindErrorCode } from "../../errors.js";
 import type { RunError, StopReason } from "../../vocabulary/stop-reasons.js";
 import {
@@ -246,10 +246,13 @@ export class RunStore {
     const runId = randomUUID();
     const lockKey = `${RUN_THREAD_LOCK_PREFIX}${this.db.schema}:${threadId}`;
     const lease = options.claimFor === undefined ? undefined : checkLease(options.claimFor);
-    await tx.query(this.sql.lockThread, [lockKey]);
     const extras = runExtras(options);
     const resumesRun = options.resumesRun === undefined ? null : checkRunId(options.resumesRun);
-    const result = await tx.query(this.sql.create, [runId, threadId, input, limits, multitask === "enqueue", graphId, assistantId, config, context, ...extras, resumesRun]);
+    // sent together (one round trip on PostgreSQL): the server runs the insert once the lock is
+    // held, with a snapshot taken then, so it sees every run committed before the lock was granted
+    const locked = tx.query(this.sql.lockThread, [lockKey]);
+    const creating = tx.query(this.sql.create, [runId, threadId, input, limits, multitask === "enqueue", graphId, assistantId, config, context, ...extras, resumesRun]);
+    const [, result] = await Promise.all([locked, creating]);
     let row = result.rows[0];
     if (row !== undefined && row["run_id"] !== null) {
       await withRun?.(tx, runId);
@@ -350,7 +353,8 @@ export class RunStore {
           const row = result.rows[0];
           if (row === undefined) return null;
           const run = claimed(row);
-          const checkpoint = await tx.query<TupleRow>(this.latestCheckpoint, [run.run.thread_id, ""]);
+          // read with COMMIT (one round trip): the claim commits when the read succeeds
+          const checkpoint = await withCommit(tx).query<TupleRow>(this.latestCheckpoint, [run.run.thread_id, ""]);
           return { ...run, noOpenResumes: row["no_open_resumes"] === true, morePending: row["more_pending"] === true, threadCheckpoint: checkpoint.rows };
         });
       } catch (error) {
