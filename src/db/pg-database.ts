@@ -86,6 +86,7 @@ class PgTransactionQueryable extends PgQueryable implements CommittingQueryable 
   private commitSent: Promise<pg.QueryResult> | null = null;
   private readonly inFlight: Promise<unknown>[] = [];
   private firstFailure: { error: unknown } | null = null;
+  private holding = false;
 
   constructor(
     private readonly client: pg.PoolClient,
@@ -100,6 +101,7 @@ class PgTransactionQueryable extends PgQueryable implements CommittingQueryable 
     if (this.commitSent !== null) {
       return Promise.reject(new DatabaseError("DATABASE_WRITE_FAILED", "a statement was sent after its transaction's COMMIT; it was not run (the transaction is over)"));
     }
+    this.holdWrites();
     const sent = super.query<R>(sql, values);
     this.inFlight.push(
       sent.catch((error: unknown) => {
@@ -110,16 +112,26 @@ class PgTransactionQueryable extends PgQueryable implements CommittingQueryable 
   }
 
   queryAndCommit<R = Row>(sql: string | Statement, values: readonly unknown[] = []): Promise<QueryResult<R>> {
+    const sent = this.query<R>(sql, values);
+    this.commitSent = this.client.query("COMMIT");
+    this.commitSent.catch(() => undefined);
+    return sent;
+  }
+
+  /**
+   * Holds the socket's writes until the current synchronous work is done (node's cork, released
+   * on the next tick): statements called together leave in one write, one system call.
+   */
+  holdWrites(): void {
+    if (this.holding) return;
     const stream = corkable(this.client);
-    stream?.cork();
-    try {
-      const sent = this.query<R>(sql, values);
-      this.commitSent = this.client.query("COMMIT");
-      this.commitSent.catch(() => undefined);
-      return sent;
-    } finally {
-      stream?.uncork();
-    }
+    if (stream === undefined) return;
+    this.holding = true;
+    stream.cork();
+    process.nextTick(() => {
+      this.holding = false;
+      stream.uncork();
+    });
   }
 
   /** Whether COMMIT is on its way (sent by `queryAndCommit`): the transaction's end is its answer, no ROLLBACK can follow. */
@@ -263,18 +275,12 @@ export class PgDatabase extends PgQueryable implements Database {
     const tx = new PgTransactionQueryable(client, this.location, this.sessions, onFault);
     try {
       // BEGIN goes out with the statements `fn` sends before it first waits (pipeline mode): no round trip of its own
-      const stream = corkable(client);
-      stream?.cork();
-      let pending: Promise<T>;
-      try {
-        const begun = client.query("BEGIN");
-        begun.catch(() => undefined);
-        const running = fn(tx);
-        running.catch(() => undefined);
-        pending = begun.then(() => running);
-      } finally {
-        stream?.uncork();
-      }
+      tx.holdWrites();
+      const begun = client.query("BEGIN");
+      begun.catch(() => undefined);
+      const running = fn(tx);
+      running.catch(() => undefined);
+      const pending = begun.then(() => running);
       let result: T;
       try {
         result = await pending;

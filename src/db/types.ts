@@ -54,6 +54,30 @@ export function withCommit(tx: Queryable): Queryable {
 }
 
 /**
+ * `target` with each statement run through `through` (which calls `send` to run it there): for
+ * observers and fault injectors. A transaction that can send a statement with COMMIT keeps that
+ * (`queryAndCommit`), so wrapping one costs no round trip. `scripts: false` leaves `execScript`
+ * untouched.
+ */
+export function throughQueryable(
+  target: Queryable,
+  through: <T>(sql: string | Statement, send: () => Promise<T>) => Promise<T>,
+  options: { scripts?: boolean } = {},
+): Queryable {
+  const wrapped: Queryable = {
+    query: (sql, values) => through(sql, () => target.query(sql, values)),
+    execScript: options.scripts === false ? (sql) => target.execScript(sql) : (sql) => through(sql, () => target.execScript(sql)),
+  };
+  const committing = target as Partial<CommittingQueryable>;
+  if (typeof committing.queryAndCommit !== "function") return wrapped;
+  const withLast: CommittingQueryable = {
+    ...wrapped,
+    queryAndCommit: (sql, values) => through(sql, () => (committing as CommittingQueryable).queryAndCommit(sql, values)),
+  };
+  return withLast;
+}
+
+/**
  * The database seam: the same SQL and migrations run on a `pg.Pool` (PostgreSQL) or on an
  * embedded PGlite. Open one with `openDatabase()`.
  */

@@ -1,4 +1,4 @@
-import type { Database, Queryable, QueryResult, Row, Statement } from "../../src/db/types.js";
+import { throughQueryable, type Database, type Queryable, type QueryResult, type Row, type Statement } from "../../src/db/types.js";
 
 /** One statement a counted database ran: its name (a Statement's, else its first words), whether inside a transaction, its rows. */
 export interface CountedStatement {
@@ -28,16 +28,19 @@ function nameOf(sql: string | Statement): string {
 export function countingDatabase(db: Database): { db: Database; log: StatementLog } {
   const statements: CountedStatement[] = [];
   let nextTx = 0;
-  const counted = (runner: Queryable, tx: number | null): Queryable => ({
-    async query<R = Row>(sql: string | Statement, values?: readonly unknown[]): Promise<QueryResult<R>> {
-      const entry: CountedStatement = { name: nameOf(sql), tx, rows: 0 };
-      statements.push(entry);
-      const result = await runner.query<R>(sql, values);
-      entry.rows = result.rowCount;
-      return result;
-    },
-    execScript: (sql) => runner.execScript(sql),
-  });
+  // statements sent with COMMIT keep going with it (throughQueryable), as in production
+  const counted = (runner: Queryable, tx: number | null): Queryable =>
+    throughQueryable(
+      runner,
+      async <T>(sql: string | Statement, send: () => Promise<T>): Promise<T> => {
+        const entry: CountedStatement = { name: nameOf(sql), tx, rows: 0 };
+        statements.push(entry);
+        const result = await send();
+        entry.rows = (result as QueryResult<Row>).rowCount;
+        return result;
+      },
+      { scripts: false },
+    );
   const plain = counted(db, null);
   const wrapped: Database = {
     kind: db.kind,

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { toDatabaseFault } from "../../src/db/database-faults.js";
-import type { Database, Queryable, Statement } from "../../src/db/types.js";
+import { throughQueryable, type Database, type Queryable, type Statement } from "../../src/db/types.js";
 import { TEST_DATABASE_URL } from "./databases.js";
 
 /**
@@ -177,10 +177,7 @@ export function injectDiskFull(db: Database, needsSpace: (text: string) => boole
   };
   const failure = (): unknown =>
     toDatabaseFault(Object.assign(new Error('could not extend file "base/1/2": No space left on device'), { code: "53100" }), db.location);
-  const wrap = (target: Queryable): Queryable => ({
-    query: (sql, values) => (full && writes(sql) ? Promise.reject(failure()) : target.query(sql, values)),
-    execScript: (sql) => (full && writes(sql) ? Promise.reject(failure()) : target.execScript(sql)),
-  });
+  const wrap = (target: Queryable): Queryable => throughQueryable(target, (sql, send) => (full && writes(sql) ? Promise.reject(failure()) : send()));
   const wrapped = wrap(db);
   const faulty: Database = {
     kind: db.kind,

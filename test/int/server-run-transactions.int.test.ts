@@ -7,7 +7,10 @@ import { startServer, type RunningServer } from "../../src/server/start-server.j
 import { tempWorkspace } from "../helpers/agent.js";
 import { chainGraph } from "../helpers/chain-graph.js";
 import { countingDatabase, type CountedStatement, type StatementLog } from "../helpers/counting-database.js";
-import { BACKENDS, freshMigratedSchema, openBackend } from "../helpers/databases.js";
+import { BACKENDS, TEST_DATABASE_URL, describeWithPostgres, dropSchema, freshMigratedSchema, freshSchemaName, openBackend } from "../helpers/databases.js";
+import { startPgProxy, type PgProxy } from "../helpers/pg-proxy.js";
+import { migrate } from "../../src/db/migrate.js";
+import { openDatabase } from "../../src/db/open-database.js";
 
 /**
  * Pollers whose statements depend on time, not on the run: the reaper, cron ticks, TTL sweeps,
@@ -105,5 +108,48 @@ describe.each(BACKENDS)("transactions of one 3-node run of devmind serve on %s",
     const steps = log.transactions((statement) => !isPoller(statement) && isStepWrite(statement) && statement.tx !== finish?.tx);
     expect(steps, breakdown.join("\n")).toBeLessThanOrEqual(6);
     expect(log.transactions((statement) => !isPoller(statement)), breakdown.join("\n")).toBeLessThanOrEqual(9);
+  });
+});
+
+/**
+ * Round trips: what the run's transactions cost on the wire. Statements of one transaction that
+ * do not wait for each other go together (BEGIN with the first, COMMIT with the last where its
+ * result decides nothing): counted as the sends of the server's connections through a proxy.
+ */
+describeWithPostgres("round trips of one 3-node run of devmind serve on PostgreSQL", () => {
+  let proxy: PgProxy | undefined;
+  let db: Database | undefined;
+  let runtime: Runtime | undefined;
+  let server: RunningServer | undefined;
+  let cleanup: (() => void) | undefined;
+  const schema = freshSchemaName();
+  afterAll(async () => {
+    await server?.close();
+    await runtime?.close();
+    if (db !== undefined) await dropSchema(db, schema);
+    await db?.close();
+    await proxy?.close();
+    cleanup?.();
+  });
+
+  it("a thread and a runs.wait of a 3-node chain cost at most 16 round trips (14-15 measured; 28 when each statement, BEGIN and COMMIT waited for the one before)", async () => {
+    const target = new URL(TEST_DATABASE_URL as string);
+    proxy = await startPgProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    db = await openDatabase({ url: proxy.urlFor(TEST_DATABASE_URL as string), schema });
+    await migrate(db);
+    const ws = tempWorkspace();
+    cleanup = ws.cleanup;
+    const config = loadConfig({ DEVMIND_WORKSPACE: ws.dir, DEVMIND_LEASE_MS: "30000" });
+    runtime = createRuntime({ db, config, graphs: { agent: false, chain: chainGraph } });
+    server = await startServer({ runtime, config, host: "127.0.0.1", port: 0, workers: 1 });
+    const client = new Client({ apiUrl: server.url });
+    const warm = await client.threads.create();
+    await client.runs.wait(warm.thread_id, "chain", { input: { path: [] } });
+
+    const before = proxy.chunksToServer;
+    const thread = await client.threads.create();
+    expect(await client.runs.wait(thread.thread_id, "chain", { input: { path: [] } })).toEqual({ path: ["a", "b", "c"] });
+    const trips = proxy.chunksToServer - before;
+    expect(trips).toBeLessThanOrEqual(16);
   });
 });

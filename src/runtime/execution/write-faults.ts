@@ -1,6 +1,6 @@
 import { RUNTIME_DEFAULTS } from "../../constants.js";
 import { databaseFaultOf } from "../../db/database-faults.js";
-import type { Database, Queryable, Statement } from "../../db/types.js";
+import { throughQueryable, type Database, type Queryable, type Statement } from "../../db/types.js";
 import { faultSummary } from "./fault-recovery.js";
 
 /**
@@ -62,10 +62,7 @@ export function observeWriteFaults(db: Database, faults: WriteFaults): Database 
         throw error;
       },
     );
-  const wrap = (target: Queryable): Queryable => ({
-    query: (sql, values) => noted(sql, target.query(sql, values)),
-    execScript: (sql) => noted(sql, target.execScript(sql)),
-  });
+  const wrap = (target: Queryable): Queryable => throughQueryable(target, (sql, send) => noted(sql, send()));
   return new Proxy(db, {
     get(target, key, receiver) {
       if (key === "query") return (sql: string | Statement, values?: readonly unknown[]) => noted(sql, target.query(sql, values));
