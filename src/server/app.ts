@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
 import { Hono, type MiddlewareHandler } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import type { DevmindConfig } from "../config.js";
 import { SERVER_CORS, SERVER_DEFAULTS } from "../constants.js";
@@ -11,6 +10,7 @@ import { requireAuthenticatedUser } from "./custom-auth/authenticate.js";
 import { rejectForeignBrowserRequests } from "./web/browser-guard.js";
 import { errorBody, familyErrorResponse, httpError } from "./http-errors.js";
 import { routeFamily } from "./route-family.js";
+import { requestBodyLimit } from "./body-limit.js";
 import { devmindRoutes } from "./routes/devmind-routes.js";
 import { langgraphAssistantRoutes } from "./routes/langgraph-assistants.js";
 import { langgraphRunRoutes } from "./routes/langgraph-runs.js";
@@ -103,7 +103,7 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
   );
   app.use(
     "*",
-    bodyLimit({
+    requestBodyLimit({
       maxSize: SERVER_DEFAULTS.bodyLimitBytes,
       onError: (c) => familyErrorResponse(c, httpError("PAYLOAD_TOO_LARGE", `the request body is larger than ${SERVER_DEFAULTS.bodyLimitBytes} bytes`)),
     }),
