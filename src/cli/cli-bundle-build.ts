@@ -37,6 +37,8 @@ export interface BundleOptions {
   /**
    * true: every package import stays an import, resolved from node_modules when the bundle runs
    * (only the program's own modules are bundled); false (default): only CLI_BUNDLE.external do.
+   * A bundle of own modules alone keeps its layout (it is small, and its imports stay readable);
+   * a whole bundle is written without comments and indentation (see `bundleProgram`).
    */
   packagesExternal?: boolean;
 }
@@ -44,7 +46,12 @@ export interface BundleOptions {
 /**
  * Bundles the compiled ES module `entry` and everything it imports but CLI_BUNDLE.external (or
  * every package, `options.packagesExternal`) into `outfile`: one ES module for Node 20, names kept (error classes print their own names),
- * CommonJS dependencies given a `require`. Written beside and renamed into place, so a failed
+ * CommonJS dependencies given a `require`. A whole bundle (packages included) is written with
+ * esbuild's `minifyWhitespace` and nothing else minified: every process that starts from it reads,
+ * decodes and parses the file, and without the packages' comments (some not ASCII, which made V8
+ * hold the 6 MB source as two-byte text) and indentation it is 4 MB of ASCII instead of 6 MB;
+ * measured on the one-file CLI bundle, about 0.1 CPU-s less per start (`--version` 0.65 -> 0.55,
+ * `run` on PostgreSQL 1.0 -> 0.9, medians of 12 and 9 alternating). Written beside and renamed into place, so a failed
  * build leaves the old bundle or none. The tests bundle their child programs with it too.
  */
 export async function bundleProgram(entry: string, outfile: string, options: BundleOptions = {}): Promise<void> {
@@ -58,6 +65,7 @@ export async function bundleProgram(entry: string, outfile: string, options: Bun
       format: "esm",
       target: "node20",
       keepNames: true,
+      minifyWhitespace: options.packagesExternal !== true,
       ...(options.packagesExternal === true ? { packages: "external" as const } : { external: [...CLI_BUNDLE.external] }),
       logLevel: "error",
       banner: { js: 'import { createRequire as __devmindCreateRequire } from "node:module"; const require = __devmindCreateRequire(import.meta.url);' },
