@@ -139,9 +139,14 @@ class PgTransactionQueryable extends PgQueryable implements CommittingQueryable 
     return this.commitSent !== null;
   }
 
-  /** Waits for every statement sent; then, with COMMIT sent, for its answer: a rolled-back transaction throws the first failure. */
-  async settle(): Promise<void> {
+  /** Resolves (never rejects) once every statement sent, and COMMIT if sent, has its answer: the client may be released. */
+  async drained(): Promise<void> {
     await Promise.all(this.inFlight);
+    await this.commitSent?.catch(() => undefined);
+  }
+
+  /** With COMMIT sent: resolves when it committed; a rolled-back transaction throws its first failure. */
+  async committed(): Promise<void> {
     if (this.commitSent === null) return;
     const answer = await this.commitSent;
     // COMMIT of a transaction a failed statement aborted answers ROLLBACK, without an error
@@ -285,9 +290,9 @@ export class PgDatabase extends PgQueryable implements Database {
       try {
         result = await pending;
       } finally {
-        await tx.settle().catch(() => undefined);
+        await tx.drained();
       }
-      if (tx.committing) await tx.settle();
+      if (tx.committing) await tx.committed();
       else await client.query("COMMIT");
       return result;
     } catch (error) {
@@ -299,7 +304,6 @@ export class PgDatabase extends PgQueryable implements Database {
           broken = rollbackError;
         }
       }
-      if (tx.committing) await tx.settle().catch(() => undefined);
       throw mapPgError(error, this.location);
     } finally {
       client.removeListener("error", onError);
