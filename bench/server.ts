@@ -13,6 +13,8 @@ import { runBounded, assertSucceeded, startInGroup, stopGroup } from "./conforma
 import { freePort, startOfficial, waitForOk } from "./conformance/servers.js";
 import { cleanEnv, distIsStale } from "./conformance/workspace.js";
 import { BENCH_GRAPHS_DIR, OFFICIAL_DIR, prepareOfficial } from "./server-official.js";
+import { availableParallelism } from "node:os";
+import { backendsCpuDeltaMs, groupCpuMs, ownCpuMs, pidsCpuMs } from "./proc-cpu.js";
 import { fixed, formatTable, percentile } from "./stats.js";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
@@ -79,7 +81,9 @@ const USAGE = `usage: npm run bench -- server [--scale F] [--only devmind] [--gr
 The official SDK against \`devmind serve\` (PostgreSQL, ${WORKERS} workers) and the official in-memory
 server (@langchain/langgraph-api ${CONFORMANCE.officialApiVersion}, ${WORKERS} jobs), the same graphs (a 3-node chain; a fake chat model
 with one ToolNode round). devmind runs in a database of its own, created and dropped here, so
-pg_stat_database counts only its transactions. PostgreSQL URL from DEVMIND_BENCH_DATABASE_URL, else
+pg_stat_database counts only its transactions. On Linux a second table per graph gives the CPU
+milliseconds one run cost each process (/proc), and the runs/s the machine's cores could give at
+that cost. PostgreSQL URL from DEVMIND_BENCH_DATABASE_URL, else
 DEVMIND_TEST_DATABASE_URL, else DATABASE_URL.`;
 
 /** What one case on one server measured. */
@@ -95,6 +99,18 @@ interface CaseResult {
   p95Ms: number;
   /** devmind only: pg_stat_database xact_commit delta per run (idle transactions over the same time subtracted). */
   transactionsPerRun?: number;
+  /** CPU milliseconds per run while the case ran (Linux /proc; absent elsewhere). */
+  cpuMsPerRun?: CpuPerRun;
+}
+
+/** What one run cost each process in CPU time, in milliseconds. */
+interface CpuPerRun {
+  /** The server's process group. */
+  server: number;
+  /** PostgreSQL backends connected to devmind's bench database (0 for the in-memory official server). */
+  postgres: number;
+  /** This process: the official SDK client driving the runs. */
+  client: number;
 }
 
 /** A started server: its URL and how to stop it. */
@@ -109,6 +125,36 @@ interface RunningServer {
 async function xactCommits(admin: pg.Client): Promise<number> {
   const result = await admin.query<{ n: string }>("SELECT xact_commit::text AS n FROM pg_stat_database WHERE datname = current_database()");
   return Number(result.rows[0]?.n ?? 0);
+}
+
+/** CPU readings of one moment: the server's group, the database's backends, this process. */
+interface CpuReading {
+  server: number | undefined;
+  backends: Map<number, number> | undefined;
+  client: number;
+}
+
+/** The backends of the bench database other than `admin`'s own (the ones devmind serve holds). */
+async function benchBackends(admin: pg.Client): Promise<number[]> {
+  const result = await admin.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()");
+  return result.rows.map((row) => row.pid);
+}
+
+async function cpuReading(server: RunningServer, admin: pg.Client): Promise<CpuReading> {
+  const backends = server.name === "devmind" ? pidsCpuMs(await benchBackends(admin)) : new Map<number, number>();
+  return { server: server.child.pid === undefined ? undefined : groupCpuMs(server.child.pid), backends, client: ownCpuMs() };
+}
+
+/** CPU per run between two readings; nothing when /proc is not there. */
+function cpuPerRun(before: CpuReading, after: CpuReading, runs: number): { cpuMsPerRun?: CpuPerRun } {
+  if (before.server === undefined || after.server === undefined || before.backends === undefined || after.backends === undefined || runs === 0) return {};
+  return {
+    cpuMsPerRun: {
+      server: (after.server - before.server) / runs,
+      postgres: backendsCpuDeltaMs(before.backends, after.backends) / runs,
+      client: (after.client - before.client) / runs,
+    },
+  };
 }
 
 /** Runs `count` runs of `graph` on `client` as the case says; the latency of each call and how many failed. */
@@ -298,7 +344,9 @@ export async function runServerBench(args: readonly string[]): Promise<number> {
         let devmindStart = 0;
         for (const server of servers) {
           if (server.name === "devmind") devmindStart = Date.now();
+          const cpuBefore = await cpuReading(server, admin);
           const outcome = await driveCase(clients.get(server.name) as Client, graph, benchCase, runs);
+          const cpuAfter = await cpuReading(server, admin);
           if (server.name === "devmind") devmindEnded = Date.now();
           const sorted = [...outcome.latencies].sort((a, b) => a - b);
           measured.push({
@@ -311,6 +359,7 @@ export async function runServerBench(args: readonly string[]): Promise<number> {
             runsPerSec: outcome.latencies.length / outcome.seconds,
             p50Ms: percentile(sorted, 0.5),
             p95Ms: percentile(sorted, 0.95),
+            ...cpuPerRun(cpuBefore, cpuAfter, outcome.latencies.length + outcome.failed),
           });
         }
         await sleep(Math.max(0, devmindEnded + STATS_SETTLE_MS - Date.now()));
@@ -339,6 +388,32 @@ export async function runServerBench(args: readonly string[]): Promise<number> {
   }
 }
 
+/**
+ * CPU milliseconds per run of each process, and the runs a second the machine's cores could give
+ * at that cost if every core did nothing else (cores x 1000 / the sum): the ceiling that the
+ * measured runs/s of a CPU-bound case meets. `undefined` when /proc gave nothing.
+ */
+function cpuTable(results: readonly CaseResult[], graph: GraphId, devmindOnly: boolean): string | undefined {
+  const cores = availableParallelism();
+  const of = (r: CaseResult | undefined): string[] => {
+    const c = r?.cpuMsPerRun;
+    if (c === undefined) return ["-", "-"];
+    const total = c.server + c.postgres + c.client;
+    const parts = r?.server === "devmind" ? `${fixed(c.server, 1)} + ${fixed(c.postgres, 1)} + ${fixed(c.client, 1)}` : `${fixed(c.server, 1)} + ${fixed(c.client, 1)}`;
+    return [`${parts} = ${fixed(total, 1)}`, fixed((cores * 1000) / total, 0)];
+  };
+  const rows = CASES.filter((benchCase) => results.some((r) => r.graph === graph && r.case === benchCase.name)).map((benchCase) => {
+    const ours = results.find((r) => r.graph === graph && r.case === benchCase.name && r.server === "devmind");
+    const theirs = results.find((r) => r.graph === graph && r.case === benchCase.name && r.server === "official");
+    return [benchCase.name, ...(devmindOnly ? ["-", "-"] : of(theirs)), ...of(ours)];
+  });
+  if (!results.some((r) => r.graph === graph && r.cpuMsPerRun !== undefined)) return undefined;
+  return [
+    `CPU ms per run, ${graph} (official: server + SDK client; devmind: server + PostgreSQL backends + SDK client; thread creation included; ceiling = ${cores} cores x 1000 / sum):`,
+    formatTable(["case", "official CPU ms/run", "ceiling runs/s", "devmind CPU ms/run", "ceiling runs/s"], rows),
+  ].join("\n");
+}
+
 /** One table per graph: a row per case, the two servers side by side. */
 function renderTables(results: readonly CaseResult[], idlePerSecond: number, devmindOnly: boolean): string {
   const out: string[] = [];
@@ -360,6 +435,8 @@ function renderTables(results: readonly CaseResult[], idlePerSecond: number, dev
     out.push(`graph ${graph}:`);
     out.push(formatTable(["case", "official runs/s (ms)", "devmind runs/s (ms)", "ratio", "devmind xact/run", "failed"], rows));
     out.push("");
+    const cpu = cpuTable(results, graph, devmindOnly);
+    if (cpu !== undefined) out.push(cpu, "");
   }
   out.push(`devmind idle: ${fixed(idlePerSecond, 2)} transactions/s (pg_stat_database xact_commit over ${IDLE_WINDOW_MS / 1000} s)`);
   return out.join("\n");
