@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { Hono, type MiddlewareHandler } from "hono";
-import { cors } from "hono/cors";
+import { corsHeaders, everyResponseHeader } from "./cors.js";
 import type { DevmindConfig } from "../config.js";
 import { SERVER_CORS, SERVER_DEFAULTS } from "../constants.js";
 import type { Runtime } from "../runtime/runtime.js";
@@ -85,13 +85,10 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
     routeFamily(c.req.method, c.req.path) === "langgraph" ? c.text("404 Not Found", 404) : c.json({ error: "NOT_FOUND", message: `no route ${c.req.method} ${c.req.path.slice(0, 200)}` }, 404),
   );
 
-  app.use("*", async (c, next) => {
-    c.header("x-request-id", randomUUID());
-    await next();
-  });
+  app.use("*", everyResponseHeader("x-request-id", randomUUID));
   app.use(
     "*",
-    cors(
+    corsHeaders(
       userCorsOptions(deps.http, SERVER_CORS) ?? {
         origin: "*",
         allowHeaders: [...SERVER_CORS.allowHeaders],
