@@ -47,6 +47,8 @@ export interface RunStreamOptions {
   from?: StreamCursor | undefined;
   /** `stream_subgraphs`: parts of subgraphs too, named `mode|ns` (user graphs; the agent has none). */
   subgraphs?: boolean | undefined;
+  /** The run as the caller just made or read it (its ids, graph, config and a status no newer than the database's): not read again. */
+  run?: RunRecord | undefined;
   signal: AbortSignal;
 }
 
@@ -93,7 +95,7 @@ interface Unit {
 export async function* runStream(runtime: Runtime, runId: string, options: RunStreamOptions): AsyncGenerator<StreamPart, void, undefined> {
   const { modes, signal } = options;
   const faultRetry = { maxMs: SERVER_DEFAULTS.streamFaultMaxMs, signal };
-  const initial = await retryDatabaseFaults(() => runtime.runs.get(runId), faultRetry);
+  const initial = options.run?.run_id.toLowerCase() === runId.toLowerCase() ? options.run : await retryDatabaseFaults(() => runtime.runs.get(runId), faultRetry);
   const threadId = initial.thread_id;
   const key = initial.run_id.toLowerCase();
   // every durable part has its position in the run's stream as its id, from 0 (this part), as the

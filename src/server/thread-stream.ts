@@ -83,7 +83,7 @@ export async function* threadStream(
     }
     const run: RunRecord = current;
     try {
-      for await (const part of runStream(runtime, run.run_id, { modes, from: cursor, after, signal })) {
+      for await (const part of runStream(runtime, run.run_id, { modes, from: cursor, after, run, signal })) {
         if (part.id === undefined) yield part;
         else {
           after = Number(part.id);

@@ -101,7 +101,7 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
       c,
       async function* parts(signal) {
         try {
-          yield* runStream(runtime, runId, { modes, from: started.from, after: started.after, subgraphs, signal });
+          yield* runStream(runtime, runId, { modes, from: started.from, after: started.after, subgraphs, run: started.run, signal });
         } finally {
           if (releaseAtEnd) await release(started.run);
         }
@@ -238,7 +238,7 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
         async function* parts(signal) {
           const found = await retryDatabaseFaults(() => threadRun(c), { maxMs: SERVER_DEFAULTS.streamFaultMaxMs, signal });
           foundId = found.run_id;
-          yield* runStream(runtime, found.run_id, { modes: joinModes(c, found), ...(resume ?? {}), subgraphs: subgraphs === "true", signal });
+          yield* runStream(runtime, found.run_id, { modes: joinModes(c, found), ...(resume ?? {}), subgraphs: subgraphs === "true", run: found, signal });
         },
         {
           shutdown: deps.shutdown,
