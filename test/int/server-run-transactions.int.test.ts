@@ -132,7 +132,7 @@ describeWithPostgres("round trips of one 3-node run of devmind serve on PostgreS
     cleanup?.();
   });
 
-  it("a thread and a runs.wait of a 3-node chain cost at most 16 round trips (14-15 measured; 28 when each statement, BEGIN and COMMIT waited for the one before)", async () => {
+  it("a thread and a runs.wait of a 3-node chain cost at most 16 round trips, the fewest of 5 (14-15 measured; 28 when each statement, BEGIN and COMMIT waited for the one before)", async () => {
     const target = new URL(TEST_DATABASE_URL as string);
     proxy = await startPgProxy({ host: target.hostname, port: Number(target.port || 5432) });
     db = await openDatabase({ url: proxy.urlFor(TEST_DATABASE_URL as string), schema });
@@ -146,10 +146,17 @@ describeWithPostgres("round trips of one 3-node run of devmind serve on PostgreS
     const warm = await client.threads.create();
     await client.runs.wait(warm.thread_id, "chain", { input: { path: [] } });
 
-    const before = proxy.chunksToServer;
-    const thread = await client.threads.create();
-    expect(await client.runs.wait(thread.thread_id, "chain", { input: { path: [] } })).toEqual({ path: ["a", "b", "c"] });
-    const trips = proxy.chunksToServer - before;
-    expect(trips).toBeLessThanOrEqual(16);
+    // the fewest of 5 runs: the server's pollers (cron, leases, sweeps) send through the same
+    // proxy and a step that finds no write to ride in sends alone, which only ever add to a run's
+    // count, more often on a loaded machine where a run takes longer; without pipelining every
+    // run costs 28
+    const trips: number[] = [];
+    for (let i = 0; i < 5; i += 1) {
+      const before = proxy.chunksToServer;
+      const thread = await client.threads.create();
+      expect(await client.runs.wait(thread.thread_id, "chain", { input: { path: [] } })).toEqual({ path: ["a", "b", "c"] });
+      trips.push(proxy.chunksToServer - before);
+    }
+    expect(Math.min(...trips), `round trips of 5 runs: ${trips.join(", ")}`).toBeLessThanOrEqual(16);
   });
 });
