@@ -39,11 +39,16 @@ export interface MigrateOptions {
  * version row in one transaction holding `pg_advisory_xact_lock` for the schema, so any number of
  * processes may call this at once: one applies, the others wait and then see it done. Refuses
  * (before changing anything) an applied file whose checksum changed and a database that has
- * versions this code does not know.
+ * versions this code does not know. A schema with every file applied already is only read (no
+ * lock, no transaction), as when each command of the CLI opens a migrated database.
  */
 export async function migrate(db: Database, options: MigrateOptions = {}): Promise<MigrateResult> {
   const files = options.files ?? readMigrationFiles();
   const sql = migrationSql(db.schema);
+  // an up-to-date schema (every start of a command or a server on a migrated database) is
+  // checked with two reads, not one locked transaction per file: the same refusals, nothing to apply
+  const upToDate = await readIfUpToDate(db, files);
+  if (upToDate) return { schema: db.schema, applied: [], current: files.length };
   const lockKey = MIGRATION_LOCK_PREFIX + db.schema;
   await db.transaction(async (tx) => {
     await tx.query(sql.lock, [lockKey]);
@@ -101,6 +106,20 @@ export async function migrationStatus(db: Database, options: MigrateOptions = {}
     }
   }
   return states;
+}
+
+/**
+ * Whether every file of `files` is applied to `db`'s schema already, read without the lock (a
+ * version row is committed together with its migration, so a row seen is a migration done).
+ * Throws as the locked path would when the history is refused (a changed file, a newer database).
+ */
+async function readIfUpToDate(db: Database, files: MigrationFile[]): Promise<boolean> {
+  const sql = migrationSql(db.schema);
+  const exists = await db.query<{ exists: boolean }>(sql.tableExists, [sql.tableName]);
+  if (exists.rows[0]?.exists !== true) return false;
+  const applied = await readApplied(db, db.schema);
+  verifyHistory(files, applied, db.schema);
+  return files.every((file) => applied.some((row) => row.version === file.version));
 }
 
 async function readApplied(q: Queryable, schema: string): Promise<AppliedRow[]> {

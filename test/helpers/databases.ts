@@ -1,6 +1,7 @@
 import { describe, it } from "vitest";
 import { randomBytes } from "node:crypto";
-import { migrate } from "../../src/db/migrate.js";
+import { readMigrationFiles } from "../../src/db/migration-files.js";
+import { migrationSql } from "../../src/db/sql.js";
 import { openDatabase } from "../../src/db/open-database.js";
 import { withSchema } from "../../src/db/schema-view.js";
 import type { Database } from "../../src/db/types.js";
@@ -73,8 +74,28 @@ export async function openBackend(kind: "pglite" | "postgres", schema = freshSch
 /** A migrated fresh schema on `owner`'s connections, and a function that drops it. */
 export async function freshMigratedSchema(owner: Database): Promise<{ db: Database; drop: () => Promise<void> }> {
   const db = withSchema(owner, freshSchemaName());
-  await migrate(db);
+  await migrateNewSchema(db);
   return { db, drop: () => dropSchema(owner, db.schema) };
+}
+
+/**
+ * Brings a schema that does not exist yet to what `migrate(db)` leaves there (the same tables
+ * and the same version rows, so a later `migrate` finds it current), in one transaction and one
+ * script instead of a locked transaction per file: a test's fresh schema for the code above the
+ * migrations. `migrate()` itself (locks, history checks, a failing file) is tested in
+ * migrate.int, and every CLI command and server a test starts runs it.
+ */
+export async function migrateNewSchema(db: Database): Promise<void> {
+  const files = readMigrationFiles();
+  const sql = migrationSql(db.schema);
+  await db.transaction(async (tx) => {
+    await tx.query(sql.createSchema);
+    await tx.query(sql.createTable);
+    await tx.query(sql.setSearchPath);
+    // a statement separator between files, whether or not a file ends with one
+    await tx.execScript(files.map((file) => file.sql).join("\n;\n"));
+    for (const file of files) await tx.query(sql.insertApplied, [file.version, file.name, file.checksum]);
+  });
 }
 
 /** Drops a test schema and everything in it. */

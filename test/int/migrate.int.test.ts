@@ -8,7 +8,7 @@ import { openDatabase } from "../../src/db/open-database.js";
 import { withSchema } from "../../src/db/schema-view.js";
 import type { Database } from "../../src/db/types.js";
 import { DevmindError } from "../../src/errors.js";
-import { BACKENDS, TEST_DATABASE_URL, dropSchema, freshSchemaName, openBackend } from "../helpers/databases.js";
+import { BACKENDS, TEST_DATABASE_URL, dropSchema, freshSchemaName, migrateNewSchema, openBackend } from "../helpers/databases.js";
 
 function file(version: number, name: string, sql: string): MigrationFile {
   return { version, name, fileName: `${String(version).padStart(4, "0")}_${name}.sql`, sql, checksum: migrationChecksum(sql) };
@@ -61,6 +61,33 @@ describe.each(BACKENDS)("migrations on %s", (backend) => {
     for (const table of ["checkpoints", "checkpoint_blobs", "checkpoint_writes", "runs", "attachments", "schema_migrations"]) expect(await tableExists(db, table)).toBe(true);
     await dropSchema(owner, db.schema);
   });
+
+  it("the tests' one-script setup of a fresh schema (migrateNewSchema) leaves what migrate() leaves: the same columns, indexes, constraints and version rows", async () => {
+    const migrated = await fresh();
+    const scripted = await fresh();
+    await migrate(migrated);
+    await migrateNewSchema(scripted);
+    expect(await schemaShape(scripted)).toEqual(await schemaShape(migrated));
+    expect((await migrate(scripted)).applied).toEqual([]);
+    expect((await migrationStatus(scripted)).map((s) => s.state)).toEqual(readMigrationFiles().map(() => "applied"));
+    await dropSchema(owner, migrated.schema);
+    await dropSchema(owner, scripted.schema);
+  });
+
+  /** A schema's tables, columns, indexes, constraints, functions and version rows, its name left out. */
+  async function schemaShape(db: Database): Promise<unknown> {
+    const queries = {
+      columns: "SELECT table_name, column_name, data_type, is_nullable, column_default FROM information_schema.columns WHERE table_schema = $1 ORDER BY 1, 2",
+      indexes: "SELECT tablename, indexname, indexdef FROM pg_indexes WHERE schemaname = $1 ORDER BY 1, 2",
+      constraints:
+        "SELECT t.relname, c.conname, c.contype, pg_get_constraintdef(c.oid) AS def FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid JOIN pg_namespace n ON n.oid = t.relnamespace WHERE n.nspname = $1 ORDER BY 1, 2",
+      functions: "SELECT p.proname, pg_get_function_identity_arguments(p.oid) AS args FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1 ORDER BY 1, 2",
+      versions: `SELECT version, name, checksum FROM "${db.schema}".schema_migrations ORDER BY version`,
+    };
+    const shape: Record<string, unknown> = {};
+    for (const [name, sql] of Object.entries(queries)) shape[name] = (await db.query(sql, sql.includes("$1") ? [db.schema] : [])).rows;
+    return JSON.parse(JSON.stringify(shape).split(`\\"${db.schema}\\".`).join("").split(`${db.schema}.`).join("").split(db.schema).join("SCHEMA"));
+  }
 
   it("refuses a changed applied file and applies nothing after it", async () => {
     const db = await fresh();
