@@ -374,10 +374,11 @@ describe.each(BACKENDS)("LangGraph SDK Client against devmind serve on %s", (bac
   });
 
   itOnPrimary(backend)("cancel stops a running run; join returns and the run is cancelled", async () => {
-    const { client } = await start([{ content: "never said", delay_ms: 20_000 }]);
+    const { server, client } = await start([{ content: "never said", delay_ms: 20_000 }]);
     const thread = await client.threads.create();
     const run = await client.runs.create(thread.thread_id, "agent", { input: { messages: [{ type: "human", content: "take your time" }] } });
-    await eventually(async () => ((await client.runs.get(thread.thread_id, run.run_id)).status === "running" ? true : undefined));
+    // cancelled during its model round: "running" comes before the round starts, so wait for the call
+    await eventually(async () => ((await client.runs.get(thread.thread_id, run.run_id)).status === "running" && server.model.calls.length > 0 ? true : undefined));
     await client.runs.cancel(thread.thread_id, run.run_id, true);
     await client.runs.join(thread.thread_id, run.run_id);
     const cancelled = await client.runs.get(thread.thread_id, run.run_id);
