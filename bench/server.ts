@@ -1,7 +1,7 @@
 import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
@@ -13,7 +13,6 @@ import { runBounded, assertSucceeded, startInGroup, stopGroup } from "./conforma
 import { freePort, startOfficial, waitForOk } from "./conformance/servers.js";
 import { cleanEnv, distIsStale } from "./conformance/workspace.js";
 import { BENCH_GRAPHS_DIR, OFFICIAL_DIR, prepareOfficial } from "./server-official.js";
-import { availableParallelism } from "node:os";
 import { backendsCpuDeltaMs, groupCpuMs, ownCpuMs, pidsCpuMs } from "./proc-cpu.js";
 import { fixed, formatTable, percentile } from "./stats.js";
 
@@ -394,6 +393,7 @@ export async function runServerBench(args: readonly string[]): Promise<number> {
  * measured runs/s of a CPU-bound case meets. `undefined` when /proc gave nothing.
  */
 function cpuTable(results: readonly CaseResult[], graph: GraphId, devmindOnly: boolean): string | undefined {
+  if (!results.some((r) => r.graph === graph && r.cpuMsPerRun !== undefined)) return undefined;
   const cores = availableParallelism();
   const of = (r: CaseResult | undefined): string[] => {
     const c = r?.cpuMsPerRun;
@@ -407,7 +407,6 @@ function cpuTable(results: readonly CaseResult[], graph: GraphId, devmindOnly: b
     const theirs = results.find((r) => r.graph === graph && r.case === benchCase.name && r.server === "official");
     return [benchCase.name, ...(devmindOnly ? ["-", "-"] : of(theirs)), ...of(ours)];
   });
-  if (!results.some((r) => r.graph === graph && r.cpuMsPerRun !== undefined)) return undefined;
   return [
     `CPU ms per run, ${graph} (official: server + SDK client; devmind: server + PostgreSQL backends + SDK client; thread creation included; ceiling = ${cores} cores x 1000 / sum):`,
     formatTable(["case", "official CPU ms/run", "ceiling runs/s", "devmind CPU ms/run", "ceiling runs/s"], rows),

@@ -47,7 +47,7 @@ export async function migrate(db: Database, options: MigrateOptions = {}): Promi
   const sql = migrationSql(db.schema);
   // an up-to-date schema (every start of a command or a server on a migrated database) is
   // checked with two reads, not one locked transaction per file: the same refusals, nothing to apply
-  const upToDate = await readIfUpToDate(db, files);
+  const upToDate = await readIfUpToDate(db, sql, files);
   if (upToDate) return { schema: db.schema, applied: [], current: files.length };
   const lockKey = MIGRATION_LOCK_PREFIX + db.schema;
   await db.transaction(async (tx) => {
@@ -113,8 +113,7 @@ export async function migrationStatus(db: Database, options: MigrateOptions = {}
  * version row is committed together with its migration, so a row seen is a migration done).
  * Throws as the locked path would when the history is refused (a changed file, a newer database).
  */
-async function readIfUpToDate(db: Database, files: MigrationFile[]): Promise<boolean> {
-  const sql = migrationSql(db.schema);
+async function readIfUpToDate(db: Database, sql: ReturnType<typeof migrationSql>, files: MigrationFile[]): Promise<boolean> {
   const exists = await db.query<{ exists: boolean }>(sql.tableExists, [sql.tableName]);
   if (exists.rows[0]?.exists !== true) return false;
   const applied = await readApplied(db, db.schema);
