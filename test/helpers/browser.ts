@@ -2,9 +2,32 @@ import { existsSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium, type Browser, type Page } from "playwright-core";
+import { describe } from "vitest";
+import { noticeOnce } from "./notice-once.js";
 
 /** The system chromium (Debian package `chromium`); tests never download a browser. */
-export const CHROMIUM_PATH = process.env["DEVMIND_TEST_CHROMIUM"] ?? "/usr/bin/chromium";
+export const CHROMIUM_PATH = process.env["DEVMIND_TEST_CHROMIUM"] || "/usr/bin/chromium";
+
+/** When set (CI, `.ci/run`), a missing chromium is a failure instead of a skip. */
+export const REQUIRE_CHROMIUM = process.env["DEVMIND_REQUIRE_CHROMIUM"] === "1";
+
+/**
+ * True when there is no chromium at CHROMIUM_PATH (a fresh machine with nothing but Node): the
+ * browser tier — the tests that drive the web page — is then skipped, each reported as skipped,
+ * with one notice for the whole run naming the package to install, as the PostgreSQL tier does.
+ */
+export const BROWSER_TIER_SKIPPED = !existsSync(CHROMIUM_PATH);
+
+/** The one notice of a run without chromium. */
+export const CHROMIUM_NOTICE = `[devmind tests] skipped: no chromium at ${CHROMIUM_PATH}. The web page tests are skipped. Install the Debian package "chromium" (apt-get install chromium) or set DEVMIND_TEST_CHROMIUM=/path/to/chromium to run them.`;
+
+if (BROWSER_TIER_SKIPPED) {
+  if (REQUIRE_CHROMIUM) throw new Error(`DEVMIND_REQUIRE_CHROMIUM=1 but there is no chromium at ${CHROMIUM_PATH}`);
+  noticeOnce("chromium", CHROMIUM_NOTICE);
+}
+
+/** `describe` for a block of the browser tier: skipped (reported) without chromium, see BROWSER_TIER_SKIPPED. */
+export const describeWithBrowser = (BROWSER_TIER_SKIPPED ? describe.skip : describe) as typeof describe;
 
 /** Flags for a quiet headless chromium in a container: no sandbox, no GPU, no network of its own. */
 export const CHROMIUM_ARGS = [

@@ -5,6 +5,7 @@ import { migrationSql } from "../../src/db/sql.js";
 import { openDatabase } from "../../src/db/open-database.js";
 import { withSchema } from "../../src/db/schema-view.js";
 import type { Database } from "../../src/db/types.js";
+import { noticeOnce } from "./notice-once.js";
 import { openTemplateCopy } from "./pglite-template.js";
 
 /** URL of the real PostgreSQL for integration tests, or undefined when none is configured. */
@@ -34,7 +35,8 @@ export const POSTGRES_TIER_SKIPPED = TEST_DATABASE_URL === undefined && !ALL_ON_
 
 if (TEST_DATABASE_URL === undefined) {
   if (REQUIRE_POSTGRES) throw new Error("DEVMIND_REQUIRE_POSTGRES=1 but DEVMIND_TEST_DATABASE_URL is not set");
-  console.warn(
+  noticeOnce(
+    "postgres",
     ALL_ON_PGLITE
       ? "[devmind tests] no PostgreSQL: the real-PostgreSQL tests are skipped; DEVMIND_TEST_ALL_ON_PGLITE=1 runs every HTTP, CLI and web flow on PGlite (slow)"
       : "[devmind tests] skipped: no PostgreSQL. The real-PostgreSQL tests and the HTTP, CLI and web flows CI runs on PostgreSQL are skipped (their smoke tests run on PGlite). Set DEVMIND_TEST_DATABASE_URL=postgres://… to run them (or DEVMIND_TEST_ALL_ON_PGLITE=1 to run the flows on PGlite, slow).",

@@ -2,11 +2,11 @@ import type { BaseMessage } from "@langchain/core/messages";
 import { Annotation, END, START, StateGraph, interrupt } from "@langchain/langgraph";
 import { createAgent, humanInTheLoopMiddleware, tool } from "langchain";
 import type { Browser, Locator, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { z } from "zod";
 import type { Database } from "../../src/db/types.js";
 import { ScriptedChatModel } from "../../src/model/scripted-model.js";
-import { launchChromium, openProbedPage, saveScreenshot, type PageProbe } from "../helpers/browser.js";
+import { describeWithBrowser, launchChromium, openProbedPage, saveScreenshot, type PageProbe } from "../helpers/browser.js";
 import { openBackend, PRIMARY_ENGINE } from "../helpers/databases.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 
@@ -75,7 +75,7 @@ const gate = new StateGraph(gateState)
   .addEdge("work", "ask")
   .addEdge("ask", END);
 
-describe(`web page for any graph on ${PRIMARY_ENGINE}`, () => {
+describeWithBrowser(`web page for any graph on ${PRIMARY_ENGINE}`, () => {
   let owner: Database;
   let browser: Browser;
   let server: TestServer;

@@ -1,9 +1,9 @@
 import type { Browser, Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { graph as reviewGraph } from "../../examples/approval-graph/graph.js";
 import { graph as researchGraph } from "../../examples/parallel-research/graph.js";
 import type { Database } from "../../src/db/types.js";
-import { launchChromium, openProbedPage, saveScreenshot, type PageProbe } from "../helpers/browser.js";
+import { describeWithBrowser, launchChromium, openProbedPage, saveScreenshot, type PageProbe } from "../helpers/browser.js";
 import { BACKENDS, openBackend } from "../helpers/databases.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 
@@ -15,7 +15,7 @@ const UI_TIMEOUT = 20_000;
 const TEST_MS = 120_000;
 const HOSTILE = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>';
 
-describe.each(BACKENDS)("web page with user graphs on %s", (backend) => {
+describeWithBrowser.each(BACKENDS)("web page with user graphs on %s", (backend) => {
   let owner: Database;
   let browser: Browser;
   let server: TestServer | undefined;

@@ -1,14 +1,14 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import type { Database } from "../../src/db/types.js";
 import { ScriptedChatModel } from "../../src/model/scripted-model.js";
 import { createRuntime } from "../../src/runtime/runtime.js";
 import { startServer, type RunningServer } from "../../src/server/start-server.js";
 import { tempWorkspace } from "../helpers/agent.js";
-import { launchChromium, openProbedPage, saveScreenshot, type PageProbe } from "../helpers/browser.js";
+import { describeWithBrowser, launchChromium, openProbedPage, saveScreenshot, type PageProbe } from "../helpers/browser.js";
 import { BACKENDS, freshMigratedSchema, itOnPrimary, openBackend } from "../helpers/databases.js";
 import { TINY_PNG_B64 } from "../helpers/openai-server.js";
 import { startServerStack, type ServerStack } from "../helpers/server-stack.js";
@@ -22,7 +22,7 @@ const TEST_MS = 120_000;
 
 const HOSTILE = '<img src=x onerror="window.__pwned=1;alert(1)"><script>window.__pwned=2;alert(2)</script><b>bold?</b>';
 
-describe.each(BACKENDS)("web page on %s", (backend) => {
+describeWithBrowser.each(BACKENDS)("web page on %s", (backend) => {
   let owner: Database;
   let browser: Browser;
   let stack: ServerStack | undefined;

@@ -19,6 +19,8 @@ const OTHER_VARIABLES: Record<string, string[]> = {
   DEVMIND_TEST_DATABASE_URL: ["test/helpers/databases.ts"],
   DEVMIND_REQUIRE_POSTGRES: ["test/helpers/databases.ts", ".ci/run"],
   DEVMIND_TEST_ALL_ON_PGLITE: ["test/helpers/databases.ts"],
+  DEVMIND_REQUIRE_CHROMIUM: ["test/helpers/browser.ts", ".ci/run"],
+  DEVMIND_TEST_CHROMIUM: ["test/helpers/browser.ts"],
   DEVMIND_BENCH_DATABASE_URL: ["bench/bench-env.ts"],
   DEVMIND_TEST_CPU_LOG: ["test/setup/cpu-probe.ts", ".ci/run"],
   DEVMIND_HOST_PORT: ["docker-compose.yml"],
