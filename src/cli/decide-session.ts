@@ -1,7 +1,8 @@
 import type { Command } from "commander";
 import { RunConflictError } from "../errors.js";
 import type { Decision } from "../vocabulary/decisions.js";
-import { checkRunId } from "../runtime/queue/run-record.js";
+import { checkRunId, type RunInterrupt, type RunRecord } from "../runtime/queue/run-record.js";
+import { isHitlRequest } from "../vocabulary/hitl.js";
 import { defaultPrincipal } from "./cli-options.js";
 import { EXIT } from "./exit-codes.js";
 import { openRuntime } from "./open-runtime.js";
@@ -47,6 +48,7 @@ export async function decideAndContinue(kind: "approve" | "reject", runId: strin
       throw new RunConflictError(`run ${runId} is not waiting for approval (${why})`, { runId, status: run.status });
     }
     const open = await openRequests(opened, runId);
+    if (open.length === 0) throwIfPlainInterrupt(kind, run);
     const targets = options.call === undefined ? open : open.filter((request) => request.tool_call_id === options.call);
     if (options.call !== undefined && targets.length === 0) {
       throw new RunConflictError(`no undecided call ${JSON.stringify(options.call)} on run ${runId}; waiting: ${open.map((r) => r.tool_call_id).join(", ") || "none"}`, { runId });
@@ -93,6 +95,22 @@ export async function decideAndContinue(kind: "approve" | "reject", runId: strin
     release();
     await opened.close();
   }
+}
+
+/**
+ * A run waiting at a plain `interrupt(value)` (not LangChain's HITL request shape) has no call to
+ * approve or reject: it is answered with a value. The error says so and names the command.
+ */
+function throwIfPlainInterrupt(kind: "approve" | "reject", run: RunRecord): void {
+  const plain = (run.interrupts ?? []).filter((item) => !isHitlRequest(item.value));
+  if (plain.length === 0) return;
+  const first = plain[0] as RunInterrupt;
+  const several = plain.length > 1 ? ` (${plain.length} interrupts: add --interrupt ID for each; ids: ${plain.map((item) => item.id).join(", ")})` : "";
+  throw new RunConflictError(
+    `run ${run.run_id} waits at an interrupt() that is not an approval request, so there is nothing to ${kind}: ` +
+      `answer it with \`${cliName()} resume ${run.run_id} --value JSON\`${several}; it asks: ${foldArgs(first.value, CLI_DEFAULTS.foldedArgsChars)}`,
+    { runId: run.run_id, status: run.status },
+  );
 }
 
 function parseArgs(text: string, command: Command): Record<string, unknown> {

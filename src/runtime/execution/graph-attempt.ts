@@ -22,6 +22,7 @@ import { runError, type RunError, type StopReason } from "../../vocabulary/stop-
 import type { AgentEvent } from "../../vocabulary/events.js";
 import { reachedBreakpoint, stoppedAtBreakpoint } from "./breakpoints.js";
 import { graphChunks } from "./graph-stream-events.js";
+import { CallTally } from "./call-tally.js";
 import { interruptsOf, nodesGone } from "./graph-state.js";
 import { plainJson } from "../events/plain-json.js";
 import { isHitlRequest } from "../interrupts/hitl-decisions.js";
@@ -150,7 +151,9 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
   const hooks = deps.graphs.hooks(run.graph_id);
   const elapsed = (): number => Date.now() - attempt.started;
   let counters: RunCounters = { modelRounds: run.model_rounds, toolCalls: run.tool_calls, usage: run.usage };
-  const counts = (): RunCounts => ({ ...counters, activeMsDelta: elapsed() });
+  // a graph that keeps no counters of its own: its model and tool calls are counted as they happen
+  const tally = hooks.counters === undefined ? new CallTally() : null;
+  const counts = (): RunCounts => ({ ...(tally === null ? counters : tally.added(counters)), activeMsDelta: elapsed() });
   const countFrom = (state: StateSnapshot): void => {
     if (hooks.counters !== undefined) counters = hooks.counters(state.values);
   };
@@ -279,6 +282,7 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
       ...(run.interrupt_after === null ? {} : { interruptAfter: run.interrupt_after }),
       ...(run.context === null || run.context === undefined ? {} : { context: run.context }),
       signal: AbortSignal.any([...cancel, attempt.signals.lost, attempt.signals.fault, stop.signal]),
+      ...(tally === null ? {} : { callbacks: [tally] }),
       streamMode: graphStreamModes(run, graphRunsTools(graph)),
       subgraphs: true,
     } as RunnableConfig;
