@@ -3,15 +3,26 @@
  * middleware. Its tools are plain LangChain tools: devmind puts the agent's tool node on the run's
  * ledger when it loads the graph, so each call is effectively-once across crashes; `lookup` says
  * it may run again (`metadata.idempotent`). `append_line` (not idempotent) needs approval; `lookup`
- * does not. The model comes from devmind's configuration (DEVMIND_MODEL, e.g. `openai:gpt-4o-mini`
- * or `scripted:turns.json` offline). Lines are appended to `$NOTES_FILE` (default ./notes.txt).
+ * does not. The model comes from devmind's configuration (DEVMIND_MODEL, e.g. `openai:gpt-4o-mini`,
+ * or OPENAI_API_KEY); with none configured, the scripted model plays this folder's `turns.json`, so
+ * the example runs offline as shipped. Lines are appended to `$NOTES_FILE` (default ./notes.txt).
  */
 import { appendFile } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
 import { createAgent, humanInTheLoopMiddleware, tool, type ReactAgent } from "langchain";
 import { z } from "zod";
 import { createChatModel, loadConfig } from "devmind";
 
 const notesFile = (): string => process.env["NOTES_FILE"] ?? "notes.txt";
+
+/** The offline script beside this file: a lookup and a line to append (which waits for approval), then an answer. */
+const TURNS = fileURLToPath(new URL("./turns.json", import.meta.url));
+
+/** devmind's configured model, or the scripted one playing `turns.json` when none is configured. */
+function model(): ReturnType<typeof createChatModel> {
+  const config = loadConfig(process.env);
+  return createChatModel(config.model === null ? loadConfig({ ...process.env, DEVMIND_MODEL: `scripted:${TURNS}` }) : config);
+}
 
 const appendLine = tool(
   async ({ line }: { line: string }) => {
@@ -31,7 +42,7 @@ const lookup = tool(async ({ term }: { term: string }) => `${term}: ${term.lengt
 /** A factory: the model is built from the environment when the graph is first used. */
 export const agent = (): ReactAgent =>
   createAgent({
-    model: createChatModel(loadConfig(process.env)),
+    model: model(),
     tools: [appendLine, lookup],
     middleware: [humanInTheLoopMiddleware({ interruptOn: { append_line: { allowedDecisions: ["approve", "edit", "reject"] } } })],
   });
