@@ -103,6 +103,19 @@ async function commandModel(options: OpenRuntimeOptions, config: DevmindConfig):
 }
 
 /**
+ * What every command says when it must make a new embedded database with initdb (5-20 s, once):
+ * one line on stderr, so the wait is never silent. A copy of the template (well under a second)
+ * says nothing.
+ */
+function initdbNotice(progress: DataDirProgress): void {
+  if (progress.phase === "creating" && progress.source === "initdb") {
+    process.stderr.write(`devmind: creating the embedded database in ${progress.pgdata} with initdb (no usable prebuilt template: ${progress.reason ?? "unknown"}); this takes 5-20 s, once\n`);
+  } else if (progress.phase === "created" && progress.source === "initdb") {
+    process.stderr.write(`devmind: created the embedded database in ${(progress.ms / 1000).toFixed(1)} s\n`);
+  }
+}
+
+/**
  * Opens the configured database (PostgreSQL for DATABASE_URL, else embedded PGlite under the data
  * directory, which a second process cannot open), applies pending migrations and creates the
  * runtime. Every CLI command and `devmind serve` start here, so they agree on what they open.
@@ -122,7 +135,7 @@ export async function openRuntime(options: OpenRuntimeOptions = {}): Promise<Ope
   const logger = createLogger({ level: config.logLevel, redact: redactor.text });
   // graph code's getLogger() lines (registered when the graphs loaded) follow LOG_LEVEL from here on
   if (options.graphs !== undefined) (await import("../graphs/sdk-logger.js")).attachSdkLogger(logger);
-  const db = await openDatabase({ url: config.databaseUrl, directUrl: config.databaseDirectUrl, logger, dataDir: config.dataDir, schema: config.dbSchema, onProgress: options.onDatabaseProgress });
+  const db = await openDatabase({ url: config.databaseUrl, directUrl: config.databaseDirectUrl, logger, dataDir: config.dataDir, schema: config.dbSchema, onProgress: options.onDatabaseProgress ?? initdbNotice });
   let runtime: Runtime | undefined;
   try {
     logger.debug({ event: "database.opened", location: db.location, schema: db.schema }, "database opened");

@@ -4,7 +4,7 @@ import { basename, dirname, join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { PGLITE_INITDB_FLAGS, PGLITE_START_SETTINGS } from "../constants.js";
 import { DatabaseError } from "../errors.js";
-import { copyTemplate, defaultTemplateDir, templateUsable } from "./pglite-template.js";
+import { copyTemplate, defaultTemplateDir, templateMismatch, templateUsable } from "./pglite-template.js";
 
 /** Suffix of the temporary directory a first initialisation runs in, before its rename into place. */
 const INIT_SUFFIX = ".init-";
@@ -24,12 +24,16 @@ export function pgliteStartParams(): string[] {
 export type DataDirSource = "template" | "initdb";
 
 /** Progress of a first open, for a caller that shows it (the demo): before and after the creation. */
-export type DataDirProgress = { phase: "creating"; source: DataDirSource; pgdata: string } | { phase: "created"; source: DataDirSource; pgdata: string; ms: number };
+export type DataDirProgress =
+  | { phase: "creating"; source: DataDirSource; pgdata: string; /** initdb: why no template was copied */ reason?: string }
+  | { phase: "created"; source: DataDirSource; pgdata: string; ms: number };
 
 /** Options of `ensureInitialisedDataDir`. */
 export interface EnsureDataDirOptions {
   /** The migrated template to copy (`defaultTemplateDir()`); null: always initdb. */
   templateDir?: string | null;
+  /** Why initdb when `templateDir` is null (told to `onProgress`). */
+  initdbReason?: string;
   /** Called before and after a new database is created; never for an existing one. */
   onProgress?: ((progress: DataDirProgress) => void) | undefined;
 }
@@ -55,7 +59,8 @@ export async function ensureInitialisedDataDir(pgdata: string, options: EnsureDa
   const temporary = `${pgdata}${INIT_SUFFIX}${process.pid}-${randomBytes(4).toString("hex")}`;
   const started = performance.now();
   const source: DataDirSource = templateDir !== null && templateUsable(templateDir) ? "template" : "initdb";
-  options.onProgress?.({ phase: "creating", source, pgdata });
+  const reason = source === "template" ? undefined : templateDir === null ? (options.initdbReason ?? "no template asked for") : (templateMismatchSafe(templateDir) ?? "the template is unusable");
+  options.onProgress?.({ phase: "creating", source, pgdata, ...(reason === undefined ? {} : { reason }) });
   try {
     if (source === "template") copyTemplate(templateDir as string, temporary);
     else {
@@ -96,6 +101,14 @@ export function unopenableDataDirError(pgdata: string, error: unknown): Database
       `if it does not, delete ${pgdata} (or point DEVMIND_DATA_DIR elsewhere) and devmind creates a new one.`,
     { details: { path: pgdata, variable: "DEVMIND_DATA_DIR" }, cause: error },
   );
+}
+
+function templateMismatchSafe(templateDir: string): string | null {
+  try {
+    return templateMismatch(templateDir);
+  } catch (error) {
+    return (error as Error).message;
+  }
 }
 
 function isBootstrapped(pgdata: string): boolean {

@@ -7,10 +7,10 @@ import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { setFlagsFromString } from "node:v8";
-import { CONFIG_DEFAULTS, PGLITE_LOCK_FILE } from "../constants.js";
+import { CONFIG_DEFAULTS, PGLITE_LOCK_FILE, PGLITE_SUBDIR } from "../constants.js";
 import { migrate } from "./migrate.js";
 import { PgliteDatabase } from "./pglite-database.js";
-import { TEMPLATE_MANIFEST_FILE, defaultTemplateDir, expectedManifest, templateCurrent, templateMismatch } from "./pglite-template.js";
+import { TEMPLATE_MANIFEST_FILE, defaultTemplateDir, expectedManifest, templateCurrent, templateDirectories, templateMismatch, type TemplateManifest } from "./pglite-template.js";
 
 /**
  * Makes `dir` (default `dist/pglite-template`) hold `pgdata/` — a PGlite database made by initdb
@@ -32,7 +32,8 @@ export async function buildPgliteTemplate(dir: string = defaultTemplateDir()): P
       await db.close();
     }
     rmSync(join(staging, PGLITE_LOCK_FILE), { force: true });
-    writeFileSync(join(staging, TEMPLATE_MANIFEST_FILE), `${JSON.stringify(expectedManifest(), null, 2)}\n`);
+    const manifest: TemplateManifest = { ...expectedManifest(), directories: templateDirectories(join(staging, PGLITE_SUBDIR)) };
+    writeFileSync(join(staging, TEMPLATE_MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
     rmSync(dir, { recursive: true, force: true });
     try {
       renameSync(staging, dir);

@@ -1,4 +1,4 @@
-import { cpSync, existsSync, readFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -15,12 +15,19 @@ export const TEMPLATE_MANIFEST_FILE = "manifest.json";
  * (`migrate()` then applies the rest and verifies the history as for any database).
  */
 export interface TemplateManifest {
-  format: 1;
+  /** 2: with `directories`. */
+  format: 2;
   pglite: string;
   initdbFlags: string[];
   /** The schema the migrations were applied to (CONFIG_DEFAULTS.dbSchema). */
   schema: string;
   migrations: { version: number; checksum: string }[];
+  /**
+   * Every directory of `pgdata/`, relative, `/`-separated. `npm pack` keeps files only, so the
+   * empty ones PostgreSQL needs (`pg_notify`, `pg_tblspc`, `pg_wal/archive_status`, …) are gone
+   * from an installed package's template; a copy makes them again from this list.
+   */
+  directories: string[];
 }
 
 /** The package root (the folder holding devmind's package.json), from `src/db` or `dist/src/db` alike. */
@@ -56,10 +63,13 @@ export function pgliteVersion(): string {
   return "unknown";
 }
 
-/** The manifest this code would write for a template migrated with `files`. */
-export function expectedManifest(files: MigrationFile[] = readMigrationFiles()): TemplateManifest {
+/** What a template's manifest must match (everything but the directories it lists). */
+export type ExpectedManifest = Omit<TemplateManifest, "directories">;
+
+/** The manifest this code would write for a template migrated with `files` (without its directories: see `templateDirectories`). */
+export function expectedManifest(files: MigrationFile[] = readMigrationFiles()): ExpectedManifest {
   return {
-    format: 1,
+    format: 2,
     pglite: pgliteVersion(),
     initdbFlags: [...PGLITE_INITDB_FLAGS],
     schema: CONFIG_DEFAULTS.dbSchema,
@@ -82,6 +92,7 @@ export function templateMismatch(dir: string, files: MigrationFile[] = readMigra
   }
   const expected = expectedManifest(files);
   if (manifest.format !== expected.format) return `manifest format ${String(manifest.format)}`;
+  if (!Array.isArray(manifest.directories) || !manifest.directories.every(isRelativeDirectory)) return "the manifest lists no valid directories";
   if (manifest.pglite !== expected.pglite) return `made by PGlite ${manifest.pglite}, running ${expected.pglite}`;
   if (JSON.stringify(manifest.initdbFlags) !== JSON.stringify(expected.initdbFlags)) return "other initdb flags";
   if (manifest.schema !== expected.schema) return `migrated in schema ${manifest.schema}`;
@@ -117,7 +128,32 @@ export function templateUsable(templateDir: string): boolean {
   }
 }
 
-/** Copies the template's `pgdata/` to `target`, which must not exist. Check `templateUsable` first. */
+/**
+ * Copies the template's `pgdata/` to `target`, which must not exist, and makes every directory
+ * its manifest lists (those `npm pack` dropped for being empty). Check `templateUsable` first.
+ */
 export function copyTemplate(templateDir: string, target: string): void {
   cpSync(join(templateDir, PGLITE_SUBDIR), target, { recursive: true, errorOnExist: true, force: false });
+  const manifest = JSON.parse(readFileSync(join(templateDir, TEMPLATE_MANIFEST_FILE), "utf8")) as TemplateManifest;
+  for (const directory of manifest.directories) mkdirSync(join(target, ...directory.split("/")), { recursive: true });
+}
+
+/** Every directory under `pgdata`, relative and `/`-separated, sorted: the manifest's `directories`. */
+export function templateDirectories(pgdata: string): string[] {
+  const found: string[] = [];
+  const walk = (relative: string[]): void => {
+    for (const entry of readdirSync(join(pgdata, ...relative), { withFileTypes: true })) {
+      if (!entry.isDirectory()) continue;
+      const path = [...relative, entry.name];
+      found.push(path.join("/"));
+      walk(path);
+    }
+  };
+  walk([]);
+  return found.sort();
+}
+
+/** A manifest's directory: relative, no `..`, no empty part (a manifest is data, not trusted paths). */
+function isRelativeDirectory(value: unknown): boolean {
+  return typeof value === "string" && value.length > 0 && value.split("/").every((part) => part !== "" && part !== "." && part !== "..");
 }

@@ -6,7 +6,7 @@
  * leaves a data directory the next start opens (initialising again where needed), and a directory
  * that still cannot be opened gets an error naming it and saying what to do.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -129,6 +129,43 @@ describe("embedded database: the built template", () => {
     expect(progress).toEqual(["creating", "created"]);
   }, 300_000);
 
+  it("a template that lost its empty directories (as npm pack leaves it) still seeds a database that opens; the copy has them again", async () => {
+    const packed = join(dataDir(), "template");
+    // the files only, as a tarball holds them
+    cpSync(defaultTemplateDir(), packed, { recursive: true });
+    const removed: string[] = [];
+    const dropEmpty = (dir: string): void => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        if (!entry.isDirectory()) continue;
+        const path = join(dir, entry.name);
+        dropEmpty(path);
+        if (readdirSync(path).length === 0) (rmSync(path, { recursive: true }), removed.push(path));
+      }
+    };
+    dropEmpty(join(packed, "pgdata"));
+    expect(removed.map((path) => path.slice(join(packed, "pgdata").length + 1))).toEqual(expect.arrayContaining(["pg_notify", "pg_tblspc", "pg_twophase", "pg_wal/archive_status"]));
+    expect(templateMismatch(packed)).toBeNull();
+    const root = dataDir();
+    const steps: string[] = [];
+    const db = await PgliteDatabase.open(root, CONFIG_DEFAULTS.dbSchema, { templateDir: packed, onProgress: (step) => steps.push(`${step.phase}:${step.source}`) });
+    try {
+      expect(steps).toEqual(["creating:template", "created:template"]);
+      expect((await migrate(db)).applied).toEqual([]);
+      await db.query("SELECT pg_notify('devmind_probe', 'x')");
+    } finally {
+      await db.close();
+    }
+    for (const dir of ["pg_notify", "pg_tblspc", "pg_twophase", join("pg_wal", "archive_status")]) expect(existsSync(join(root, "pgdata", dir))).toBe(true);
+  }, 300_000);
+
+  it("initdb says why no template was copied", async () => {
+    const steps: DataDirProgress[] = [];
+    const missing = join(dataDir(), "no-template");
+    const db = await PgliteDatabase.open(dataDir(), CONFIG_DEFAULTS.dbSchema, { templateDir: missing, onProgress: (step) => steps.push(step) });
+    await db.close();
+    expect(steps[0]).toMatchObject({ phase: "creating", source: "initdb", reason: `no template in ${missing}` });
+  }, 300_000);
+
   it("a database for another schema starts without the template's default schema", async () => {
     const root = dataDir();
     const db = await openDatabase({ dataDir: root, schema: "elsewhere" });
@@ -147,7 +184,7 @@ describe("embedded database: the built template", () => {
     writeFileSync(join(template, "pgdata", "PG_VERSION"), "17\n");
     const files = readMigrationFiles();
     const write = (manifest: unknown): void => writeFileSync(join(template, TEMPLATE_MANIFEST_FILE), JSON.stringify(manifest));
-    const expected = expectedManifest(files);
+    const expected = { ...expectedManifest(files), directories: ["base", "pg_notify"] };
     write(expected);
     expect(templateMismatch(template, files)).toBeNull();
     write({ ...expected, migrations: expected.migrations.slice(0, 2) });
@@ -160,6 +197,11 @@ describe("embedded database: the built template", () => {
     expect(templateMismatch(template, files)).toContain("made by PGlite 0.0.1");
     write({ ...expected, initdbFlags: [] });
     expect(templateMismatch(template, files)).toBe("other initdb flags");
+    // a manifest of the older format (no directories, which a packed copy needs) or one naming paths outside the template
+    write({ ...expected, format: 1 });
+    expect(templateMismatch(template, files)).toBe("manifest format 1");
+    write({ ...expected, directories: ["../outside"] });
+    expect(templateMismatch(template, files)).toBe("the manifest lists no valid directories");
     writeFileSync(join(template, TEMPLATE_MANIFEST_FILE), "{not json");
     expect(templateMismatch(template, files)).toContain("unreadable manifest");
     rmSync(join(template, "pgdata"), { recursive: true });
@@ -173,7 +215,7 @@ describe("embedded database: the built template", () => {
     mkdirSync(join(pgdata, "base"));
     writeFileSync(join(pgdata, "PG_VERSION"), "17\n");
     writeFileSync(join(pgdata, "global", "pg_control"), "not a control file");
-    writeFileSync(join(template, TEMPLATE_MANIFEST_FILE), JSON.stringify(expectedManifest()));
+    writeFileSync(join(template, TEMPLATE_MANIFEST_FILE), JSON.stringify({ ...expectedManifest(), directories: [] }));
     const root = dataDir();
     const steps: string[] = [];
     const db = await PgliteDatabase.open(root, CONFIG_DEFAULTS.dbSchema, { templateDir: template, onProgress: (step) => steps.push(`${step.phase}:${step.source}`) });
