@@ -55,6 +55,10 @@ export const PGLITE_START_SETTINGS: Readonly<Record<string, string>> = { shared_
  */
 export const PGLITE_TEMPLATE_DIR = "dist/pglite-template";
 
+/** The optional peer package with PGlite's pgvector build (`openDatabase({ vector: true })`), and the version devmind is tested with. */
+export const PGVECTOR_PACKAGE = "@electric-sql/pglite-pgvector";
+export const PGVECTOR_VERSION = "0.0.15";
+
 /** `dataDir` value meaning "in-memory embedded database, nothing on disk". */
 export const MEMORY_DATA_DIR = "memory://";
 

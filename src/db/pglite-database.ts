@@ -1,19 +1,33 @@
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { PGlite, type Extensions, type Transaction } from "@electric-sql/pglite";
-import { CONFIG_DEFAULTS, MEMORY_DATA_DIR, PGLITE_LOCK_FILE, PGLITE_SUBDIR } from "../constants.js";
-import { DatabaseError } from "../errors.js";
+import { CONFIG_DEFAULTS, MEMORY_DATA_DIR, PGLITE_LOCK_FILE, PGLITE_SUBDIR, PGVECTOR_PACKAGE, PGVECTOR_VERSION } from "../constants.js";
+import { ConfigError, DatabaseError } from "../errors.js";
 import { validateChannelName } from "./channels.js";
 import { toDatabaseFault } from "./database-faults.js";
 import { acquireLockFile, type HeldLock } from "./lock-file.js";
+import { pgliteVersion } from "./pglite-template.js";
 import { discardNewDataDir, ensureInitialisedDataDir, pgliteStartParams, unopenableDataDirError, type DataDirProgress } from "./pglite-data-dir.js";
 import { quoteIdentifier } from "./identifiers.js";
 import type { Database, Queryable, QueryResult, Row, Statement } from "./types.js";
 
-/** PGlite's pgvector build, loaded only when asked for (it unpacks a bundle at start). */
+/**
+ * PGlite's pgvector build, loaded only when asked for (it unpacks a bundle at start). It is an
+ * optional peer dependency: a project that wants semantic search on the embedded database installs
+ * it, so every other project keeps one PGlite (the package pins a PGlite of its own as its peer).
+ */
 async function vectorExtension(): Promise<Extensions> {
-  const { vector } = await import("@electric-sql/pglite-pgvector");
-  return { vector: vector as Extensions[string] };
+  let loaded: { vector: unknown };
+  try {
+    loaded = (await import(PGVECTOR_PACKAGE)) as { vector: unknown };
+  } catch (error) {
+    throw new ConfigError(
+      `openDatabase({ vector: true }) on the embedded database needs the package ${PGVECTOR_PACKAGE}, which is not installed (${(error as Error).message.split("\n")[0]}). ` +
+        `Install it beside devmind: npm install --save-exact ${PGVECTOR_PACKAGE}@${PGVECTOR_VERSION}, with "overrides": {"${PGVECTOR_PACKAGE}": {"@electric-sql/pglite": "${pgliteVersion()}"}} in package.json so it shares devmind's PGlite`,
+      { package: PGVECTOR_PACKAGE },
+    );
+  }
+  return { vector: loaded.vector as Extensions[string] };
 }
 
 type PgliteRunner = Pick<PGlite, "query" | "exec"> | Transaction;
@@ -61,7 +75,7 @@ async function openFresh(
     if (!fromTemplate) throw unopenableDataDirError(pgdata, error);
   }
   discardNewDataDir(pgdata);
-  await ensureInitialisedDataDir(pgdata, { templateDir: null, onProgress });
+  await ensureInitialisedDataDir(pgdata, { templateDir: null, onProgress, initdbReason: "the copy of the template could not be opened" });
   try {
     return await PGlite.create(pgdata, { extensions, startParams: pgliteStartParams() });
   } catch (error) {
