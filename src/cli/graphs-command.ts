@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { GRAPHS_DEFAULTS } from "../constants.js";
 import type { ToolLedgerMode, ToolNodeReport } from "../graphs/tool-node-ledger.js";
 import { applyProjectEnv, findLanggraphConfig, readLanggraphConfig } from "../graphs/langgraph-config.js";
+import { warnSecondCopies } from "./project-graphs.js";
 import { EXIT } from "./exit-codes.js";
 
 /** What `devmind graphs` says about the tools it cannot list or that are not ledgered. */
@@ -71,7 +72,9 @@ export function registerGraphsCommand(program: Command, setExitCode: (code: numb
         for (const warning of applyProjectEnv(config)) process.stderr.write(`devmind: warning: ${warning}\n`);
         const { loadGraphs } = await import("../graphs/load-graphs.js");
         lines = [];
-        for (const graph of await loadGraphs(config.graphs)) {
+        const loaded = await loadGraphs(config.graphs);
+        warnSecondCopies([config.dir, ...config.graphs.map((spec) => spec.file)]);
+        for (const graph of loaded) {
           lines.push(
             graph.error === undefined
               ? { id: graph.id, source: graph.source, status: "loaded", kind: graph.kind, ...(await toolNodesLine(graph.entry)) }

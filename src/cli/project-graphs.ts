@@ -1,6 +1,7 @@
 import { GRAPHS_DEFAULTS } from "../constants.js";
 import type { GraphEntry } from "../graphs/graph-kinds.js";
 import { ConfigError } from "../errors.js";
+import { secondCopies, secondCopyWarning } from "../graphs/package-copies.js";
 import { applyProjectEnv, findLanggraphConfig, readLanggraphConfig, type LanggraphConfig } from "../graphs/langgraph-config.js";
 
 /** The graphs a command runs: those of the project's `langgraph.json`, or the built-in agent alone. */
@@ -39,5 +40,15 @@ export async function loadProjectGraphs(explicitPath: string | undefined, option
     if (loaded.error !== undefined) throw loaded.error;
     graphs[loaded.id] = loaded.entry;
   }
+  warnSecondCopies([config.dir, ...config.graphs.map((spec) => spec.file)]);
   return { graphs, path, config };
+}
+
+/**
+ * Warns once per package (stderr) when the project's graphs (`files`: their files and the config's
+ * folder) resolve LangGraph or LangChain core to a copy other than devmind's. Every command that
+ * loads a project's graphs calls it.
+ */
+export function warnSecondCopies(files: string[]): void {
+  for (const copy of secondCopies(files)) process.stderr.write(`devmind: warning: ${secondCopyWarning(copy)}\n`);
 }
