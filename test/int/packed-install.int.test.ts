@@ -20,11 +20,16 @@ interface Finished {
   ms: number;
 }
 
-/** Runs a command to its end (bounded), with PATH and HOME only from this process. */
+/** npm's settings a user may have given `npm test` (its cache, registry, config file): npm and the install use them too. */
+const NPM_SETTINGS = Object.fromEntries(
+  ["npm_config_cache", "npm_config_registry", "npm_config_userconfig", "npm_config_offline"].flatMap((name) => (process.env[name] === undefined ? [] : [[name, process.env[name] as string]])),
+);
+
+/** Runs a command to its end (bounded), with PATH, HOME and npm's settings only from this process. */
 function run(command: string, args: string[], cwd: string, env: Record<string, string> = {}, timeoutMs = 300_000): Promise<Finished> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(command, args, { cwd, env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? tmpdir(), ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(command, args, { cwd, env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? tmpdir(), ...NPM_SETTINGS, ...env }, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
