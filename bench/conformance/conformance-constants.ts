@@ -31,7 +31,7 @@ export const CONFORMANCE = {
   buildTimeoutMs: 8 * 60_000,
   /** `npm pack` of devmind. */
   packTimeoutMs: 3 * 60_000,
-  /** Until `GET /ok` answers 200 (devmind loads 11 graphs with tsx; the official server compiles schemas). */
+  /** Until `GET /ok` answers (200, or an auth handler's 401/403; devmind loads 11 graphs with tsx; the official server compiles schemas). */
   serverStartTimeoutMs: 3 * 60_000,
   /** Between two `GET /ok` polls. */
   serverPollMs: 500,

@@ -3,6 +3,7 @@ import { BeforeAllBlockError, rewriteBeforeAll } from "../../bench/conformance/b
 import { parseConformanceArgs, UsageError } from "../../bench/conformance/conformance-args.js";
 import { type FileResult, filePassed, formatCountsTable, formatFileSections } from "../../bench/conformance/file-report.js";
 import { OFFICIAL_FILES, selectOfficialFiles } from "../../bench/conformance/official-files.js";
+import { isUp } from "../../bench/conformance/servers.js";
 
 /** A test file in the shape of protocol-v2/stream-sdk.test.mts: a top-level beforeAll that starts a server in the test process. */
 const EMBED_FILE = [
@@ -116,5 +117,11 @@ describe("per-file report (npm run conformance)", () => {
     expect(text).toContain("== tests/auth.test.mts\n46 passed, 0 failed, 0 skipped (of 46 tests)\nserver log: 1 5xx / request.failed line\n");
     expect(text.match(/Protocol request failed: 404 Not Found/g)).toHaveLength(6);
     expect(text).toContain("== tests/x.test.mts\nNOT RUN: the server did not start: it exited (1)\nlog tail");
+  });
+});
+
+describe("isUp (npm run conformance)", () => {
+  it("takes GET /ok's 200, and an auth handler's 401/403 (the official server authenticates /ok), as up; a 5xx or 404 not", () => {
+    expect([200, 401, 403, 404, 500, 503].map(isUp)).toEqual([true, true, true, false, false, false]);
   });
 });
