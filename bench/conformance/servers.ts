@@ -7,7 +7,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { CONFORMANCE } from "./conformance-constants.js";
 import { startInGroup } from "./processes.js";
-import { logTail } from "./server-log.js";
+import { logTail, withoutAnsi } from "./server-log.js";
 import { cleanEnv, OFFICIAL_SERVER_PROGRAM } from "./workspace.js";
 
 /** A free TCP port on 127.0.0.1 (asks the kernel for port 0, then releases it). */
@@ -97,7 +97,7 @@ export class ServerStartError extends Error {
   constructor(reason: string, logFile: string) {
     let tail = "";
     try {
-      tail = logTail(readFileSync(logFile, "utf8"), CONFORMANCE.logTailLines);
+      tail = logTail(withoutAnsi(readFileSync(logFile, "utf8")), CONFORMANCE.logTailLines);
     } catch {
       tail = "(no log)";
     }
