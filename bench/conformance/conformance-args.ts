@@ -1,10 +1,13 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { type OfficialFile, selectOfficialFiles, UnknownOfficialFileError } from "./official-files.js";
 
 /** What `npm run conformance -- ...` was asked to do. */
 export interface ConformanceArgs {
   /** The langgraphjs bare git directory the official tests come from. */
   mirror: string;
+  /** The official test files to run (all of OFFICIAL_FILES, or the one `--file` names). */
+  files: OfficialFile[];
   /** Judge the official in-memory server instead of devmind (the reference numbers). */
   official: boolean;
   /** Keep the temp dir (tests, node_modules, logs, data) after the run. */
@@ -21,11 +24,13 @@ export interface ConformanceArgs {
 
 /** The usage line printed on a bad command line. */
 export const USAGE =
-  "usage: npm run conformance -- MIRROR_GIT_DIR [--official] [--keep] [--pg URL] [--diagnose-strip KEY[,KEY]] [--devmind DIR] [--report PATH]\n" +
+  "usage: npm run conformance -- MIRROR_GIT_DIR [--file NAME] [--official] [--keep] [--pg URL] [--diagnose-strip KEY[,KEY]] [--devmind DIR] [--report PATH]\n" +
   "  MIRROR_GIT_DIR   a langgraphjs git dir (bare mirror), e.g. /work/.mirror/langchain-ai+langgraphjs/repo\n" +
+  "  --file NAME      run one official file: api (api.test.mts), auth (auth.test.mts) or stream-sdk\n" +
+  "                   (protocol-v2/stream-sdk.test.mts); default: all three, each on its own fresh database\n" +
   "  --official       judge the official in-memory server (@langchain/langgraph-api) instead of devmind\n" +
   "  --keep           keep the temp dir\n" +
-  "  --pg URL         devmind on a fresh schema conf_<random> at URL (dropped after) instead of a fresh PGlite dir\n" +
+  "  --pg URL         devmind on a fresh schema conf_<random> per file at URL (dropped after) instead of a fresh PGlite dir per file\n" +
   "  --diagnose-strip KEYS  serve a copy of langgraph.json without these keys (e.g. http,ui or graphs.agent_simple):\n" +
   "                   a DIAGNOSTIC run, NOT the real check\n" +
   "  --devmind DIR    the devmind checkout to pack (default: this repository)\n" +
@@ -53,6 +58,7 @@ export function parseConformanceArgs(argv: readonly string[], defaultRepo: strin
       args: [...argv],
       allowPositionals: true,
       options: {
+        file: { type: "string" },
         official: { type: "boolean", default: false },
         keep: { type: "boolean", default: false },
         pg: { type: "string" },
@@ -68,10 +74,18 @@ export function parseConformanceArgs(argv: readonly string[], defaultRepo: strin
   if (positionals.length !== 1) throw new UsageError(positionals.length === 0 ? "MIRROR_GIT_DIR is missing" : `one MIRROR_GIT_DIR expected, got ${positionals.length} arguments`);
   const official = values.official === true;
   if (official && values.pg !== undefined) throw new UsageError("--pg applies to devmind only (the official server is in memory)");
+  let files: OfficialFile[];
+  try {
+    files = selectOfficialFiles(values.file);
+  } catch (error) {
+    if (error instanceof UnknownOfficialFileError) throw new UsageError(error.message);
+    throw error;
+  }
   const diagnoseStrip = (values["diagnose-strip"] ?? "").split(",").map((key) => key.trim()).filter((key) => key !== "");
-  const target = `${official ? "official" : "devmind"}${diagnoseStrip.length > 0 ? "-diagnostic" : ""}`;
+  const target = `${official ? "official" : "devmind"}${values.file === undefined ? "" : `-${files[0]?.name}`}${diagnoseStrip.length > 0 ? "-diagnostic" : ""}`;
   return {
     mirror: resolve(positionals[0] as string),
+    files,
     official,
     keep: values.keep === true,
     pg: values.pg,

@@ -5,6 +5,11 @@
 export const CONFORMANCE = {
   /** Where the official server's tests live inside the langgraphjs repository. */
   testsPath: "libs/langgraph-api/tests",
+  /**
+   * The official package's sources: auth.test.mts imports `../src/auth/index.mjs` and
+   * stream-sdk.test.mts `../../src/experimental/embed.mjs` (their `src/` sits beside `tests/`).
+   */
+  srcPath: "libs/langgraph-api/src",
   /** The official package's vitest config (testTimeout 30 s, files one at a time); extracted beside the tests. */
   vitestConfigPath: "libs/langgraph-api/vitest.config.js",
   /**
@@ -18,27 +23,21 @@ export const CONFORMANCE = {
   officialPackagePath: "libs/langgraph-api/package.json",
   /** Its copy in the temp dir. */
   officialPackageCopy: "official-api-package.json",
-  /** Path components of `libs/langgraph-api/` stripped on extraction: the temp dir gets `tests/` and `vitest.config.js`. */
+  /** Path components of `libs/langgraph-api/` stripped on extraction: the temp dir gets `tests/`, `src/` and `vitest.config.js`. */
   stripComponents: 2,
-  /** The test file judged, relative to the temp dir. */
-  testFile: "tests/api.test.mts",
-  /** The graphs' config, relative to the temp dir. */
-  langgraphConfig: "tests/graphs/langgraph.json",
-  /** The one line of the test file that is rewritten (to the chosen port). */
-  apiUrlLine: 'const API_URL = "http://localhost:2024";',
   /** `npm install` in the temp dir (cold cache: a few hundred packages). */
   installTimeoutMs: 10 * 60_000,
   /** `npm run build` of devmind when dist is stale. */
   buildTimeoutMs: 8 * 60_000,
   /** `npm pack` of devmind. */
   packTimeoutMs: 3 * 60_000,
-  /** Until `GET /ok` answers 200 (devmind loads 11 graphs with tsx; the official server compiles schemas). */
+  /** Until `GET /ok` answers (200, or an auth handler's 401/403; devmind loads 11 graphs with tsx; the official server compiles schemas). */
   serverStartTimeoutMs: 3 * 60_000,
   /** Between two `GET /ok` polls. */
   serverPollMs: 500,
   /** SIGTERM to the server's process group, then SIGKILL after this long. */
   stopGraceMs: 10_000,
-  /** The whole vitest run. */
+  /** The whole vitest run of one file. */
   vitestTimeoutMs: 15 * 60_000,
   /** Lines of each failing test's error printed in the summary. */
   errorLines: 3,

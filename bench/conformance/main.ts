@@ -1,13 +1,14 @@
 /**
- * `npm run conformance -- MIRROR_GIT_DIR [--official] [--keep] [--pg URL] [--diagnose-strip KEYS]`:
- * judges devmind's LangGraph API with the official server's own test file
- * (libs/langgraph-api/tests/api.test.mts of a langgraphjs mirror). In a temp dir: extracts the
- * tests, installs devmind (npm pack of this checkout) beside the packages the tests import,
- * points the test file's API_URL line (the only change) at a free port, serves the tests'
- * graphs/langgraph.json with `devmind serve` on a fresh database (or, with --official, the
- * official in-memory server), runs vitest and prints the counts and each failure. Needs the
- * mirror, so it is not part of `npm test`. Exit 0 when every test passed, 1 otherwise, 2 on a
- * bad command line.
+ * `npm run conformance -- MIRROR_GIT_DIR [--file NAME] [--official] [--keep] [--pg URL] [--diagnose-strip KEYS]`:
+ * judges devmind's LangGraph API with the official server's own test files (OFFICIAL_FILES:
+ * api.test.mts, auth.test.mts, protocol-v2/stream-sdk.test.mts of a langgraphjs mirror). In a temp
+ * dir: extracts the tests (and the official sources they import), installs devmind (npm pack of
+ * this checkout) beside the packages the tests import; then for each file: points it at a free port
+ * (its API_URL line, or its beforeAll: the only change), serves its graphs config with
+ * `devmind serve` on a fresh database (or, with --official, the official in-memory server), runs
+ * vitest on it, and stops the server. Prints each file's counts and failures. Needs the mirror,
+ * so it is not part of `npm test`. Exit 0 when every test of every file passed, 1 otherwise, 2 on
+ * a bad command line.
  */
 import type { ChildProcess } from "node:child_process";
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -15,14 +16,16 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { rewriteApiUrl } from "./api-url.js";
+import { rewriteBeforeAll } from "./before-all.js";
 import { type ConformanceArgs, parseConformanceArgs, UsageError } from "./conformance-args.js";
 import { CONFORMANCE } from "./conformance-constants.js";
 import { runBounded, stopGroup } from "./processes.js";
-import { runOfficialTests, type VitestOutcome } from "./run-vitest.js";
+import { type FileResult, filePassed, formatCountsTable, formatFileSections } from "./file-report.js";
+import { type OfficialFile } from "./official-files.js";
+import { runOfficialTests } from "./run-vitest.js";
 import { serverErrorLines } from "./server-log.js";
 import { type DevmindDatabase, dropSchema, freePort, freshSchemaName, startDevmind, startOfficial, waitForOk } from "./servers.js";
 import { stripConfigKeys } from "./strip-config.js";
-import { formatSummary } from "./vitest-report.js";
 import { conformancePackageJson, extractOfficialTests, installWorkspace, packDevmind } from "./workspace.js";
 
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -36,16 +39,23 @@ function log(line: string): void {
 /** The things to undo at the end (or on Ctrl-C). */
 interface Resources {
   dir: string;
-  server?: ChildProcess;
-  schema?: { url: string; name: string };
+  server?: ChildProcess | undefined;
+  schema?: { url: string; name: string } | undefined;
 }
 
-async function cleanUp(args: ConformanceArgs, resources: Resources): Promise<void> {
+/** Stops the current file's server and drops its schema (each file's are undone before the next starts). */
+async function undoFile(resources: Resources): Promise<void> {
   if (resources.server !== undefined) await stopGroup(resources.server, CONFORMANCE.stopGraceMs);
+  resources.server = undefined;
   if (resources.schema !== undefined) {
     const problem = await dropSchema(resources.schema.url, resources.schema.name);
     log(problem === undefined ? `dropped schema ${resources.schema.name}` : `could not drop schema ${resources.schema.name}: ${problem}`);
+    resources.schema = undefined;
   }
+}
+
+async function cleanUp(args: ConformanceArgs, resources: Resources): Promise<void> {
+  await undoFile(resources);
   if (args.keep) log(`kept ${resources.dir}`);
   else {
     rmSync(resources.dir, { recursive: true, force: true });
@@ -60,28 +70,87 @@ async function devmindLabel(repo: string): Promise<string> {
   return `${head.output.trim()}${status.output.trim() === "" ? "" : "+dirty"}`;
 }
 
-/** The langgraph.json served: the official one, or for --diagnose-strip a stripped copy beside it. */
-function servedConfig(args: ConformanceArgs, dir: string): { path: string; note: string | null } {
-  const path = join(dir, CONFORMANCE.langgraphConfig);
+/**
+ * The langgraph.json a file is served with: its own (written first when the mirror has none for
+ * its graphs), or for --diagnose-strip a stripped copy beside it (keys it lacks are named).
+ */
+function servedConfig(args: ConformanceArgs, dir: string, file: OfficialFile): { path: string; note: string | null } {
+  const path = join(dir, file.config);
+  if (file.writeConfig !== undefined) writeFileSync(path, `${JSON.stringify(file.writeConfig, null, 2)}\n`);
   if (args.diagnoseStrip.length === 0) return { path, note: null };
   const { config, missing } = stripConfigKeys(JSON.parse(readFileSync(path, "utf8")), args.diagnoseStrip);
-  if (missing.length > 0) throw new Error(`--diagnose-strip: langgraph.json has no ${missing.join(", ")}`);
-  const copy = join(dirname(path), "langgraph.diagnose.json");
+  const copy = path.replace(/\.json$/, ".diagnose.json");
   writeFileSync(copy, `${JSON.stringify(config, null, 2)}\n`);
-  return { path: copy, note: `DIAGNOSTIC RUN, NOT THE REAL CHECK: langgraph.json served without ${args.diagnoseStrip.join(", ")}` };
+  const kept = missing.length === 0 ? "" : ` (it has no ${missing.join(", ")})`;
+  return { path: copy, note: `DIAGNOSTIC RUN, NOT THE REAL CHECK: ${file.config} served without ${args.diagnoseStrip.join(", ")}${kept}` };
+}
+
+/** The file with its one change: its API_URL line, or its beforeAll, pointed at `port`. */
+function pointAt(dir: string, file: OfficialFile, port: number): string {
+  const path = join(dir, file.testFile);
+  const source = readFileSync(path, "utf8");
+  const rewritten = file.rewrite.kind === "api-url" ? rewriteApiUrl(source, port, path) : rewriteBeforeAll(source, port, file.rewrite, path);
+  writeFileSync(path, rewritten);
+  return file.rewrite.kind === "api-url" ? `API_URL -> http://localhost:${port}` : `beforeAll -> ${file.rewrite.urlVariable} = http://localhost:${port}`;
+}
+
+/** Runs one file against a fresh server on a fresh database; never throws for the file's own failures. */
+async function runFile(args: ConformanceArgs, resources: Resources, file: OfficialFile, header: string[]): Promise<FileResult> {
+  const { dir } = resources;
+  const base = `${args.reportPath.replace(/\.txt$/, "")}.${file.name}`;
+  const serverLog = join(dir, `server.${file.name}.log`);
+  const result: FileResult = { name: file.name, testFile: file.testFile, outcome: null, notRun: null, serverErrors: [] };
+  try {
+    const port = await freePort();
+    const pointed = pointAt(dir, file, port);
+    const config = servedConfig(args, dir, file);
+    if (config.note !== null) {
+      header.push(config.note);
+      log(config.note);
+    }
+    if (args.official) {
+      resources.server = startOfficial({ dir, configPath: config.path, port, logFile: serverLog });
+      header.push(`${file.testFile}: ${pointed}; ${file.config}`);
+    } else {
+      let database: DevmindDatabase;
+      let described: string;
+      if (args.pg !== undefined) {
+        const name = freshSchemaName();
+        resources.schema = { url: args.pg, name };
+        database = { kind: "postgres", url: args.pg, schema: name };
+        described = `PostgreSQL, fresh schema ${name}`;
+      } else {
+        database = { kind: "pglite", dataDir: join(dir, `devmind-data.${file.name}`) };
+        described = "a fresh PGlite data dir";
+      }
+      header.push(`${file.testFile}: ${pointed}; ${file.config}; ${described}`);
+      resources.server = startDevmind({ dir, configPath: config.path, port, database, logFile: serverLog });
+    }
+    const startSeconds = await waitForOk(`http://localhost:${port}`, resources.server, serverLog);
+    log(`${file.testFile}: server answers GET /ok (${startSeconds.toFixed(1)} s); running vitest (at most ${CONFORMANCE.vitestTimeoutMs / 60_000} min)`);
+    result.outcome = await runOfficialTests(dir, file.testFile, `${base}.json`);
+    log(`${file.testFile}: vitest ${result.outcome.seconds.toFixed(0)} s`);
+  } catch (error) {
+    result.notRun = error instanceof Error ? error.message : String(error);
+    log(`${file.testFile}: NOT RUN: ${result.notRun.split("\n")[0]}`);
+  } finally {
+    await undoFile(resources);
+    if (existsSync(serverLog)) {
+      copyFileSync(serverLog, `${base}.server.log`);
+      result.serverErrors = serverErrorLines(readFileSync(serverLog, "utf8"));
+    }
+  }
+  return result;
 }
 
 async function run(args: ConformanceArgs, resources: Resources, header: string[]): Promise<number> {
   const { dir } = resources;
   const target = args.official ? "the official in-memory server (@langchain/langgraph-api)" : "devmind";
-  log(`judging ${target} in ${dir}`);
+  log(`judging ${target} in ${dir}: ${args.files.map((file) => file.testFile).join(", ")}`);
 
-  const mirrorCommit = await extractOfficialTests(args.mirror, dir);
-  header.push(`official tests: ${args.mirror} @ ${mirrorCommit} (${CONFORMANCE.testFile})`);
-  const port = await freePort();
-  const testPath = join(dir, CONFORMANCE.testFile);
-  writeFileSync(testPath, rewriteApiUrl(readFileSync(testPath, "utf8"), port, testPath));
-  log(`extracted the tests of ${mirrorCommit.slice(0, 12)}; API_URL -> http://localhost:${port}`);
+  const mirrorCommit = await extractOfficialTests(args.mirror, dir, args.files.map((file) => file.testFile));
+  header.push(`official tests: ${args.mirror} @ ${mirrorCommit}`);
+  log(`extracted the tests of ${mirrorCommit.slice(0, 12)}`);
 
   let tarball: string | null = null;
   if (!args.official) {
@@ -94,63 +163,36 @@ async function run(args: ConformanceArgs, resources: Resources, header: string[]
   await installWorkspace(dir, packageJson, join(dir, "npm-install.log"));
   log(`npm install done (${((Date.now() - installStarted) / 1000).toFixed(0)} s)`);
 
-  const config = servedConfig(args, dir);
-  if (config.note !== null) {
-    header.push(config.note);
-    log(config.note);
-  }
-  const serverLog = join(dir, "server.log");
-  if (args.official) {
-    resources.server = startOfficial({ dir, configPath: config.path, port, logFile: serverLog });
-  } else {
-    let database: DevmindDatabase;
-    if (args.pg !== undefined) {
-      const name = freshSchemaName();
-      resources.schema = { url: args.pg, name };
-      database = { kind: "postgres", url: args.pg, schema: name };
-      header.push(`database: PostgreSQL, fresh schema ${name}`);
-    } else {
-      database = { kind: "pglite", dataDir: join(dir, "devmind-data") };
-      header.push("database: fresh PGlite data dir");
-    }
-    resources.server = startDevmind({ dir, configPath: config.path, port, database, logFile: serverLog });
-  }
-  const startSeconds = await waitForOk(`http://localhost:${port}`, resources.server, serverLog);
-  log(`server answers GET /ok (${startSeconds.toFixed(1)} s); running vitest (at most ${CONFORMANCE.vitestTimeoutMs / 60_000} min)`);
-
-  const reportJson = args.reportPath.replace(/\.txt$/, "") + ".json";
-  const outcome = await runOfficialTests(dir, reportJson);
-  await stopGroup(resources.server, CONFORMANCE.stopGraceMs);
-  const serverLogCopy = args.reportPath.replace(/\.txt$/, "") + ".server.log";
-  if (existsSync(serverLog)) copyFileSync(serverLog, serverLogCopy);
-  const errors = existsSync(serverLog) ? serverErrorLines(readFileSync(serverLog, "utf8")) : [];
-  header.push(`server start ${startSeconds.toFixed(1)} s; vitest ${outcome.seconds.toFixed(0)} s; server log: ${serverLogCopy}; vitest json: ${reportJson}`);
-  return report(args, header, outcome, errors);
+  const results: FileResult[] = [];
+  for (const file of args.files) results.push(await runFile(args, resources, file, header));
+  return report(args, header, results);
 }
 
-/** Prints the summary and writes the full report; returns the exit code. */
-function report(args: ConformanceArgs, header: string[], outcome: VitestOutcome, errors: string[]): number {
-  const summaryText = outcome.summary === null ? `NO RESULT: ${outcome.problem}` : formatSummary(outcome.summary, CONFORMANCE.errorLines);
-  const errorsLine = `server log: ${errors.length} 5xx / request.failed line${errors.length === 1 ? "" : "s"}`;
+/** Prints the per-file counts and failures and writes the full report; returns the exit code. */
+function report(args: ConformanceArgs, header: string[], results: FileResult[]): number {
+  const counts = formatCountsTable(results);
+  const sections = formatFileSections(results, CONFORMANCE.errorLines);
   const full = [
     ...header,
-    `total time ${((Date.now() - started) / 1000).toFixed(0)} s`,
+    `total time ${((Date.now() - started) / 1000).toFixed(0)} s; per file: vitest json ${args.reportPath.replace(/\.txt$/, "")}.NAME.json, server log .NAME.server.log`,
     "",
-    summaryText,
+    counts,
     "",
-    errorsLine,
-    ...errors.slice(0, 50).map((line) => `  ${line.slice(0, 400)}`),
-    "",
-    "=== full failure messages ===",
-    ...(outcome.summary?.failures ?? []).flatMap((failure) => [`--- ${failure.name}`, failure.message]),
-    "",
-    "=== vitest output ===",
-    outcome.output,
+    sections,
+    ...results.flatMap((result) => [
+      "",
+      `=== ${result.testFile}: server log errors ===`,
+      ...result.serverErrors.slice(0, 50).map((line) => `  ${line.slice(0, 400)}`),
+      `=== ${result.testFile}: full failure messages ===`,
+      ...(result.outcome?.summary?.failures ?? []).flatMap((failure) => [`--- ${failure.name}`, failure.message]),
+      `=== ${result.testFile}: vitest output ===`,
+      result.outcome?.output ?? result.notRun ?? "",
+    ]),
   ].join("\n");
   writeFileSync(args.reportPath, full);
-  process.stdout.write(`\n${header.join("\n")}\n\n${summaryText}\n\n${errorsLine}\n`);
+  process.stdout.write(`\n${header.join("\n")}\n\n${counts}\n\n${sections}\n`);
   log(`full report: ${args.reportPath}`);
-  return outcome.summary !== null && outcome.summary.failed === 0 && outcome.summary.failures.length === 0 ? 0 : 1;
+  return results.every(filePassed) ? 0 : 1;
 }
 
 async function main(): Promise<number> {

@@ -5,7 +5,7 @@ import { runBounded } from "./processes.js";
 import { type ConformanceSummary, summarizeVitestReport } from "./vitest-report.js";
 import { cleanEnv } from "./workspace.js";
 
-/** What one vitest run of the official test file gave. */
+/** What one vitest run of an official test file gave. */
 export interface VitestOutcome {
   summary: ConformanceSummary | null;
   /** Why there is no summary (timeout, no report), or null. */
@@ -16,16 +16,16 @@ export interface VitestOutcome {
 }
 
 /**
- * `vitest run tests/api.test.mts` in `dir` with the default reporter (to the returned output)
+ * `vitest run TEST_FILE` (relative to `dir`) in `dir` with the default reporter (to the returned output)
  * and the json reporter (to `reportFile`), bounded by CONFORMANCE.vitestTimeoutMs. CI is unset:
- * with it, the test file would start its own server on port 2024.
+ * with it, the test file would start its own server on its own port.
  */
-export async function runOfficialTests(dir: string, reportFile: string): Promise<VitestOutcome> {
+export async function runOfficialTests(dir: string, testFile: string, reportFile: string): Promise<VitestOutcome> {
   const started = Date.now();
   const vitest = join(dir, "node_modules", ".bin", "vitest");
   const result = await runBounded(
     vitest,
-    ["run", CONFORMANCE.testFile, "--reporter=default", "--reporter=json", `--outputFile.json=${reportFile}`],
+    ["run", testFile, "--reporter=default", "--reporter=json", `--outputFile.json=${reportFile}`],
     { cwd: dir, env: cleanEnv({ CI: undefined, FORCE_COLOR: undefined, NO_COLOR: "1" }), timeoutMs: CONFORMANCE.vitestTimeoutMs },
   );
   const seconds = (Date.now() - started) / 1000;

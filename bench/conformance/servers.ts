@@ -7,7 +7,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { CONFORMANCE } from "./conformance-constants.js";
 import { startInGroup } from "./processes.js";
-import { logTail } from "./server-log.js";
+import { logTail, withoutAnsi } from "./server-log.js";
 import { cleanEnv, OFFICIAL_SERVER_PROGRAM } from "./workspace.js";
 
 /** A free TCP port on 127.0.0.1 (asks the kernel for port 0, then releases it). */
@@ -97,7 +97,7 @@ export class ServerStartError extends Error {
   constructor(reason: string, logFile: string) {
     let tail = "";
     try {
-      tail = logTail(readFileSync(logFile, "utf8"), CONFORMANCE.logTailLines);
+      tail = logTail(withoutAnsi(readFileSync(logFile, "utf8")), CONFORMANCE.logTailLines);
     } catch {
       tail = "(no log)";
     }
@@ -107,7 +107,15 @@ export class ServerStartError extends Error {
 }
 
 /**
- * Polls `GET /ok` until 200, the child exits, or CONFORMANCE.serverStartTimeoutMs passes
+ * Whether a `GET /ok` status shows a server that is up: 200, or 401/403 from an auth handler (the
+ * official server authenticates `/ok` too: with auth.test.mts's handler it answers 401 without a token).
+ */
+export function isUp(status: number): boolean {
+  return status === 200 || status === 401 || status === 403;
+}
+
+/**
+ * Polls `GET /ok` until it answers (`isUp`), the child exits, or CONFORMANCE.serverStartTimeoutMs passes
  * (ServerStartError with the log tail in the last two cases). Returns the seconds it took.
  */
 export async function waitForOk(baseUrl: string, child: ChildProcess, logFile: string): Promise<number> {
@@ -119,11 +127,11 @@ export async function waitForOk(baseUrl: string, child: ChildProcess, logFile: s
     }
     try {
       const response = await fetch(`${baseUrl}/ok`, { signal: AbortSignal.timeout(5_000) });
-      if (response.status === 200) return (Date.now() - started) / 1000;
+      if (isUp(response.status)) return (Date.now() - started) / 1000;
     } catch {
       // not listening yet
     }
     await sleep(CONFORMANCE.serverPollMs);
   }
-  throw new ServerStartError(`GET ${baseUrl}/ok did not answer 200 within ${CONFORMANCE.serverStartTimeoutMs / 1000} s`, logFile);
+  throw new ServerStartError(`GET ${baseUrl}/ok did not answer 200 (or an auth handler's 401/403) within ${CONFORMANCE.serverStartTimeoutMs / 1000} s`, logFile);
 }

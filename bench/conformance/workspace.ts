@@ -34,21 +34,25 @@ export function cleanEnv(extra: Record<string, string | undefined> = {}): NodeJS
 }
 
 /**
- * Extracts the official tests, vitest config and tsconfig from the bare mirror into `dir` (as `tests/`,
- * `vitest.config.js` and `tsconfig.json`, as they sit in the official package), copies the official package.json beside them (CONFORMANCE.officialPackageCopy,
- * for the test-only packages' ranges) and returns the commit they came from.
+ * Extracts the official tests, sources, vitest config and tsconfig from the bare mirror into `dir`
+ * (as `tests/`, `src/`, `vitest.config.js` and `tsconfig.json`, as they sit in the official
+ * package), copies the official package.json beside them (CONFORMANCE.officialPackageCopy, for the
+ * test-only packages' ranges) and returns the commit they came from. Throws when one of
+ * `testFiles` (relative to `dir`) is not there.
  */
-export async function extractOfficialTests(mirror: string, dir: string): Promise<string> {
+export async function extractOfficialTests(mirror: string, dir: string, testFiles: readonly string[]): Promise<string> {
   const head = await runBounded("git", [`--git-dir=${mirror}`, "rev-parse", "HEAD"], { cwd: dir, timeoutMs: 30_000 });
   assertSucceeded("git rev-parse HEAD (is MIRROR_GIT_DIR a langgraphjs git dir?)", head);
-  const script = 'set -o pipefail; git --git-dir="$1" archive HEAD "$2" "$3" "$4" | tar -x -C "$5" --strip-components="$6"';
+  const script = 'set -o pipefail; git --git-dir="$1" archive HEAD "$2" "$3" "$4" "$5" | tar -x -C "$6" --strip-components="$7"';
   const archive = await runBounded(
     "bash",
-    ["-c", script, "extract", mirror, CONFORMANCE.testsPath, CONFORMANCE.vitestConfigPath, CONFORMANCE.tsconfigPath, dir, String(CONFORMANCE.stripComponents)],
+    ["-c", script, "extract", mirror, CONFORMANCE.testsPath, CONFORMANCE.srcPath, CONFORMANCE.vitestConfigPath, CONFORMANCE.tsconfigPath, dir, String(CONFORMANCE.stripComponents)],
     { cwd: dir, timeoutMs: 60_000 },
   );
   assertSucceeded("git archive | tar", archive);
-  if (!existsSync(join(dir, CONFORMANCE.testFile))) throw new Error(`${CONFORMANCE.testFile} is not in the mirror's ${CONFORMANCE.testsPath}`);
+  for (const testFile of testFiles) {
+    if (!existsSync(join(dir, testFile))) throw new Error(`${testFile} is not in the mirror's ${CONFORMANCE.testsPath}`);
+  }
   const officialPackage = await runBounded("git", [`--git-dir=${mirror}`, "show", `HEAD:${CONFORMANCE.officialPackagePath}`], { cwd: dir, timeoutMs: 30_000 });
   assertSucceeded(`git show HEAD:${CONFORMANCE.officialPackagePath}`, officialPackage);
   writeFileSync(join(dir, CONFORMANCE.officialPackageCopy), officialPackage.output);

@@ -132,7 +132,7 @@ describe(`custom auth on devmind serve (${PRIMARY_ENGINE})`, () => {
     expect(await statusOf(alice.threads.delete(id))).toBe(200);
   });
 
-  it("runs: the graph gets the user (langgraph_auth_user and friends), the run records who started it; another user's run is 404 on get, join, stream, cancel, delete and devmind's own run routes", async () => {
+  it("runs: the graph gets the user (langgraph_auth_user and friends), the run records who started it; another user's run is 404 on get, join, cancel, delete and devmind's own run routes, and its join streams send one error part", async () => {
     const thread = await alice.threads.create();
     // forged identity in configurable is replaced by the authenticated one
     const values = (await alice.runs.wait(thread.thread_id, "notes", { input: { note: "first" }, config: { configurable: { langgraph_auth_user_id: "bob" } } })) as Record<string, unknown>;
@@ -147,11 +147,18 @@ describe(`custom auth on devmind serve (${PRIMARY_ENGINE})`, () => {
     ]) {
       expect(await statusOf(call)).toBe(404);
     }
-    // a stream of another user's run: refused before the first byte
-    const joined = await statusOf(gather(bob.runs.joinStream(thread.thread_id, run.run_id)));
-    expect(joined).toBe(404);
-    expect(await statusOf(gather(bob.threads.joinStream(thread.thread_id)))).toBe(404);
-    for (const path of [`/runs/${run.run_id}`, `/runs/${run.run_id}/events?follow=0`, `/runs/${run.run_id}/stream`]) {
+    // a stream of another user's run opens and sends one error part, the official server's shape (the SDK yields it), and ends
+    const hidden = { event: "error", data: { error: "Error", message: "404: Run not found" } };
+    expect(await gather(bob.runs.joinStream(thread.thread_id, run.run_id))).toEqual([hidden]);
+    expect(await gather(bob.threads.joinStream(thread.thread_id))).toEqual([{ event: "error", data: { error: "Error", message: "404: Thread not found" } }]);
+    // as a run or thread that does not exist: the answer tells nothing of what exists
+    expect(await gather(bob.runs.joinStream(thread.thread_id, crypto.randomUUID()))).toEqual([hidden]);
+    expect(await gather(alice.runs.joinStream(crypto.randomUUID(), run.run_id))).toEqual([hidden]);
+    expect(await gather(bob.threads.joinStream(crypto.randomUUID()))).toEqual([{ event: "error", data: { error: "Error", message: "404: Thread not found" } }]);
+    const stream = await raw(`/runs/${run.run_id}/stream`, { token: "tok-bob" });
+    expect(stream.status).toBe(200);
+    expect(await stream.text()).toBe(`event: error\ndata: ${JSON.stringify(hidden.data)}\n\n`);
+    for (const path of [`/runs/${run.run_id}`, `/runs/${run.run_id}/events?follow=0`]) {
       const response = await raw(path, { token: "tok-bob" });
       expect(response.status, path).toBe(404);
       expect(await response.text()).not.toContain("second");
@@ -167,6 +174,27 @@ describe(`custom auth on devmind serve (${PRIMARY_ENGINE})`, () => {
     // the graph's store write under the user's namespace is the user's to read
     expect(await alice.store.getItem(["alice"], "last_note")).toMatchObject({ value: { note: "second" } });
   }, 60_000);
+
+  it("cancel of a run that already ended: 202 with the run as it ended, nothing stored (the official server's answer), never 409; another user's stays 404", async () => {
+    const thread = await alice.threads.create();
+    await alice.runs.wait(thread.thread_id, "notes", { input: { note: "done" } });
+    const [ended] = await alice.runs.list(thread.thread_id);
+    expect(ended?.status).toBe("success");
+    const runId = ended?.run_id as string;
+    const eventsBefore = await (await raw(`/runs/${runId}/events?follow=0`)).text();
+    const cancelled = await raw(`/threads/${thread.thread_id}/runs/${runId}/cancel`, { method: "POST" });
+    expect(cancelled.status).toBe(202);
+    expect(await cancelled.json()).toMatchObject({ run_id: runId, status: "success" });
+    await alice.runs.cancel(thread.thread_id, runId);
+    await alice.runs.cancel(thread.thread_id, runId, true);
+    expect((await raw("/runs/cancel", { method: "POST", body: JSON.stringify({ run_ids: [runId] }) })).status).toBe(204);
+    expect((await alice.runs.get(thread.thread_id, runId)).status).toBe("success");
+    expect((await alice.threads.get(thread.thread_id)).status).toBe("idle");
+    // no cancel was recorded: the run's events are what they were
+    expect(await (await raw(`/runs/${runId}/events?follow=0`)).text()).toBe(eventsBefore);
+    expect(await statusOf(bob.runs.cancel(thread.thread_id, runId))).toBe(404);
+    expect(await statusOf(alice.runs.cancel(thread.thread_id, crypto.randomUUID()))).toBe(404);
+  });
 
   it("approvals: another user's interrupted run is neither listed nor resumable", async () => {
     const thread = await alice.threads.create();

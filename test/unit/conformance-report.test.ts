@@ -23,13 +23,20 @@ describe("rewriteApiUrl (npm run conformance)", () => {
     expect(after.filter((_, i) => i !== 2)).toEqual(before.filter((_, i) => i !== 2));
   });
 
+  it("takes the line at any localhost port (auth.test.mts has 2025) and changes only that port", () => {
+    const auth = TEST_FILE.replace('const API_URL = "http://localhost:2024";', 'const API_URL = "http://localhost:2025";');
+    const after = rewriteApiUrl(auth, 41234).split("\n");
+    expect(after[2]).toBe('const API_URL = "http://localhost:41234";');
+    expect(after[4]).toBe('const html = `<script src="http://localhost:2024/ui/x.js">`;');
+  });
+
   it("refuses a file without the line, or with the line changed", () => {
-    expect(() => rewriteApiUrl(TEST_FILE.replace('const API_URL = "http://localhost:2024";', 'const API_URL = process.env.API_URL;'), 41234)).toThrow(ApiUrlLineMissingError);
-    expect(() => rewriteApiUrl(TEST_FILE.replace("2024\";", "2025\";"), 41234)).toThrow(/was not found exactly once/);
+    expect(() => rewriteApiUrl(TEST_FILE.replace('const API_URL = "http://localhost:2024";', "const API_URL = process.env.API_URL;"), 41234)).toThrow(ApiUrlLineMissingError);
+    expect(() => rewriteApiUrl(TEST_FILE.replace('localhost:2024";', 'example.com:2024";'), 41234)).toThrow(/found 0 times, not exactly once/);
   });
 
   it("refuses a file with the line twice (which one is meant is unknown)", () => {
-    expect(() => rewriteApiUrl(`${TEST_FILE}\nconst API_URL = "http://localhost:2024";`, 41234)).toThrow(ApiUrlLineMissingError);
+    expect(() => rewriteApiUrl(`${TEST_FILE}\nconst API_URL = "http://localhost:2025";`, 41234)).toThrow(/found 2 times/);
   });
 });
 

@@ -8,6 +8,7 @@ import type { AuthVariables } from "../auth.js";
 import { httpError } from "../http-errors.js";
 import { cancelAndRollback, finalValues, startRun, waitForRun, type StartedRun } from "../run-start.js";
 import { runStream } from "../run-stream.js";
+import { cancelLikeOfficial, isHiddenFromCaller, notFoundPart } from "../run-cancel.js";
 import { MESSAGES_EVENTS_MODE } from "../stream-messages.js";
 import { sseResponse } from "../sse.js";
 import { parseStreamResume } from "../stream-cursor.js";
@@ -168,7 +169,7 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
             )
           ).flat();
     if (body.thread_id != null && targets.some((run) => run.thread_id !== body.thread_id)) throw new RunNotFoundError(targets.find((run) => run.thread_id !== body.thread_id)?.run_id ?? "");
-    await Promise.all(targets.map((run) => (action === "rollback" ? cancelAndRollback(runtime, run) : runtime.runs.cancel(run.run_id))));
+    await Promise.all(targets.map((run) => (action === "rollback" ? cancelAndRollback(runtime, run) : cancelLikeOfficial(runtime, run.run_id))));
     return c.body(null, 204);
   });
   app.post("/threads/:tid/runs", (c) => create(c, c.req.param("tid")));
@@ -195,7 +196,8 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
       await cancelAndRollback(runtime, run);
       return c.body(null, 204);
     }
-    const cancelled = await runtime.runs.cancel(run.run_id);
+    // a run that already ended is answered 202 as it is (the official server's answer), not 409
+    const cancelled = await cancelLikeOfficial(runtime, run.run_id);
     if (c.req.query("wait") !== "1" && c.req.query("wait") !== "true") return c.json(runWire(cancelled), 202);
     const stopped = await runtime.runs.wait(run.run_id, { timeoutMs: RUNTIME_DEFAULTS.drainTimeoutMs, signal: c.req.raw.signal });
     return c.json(runWire(stopped));
@@ -210,6 +212,15 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
     const stopped = await waitForRun(runtime, run, c.req.raw.signal);
     return c.json(await finalValues(runtime, stopped.run, stopped.state));
   });
+  /** A stream of one `notFoundPart` (then its end). */
+  const notFoundStream = (c: Context<Env>, what: "Run" | "Thread"): Response =>
+    sseResponse(
+      c,
+      async function* parts() {
+        yield notFoundPart(what);
+      },
+      { shutdown: deps.shutdown, heartbeatMs: deps.heartbeatMs },
+    );
   /** The modes a join streams: those asked, else the run's own (as the official server streams a run it joins). */
   const joinModes = (c: Context<Env>, run: RunRecord): Set<string> => {
     const modes = modesOf(c.req.queries("stream_mode") ?? run.stream_mode);
@@ -227,6 +238,8 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
     try {
       run = await threadRun(c);
     } catch (error) {
+      // with an auth handler, another user's run (or none) opens the stream with one error part, as the official server answers
+      if (isHiddenFromCaller(c, error)) return notFoundStream(c, "Run");
       if (!isDatabaseFault(error)) throw error;
       // the database is away: an SDK reconnecting to its stream (Location + Last-Event-ID) gets the
       // stream, heartbeats until the database answers, not a 503 that would spend its reconnects;
@@ -252,7 +265,12 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
   // the SDK's threads.joinStream: every run of the thread in turn; `run_modes` sends each run's values
   app.get("/threads/:tid/stream", async (c) => {
     const threadId = c.req.param("tid");
-    await visibleThread(c, runtime, "read", threadId);
+    try {
+      await visibleThread(c, runtime, "read", threadId);
+    } catch (error) {
+      if (isHiddenFromCaller(c, error)) return notFoundStream(c, "Thread");
+      throw error;
+    }
     const requested = c.req.queries("stream_mode") ?? ["run_modes"];
     const refused = requested.find((mode) => mode === "lifecycle" || mode === "state_update");
     if (refused !== undefined) {
