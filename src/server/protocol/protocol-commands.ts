@@ -111,8 +111,7 @@ async function dispatch(scope: CommandScope, id: number, method: CommandMethod, 
         },
       );
       if (!found) return protocolError(id, "no_such_checkpoint", `no checkpoint ${JSON.stringify(checkpointId.slice(0, 100))} on this thread`);
-      const configurable = { ...((config?.["configurable"] as Record<string, unknown> | undefined) ?? {}), checkpoint_id: checkpointId };
-      const run = await createRun(scope, { assistant_id: assistantId, input: input ?? null, config: { ...(config ?? {}), configurable }, multitask_strategy: "enqueue" });
+      const run = await createRun(scope, { assistant_id: assistantId, input: input ?? null, ...(config === undefined || config === null ? {} : { config }), checkpoint_id: checkpointId, multitask_strategy: "enqueue" });
       return success(id, { run_id: run, thread_id: threadId }, threadId);
     }
     case "agent.getTree": {
@@ -184,9 +183,23 @@ async function pendingInterruptIds(scope: CommandScope): Promise<string[]> {
 /** Creates a run on the thread as `POST /threads/{id}/runs` does (auth handler, request headers in configurable), streaming every protocol mode. */
 async function createRun(scope: CommandScope, fields: Record<string, unknown>): Promise<string> {
   const { c, runtime, threadId } = scope;
-  const body = validate(RunCreateBody, { ...fields, if_not_exists: "create", stream_mode: [...PROTOCOL_DEFAULTS.runStreamModes] });
+  const body = validate(RunCreateBody, { ...forkOf(fields), if_not_exists: "create", stream_mode: [...PROTOCOL_DEFAULTS.runStreamModes] });
   const withContext = withRequestContext(body, c, scope.selfUrl);
   const { body: authorized, access } = await authorizeRunCreate(c, threadId, withAuthUser(c, withContext));
   const started = await startRun(runtime, threadId, authorized, c.get("principal"), { access });
   return started.run.run_id;
+}
+
+/**
+ * The protocol forks with `config.configurable.checkpoint_id` (the SDK folds `forkFrom` into it);
+ * devmind's run request names it `checkpoint_id` beside the config (where the runtime sets the
+ * configurable one itself): moved there.
+ */
+function forkOf(fields: Record<string, unknown>): Record<string, unknown> {
+  const config = fields["config"] as Record<string, unknown> | undefined;
+  const configurable = config?.["configurable"] as Record<string, unknown> | undefined;
+  const checkpointId = configurable?.["checkpoint_id"];
+  if (config === undefined || configurable === undefined || checkpointId === undefined) return fields;
+  const { checkpoint_id: _moved, checkpoint_ns: _ns, ...rest } = configurable;
+  return { ...fields, config: { ...config, configurable: rest }, checkpoint_id: checkpointId };
 }
