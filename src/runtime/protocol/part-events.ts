@@ -44,7 +44,8 @@ function checkpointEnvelope(data: unknown): Record<string, unknown> | undefined 
  * `custom`, `checkpoints` (the envelope `{id, parent_id, step, source}`), `messages` (a whole
  * message as message-start .. message-finish; a streamed one as its chunks' deltas, finished by
  * the `updates` part that writes it or at the run's end), `input.requested` per interrupt,
- * `lifecycle` `started` for the root (first part) and each subgraph namespace when first seen.
+ * `lifecycle` `started` for the root (first part; then `input.answered` with the interrupts the
+ * run resumes) and each subgraph namespace when first seen.
  * Deterministic: the same parts give the same events, in any process.
  */
 export class RunPartProjector {
@@ -56,7 +57,11 @@ export class RunPartProjector {
   /** The durable events projected so far, for the graph's stream transformers at the run's end. */
   private readonly durable: ProjectedEvent[] = [];
 
-  constructor(private readonly graphName: string) {}
+  /** `answered`: the interrupts this run resumes (its root's `input.answered` after `started`). */
+  constructor(
+    private readonly graphName: string,
+    private readonly answered: readonly string[] = [],
+  ) {}
 
   /** The protocol events of `part`, in order. */
   events(part: LegacyPart, timestamp: number): ProjectedEvent[] {
@@ -76,6 +81,7 @@ export class RunPartProjector {
     if (!this.rootStarted) {
       this.rootStarted = true;
       out.push(lifecycle([], { event: "started", graph_name: this.graphName }, timestamp));
+      if (this.answered.length > 0) out.push({ method: "input.answered", params: { namespace: [], timestamp, data: { interrupt_ids: [...this.answered] } } });
     }
     if (mode === "metadata" || mode === "error") return out;
     for (let depth = 1; depth <= ns.length; depth += 1) {

@@ -75,7 +75,8 @@ export async function* threadProjection(runtime: Runtime, threadId: string, ordi
 }
 
 async function* runProjection(runtime: Runtime, run: RunRecord, ordinal: number, since: number | undefined, signal: AbortSignal): AsyncGenerator<ProtocolEvent> {
-  const projector = new RunPartProjector(run.graph_id);
+  const answered = run.resumes_run === null ? [] : [...new Set((await runtime.runs.resumes(run.resumes_run).catch(() => [])).flatMap((resume) => resume.interrupt_ids))];
+  const projector = new RunPartProjector(run.graph_id, answered);
   let lastPart = 0;
   let live = 0;
   const wire = (event: ProjectedEvent, position: EventPosition, eventId: string): ProtocolEvent => ({ type: "event", seq: seqOf(position), event_id: eventId, method: event.method, params: event.params } as ProtocolEvent);
