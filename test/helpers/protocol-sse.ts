@@ -56,13 +56,23 @@ export async function readProtocolEvents(
   }
 }
 
-/** True once `count` root terminal lifecycle events (completed, failed, interrupted) came. */
+/** True for a root terminal lifecycle event (completed, failed, interrupted): a run's end. */
+export function isRootEnd(event: WireEvent): boolean {
+  return event.method === "lifecycle" && event.params.namespace.length === 0 && ["completed", "failed", "interrupted"].includes(String(event.params.data["event"]));
+}
+
+/** True once `count` runs ended (`isRootEnd`). */
 export function rootEnds(count: number): (events: WireEvent[]) => boolean {
-  return (events) => events.filter((event) => event.method === "lifecycle" && event.params.namespace.length === 0 && ["completed", "failed", "interrupted"].includes(String(event.params.data["event"]))).length >= count;
+  return (events) => events.filter(isRootEnd).length >= count;
 }
 
 /** Sends one protocol command over HTTP; returns the HTTP status and the JSON answer. */
 export async function sendCommand(url: string, threadId: string, command: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: Record<string, unknown> }> {
   const response = await fetch(`${url}/threads/${threadId}/commands`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: typeof command === "string" ? command : JSON.stringify(command) });
-  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  const text = await response.text();
+  try {
+    return { status: response.status, body: JSON.parse(text) as Record<string, unknown> };
+  } catch {
+    return { status: response.status, body: { text } };
+  }
 }
