@@ -6,6 +6,8 @@ import { StreamedMessage, wholeMessageEvents, type MessageDict } from "./message
 export interface ProjectedEvent {
   method: string;
   params: { namespace: string[]; timestamp: number; data: unknown; node?: string };
+  /** Its index among its part's events when not its place in the list (the end of a streamed message: see `RunPartProjector`). */
+  slot?: number;
 }
 
 /** One part of a run's LangGraph stream (`runStream`): `mode` or `mode|ns1|ns2`, its data, and its position when durable. */
@@ -13,6 +15,8 @@ export interface LegacyPart {
   event: string;
   data: unknown;
   id?: string | undefined;
+  /** The whole message of a part that completes a streamed message (`runStream`'s `streamedWhole`). */
+  whole?: unknown;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -42,8 +46,10 @@ function checkpointEnvelope(data: unknown): Record<string, unknown> | undefined 
  * and checkpoints, in their one order) into the protocol's events, as the official server's
  * session normalises its run stream: `values`, `updates` (`{node, values}`), `tools`, `tasks`,
  * `custom`, `checkpoints` (the envelope `{id, parent_id, step, source}`), `messages` (a whole
- * message as message-start .. message-finish; a streamed one as its chunks' deltas, finished by
- * the `updates` part that writes it or at the run's end), `input.requested` per interrupt,
+ * message as message-start .. message-finish; a streamed one as its chunks' deltas, then at the
+ * part of its whole message its blocks' finish and message-finish, in the slots those have
+ * among the whole message's events, so a stream read later numbers them alike; open ones are
+ * finished at the run's end), `input.requested` per interrupt,
  * `lifecycle` `started` for the root (first part; then `input.answered` with the interrupts the
  * run resumes) and each subgraph namespace when first seen.
  * Deterministic: the same parts give the same events, in any process.
@@ -108,7 +114,6 @@ export class RunPartProjector {
           }
           return out;
         }
-        out.push(...this.finishWritten(part.data, timestamp));
         break;
       case "values":
         if (isRecord(part.data) && "__interrupt__" in part.data) return out;
@@ -155,31 +160,17 @@ export class RunPartProjector {
     }
     if (id !== undefined && this.finished.has(id)) return [];
     if (open !== undefined && id !== undefined) {
-      // the part that completes a streamed message
+      // the part that completes a streamed message: its end, where the whole message ends
       this.streaming.delete(id);
       this.finished.add(id);
-      return open.state.finishEvents(message).map((data) => messageEvent(ns, node, data, timestamp));
+      const whole = isRecord(part.whole) ? (part.whole as MessageDict) : message;
+      const finish = open.state.finishEvents(whole);
+      const offset = Math.max(0, wholeMessageEvents(whole, id).length - finish.length);
+      return finish.map((data, index) => ({ ...messageEvent(ns, node, data, timestamp), slot: offset + index }));
     }
     return wholeMessageEvents(message, id ?? `message-${timestamp}`).map((data) => messageEvent(ns, node, data, timestamp));
   }
 
-  /** The streamed messages an `updates` part writes are complete: they are finished here. */
-  private finishWritten(data: unknown, timestamp: number): ProjectedEvent[] {
-    if (!isRecord(data) || this.streaming.size === 0) return [];
-    const out: ProjectedEvent[] = [];
-    for (const writes of Object.values(data)) {
-      const messages = isRecord(writes) && Array.isArray(writes["messages"]) ? (writes["messages"] as unknown[]) : [];
-      for (const message of messages) {
-        if (!isRecord(message) || typeof message["id"] !== "string") continue;
-        const open = this.streaming.get(message["id"]);
-        if (open === undefined) continue;
-        this.streaming.delete(message["id"]);
-        this.finished.add(message["id"]);
-        out.push(...open.state.finishEvents(message).map((event) => messageEvent(open.ns, open.node, event, timestamp)));
-      }
-    }
-    return out;
-  }
 }
 
 function lifecycle(namespace: string[], data: LifecycleData, timestamp: number): ProjectedEvent {

@@ -78,27 +78,31 @@ async function* runProjection(runtime: Runtime, run: RunRecord, ordinal: number,
   const answered = run.resumes_run === null ? [] : [...new Set((await runtime.runs.resumes(run.resumes_run).catch(() => [])).flatMap((resume) => resume.interrupt_ids))];
   const projector = new RunPartProjector(run.graph_id, answered);
   let lastPart = 0;
-  let live = 0;
-  const wire = (event: ProjectedEvent, position: EventPosition, eventId: string): ProtocolEvent => ({ type: "event", seq: seqOf(position), event_id: eventId, method: event.method, params: event.params } as ProtocolEvent);
+  const chunksSeen = new Map<string, number>();
+  const wire = (event: ProjectedEvent, position: EventPosition, eventId: string): ProtocolEvent => ({ type: "event", seq: seqOf(position), event_id: eventId, method: event.method, params: event.params }) as ProtocolEvent;
   const after = (position: EventPosition): boolean => since === undefined || seqOf(position) > since;
   let interrupted = false;
   try {
-    for await (const part of runStream(runtime, run.run_id, { modes: MODES, subgraphs: true, run, signal })) {
+    for await (const part of runStream(runtime, run.run_id, { modes: MODES, subgraphs: true, run, signal, streamedWhole: true })) {
       const now = Date.now();
       const events = projector.events(part, now);
       if (part.id === undefined) {
-        // live only: the position of the durable part before it, an id of its own
+        // live only: the position of the durable part before it, and an id naming the message and
+        // the chunk's place in it (a stream gets a message's chunks from its first), the same in
+        // every stream that sends it
         const position = { ordinal, part: lastPart, index: PROTOCOL_DEFAULTS.partSeqSpan - 1 };
-        for (const event of events) {
-          live += 1;
-          if (since === undefined || seqOf(position) > since) yield wire(event, position, `${run.run_id}:live:${live}`);
+        const messageId = liveMessageId(part.data);
+        const chunk = (chunksSeen.get(messageId) ?? 0) + 1;
+        chunksSeen.set(messageId, chunk);
+        for (const [index, event] of events.entries()) {
+          if (since === undefined || seqOf(position) > since) yield wire(event, position, `${run.run_id}:live:${messageId}:${chunk}:${index}`);
         }
         continue;
       }
       lastPart = Number(part.id) + 1;
-      for (const [index, event] of events.entries()) {
+      for (const [at, event] of events.entries()) {
         if (event.method === "input.requested") interrupted = true;
-        const position = { ordinal, part: lastPart, index };
+        const position = { ordinal, part: lastPart, index: event.slot ?? at };
         if (after(position)) yield wire(event, position, durableEventId(run.run_id, position));
       }
     }
@@ -116,4 +120,10 @@ async function* runProjection(runtime: Runtime, run: RunRecord, ordinal: number,
     const position = { ordinal, part, index };
     if (after(position)) yield wire(event, position, durableEventId(run.run_id, position));
   }
+}
+
+/** The message id of a live `messages` part (`[chunk, metadata]`). */
+function liveMessageId(data: unknown): string {
+  const chunk = Array.isArray(data) ? (data[0] as { id?: unknown } | undefined) : undefined;
+  return typeof chunk?.id === "string" ? chunk.id : "unknown";
 }
