@@ -9,7 +9,7 @@ import { ProtocolSseTransportAdapter, ProtocolWebSocketTransportAdapter, ThreadS
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import type { Database } from "../../src/db/types.js";
-import { ask, nested, tools } from "../fixtures/protocol/graphs.js";
+import { ask, chat, nested, tools } from "../fixtures/protocol/graphs.js";
 import { BACKENDS, openBackend } from "../helpers/databases.js";
 import { readProtocolEvents, rootEnds, sendCommand, type WireEvent } from "../helpers/protocol-sse.js";
 import { startTestServer, TEST_KEYS, type TestServer } from "../helpers/server.js";
@@ -21,7 +21,7 @@ describe.each(BACKENDS)("the event-based protocol on %s", (backend) => {
   let server: TestServer;
   beforeAll(async () => {
     owner = await openBackend(backend);
-    server = await startTestServer(owner, [], { workers: 2, graphs: { agent: false, tools, ask, nested } });
+    server = await startTestServer(owner, [], { workers: 2, graphs: { agent: false, tools, ask, nested, chat } });
   }, 120_000);
   afterAll(async () => {
     await server?.close();
@@ -65,6 +65,26 @@ describe.each(BACKENDS)("the event-based protocol on %s", (backend) => {
     expect(messageEvents.length).toBe(1);
     const checkpoint = events.find((event) => event.method === "checkpoints")?.params.data;
     expect(Object.keys(checkpoint ?? {}).sort()).toEqual(expect.arrayContaining(["id", "source", "step"]));
+  });
+
+  it("a chat model's tokens stream live as deltas; read again later every stored event has the same seq and id, and resuming after the tokens gives the message whole", async () => {
+    const threadId = randomUUID();
+    // the model takes a second for its answer: the stream opened after run.start follows it live
+    await sendCommand(server.url, threadId, { id: 1, method: "run.start", params: { assistant_id: "chat", input: { messages: [{ role: "user", content: "hi" }] } } }, KEY);
+    const seen = (await readProtocolEvents(server.url, threadId, { channels: ["messages", "lifecycle", "values"] }, { headers: KEY, until: rootEnds(1) })).events;
+    const chunks = seen.filter((event) => event.event_id.includes(":live:"));
+    const text = chunks.map((event) => (event.params.data["delta"] as { text?: string } | undefined)?.text ?? "").join("");
+    expect(text).toBe("hello there");
+    expect(chunks.length).toBeGreaterThan(2);
+    const later = (await readProtocolEvents(server.url, threadId, { channels: ["messages", "lifecycle", "values"] }, { headers: KEY, until: rootEnds(1) })).events;
+    const byId = new Map(later.map((event) => [event.event_id, event.seq]));
+    const stored = seen.filter((event) => !event.event_id.includes(":live:"));
+    expect(stored.map((event) => [event.event_id, byId.get(event.event_id)])).toEqual(stored.map((event) => [event.event_id, event.seq]));
+    const finish = stored.filter((event) => event.method === "messages").map((event) => event.params.data["event"]);
+    expect(finish).toEqual(["content-block-finish", "message-finish"]);
+    const afterTokens = (await readProtocolEvents(server.url, threadId, { channels: ["messages", "lifecycle"], since: chunks.at(-1)?.seq }, { headers: KEY, until: rootEnds(1) })).events;
+    const whole = afterTokens.filter((event) => event.method === "messages").map((event) => event.params.data["event"]);
+    expect(whole).toEqual(["message-start", "content-block-start", "content-block-delta", "content-block-finish", "message-finish"]);
   });
 
   it("an interrupt is input.requested; input.respond answers it and the next run greets with the answer", async () => {
