@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
 import type { Database } from "../../src/db/types.js";
 import type { GraphEntry } from "../../src/graphs/graph-kinds.js";
 import { loadCustomAuth } from "../../src/server/custom-auth/load-auth.js";
@@ -112,5 +113,17 @@ describe(`the protocol behind the project's auth handler (${PRIMARY_ENGINE})`, (
     const hijack = await sendCommand(server.url, threadId, { id: 4, method: "run.start", params: { assistant_id: "notes", input: { note: "bob was here" } } }, as("tok-bob"));
     expect(hijack.body).toMatchObject({ type: "error", id: 4 });
     expect((await server.runtime.runs.list({ threadId })).length).toBe(1);
+    // the WebSocket's upgrade goes through the same gate: bob's is refused 404, no token 401
+    const upgrade = (token: string | null): Promise<number> =>
+      new Promise((resolve, reject) => {
+        const socket = new WebSocket(`${server.url.replace("http", "ws")}/threads/${threadId}/stream/events`, { headers: as(token) });
+        socket.once("unexpected-response", (_request, response) => resolve(response.statusCode ?? 0));
+        socket.once("open", () => {
+          socket.close();
+          resolve(101);
+        });
+        socket.once("error", reject);
+      });
+    expect([await upgrade("tok-bob"), await upgrade(null), await upgrade("tok-alice")]).toEqual([404, 401, 101]);
   });
 });

@@ -7,7 +7,7 @@ import { durableEventId, positionOf, seqOf, type EventPosition } from "../../run
 import { RunPartProjector, type ProjectedEvent } from "../../runtime/protocol/part-events.js";
 import { sleep } from "../../sleep.js";
 import { runStream } from "../run-stream.js";
-import { threadRunsOldestFirst } from "./thread-runs.js";
+import { latestRun, threadRunsOldestFirst } from "./thread-runs.js";
 import { finalValueEvents } from "./final-values.js";
 
 /** Every LangGraph stream mode a protocol projection reads from a run's stream. */
@@ -58,19 +58,22 @@ export async function startOrdinal(runtime: Runtime, threadId: string, start: Pr
  */
 export async function* threadProjection(runtime: Runtime, threadId: string, ordinal: number, since: number | undefined, signal: AbortSignal): AsyncGenerator<ProtocolEvent> {
   let current = ordinal;
+  let runs: RunRecord[] = [];
+  let stale = true;
   while (!signal.aborted) {
-    const runs = await threadRunsOldestFirst(runtime, threadId).catch((error: unknown) => {
-      if (hasErrorCode(error, "THREAD_NOT_FOUND")) return [];
-      throw error;
-    });
+    if (stale) runs = await threadRunsOldestFirst(runtime, threadId);
     if (current === 0 && runs.length > 0) current = 1;
     const run = current === 0 ? undefined : runs[current - 1];
     if (run === undefined) {
+      // waiting for the thread's next run: one small read a poll, all runs again once it came
       await sleep(PROTOCOL_DEFAULTS.idlePollMs, signal).catch(() => undefined);
+      const newest = await latestRun(runtime, threadId);
+      stale = newest !== undefined && newest.run_id !== runs[runs.length - 1]?.run_id;
       continue;
     }
     yield* runProjection(runtime, run, current, since, signal);
     current += 1;
+    stale = current > runs.length;
   }
 }
 
