@@ -167,12 +167,15 @@ async function inputRespond(scope: CommandScope, id: number, params: CommandPara
 /** The ids of the interrupts the thread waits on (none for a new thread); the caller must see the thread. */
 async function pendingInterruptIds(scope: CommandScope): Promise<string[]> {
   const { runtime, threadId, c } = scope;
+  let status: string;
   try {
-    await visibleThread(c, runtime, "read", threadId);
+    status = (await visibleThread(c, runtime, "read", threadId)).status;
   } catch (error) {
     if (hasErrorCode(error, "THREAD_NOT_FOUND")) return [];
     throw error;
   }
+  // only a thread waiting at an interrupt has any: its state is read then, not for every run.start
+  if (status !== "interrupted") return [];
   const state = await runtime.threads.state(threadId).catch(() => undefined);
   if (state === undefined) return [];
   return interruptsOf(state)
