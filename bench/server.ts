@@ -5,7 +5,7 @@ import { availableParallelism, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
-import { Client } from "@langchain/langgraph-sdk";
+import { Client, ProtocolSseTransportAdapter, ThreadStream } from "@langchain/langgraph-sdk";
 import pg from "pg";
 import { benchDatabaseUrl, missingUrlMessage, parseBenchArgs, printableUrl } from "./bench-env.js";
 import { CONFORMANCE } from "./conformance/conformance-constants.js";
@@ -39,8 +39,11 @@ const CASE_BOUND_MS = 300_000;
 /** One measured case: how runs are driven. */
 interface BenchCase {
   name: string;
-  /** `wait` (runs.wait) or `stream` (runs.stream, streamMode values, read to its end). */
-  call: "wait" | "stream";
+  /**
+   * `wait` (runs.wait), `stream` (runs.stream, streamMode values, read to its end) or `protocol`
+   * (the event-based protocol: the SDK's ThreadStream over SSE, run.start, then its final values).
+   */
+  call: "wait" | "stream" | "protocol";
   /** Clients at once, each running its share of the runs one after another. */
   concurrency: number;
   /** Runs in all. */
@@ -55,6 +58,7 @@ const CASES: readonly BenchCase[] = [
   { name: "runs.wait, concurrency 32", call: "wait", concurrency: 32, runs: 192, threadPerClient: false },
   { name: "runs.wait, 50 threads x 5 sequential", call: "wait", concurrency: 50, runs: 250, threadPerClient: true },
   { name: "runs.stream, concurrency 8", call: "stream", concurrency: 8, runs: 96, threadPerClient: false },
+  { name: "protocol ThreadStream, concurrency 8", call: "protocol", concurrency: 8, runs: 96, threadPerClient: false },
 ];
 
 /** The bench graphs and what a run of each must end with. */
@@ -157,7 +161,7 @@ function cpuPerRun(before: CpuReading, after: CpuReading, runs: number): { cpuMs
 }
 
 /** Runs `count` runs of `graph` on `client` as the case says; the latency of each call and how many failed. */
-async function driveCase(client: Client, graph: GraphId, benchCase: BenchCase, runs: number): Promise<{ latencies: number[]; failed: number; seconds: number }> {
+async function driveCase(client: Client, apiUrl: string, graph: GraphId, benchCase: BenchCase, runs: number): Promise<{ latencies: number[]; failed: number; seconds: number }> {
   const perClient = Math.ceil(runs / benchCase.concurrency);
   const spec = GRAPHS[graph];
   // threads are made before the clock starts: the case measures runs, not thread creation
@@ -177,6 +181,14 @@ async function driveCase(client: Client, graph: GraphId, benchCase: BenchCase, r
       let values: Record<string, unknown> | undefined;
       if (benchCase.call === "wait") {
         values = (await client.runs.wait(threadId, graph, { input: spec.input })) as Record<string, unknown>;
+      } else if (benchCase.call === "protocol") {
+        const thread = new ThreadStream(new ProtocolSseTransportAdapter({ apiUrl, threadId }), { assistantId: graph });
+        try {
+          await thread.run.start({ input: spec.input });
+          values = (await thread.values) as Record<string, unknown> | undefined;
+        } finally {
+          await thread.close();
+        }
       } else {
         for await (const part of client.runs.stream(threadId, graph, { input: spec.input, streamMode: "values" })) {
           if (part.event === "values") values = part.data as Record<string, unknown>;
@@ -310,7 +322,7 @@ export async function runServerBench(args: readonly string[]): Promise<number> {
 
     for (const server of servers) {
       for (const graph of graphs) {
-        const warm = await driveCase(clients.get(server.name) as Client, graph, { name: "warm-up", call: "wait", concurrency: 1, runs: WARMUP_RUNS, threadPerClient: false }, WARMUP_RUNS);
+        const warm = await driveCase(clients.get(server.name) as Client, server.url, graph, { name: "warm-up", call: "wait", concurrency: 1, runs: WARMUP_RUNS, threadPerClient: false }, WARMUP_RUNS);
         if (warm.failed > 0) throw new Error(`${server.name}: ${warm.failed} of ${WARMUP_RUNS} warm-up runs of ${graph} failed (log: ${server.logFile})`);
       }
     }
@@ -344,7 +356,7 @@ export async function runServerBench(args: readonly string[]): Promise<number> {
         for (const server of servers) {
           if (server.name === "devmind") devmindStart = Date.now();
           const cpuBefore = await cpuReading(server, admin);
-          const outcome = await driveCase(clients.get(server.name) as Client, graph, benchCase, runs);
+          const outcome = await driveCase(clients.get(server.name) as Client, server.url, graph, benchCase, runs);
           const cpuAfter = await cpuReading(server, admin);
           if (server.name === "devmind") devmindEnded = Date.now();
           const sorted = [...outcome.latencies].sort((a, b) => a - b);
