@@ -269,5 +269,8 @@ describe.each(BACKENDS)("runtime on %s", (backend) => {
     const events = await allEvents(runtime, run.run_id);
     expect(events.filter((e) => e.type === "tool.call.started")).toHaveLength(0);
     expect(events.filter((e) => e.type === "tool.call.finished")).toMatchObject([{ tool_call_id: "ap", ok: false, error_code: "TOOL_OUTCOME_UNKNOWN" }]);
+    // the run record says so, once, whatever re-reads it
+    expect(done.unknown_outcomes).toEqual([{ tool_call_id: "ap", tool: "append_file" }]);
+    expect((await runtime.runs.get(run.run_id)).unknown_outcomes).toEqual([{ tool_call_id: "ap", tool: "append_file" }]);
   });
 });
