@@ -5,7 +5,7 @@
  *
  *   node --import tsx bench/generate-only-agent.ts [RUNS=40] [CALLS_PER_RUN=3]
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BaseChatModel } from "@langchain/core/language_models/chat_models";
@@ -51,7 +51,8 @@ for (let i = 0; i < runs; i += 1) {
   if (run.status === "success") succeeded += 1;
   toolCalls += run.tool_calls;
 }
-const lines = readFileSync(join(workspace, "log.txt"), "utf8").split("\n").filter((line) => line !== "").length;
+const log = join(workspace, "log.txt");
+const lines = (existsSync(log) ? readFileSync(log, "utf8") : "").split("\n").filter((line) => line !== "").length;
 process.stdout.write(`runs success: ${succeeded} of ${runs}; tool calls run: ${toolCalls} of ${runs * calls}; lines written: ${lines} of ${runs * calls}\n`);
 await runtime.close();
 await db.close();
