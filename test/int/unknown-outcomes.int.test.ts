@@ -15,12 +15,13 @@ import { launchChromium, openProbedPage } from "../helpers/browser.js";
 import { runCli, spawnCli } from "../helpers/cli.js";
 import { cliContext, ndjson, type CliContext } from "../helpers/cli-env.js";
 import { spawnServe, type ServeProcess } from "../helpers/server-process.js";
+import { BACKENDS } from "../helpers/databases.js";
 import { waitUntil } from "../helpers/waits.js";
 
 const CALL = "c_cmd";
 const UNKNOWN = [{ tool_call_id: CALL, tool: "run_command" }];
 
-describe("a run whose process died during a non-idempotent call", () => {
+describe.each(BACKENDS)("a run whose process died during a non-idempotent call (%s)", (backend) => {
   let ctx: CliContext;
   let env: Record<string, string>;
   let runId: string;
@@ -28,13 +29,14 @@ describe("a run whose process died during a non-idempotent call", () => {
   let browser: Browser | undefined;
 
   beforeAll(async () => {
-    ctx = cliContext("pglite");
+    ctx = cliContext(backend);
     const model = ctx.script("unknown.json", [
       // the side effect, then a wait the test ends by writing the release file (after the kill)
       { tool_calls: [{ id: CALL, name: "run_command", args: { command: "echo started >> side.txt; while [ ! -f release ]; do sleep 0.1; done" } }] },
       { content: "the command may or may not have finished" },
     ]);
-    env = { ...ctx.env, ...model, DEVMIND_AUTO_APPROVE: "run_command" };
+    // on PostgreSQL the dead process's run is taken over once its lease lapses: a short one
+    env = { ...ctx.env, ...model, DEVMIND_AUTO_APPROVE: "run_command", DEVMIND_LEASE_MS: "3000" };
     const child = spawnCli(["run", "run the command", "--json"], env, { cwd: ctx.dir });
     await waitUntil("the command's side effect", () => existsSync(join(ctx.workspace, "side.txt")), 120_000);
     await child.waitFor((stdout) => stdout.includes('"tool.call.started"'), 30_000);
