@@ -202,6 +202,16 @@ describe.each(BACKENDS)("runtime on %s", (backend) => {
     expect(done).toMatchObject({ status: "interrupted", stop_reason: "cancelled" });
   });
 
+  it("a cancel aborting a side-effecting call mid-flight: the run is interrupted and its record names the call whose outcome is unknown", async () => {
+    const { runtime } = runtimeWith([{ tool_calls: [{ id: "cmd", name: "run_command", args: { command: "echo started > side.txt; sleep 20" } }] }, { content: "never" }], { DEVMIND_AUTO_APPROVE: "run_command" });
+    const run = await runtime.runs.create({ input: { messages: ["run it"] } });
+    const executing = runtime.runs.execute(run.run_id);
+    await waitUntil("the command's side effect", () => existsSync(join(workspace.dir, "side.txt")), 20_000);
+    await runtime.runs.cancel(run.run_id);
+    const done = await executing;
+    expect(done).toMatchObject({ status: "interrupted", stop_reason: "cancelled", unknown_outcomes: [{ tool_call_id: "cmd", tool: "run_command" }] });
+  });
+
   it("re-queues a dead worker's run as soon as its lease lapses, not up to half a lease later", async () => {
     const { runtime } = runtimeWith([{ content: "recovered" }], { DEVMIND_LEASE_MS: "20000" });
     const run = await runtime.runs.create({ input: { messages: ["x"] } });
