@@ -34,6 +34,7 @@ export type { AssistantsApi, AssistantRecord, AssistantVersion, AssistantFields,
 export type { CronCreateOptions, CronRecord, CronSearchOptions, CronsApi, CronUpdateOptions } from "./runtime/crons/crons-api.js";
 export type { Worker, WorkerOptions } from "./runtime/queue/worker.js";
 export type { RunRecord, RunStatus, RunInput, RunLimits } from "./runtime/queue/run-record.js";
+export type { UnknownOutcome } from "./vocabulary/unknown-outcomes.js";
 export { isRunEvent, type RunEvent, type RunEventEnvelope, type ForeignRunEvent, type StoredRunEvent } from "./runtime/events/event-store.js";
 export { AttachmentStore, type StoredAttachment } from "./runtime/attachments/attachment-store.js";
 export type { AttachmentInfo, AttachmentSink, NewAttachment } from "./tools/attachment-sink.js";

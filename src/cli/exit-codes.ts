@@ -16,7 +16,10 @@ export const EXIT = {
  * The exit code a command that ran or continued a run ends with (CONTRACT section 7): 0 success,
  * 1 error or timeout, 3 the run ended at an interrupt (its thread waits for an approval or a
  * value), 4 cancelled (status `interrupted`). `pending` / `running` (the run continues
- * elsewhere, e.g. after `--detach`) are 0: the command did what it was asked.
+ * elsewhere, e.g. after `--detach`) are 0: the command did what it was asked. A run with calls
+ * whose outcome is unknown (`unknown_outcomes`) keeps its status's code — 0 for a success: the
+ * run did finish, the model was told (TOOL_OUTCOME_UNKNOWN) and answered knowing it; the CLI
+ * prints a warning naming the calls, and `--json`'s result carries them for scripts to check.
  */
 export function exitForRun(run: Pick<RunRecord, "status" | "stop_reason">): number {
   if (run.status === "success") return run.stop_reason === "interrupt" ? EXIT.awaitingApproval : EXIT.success;

@@ -3,6 +3,7 @@ import { GRAPHS_DEFAULTS } from "../constants.js";
 import type { ToolLedgerMode, ToolNodeReport } from "../graphs/tool-node-ledger.js";
 import { applyProjectEnv, findLanggraphConfig, readLanggraphConfig } from "../graphs/langgraph-config.js";
 import { warnSecondCopies } from "./project-graphs.js";
+import type { ReplacedPersistence } from "../graphs/graph-kinds.js";
 import { EXIT } from "./exit-codes.js";
 
 /** What `devmind graphs` says about the tools it cannot list or that are not ledgered. */
@@ -24,13 +25,15 @@ interface GraphLine {
   tool_nodes?: ToolNodeReport[] | null;
   /** What is not listed or not ledgered, in words. */
   tool_nodes_note?: string;
+  /** The checkpointer / store the graph was compiled with, which devmind replaces by its own (class names). */
+  replaced?: ReplacedPersistence;
 }
 
 const LEDGER_WORDS: Record<ToolLedgerMode, string> = { ledgered: "ledgered", idempotent: "ledgered, idempotent: runs again after a crash", opted_out: "not ledgered (opted out)" };
 
-/** The tool nodes of a loaded graph entry, or why they cannot be listed. */
-async function toolNodesLine(entry: unknown): Promise<Pick<GraphLine, "tool_nodes" | "tool_nodes_note">> {
-  const { graphToInspect } = await import("../graphs/graph-kinds.js");
+/** The tool nodes of a loaded graph entry, or why they cannot be listed; and the persistence devmind replaces. */
+async function toolNodesLine(entry: unknown): Promise<Pick<GraphLine, "tool_nodes" | "tool_nodes_note" | "replaced">> {
+  const { graphToInspect, replacedPersistence } = await import("../graphs/graph-kinds.js");
   const { describeToolNodes } = await import("../graphs/tool-node-ledger.js");
   let graph;
   try {
@@ -40,7 +43,16 @@ async function toolNodesLine(entry: unknown): Promise<Pick<GraphLine, "tool_node
   }
   if (graph === null) return { tool_nodes: null, tool_nodes_note: TOOL_NODE_NOTES.factory };
   const reports = describeToolNodes(graph);
-  return { tool_nodes: reports, tool_nodes_note: reports.length === 0 ? TOOL_NODE_NOTES.none : TOOL_NODE_NOTES.some };
+  const replaced = replacedPersistence(graph);
+  return {
+    tool_nodes: reports,
+    tool_nodes_note: reports.length === 0 ? TOOL_NODE_NOTES.none : TOOL_NODE_NOTES.some,
+    ...(replaced.checkpointer === undefined && replaced.store === undefined ? {} : { replaced }),
+  };
+}
+
+function replacedWordsOf(replaced: ReplacedPersistence): string {
+  return [replaced.checkpointer, replaced.store].filter((name): name is string => name !== undefined).join(" and ");
 }
 
 function toolNodeText(line: GraphLine): string[] {
@@ -86,7 +98,8 @@ export function registerGraphsCommand(program: Command, setExitCode: (code: numb
         if (options.json === true) process.stdout.write(`${JSON.stringify(line)}\n`);
         else {
           const head = [line.id.padEnd(16), line.source.padEnd(32), line.status === "loaded" ? `loaded (${line.kind})` : `error: ${line.error}`].join("  ");
-          process.stdout.write(`${[head, ...toolNodeText(line)].join("\n")}\n`);
+          const replaced = line.replaced === undefined ? [] : [`  compiled with its own ${replacedWordsOf(line.replaced)}: devmind keeps its runs in its database instead`];
+          process.stdout.write(`${[head, ...replaced, ...toolNodeText(line)].join("\n")}\n`);
         }
       }
       setExitCode(lines.some((line) => line.status === "error") ? EXIT.usage : EXIT.success);

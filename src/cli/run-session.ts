@@ -1,4 +1,5 @@
 import type { ActionRequest } from "../vocabulary/hitl.js";
+import { unknownOutcomesLine } from "../vocabulary/unknown-outcomes.js";
 import { RunConflictError } from "../errors.js";
 import type { Decision } from "../vocabulary/decisions.js";
 import type { RunRecord } from "../runtime/queue/run-record.js";
@@ -175,6 +176,8 @@ export async function resultLine(runtime: Runtime, run: RunRecord, view?: Thread
     interrupts: state.interrupts,
     model_rounds: run.model_rounds,
     tool_calls: run.tool_calls,
+    // calls that may or may not have taken effect (TOOL_OUTCOME_UNKNOWN); the exit code stays the status's
+    unknown_outcomes: run.unknown_outcomes,
   };
 }
 
@@ -193,13 +196,18 @@ export function summary(run: RunRecord, shown: { counters: boolean; nodes?: numb
   return `run ${run.run_id}: ${run.status}${why}${nodes} · ${duration(run.active_ms)}`;
 }
 
-/** `summary` for a run as this runtime knows its graph: counters when the graph reports them, else the nodes its stored events show. */
+/**
+ * `summary` for a run as this runtime knows its graph: counters when the graph reports them, else
+ * the nodes its stored events show; then, on a line of its own, the calls whose outcome is unknown.
+ */
 export async function runSummary(runtime: Runtime, run: RunRecord): Promise<string> {
   const counters = runtime.graphs.reportsCounters(run.graph_id);
-  if (counters) return summary(run, { counters });
+  const warning = unknownOutcomesLine(run.unknown_outcomes);
+  const tail = warning === "" ? "" : `\nwarning: ${warning}`;
+  if (counters) return `${summary(run, { counters })}${tail}`;
   let nodes = 0;
   for await (const event of runtime.runs.events(run.run_id)) if (event.type === "node.finished") nodes += 1;
-  return summary(run, { counters, nodes });
+  return `${summary(run, { counters, nodes })}${tail}`;
 }
 
 /** `850 ms`, `1.2 s`, `3 min 5 s`. */

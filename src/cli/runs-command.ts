@@ -31,9 +31,13 @@ export function registerRunsCommand(program: Command, setExitCode: (code: number
     });
 }
 
-/** `<run id>  <status>  <stop reason>  <rounds>r/<calls>t  <created>  <task>` */
+/**
+ * `<run id>  <status>  <stop reason>  <rounds>r/<calls>t  <created>  <task>`; a run with calls
+ * whose outcome is unknown says so before its task (`[N outcome unknown]`).
+ */
 function runLine(run: RunRecord, named: boolean): string {
-  const task = runTask(run, named);
+  const unknown = run.unknown_outcomes.length;
+  const task = `${unknown === 0 ? "" : `[${unknown} outcome unknown] `}${runTask(run, named)}`;
   const stop = run.stop_reason ?? "-";
   return [run.run_id, run.status.padEnd(11), stop.padEnd(16), `${run.model_rounds}r/${run.tool_calls}t`.padEnd(7), run.created_at.slice(0, 19), oneLine(task)].join("  ");
 }

@@ -1,9 +1,10 @@
 import type { CallbackManagerForLLMRun } from "@langchain/core/callbacks/manager";
 import { BaseChatModel, type BaseChatModelCallOptions, type LangSmithParams } from "@langchain/core/language_models/chat_models";
-import { AIMessageChunk, type BaseMessage } from "@langchain/core/messages";
+import { AIMessageChunk, type AIMessage, type BaseMessage } from "@langchain/core/messages";
 import { ChatGenerationChunk, type ChatResult } from "@langchain/core/outputs";
 import { concat } from "@langchain/core/utils/stream";
 import type { CallableModel } from "./model-call.js";
+import { callIdPrefix, ToolCallChunker } from "./tool-call-chunks.js";
 
 /** What LangSmith parameters a wrapped model reports, if it is (or binds) a chat model. */
 interface LsParamsSource {
@@ -29,14 +30,35 @@ export function chunkText(chunk: AIMessageChunk): string {
 }
 
 /**
+ * A chunk of `model.stream()` as an AIMessageChunk whose tool calls are all in
+ * `tool_call_chunks` (see ToolCallChunker), under id `id` (default: its own). `chunk` may be a
+ * whole AIMessage: LangChain's stream of a model without native streaming is its one `_generate`
+ * message, with whole `tool_calls` and no chunks.
+ */
+export function uniformChunk(chunk: AIMessageChunk | AIMessage, chunker: ToolCallChunker, id?: string): AIMessageChunk {
+  const source = chunk as AIMessageChunk;
+  const messageId = id ?? chunk.id;
+  return new AIMessageChunk({
+    ...(messageId === undefined ? {} : { id: messageId }),
+    content: chunk.content,
+    tool_call_chunks: chunker.chunksOf({ tool_call_chunks: source.tool_call_chunks, tool_calls: chunk.tool_calls, invalid_tool_calls: chunk.invalid_tool_calls }),
+    additional_kwargs: chunk.additional_kwargs,
+    response_metadata: chunk.response_metadata,
+    ...(chunk.usage_metadata === undefined ? {} : { usage_metadata: chunk.usage_metadata }),
+  });
+}
+
+/**
  * A chat model that streams another model's answer under a message id chosen before it answers:
  * the id the answer is stored under. It is the chat model LangChain's callbacks see (LangGraph's
  * `messages` stream mode, recorded stream events), so every token they stream carries the stored
  * message's id rather than the provider's (which some OpenAI-compatible servers repeat across
  * answers); the model inside is called without callbacks, so nothing is reported twice. It
  * reports the inner model's name and LangSmith parameters (`ls_provider`, `ls_model_name`, …),
- * and keeps the provider's id of the last answer (`providerMessageId`). Streaming only: `invoke`
- * aggregates the same stream.
+ * and keeps the provider's id of the last answer (`providerMessageId`). Its chunks carry every
+ * tool call in `tool_call_chunks`, ids given where the model gave none (`uniformChunk`): a model
+ * without native streaming, whose one chunk has whole `tool_calls`, loses none. Streaming only:
+ * `invoke` aggregates the same stream.
  */
 export class IdentifiedChatModel extends BaseChatModel<BaseChatModelCallOptions, AIMessageChunk> {
   /** @internal LangChain's serialisation name. */
@@ -74,7 +96,7 @@ export class IdentifiedChatModel extends BaseChatModel<BaseChatModelCallOptions,
   async _generate(messages: BaseMessage[], options: this["ParsedCallOptions"], runManager?: CallbackManagerForLLMRun): Promise<ChatResult> {
     let aggregate: ChatGenerationChunk | undefined;
     for await (const chunk of this._streamResponseChunks(messages, options, runManager)) aggregate = aggregate === undefined ? chunk : concat(aggregate, chunk);
-    if (aggregate === undefined) throw new Error("the model returned an empty stream");
+    if (aggregate === undefined) throw new Error("the model returned an empty stream (no message and no chunk)");
     return { generations: [aggregate] };
   }
 
@@ -83,16 +105,10 @@ export class IdentifiedChatModel extends BaseChatModel<BaseChatModelCallOptions,
     // no callbacks: this model reports the tokens (an omitted key would inherit the caller's)
     const stream = await this.inner.stream(messages, { ...(options.signal === undefined ? {} : { signal: options.signal }), callbacks: [] });
     this.providerMessageId = undefined;
+    const chunker = new ToolCallChunker(callIdPrefix(this.messageId));
     for await (const chunk of stream) {
       this.providerMessageId ??= chunk.id;
-      const message = new AIMessageChunk({
-        id: this.messageId,
-        content: chunk.content,
-        tool_call_chunks: chunk.tool_call_chunks ?? [],
-        additional_kwargs: chunk.additional_kwargs,
-        response_metadata: chunk.response_metadata,
-        ...(chunk.usage_metadata === undefined ? {} : { usage_metadata: chunk.usage_metadata }),
-      });
+      const message = uniformChunk(chunk, chunker, this.messageId);
       const generation = new ChatGenerationChunk({ message, text: chunkText(chunk) });
       // reported before it is handed on, so a listener has it without waiting for the next one
       await runManager?.handleLLMNewToken(generation.text, { prompt: 0, completion: 0 }, undefined, undefined, undefined, { chunk: generation });

@@ -3,6 +3,7 @@
  * transient errors (429, 5xx, network)"). Every model goes through it the same way: ChatOpenAI
  * (built by createChatModel with no client-side retries), the scripted model, users' own models.
  */
+import { randomUUID } from "node:crypto";
 import type { BaseLanguageModelInput } from "@langchain/core/language_models/base";
 import { AIMessage, AIMessageChunk, type BaseMessage } from "@langchain/core/messages";
 import type { Runnable, RunnableConfig } from "@langchain/core/runnables";
@@ -12,7 +13,8 @@ import { classifyModelError } from "../model/model-errors.js";
 import { redactSecrets } from "../secret-redaction.js";
 import { isTransientModelError, retryAfterHintMs } from "../model/retry-policy.js";
 import { sleep } from "../sleep.js";
-import { chunkText, IdentifiedChatModel } from "./identified-model.js";
+import { chunkText, IdentifiedChatModel, uniformChunk } from "./identified-model.js";
+import { callIdPrefix, ToolCallChunker } from "./tool-call-chunks.js";
 
 /** A chat model as the graph uses it (after `bindTools`). */
 export type CallableModel = Runnable<BaseLanguageModelInput, AIMessageChunk>;
@@ -114,12 +116,14 @@ async function attempt(model: CallableModel, messages: BaseMessage[], options: M
     const stream = await Promise.race([started, aborted.promise]);
     iterator = stream[Symbol.asyncIterator]();
     let aggregate: AIMessageChunk | undefined;
+    // every call in tool_call_chunks, so that concatenating loses none (a no-op on an IdentifiedChatModel's chunks)
+    const chunker = new ToolCallChunker(callIdPrefix(options.messageId ?? randomUUID()));
     for (;;) {
       const pending = iterator.next();
       pending.catch(() => undefined);
       const next = await Promise.race([pending, aborted.promise]);
       if (next.done === true) break;
-      const chunk = next.value;
+      const chunk = uniformChunk(next.value, chunker);
       progress.chunks += 1;
       aggregate = aggregate === undefined ? chunk : concat(aggregate, chunk);
       const text = chunkText(chunk);
@@ -127,7 +131,7 @@ async function attempt(model: CallableModel, messages: BaseMessage[], options: M
     }
     iterator = undefined;
     if (signal.aborted) throw new AttemptAborted();
-    if (aggregate === undefined) throw new Error("the model returned an empty stream");
+    if (aggregate === undefined) throw new Error("the model returned an empty stream (no message and no chunk)");
     // the answer carries the provider's id, as without the stored id (the caller knows that one)
     if (streaming instanceof IdentifiedChatModel) aggregate.id = streaming.providerMessageId;
     return aggregate;

@@ -2,6 +2,7 @@ import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph-checkp
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { PostgresCheckpointSaver } from "../checkpoint/postgres-saver.js";
 import { DevmindError, GraphDefinitionError } from "../errors.js";
+import { PostgresStore } from "../store/postgres-store.js";
 import { refuseReservedNodeNames } from "./reserved-node-names.js";
 import { ledgerToolNodes } from "./tool-node-ledger.js";
 
@@ -56,11 +57,15 @@ export function graphKind(value: unknown): GraphKind | null {
 /**
  * Turns a graph entry into a compiled graph checkpointed by `checkpointer`: awaits a promise,
  * calls a factory with `config`, compiles a StateGraph with the checkpointer, and attaches it to
- * a compiled graph that has none. A graph compiled with a different checkpointer is refused —
- * its runs would be checkpointed where devmind cannot see them. Every tool node in the graph
+ * a compiled graph. A checkpointer (or a store) the graph was compiled with is replaced by
+ * devmind's, as the LangGraph Platform does, and `onReplaced` is told (the runtime logs it
+ * once). Every tool node in the graph
  * and its subgraphs gets the run's tool ledger (`ledgerToolNodes`, CONTRACT section 3).
  */
-export async function resolveGraph(entry: unknown, options: { checkpointer: BaseCheckpointSaver; store?: BaseStore | undefined; config?: RunnableConfig; id: string }): Promise<CompiledGraphLike> {
+export async function resolveGraph(
+  entry: unknown,
+  options: { checkpointer: BaseCheckpointSaver; store?: BaseStore | undefined; config?: RunnableConfig; id: string; onReplaced?: ((id: string, replaced: ReplacedPersistence) => void) | undefined },
+): Promise<CompiledGraphLike> {
   let value: unknown = entry;
   for (let depth = 0; depth < 4; depth += 1) {
     const kind = graphKind(value);
@@ -75,7 +80,7 @@ export async function resolveGraph(entry: unknown, options: { checkpointer: Base
       continue;
     }
     if (kind === "state_graph") return checked((value as StateGraphLike).compile({ checkpointer: options.checkpointer, ...(options.store === undefined ? {} : { store: options.store }) }), options.id);
-    if (kind === "compiled") return checked(attachCheckpointer(wrappedGraph(value) ?? (value as CompiledGraphLike), options.checkpointer, options.id, options.store), options.id);
+    if (kind === "compiled") return checked(attachCheckpointer(wrappedGraph(value) ?? (value as CompiledGraphLike), options.checkpointer, options.id, options.store, options.onReplaced), options.id);
     throw new GraphDefinitionError(`graph ${options.id}: ${describeValue(value)} is not a LangGraph graph (expected a compiled graph, a StateGraph, a promise of one, or a factory (config) => graph)`, { graph: options.id });
   }
   throw new GraphDefinitionError(`graph ${options.id}: promises or factories nested too deep`, { graph: options.id });
@@ -127,25 +132,56 @@ function wrappedGraph(value: unknown): CompiledGraphLike | undefined {
   return typeof graph["invoke"] === "function" && typeof graph["getState"] === "function" && typeof graph["getGraph"] === "function" ? (inner as CompiledGraphLike) : undefined;
 }
 
+/** What devmind put in place of a graph's own persistence: the class names of the checkpointer and store it brought. */
+export interface ReplacedPersistence {
+  checkpointer?: string;
+  store?: string;
+}
+
+function className(value: unknown, fallback: string): string {
+  return typeof value === "object" && value !== null ? ((value as { constructor?: { name?: string } }).constructor?.name ?? fallback) : fallback;
+}
+
+/**
+ * The checkpointer and store a compiled graph brought that devmind replaces (the LangGraph
+ * Platform does the same): a checkpointer that is not devmind's (MemorySaver, another library's
+ * saver; `compile({ checkpointer: new MemorySaver() })` is how many tutorials write it), and,
+ * when devmind has a store, a store that is not one of devmind's. Its runs would otherwise be
+ * kept where devmind cannot see them, lost at a restart. Empty when nothing is replaced.
+ */
+export function replacedPersistence(graph: Pick<CompiledGraphLike, "checkpointer" | "store">, ours: { checkpointer?: unknown; store?: unknown } = {}): ReplacedPersistence {
+  const replaced: ReplacedPersistence = {};
+  const current = graph.checkpointer;
+  if (current !== undefined && current !== null && typeof current !== "boolean" && current !== ours.checkpointer && !(current instanceof PostgresCheckpointSaver)) {
+    replaced.checkpointer = className(current, "a checkpointer");
+  }
+  const store = graph.store;
+  if (store !== undefined && store !== null && store !== ours.store && !(store instanceof PostgresStore)) replaced.store = className(store, "a store");
+  return replaced;
+}
+
+/** "its MemorySaver and InMemoryStore" — the words for what was replaced. */
+export function replacedWords(replaced: ReplacedPersistence): string {
+  return [replaced.checkpointer, replaced.store].filter((name): name is string => name !== undefined).join(" and ");
+}
+
 /**
  * The compiled graph checkpointed by `checkpointer`, without changing the caller's object (one
  * compiled graph may serve several runtimes on several databases): a view whose own
- * `checkpointer` is ours and whose nodes, channels and methods are the graph's.
+ * `checkpointer` is ours and whose nodes, channels and methods are the graph's. A checkpointer
+ * the graph brought is replaced by ours, as is a store that is not devmind's when we have one
+ * (`replacedPersistence`; `onReplaced` hears what); a `checkpointer: false` graph (a subgraph
+ * meant to share its parent's) runs checkpointed too, as a root graph must.
  */
-function attachCheckpointer(graph: CompiledGraphLike, checkpointer: BaseCheckpointSaver, id: string, store?: BaseStore): CompiledGraphLike {
-  const current = graph.checkpointer;
-  if (current === checkpointer) return graph;
-  if (current === undefined || current === null || current === false || current instanceof PostgresCheckpointSaver) {
-    const own = (value: unknown) => ({ value, writable: true, enumerable: true, configurable: true });
-    // a store the graph was compiled with stays; otherwise it gets devmind's
-    const keepStore = graph.store !== undefined && graph.store !== null;
-    return Object.create(graph, { checkpointer: own(checkpointer), ...(store === undefined || keepStore ? {} : { store: own(store) }) }) as CompiledGraphLike;
-  }
-  const name = typeof current === "object" ? ((current as { constructor?: { name?: string } }).constructor?.name ?? "another checkpointer") : String(current);
-  throw new GraphDefinitionError(
-    `graph ${id} was compiled with its own checkpointer (${name}); devmind checkpoints every graph in its database: compile it without one (graph.compile()) or export the StateGraph`,
-    { graph: id, checkpointer: name },
-  );
+function attachCheckpointer(graph: CompiledGraphLike, checkpointer: BaseCheckpointSaver, id: string, store?: BaseStore, onReplaced?: (id: string, replaced: ReplacedPersistence) => void): CompiledGraphLike {
+  if (graph.checkpointer === checkpointer && (store === undefined || graph.store === store)) return graph;
+  const replaced = replacedPersistence(graph, { checkpointer, store });
+  if (store === undefined) delete replaced.store;
+  if (replaced.checkpointer !== undefined || replaced.store !== undefined) onReplaced?.(id, replaced);
+  const own = (value: unknown) => ({ value, writable: true, enumerable: true, configurable: true });
+  // a devmind store the graph was compiled with stays; any other gets devmind's
+  const keepStore = store === undefined || (graph.store !== undefined && graph.store !== null && replaced.store === undefined);
+  return Object.create(graph, { checkpointer: own(checkpointer), ...(keepStore ? {} : { store: own(store) }) }) as CompiledGraphLike;
 }
 
 function describeValue(value: unknown): string {

@@ -2,7 +2,7 @@ import type { RunnableConfig } from "@langchain/core/runnables";
 import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph-checkpoint";
 import { GRAPHS_DEFAULTS } from "../constants.js";
 import { GraphDefinitionError, GraphNotFoundError } from "../errors.js";
-import { graphKind, graphToInspect, resolveGraph, type CompiledGraphLike, type GraphEntry } from "./graph-kinds.js";
+import { graphKind, graphToInspect, resolveGraph, type CompiledGraphLike, type GraphEntry, type ReplacedPersistence } from "./graph-kinds.js";
 import { refuseReservedNodeNames } from "./reserved-node-names.js";
 import type { BuiltinAgent } from "./builtin-agent.js";
 import type { GraphRunHooks } from "./run-hooks.js";
@@ -14,8 +14,9 @@ const NO_HOOKS: GraphRunHooks = Object.freeze({});
  * The graphs a runtime runs, by id: user graphs (compiled, StateGraph, promise or factory, as
  * `langgraph.json` allows) and the built-in agent under `agent` unless replaced or omitted, each
  * with the run hooks its runs use (`hooks`).
- * Every graph is checkpointed by the runtime's saver; one compiled with its own checkpointer is
- * refused when first resolved; one with a node named like devmind's own (`__…`) is refused here
+ * Every graph is checkpointed by the runtime's saver; one compiled with its own checkpointer (or
+ * a store not devmind's) gets devmind's in its place when first resolved, said once
+ * (`onReplaced`); one with a node named like devmind's own (`__…`) is refused here
  * (a factory's or a promise's graph when resolved); each gets the runtime's store as `config.store` unless it brought
  * one of its own. A factory is called for each run with the run's config; other
  * entries are resolved once.
@@ -24,10 +25,24 @@ export class GraphRegistry {
   private readonly entries = new Map<string, GraphEntry>();
   private readonly resolved = new Map<string, Promise<CompiledGraphLike>>();
   private readonly builtin: boolean;
+  private readonly announced = new Set<string>();
+  /** Says once per graph what was replaced (a factory's graph is resolved at every run). */
+  private readonly onReplaced = (id: string, replaced: ReplacedPersistence): void => {
+    if (this.announced.has(id)) return;
+    this.announced.add(id);
+    this.options.onReplaced?.(id, replaced);
+  };
 
   constructor(
     graphs: Readonly<Record<string, GraphEntry | false | null | undefined>> | undefined,
-    private readonly options: { checkpointer: BaseCheckpointSaver; store?: BaseStore; agent?: BuiltinAgent; hooks?: Readonly<Record<string, GraphRunHooks>> },
+    private readonly options: {
+      checkpointer: BaseCheckpointSaver;
+      store?: BaseStore;
+      agent?: BuiltinAgent;
+      hooks?: Readonly<Record<string, GraphRunHooks>>;
+      /** Told once per graph that devmind replaced the checkpointer or store it was compiled with. */
+      onReplaced?: (id: string, replaced: ReplacedPersistence) => void;
+    },
   ) {
     const given = graphs ?? {};
     for (const [id, entry] of Object.entries(given)) {
@@ -91,10 +106,10 @@ export class GraphRegistry {
     this.check(id);
     if (this.builtin && id === GRAPHS_DEFAULTS.builtinId) return (this.options.agent as BuiltinAgent).graph();
     const entry = this.entries.get(id) as GraphEntry;
-    if (graphKind(entry) === "factory") return resolveGraph(entry, { checkpointer: this.options.checkpointer, store: this.options.store, config, id });
+    if (graphKind(entry) === "factory") return resolveGraph(entry, { checkpointer: this.options.checkpointer, store: this.options.store, config, id, onReplaced: this.onReplaced });
     let cached = this.resolved.get(id);
     if (cached === undefined) {
-      cached = resolveGraph(entry, { checkpointer: this.options.checkpointer, store: this.options.store, id });
+      cached = resolveGraph(entry, { checkpointer: this.options.checkpointer, store: this.options.store, id, onReplaced: this.onReplaced });
       this.resolved.set(id, cached);
       cached.catch(() => this.resolved.delete(id));
     }

@@ -47,16 +47,29 @@ export class GraphSchemaReader {
     return result;
   }
 
-  /** Extracts the sources of the graphs among `ids` whose runtime schemas are untyped, in one batch; never throws. */
-  async warm(ids: readonly string[]): Promise<void> {
+  /**
+   * Resolves the graphs `ids` loaded from a source file and extracts the sources of those whose runtime schemas are
+   * untyped, in one batch. Never throws: a graph that cannot be resolved is returned with its
+   * error (its routes answer with it, 422), the others are warmed.
+   */
+  async warm(ids: readonly string[]): Promise<{ id: string; error: unknown }[]> {
     const untyped: GraphSource[] = [];
+    const failed: { id: string; error: unknown }[] = [];
     for (const id of ids) {
       const source = this.sourceOf(id);
       if (source === undefined) continue;
-      const read = await readGraphSchemas(await this.compiled(id)).catch(() => undefined);
+      let graph: CompiledGraphLike;
+      try {
+        graph = await this.compiled(id);
+      } catch (error) {
+        failed.push({ id, error });
+        continue;
+      }
+      const read = await readGraphSchemas(graph).catch(() => undefined);
       if (read !== undefined && !read.typed) untyped.push(source);
     }
     if (untyped.length > 0) await this.staticSchemas.of(untyped).catch(() => undefined);
+    return failed;
   }
 
   private async extracted(id: string): Promise<StaticSchemaMap | null> {

@@ -37,7 +37,7 @@ import { storeOptionsFromConfig } from "./runtime-store.js";
 import type { Embeddings } from "@langchain/core/embeddings";
 import { createWorker, type Worker, type WorkerOptions } from "./queue/worker.js";
 import { GraphRegistry } from "../graphs/graph-registry.js";
-import type { GraphEntry } from "../graphs/graph-kinds.js";
+import { replacedWords, type GraphEntry } from "../graphs/graph-kinds.js";
 import { GRAPHS_DEFAULTS } from "../constants.js";
 import { builtinAgent } from "../graphs/builtin-agent.js";
 import { plainJson } from "./events/plain-json.js";
@@ -382,7 +382,8 @@ export interface GraphsApi {
   /**
    * Reads the TypeScript sources of every graph whose types are not known at runtime in one
    * batch of LangGraph's static extractor, so the first `schemas` / `subgraphs` call does not wait
-   * for it (`serve` starts it in the background); never throws.
+   * for it (`serve` starts it in the background). Never throws: a graph that cannot be resolved
+   * is logged (`graph.failed`) and its routes answer 422 with the cause, as a throwing factory's.
    */
   warmSchemas(): Promise<void>;
   /**
@@ -449,7 +450,14 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const completions = new RunCompletions(db);
   const policy = webhookPolicy(config.webhooks.allow);
   const agent = builtinAgent({ config, checkpointer, model: options.model, modelStandIn: options.modelStandIn, tools: options.tools, attachments: new AttachmentStore(db) });
-  const graphs = new GraphRegistry(options.graphs, { checkpointer, store, agent });
+  const graphLog = logger.child({ component: "graphs" });
+  const graphs = new GraphRegistry(options.graphs, {
+    checkpointer,
+    store,
+    agent,
+    onReplaced: (id, replaced) =>
+      graphLog.warn({ event: "graph.persistence_replaced", graph: id, ...replaced }, `graph ${id} was compiled with its own ${replacedWords(replaced)}: devmind keeps its runs in its database instead`),
+  });
   const schemaReader = new GraphSchemaReader((id) => graphs.compiled(id), (id) => graphs.source(id));
   const assistants = new AssistantStore(db, graphs, config.graphDefaults);
 
@@ -540,7 +548,12 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       schemas: (id) => schemaReader.schemas(id),
       subgraphs: (id, subgraphOptions = {}) => schemaReader.subgraphs(id, subgraphOptions),
       // a factory is called per run (it may connect to things): its schemas are read when asked for
-      warmSchemas: () => schemaReader.warm(graphs.ids().filter((id) => !graphs.isFactory(id))),
+      warmSchemas: async () => {
+        for (const { id, error } of await schemaReader.warm(graphs.ids().filter((id) => !graphs.isFactory(id)))) {
+          const cause = error instanceof Error ? error.message : String(error);
+          graphLog.error({ event: "graph.failed", graph: id, code: (error as { code?: unknown }).code ?? "GRAPH_LOAD_FAILED", error: cause }, `graph ${id} cannot run (its routes answer 422 with this cause): ${cause}`);
+        }
+      },
       streamTransformers: async (id) => {
         if (!graphs.has(id) || graphs.isFactory(id)) return [];
         const compiled = (await graphs.compiled(id)) as { streamTransformers?: unknown };

@@ -90,7 +90,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   // expired memory-store items are deleted every DEVMIND_STORE_SWEEP_MINUTES while the server runs,
   // threads past their TTL every THREAD_DEFAULTS.ttlSweepMinutes
   // Annotation graphs' schemas come from their TypeScript sources: read them now, not at the first request
-  void options.runtime.graphs.warmSchemas();
+  // a graph problem found now is the graph's (logged, its routes answer 422), never the server's end
+  options.runtime.graphs.warmSchemas().catch((error: unknown) => options.logger?.error({ event: "graphs.warm_failed", error: error instanceof Error ? error.message : String(error) }, "reading the graphs' schemas failed"));
   options.runtime.store.start();
   options.runtime.threads.startSweeper();
   const port = (server.address() as AddressInfo).port;

@@ -1,4 +1,5 @@
-import { AIMessageChunk, type BaseMessage } from "@langchain/core/messages";
+import { AIMessageChunk, type BaseMessage, type ToolCallChunk } from "@langchain/core/messages";
+import { callIdPrefix, ToolCallChunker, type ToolCallSource } from "../graph/tool-call-chunks.js";
 import type { StateSnapshot } from "@langchain/langgraph";
 import { toWire } from "./wire.js";
 
@@ -7,6 +8,17 @@ export function messagesOf(snapshot: StateSnapshot | undefined): BaseMessage[] {
   const messages = (snapshot?.values as { messages?: unknown } | undefined)?.messages;
   // a user graph's `messages` channel may hold anything: only LangChain messages are streamed as such
   return Array.isArray(messages) ? (messages as unknown[]).filter((message): message is BaseMessage => typeof (message as BaseMessage | null)?.getType === "function") : [];
+}
+
+/**
+ * The tool calls of a message dict as `tool_call_chunks`: its chunks, or its whole calls (a model
+ * without native streaming streams its one message, whose calls come whole, none in chunks).
+ */
+function callChunksOf(chunk: Record<string, unknown>): ToolCallChunk[] {
+  // deltas as they came: a later delta of a call has no id and joins its first by index
+  if (Array.isArray(chunk["tool_call_chunks"]) && chunk["tool_call_chunks"].length > 0) return chunk["tool_call_chunks"] as ToolCallChunk[];
+  const chunker = new ToolCallChunker(typeof chunk["id"] === "string" ? callIdPrefix(chunk["id"]) : "x");
+  return chunker.chunksOf(chunk as ToolCallSource);
 }
 
 /**
@@ -29,8 +41,7 @@ export class SentMessage {
   /** Notes chunk `chunk` (a message dict) as sent. */
   add(chunk: Record<string, unknown>): void {
     if (typeof chunk["content"] === "string") this.text += chunk["content"];
-    const calls = Array.isArray(chunk["tool_call_chunks"]) ? (chunk["tool_call_chunks"] as { id?: unknown }[]) : [];
-    for (const call of calls) if (typeof call.id === "string") this.calls.add(call.id);
+    for (const call of callChunksOf(chunk)) if (typeof call.id === "string") this.calls.add(call.id);
     if (chunk["usage_metadata"] !== undefined && chunk["usage_metadata"] !== null) this.usage = true;
   }
 
@@ -40,7 +51,7 @@ export class SentMessage {
     const next = new AIMessageChunk({
       content: chunk["content"] as never,
       ...(typeof chunk["id"] === "string" ? { id: chunk["id"] } : {}),
-      tool_call_chunks: (chunk["tool_call_chunks"] as never) ?? [],
+      tool_call_chunks: callChunksOf(chunk),
       additional_kwargs: (chunk["additional_kwargs"] as never) ?? {},
       response_metadata: (chunk["response_metadata"] as never) ?? {},
       ...(chunk["usage_metadata"] === undefined || chunk["usage_metadata"] === null ? {} : { usage_metadata: chunk["usage_metadata"] as never }),

@@ -8,7 +8,7 @@ import { BACKENDS, itOnChildEngine } from "../helpers/databases.js";
 import { snapshotTables, type TableSnapshot } from "../helpers/fuzz.js";
 import { openDatabase } from "../../src/db/open-database.js";
 
-const RESULT_KEYS = ["answer", "interrupts", "model_rounds", "resumes_run", "run_id", "status", "stop_reason", "thread_id", "tool_calls", "type", "values"];
+const RESULT_KEYS = ["answer", "interrupts", "model_rounds", "resumes_run", "run_id", "status", "stop_reason", "thread_id", "tool_calls", "type", "unknown_outcomes", "values"];
 
 /** A run that writes note.txt (which needs approval), then answers. */
 const WRITE_SCRIPT: ScriptedTurn[] = [

@@ -141,6 +141,7 @@ describe.each(BACKENDS)("user graph durability on %s", (backend) => {
     expect(answers.get("idem")).toMatchObject({ content: "appended idem", name: "idem_append" });
     expect(answers.get("hang")).toMatchObject({ status: "error", name: "hang_append" });
     expect(JSON.parse(String(answers.get("hang")?.content))).toMatchObject({ ok: false, tool: "hang_append", error: { code: "TOOL_OUTCOME_UNKNOWN" } });
+    expect(done.unknown_outcomes).toEqual([{ tool_call_id: "hang", tool: "hang_append" }]);
     expect(state.values.messages.at(-1)).toMatchObject({ content: "done" });
   });
 

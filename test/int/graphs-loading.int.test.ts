@@ -206,12 +206,16 @@ describe("resolving graphs onto devmind's checkpointer", () => {
     expect(stored.rows[0]?.n).toBe(7);
   }, 120_000);
 
-  it("refuses a graph compiled with its own checkpointer, and a factory returning something that is not a graph", async () => {
+  it("puts devmind's saver in place of a graph's own checkpointer (said to onReplaced), and refuses a factory returning something that is not a graph", async () => {
     const checkpointer = new PostgresCheckpointSaver(db);
-    const { ownCheckpointer } = (await import("../fixtures/graphs/graphs.js")) as { ownCheckpointer: unknown };
-    const refused = await resolveGraph(ownCheckpointer, { checkpointer, id: "mine" }).catch((error: unknown) => error);
-    expect(hasErrorCode(refused, "GRAPH_INVALID")).toBe(true);
-    expect((refused as Error).message).toMatch(/graph mine was compiled with its own checkpointer \(MemorySaver\)/);
+    const { ownCheckpointer } = (await import("../fixtures/graphs/graphs.js")) as unknown as { ownCheckpointer: { checkpointer: { storage: Record<string, unknown> } } };
+    const told: unknown[] = [];
+    const graph = await resolveGraph(ownCheckpointer, { checkpointer, id: "mine", onReplaced: (id, replaced) => told.push([id, replaced]) });
+    expect(told).toEqual([["mine", { checkpointer: "MemorySaver" }]]);
+    expect(await graph.invoke({ count: 1 }, { configurable: { thread_id: "own-saver" } })).toEqual({ count: 7 });
+    expect(Object.keys(ownCheckpointer.checkpointer.storage)).toEqual([]);
+    const stored = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${db.schema}".checkpoints WHERE thread_id = 'own-saver'`);
+    expect(stored.rows[0]?.n).toBeGreaterThan(0);
     const odd = await resolveGraph(() => ({ not: "a graph" }), { checkpointer, id: "odd" }).catch((error: unknown) => error);
     expect(hasErrorCode(odd, "GRAPH_INVALID")).toBe(true);
     expect((odd as Error).message).toMatch(/graph odd: an object with keys not is not a LangGraph graph/);

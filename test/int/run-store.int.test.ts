@@ -91,6 +91,7 @@ describe.each(BACKENDS)("RunStore on %s", (backend) => {
         lease: null,
         cancel_requested: false,
         active_ms: 0,
+        unknown_outcomes: [],
         waiting: false,
         resumes_run: null,
       } satisfies RunRecord);

@@ -304,7 +304,9 @@ describe.each(BACKENDS)("runtime recovery on %s", (backend) => {
         expect(finished).toMatchObject([{ tool_call_id: SIDE_EFFECT_CALL, ok: false, error_code: "TOOL_OUTCOME_UNKNOWN" }]);
         expect(pair).toMatchObject({ id: SIDE_EFFECT_CALL, envelope: { ok: false, error: { code: "TOOL_OUTCOME_UNKNOWN" } } });
         expect(await ledgerRows(db, created.run_id)).toEqual([{ tool_call_id: SIDE_EFFECT_CALL, status: "failed", attempts: 2, lease_epoch: 2 }]);
+        expect(done.unknown_outcomes).toEqual([{ tool_call_id: SIDE_EFFECT_CALL, tool: finished[0]?.["tool"] }]);
       }
+      if (idempotent) expect(done.unknown_outcomes).toEqual([]);
       // the answer came from the model's call made after the tool message
       expect(messages[3]?.content).toBe("done");
       expect(await forks(db, created.thread_id)).toBe(0);

@@ -202,6 +202,16 @@ describe.each(BACKENDS)("runtime on %s", (backend) => {
     expect(done).toMatchObject({ status: "interrupted", stop_reason: "cancelled" });
   });
 
+  it("a cancel aborting a side-effecting call mid-flight: the run is interrupted and its record names the call whose outcome is unknown", async () => {
+    const { runtime } = runtimeWith([{ tool_calls: [{ id: "cmd", name: "run_command", args: { command: "echo started > side.txt; sleep 20" } }] }, { content: "never" }], { DEVMIND_AUTO_APPROVE: "run_command" });
+    const run = await runtime.runs.create({ input: { messages: ["run it"] } });
+    const executing = runtime.runs.execute(run.run_id);
+    await waitUntil("the command's side effect", () => existsSync(join(workspace.dir, "side.txt")), 20_000);
+    await runtime.runs.cancel(run.run_id);
+    const done = await executing;
+    expect(done).toMatchObject({ status: "interrupted", stop_reason: "cancelled", unknown_outcomes: [{ tool_call_id: "cmd", tool: "run_command" }] });
+  });
+
   it("re-queues a dead worker's run as soon as its lease lapses, not up to half a lease later", async () => {
     const { runtime } = runtimeWith([{ content: "recovered" }], { DEVMIND_LEASE_MS: "20000" });
     const run = await runtime.runs.create({ input: { messages: ["x"] } });
@@ -269,5 +279,8 @@ describe.each(BACKENDS)("runtime on %s", (backend) => {
     const events = await allEvents(runtime, run.run_id);
     expect(events.filter((e) => e.type === "tool.call.started")).toHaveLength(0);
     expect(events.filter((e) => e.type === "tool.call.finished")).toMatchObject([{ tool_call_id: "ap", ok: false, error_code: "TOOL_OUTCOME_UNKNOWN" }]);
+    // the run record says so, once, whatever re-reads it
+    expect(done.unknown_outcomes).toEqual([{ tool_call_id: "ap", tool: "append_file" }]);
+    expect((await runtime.runs.get(run.run_id)).unknown_outcomes).toEqual([{ tool_call_id: "ap", tool: "append_file" }]);
   });
 });

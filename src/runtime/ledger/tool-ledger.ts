@@ -6,6 +6,7 @@ import type { Database, Row } from "../../db/types.js";
 import { DevmindError, RunConflictError } from "../../errors.js";
 import { checkFence, fenceCte, leaseLost, type Fence } from "../queue/fence.js";
 import { checkRunId } from "../queue/run-record.js";
+import type { ToolErrorCode } from "../../tools/types.js";
 
 /**
  * Options of the ledger's writes: `rider` (the run's events waiting to be stored) commits in the
@@ -43,6 +44,9 @@ export interface LedgerEntry {
 
 const COLUMNS = `run_id::text, tool_call_id, tool, args_digest, status, result, attempts, lease_epoch::text, started_at, finished_at`;
 
+/** The tool error code the run notes in `unknown_outcomes` (a constant, spelled into SQL). */
+const UNKNOWN_CODE: ToolErrorCode = "TOOL_OUTCOME_UNKNOWN";
+
 /** Every statement of the tool ledger, for one schema (a validated identifier). */
 export function ledgerSql(schema: string) {
   const s = quoteIdentifier(schema);
@@ -74,13 +78,22 @@ export function ledgerSql(schema: string) {
               old.status AS old_status, old.result AS old_result, old.args_digest AS old_digest
          FROM (SELECT 1) AS one LEFT JOIN old ON true`,
     ),
-    /** $1 run id, $2 epoch, $3 tool call id, $4 'succeeded' | 'failed', $5 result jsonb. Fenced. */
+    /**
+     * $1 run id, $2 epoch, $3 tool call id, $4 'succeeded' | 'failed', $5 result jsonb. Fenced. A
+     * TOOL_OUTCOME_UNKNOWN result also notes the call in the run's `unknown_outcomes` (once).
+     */
     complete: statement(
       "ledger_complete",
       `WITH ${fenceCte(schema, 1, 2)}, chain AS (SELECT COALESCE(c.ledger_run, c.run_id) AS key FROM ${s}.runs c WHERE c.run_id = $1::uuid),
        up AS (
          UPDATE ${s}.tool_ledger SET status = $4, result = $5::jsonb, finished_at = now()
           WHERE run_id = (SELECT key FROM chain) AND tool_call_id = $3 AND status = 'started' AND EXISTS (SELECT 1 FROM fence)
+         RETURNING tool
+       ),
+       noted AS (
+         UPDATE ${s}.runs r SET unknown_outcomes = r.unknown_outcomes || jsonb_build_array(jsonb_build_object('tool_call_id', $3::text, 'tool', (SELECT tool FROM up)))
+          WHERE r.run_id = $1::uuid AND $5::jsonb -> 'error' ->> 'code' = '${UNKNOWN_CODE}' AND EXISTS (SELECT 1 FROM up)
+            AND NOT r.unknown_outcomes @> jsonb_build_array(jsonb_build_object('tool_call_id', $3::text))
          RETURNING 1
        )
        SELECT EXISTS (SELECT 1 FROM fence) AS held, (SELECT count(*) FROM up)::integer AS updated,

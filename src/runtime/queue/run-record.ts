@@ -5,6 +5,7 @@ import type { Row } from "../../db/types.js";
 import { DevmindError, RunNotFoundError } from "../../errors.js";
 import type { AgentLimits } from "../../vocabulary/limits.js";
 import type { RunError, StopReason, Usage } from "../../vocabulary/stop-reasons.js";
+import { unknownOutcomesOf, type UnknownOutcome } from "../../vocabulary/unknown-outcomes.js";
 
 /** Every run status of CONTRACT section 3, in lifecycle order. */
 export const RUN_STATUSES = ["pending", "running", "success", "error", "timeout", "interrupted"] as const;
@@ -129,6 +130,11 @@ export interface RunRecord {
   cancel_requested: boolean;
   /** Wall-clock time spent running, summed over attempts and resumes (approval waits excluded). */
   active_ms: number;
+  /**
+   * The tool calls of this run whose outcome is unknown (TOOL_OUTCOME_UNKNOWN), in the order they
+   * were found: they may or may not have taken effect. Empty for most runs.
+   */
+  unknown_outcomes: UnknownOutcome[];
 }
 
 /**
@@ -202,6 +208,7 @@ export function runFromRow(row: Row): RunRecord {
         : { owner: leaseOwner, epoch: toNumber(row["lease_epoch"], "lease_epoch"), expires_at: row["lease_expires_at"] as string },
     cancel_requested: row["cancel_requested"] === true,
     active_ms: toNumber(row["active_ms"], "active_ms"),
+    unknown_outcomes: unknownOutcomesOf(row["unknown_outcomes"]),
   };
 }
 

@@ -23,7 +23,7 @@ function runColumns(a: string): string {
     ${a}.cancel_requested_at IS NOT NULL AS cancel_requested, ${a}.active_ms,
     ${a}.graph_id, ${a}.assistant_id, ${a}.config, ${a}.context, ${a}.interrupts,
     ${a}.metadata, ${iso(`${a}.not_before`)} AS not_before, ${a}.interrupt_before, ${a}.interrupt_after, ${a}.checkpoint_id,
-    ${a}.stream_mode, ${a}.error_name, ${a}.waiting, ${a}.resumes_run::text AS resumes_run`;
+    ${a}.stream_mode, ${a}.error_name, ${a}.waiting, ${a}.resumes_run::text AS resumes_run, ${a}.unknown_outcomes`;
 }
 
 /** `now() + $n milliseconds`. */

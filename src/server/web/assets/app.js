@@ -354,6 +354,7 @@ async function refreshRuns() {
           "button",
           { type: "button", class: "run-item", "data-testid": "run-item", onclick: () => void selectRun(String(run.run_id)) },
           el("span", { class: "badge", "data-status": String(run.status), text: String(run.status) }),
+          ...unknownMark(run),
           el("span", { class: "run-task", text: taskOf(run, items) }),
           el("time", { text: timeOf(run.created_at) }),
         ),
@@ -362,6 +363,17 @@ async function refreshRuns() {
   );
   if (items.length === 0) append(runsList, el("li", { class: "empty", text: "No runs yet." }));
   if (view !== null) markSelected(view.runId);
+}
+
+/**
+ * The run list's mark of a run with calls whose outcome is unknown (none for most runs).
+ * @param {Record<string, any>} run
+ * @returns {HTMLElement[]}
+ */
+function unknownMark(run) {
+  const count = Array.isArray(run.unknown_outcomes) ? run.unknown_outcomes.length : 0;
+  if (count === 0) return [];
+  return [el("span", { class: "badge unknown-outcome", "data-testid": "unknown-outcome", title: `${count} tool call(s) may or may not have taken effect`, text: "outcome unknown" })];
 }
 
 /** @param {string} runId */

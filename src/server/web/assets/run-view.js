@@ -19,6 +19,8 @@ import { ToolLine } from "./tool-line.js";
 /** @typedef {{ name: string, args: Record<string, unknown>, description?: string, tool_call_id: string, risk?: string }} ActionRequest */
 
 const TERMINAL = new Set(["success", "error", "timeout", "interrupted"]);
+/** The tool error code of a call that may or may not have taken effect (CONTRACT section 4). */
+const UNKNOWN_OUTCOME = "TOOL_OUTCOME_UNKNOWN";
 
 /** Renders one run into the page's run panel; `dispose` before showing another. */
 export class RunView {
@@ -65,6 +67,9 @@ export class RunView {
     this.statusBadge = byId("run-status");
     this.stopReason = byId("stop-reason");
     this.runError = byId("run-error");
+    this.unknownOutcomes = byId("unknown-outcomes");
+    this.unknownOutcomes.hidden = true;
+    this.unknownOutcomes.textContent = "";
     this.timeline.replaceChildren();
     this.answer.textContent = "";
     this.answerPanel.hidden = true;
@@ -187,7 +192,11 @@ export class RunView {
       case "tool.call.finished": {
         const line = this.tool(data.tool_call_id, data.tool, undefined);
         const note = `${data.duration_ms ?? "?"} ms${data.truncated ? ", truncated" : ""}`;
-        line.setStatus(data.ok ? "ok" : "failed", data.ok ? note : `${data.error_code ?? "error"}, ${note}`);
+        if (data.error_code === UNKNOWN_OUTCOME) {
+          // it may or may not have taken effect: not a plain failure
+          line.setStatus("unknown", `${UNKNOWN_OUTCOME}: it may or may not have taken effect`);
+          this.line(event, `Outcome unknown: ${data.tool} (${data.tool_call_id}) may or may not have taken effect`, "warning", "unknown-outcome-event");
+        } else line.setStatus(data.ok ? "ok" : "failed", data.ok ? note : `${data.error_code ?? "error"}, ${note}`);
         this.loadResultsSoon();
         break;
       }
@@ -329,6 +338,12 @@ export class RunView {
     if (typeof run.stop_reason === "string") this.stopReason.textContent = run.stop_reason;
     if (typeof run.answer === "string" && run.answer !== "" && this.answerPanel.hidden) this.showAnswer(run.answer);
     if (run.error && typeof run.error === "object") this.runError.textContent = `${run.error.code}: ${run.error.message}`;
+    const unknown = Array.isArray(run.unknown_outcomes) ? run.unknown_outcomes : [];
+    this.unknownOutcomes.hidden = unknown.length === 0;
+    this.unknownOutcomes.textContent =
+      unknown.length === 0
+        ? ""
+        : `Outcome unknown: ${unknown.map((/** @type {any} */ call) => `${String(call?.tool)} (${String(call?.tool_call_id)})`).join(", ")} may or may not have taken effect.`;
   }
 
   /** @param {string} text */

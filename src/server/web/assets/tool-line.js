@@ -12,6 +12,7 @@ const STATUS = {
   ok: { icon: "✓", label: "succeeded" },
   failed: { icon: "✗", label: "failed" },
   rejected: { icon: "⊘", label: "rejected" },
+  unknown: { icon: "?", label: "outcome unknown" },
 };
 
 let serial = 0;
