@@ -321,6 +321,23 @@ export const RUNTIME_DEFAULTS = {
 } as const;
 
 /**
+ * Crash detection on PostgreSQL (src/db/session-lock.ts, src/runtime/queue/process-liveness.ts):
+ * each live process that executes runs holds a session-level advisory lock on a connection of its
+ * own; the server frees it when the process dies, and reapers that see it free recover the
+ * process's runs without waiting for their leases.
+ */
+export const LIVENESS_DEFAULTS = {
+  /** A worker's reaper looks for runs whose owner's lock is free this often. */
+  ownerCheckMs: 500,
+  /** The lock's connection, lost while its process lives, is reconnected with backoff from… */
+  reconnectFirstMs: 100,
+  /** …up to this. */
+  reconnectMaxMs: 2_000,
+  /** Tries to find a free lock key (random) before giving up on the lock (lease only). */
+  keyAttempts: 5,
+} as const;
+
+/**
  * How devmind waits out a database fault (src/runtime/execution/fault-recovery.ts): workers, the executor's
  * event writes and server streams back off with jitter between `firstMs` and a cap, and never
  * give up while their process runs, except where a bound is named.

@@ -574,6 +574,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         concurrency: workerOptions.concurrency ?? config.worker.concurrency,
         executorDeps,
         owner: `${owner}:worker`,
+        processId: owner,
         logger: logger.child({ component: "worker" }),
         startScheduler,
         runEnds,
