@@ -322,6 +322,30 @@ export const RUNTIME_DEFAULTS = {
   healthSlowMs: 1_000,
   /** `runtime.health()`: a write refused for want of storage (a full disk) this recently makes it `degraded`, database not writable. */
   healthWriteFailureMs: 60_000,
+  /** A process that sees writes refused for want of storage tells the others (NOTIFY) at most this often while it lasts. */
+  healthAnnounceMs: 5_000,
+  /** A kind of write refused this recently must succeed again before a process says storage works (see WriteFaults.stored). */
+  healthRefusedKindMs: 15_000,
+} as const;
+
+/** Processes tell each other of writes refused for want of storage, and of storage working again (`StorageNotice` JSON). */
+export const STORAGE_CHANNEL = "devmind_storage";
+
+/**
+ * Crash detection on PostgreSQL (src/db/session-lock.ts, src/runtime/queue/process-liveness.ts):
+ * each live process that executes runs holds a session-level advisory lock on a connection of its
+ * own; the server frees it when the process dies, and reapers that see it free recover the
+ * process's runs without waiting for their leases.
+ */
+export const LIVENESS_DEFAULTS = {
+  /** A worker's reaper looks for runs whose owner's lock is free this often. */
+  ownerCheckMs: 500,
+  /** The lock's connection, lost while its process lives, is reconnected with backoff from… */
+  reconnectFirstMs: 100,
+  /** …up to this. */
+  reconnectMaxMs: 2_000,
+  /** Tries to find a free lock key (random) before giving up on the lock (lease only). */
+  keyAttempts: 5,
 } as const;
 
 /**
@@ -540,6 +564,8 @@ export const SERVER_DEFAULTS = {
   waitMaxMs: 3_600_000,
   /** `Retry-After` (seconds) on a 503 while the database is away or refuses writes. */
   retryAfterSeconds: 2,
+  /** 503s (the database away or refusing writes) this close together are one outage: logged when it begins and, with their count, when it ends. */
+  outageQuietMs: 10_000,
   /**
    * A stream whose reads fail on a database fault keeps retrying them this long, heartbeats going
    * on: for ever (until the run ends or the client leaves), since a stream that closed would send

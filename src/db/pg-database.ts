@@ -7,6 +7,7 @@ import { PgListener } from "./pg-listener.js";
 import { PRIMARY_CHECK_SQL, PrimaryLocator } from "./pg-primary.js";
 import { checkReplication } from "./pg-replication.js";
 import { parsePgUrl } from "./pg-url.js";
+import type { SessionLockTarget } from "./session-lock.js";
 import type { CommittingQueryable, Database, Queryable, QueryResult, Row, Statement } from "./types.js";
 
 /**
@@ -202,6 +203,8 @@ export class PgDatabase extends PgQueryable implements Database {
     /** Whether the pool's connections keep their session (no transaction pooler in between). */
     readonly sessions: boolean,
     listener: (db: PgDatabase) => PgListener,
+    /** Where a connection that keeps its session goes: the direct URL, or the URL without a pooler; null: none. */
+    private readonly sessionSource: PrimaryLocator | null,
   ) {
     super({ query: (config: pg.QueryConfig | string) => this.queryOnce(config) }, location, sessions, (error) => suspectHost(locator, error));
     this.listener = listener(this);
@@ -253,7 +256,7 @@ export class PgDatabase extends PgQueryable implements Database {
         notify: async (channel, payload) => void (await self.query("SELECT pg_notify($1, $2)", [channel, payload])),
         logger,
       });
-    });
+    }, direct ?? (sessions ? locator : null));
     if (!sessions) {
       logger.info(
         { event: "database.pooler", location: printable, direct_url: direct !== null },
@@ -310,6 +313,16 @@ export class PgDatabase extends PgQueryable implements Database {
       // pg-pool re-adds its idle listener on release; a broken client is destroyed, not returned
       client.release(broken === null ? undefined : broken instanceof Error ? broken : true);
     }
+  }
+
+  /**
+   * Where a dedicated connection that keeps its session goes (a session-level lock, see
+   * `SessionLock`): DEVMIND_DATABASE_DIRECT_URL when set, else the URL when no pooler is in
+   * between; null behind a transaction pooler without a direct URL.
+   */
+  sessionTarget(): SessionLockTarget | null {
+    const source = this.sessionSource;
+    return source === null ? null : { url: () => source.currentUrl(), printable: source.target.printable };
   }
 
   listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>> {

@@ -106,6 +106,12 @@ export interface Database extends Queryable {
    * `channel` must be a fixed identifier from code (`CHANNEL_NAME_PATTERN`); `close()` ends it all.
    */
   listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
+  /**
+   * PostgreSQL: where a dedicated connection that keeps its session goes (a session-level lock
+   * for crash detection), or null behind a transaction pooler without a direct URL. Absent on
+   * PGlite (one process: its data-directory lock already tells a dead owner).
+   */
+  sessionTarget?(): { url: () => string; printable: string } | null;
   /** Releases connections (and the data-directory lock for PGlite). Safe to call twice. */
   close(): Promise<void>;
 }

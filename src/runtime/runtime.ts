@@ -31,6 +31,7 @@ import { startCronScheduler } from "./crons/cron-scheduler.js";
 import { CronStore } from "./crons/cron-store.js";
 import { checkHealth } from "./execution/health.js";
 import { observeWriteFaults, WriteFaults } from "./execution/write-faults.js";
+import { StorageNotices } from "./execution/storage-notices.js";
 import { RunCompletions, startRunCompletions, type RunCompletionRecord } from "./completions/run-completions.js";
 import { checkWebhookUrl, webhookPolicy } from "../webhooks/webhook-targets.js";
 import { storeOptionsFromConfig } from "./runtime-store.js";
@@ -421,8 +422,12 @@ export interface RuntimeHealth {
  */
 export function createRuntime(options: RuntimeOptions): Runtime {
   const config = options.config ?? loadConfig({});
-  // writes refused for want of storage are remembered for /health (a full disk may still take the probe's small write)
-  const writeFaults = new WriteFaults();
+  const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  // writes refused for want of storage are remembered for /health (a full disk may still take the
+  // probe's small write), and told to the deployment's other processes, whose /health reports them too
+  const storageNotices = new StorageNotices(options.db, owner);
+  const writeFaults = new WriteFaults((state, error) => storageNotices.announce(state, error));
+  storageNotices.attach(writeFaults);
   const db = observeWriteFaults(options.db, writeFaults);
   const logger = options.logger ?? silentLogger;
   const redactor = options.redactor ?? createRedactor(configSecrets(config));
@@ -442,7 +447,6 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const deltas = new LiveDeltaPublisher(db);
   // the message chunks chat models stream in running graphs, for LangGraph streams in any process
   const liveMessages = new LiveMessagePublisher(db);
-  const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   // runs created with executeHere: claimed at creation, waiting for execute() in this process
   const reserved = new Map<string, ClaimedRun>();
   // the long-term memory store every user graph gets as `config.store` (and the HTTP API's /store)
@@ -598,15 +602,21 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         concurrency: workerOptions.concurrency ?? config.worker.concurrency,
         executorDeps,
         owner: `${owner}:worker`,
+        processId: owner,
         logger: logger.child({ component: "worker" }),
         startScheduler,
         runEnds,
       });
       workers.add(worker);
+      void storageNotices.listen();
       return worker;
     },
     redact: <T>(value: T): T => (value === undefined ? value : (JSON.parse(redactor.json(value)) as T)),
-    health: (healthOptions = {}) => checkHealth({ runs, workers: [...workers], execution: executionHealth, prober: `${owner}:health`, writeFaults, ...healthOptions }),
+    async health(healthOptions = {}) {
+      // from the first look on, this process hears what the deployment's others see
+      await storageNotices.listen();
+      return checkHealth({ runs, workers: [...workers], execution: executionHealth, prober: `${owner}:health`, writeFaults, ...healthOptions });
+    },
     truncate: (flags) => purger.truncate(flags),
     deleteAssistantThreads: (assistantId) => purger.assistantThreads(assistantId, (threadId) => threads.delete(threadId)),
     async close() {
@@ -620,6 +630,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       await Promise.all(unexecuted.map(({ run, epoch }) => runs.release(run.run_id, epoch).catch(() => false)));
       await runEnds.close();
       await cancels.close();
+      await storageNotices.close();
     },
   };
 }

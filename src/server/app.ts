@@ -24,6 +24,7 @@ import { mountUserHttp, userCorsOptions, type UserHttp } from "./user-http.js";
 import { uiAssetRoutes, uiComponentRoutes, type UiBundles } from "./ui-bundles.js";
 import { silentLogger, type Logger } from "../logger.js";
 import { DevmindError } from "../errors.js";
+import { OutageLog } from "./outage-log.js";
 
 /**
  * What the HTTP app serves from: the runtime (runs, threads, files, health) and the config. The
@@ -70,9 +71,12 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
   const app = new Hono<{ Variables: AuthVariables }>();
   const logger = deps.logger ?? silentLogger;
 
+  const outages = new OutageLog(logger);
   app.onError((error, c) => {
     const { status, body } = errorBody(error);
-    if (status >= 500) {
+    if (status === 503) {
+      outages.unavailable(body.error, { method: c.req.method, path: c.req.path.slice(0, 200), requestId: c.res.headers.get("x-request-id"), error: errorText(error) });
+    } else if (status >= 500) {
       // never the body or headers: they may carry keys; the logger redacts what the message quotes
       logger.error(
         { event: "request.failed", request_id: c.res.headers.get("x-request-id"), method: c.req.method, path: c.req.path.slice(0, 200), status, code: body.error, err: errorText(error) },

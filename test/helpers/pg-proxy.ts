@@ -16,6 +16,15 @@ export interface PgProxy {
   resume(): void;
   /** Resets every open connection (both sides), like a network failure. */
   dropAll(): void;
+  /**
+   * Loses the answer to the next write whose messages name `marker` (a statement's name or text,
+   * e.g. "ledger_complete"): that write and its COMMIT reach the server and commit there, but the
+   * answer is swallowed and the connection dropped once the server reports the transaction over
+   * (ReadyForQuery, idle) — the client never learns that it committed, as in a failover. A write
+   * inside a transaction is doomed with the COMMIT that follows it. `nth` (default 1): the n-th
+   * chunk naming the marker from now on. Resolves once that happened.
+   */
+  loseAnswer(marker: string, nth?: number): Promise<void>;
   /** Connections accepted so far. */
   readonly accepted: number;
   /**
@@ -30,6 +39,26 @@ interface Pipe {
   client: Socket;
   server: Socket | null;
   held: { to: "server" | "client"; chunk: Buffer }[];
+  /** The armed marker was sent on this connection; its transaction's end is to be lost. */
+  marked: boolean;
+  /** Swallowing the server's answers until the transaction is over, then dropping the connection. */
+  doomed: boolean;
+  /** The transaction status of the server's last ReadyForQuery ('I' idle, 'T' in a transaction, 'E' failed). */
+  status: string;
+}
+
+const COMMIT = Buffer.from("COMMIT\0");
+const BEGIN = Buffer.from("BEGIN\0");
+
+/** The status byte of the last ReadyForQuery ('Z', length 5, status) in `chunk`, or null. */
+function lastReadyStatus(chunk: Buffer): string | null {
+  for (let at = chunk.length - 6; at >= 0; at -= 1) {
+    if (chunk[at] === 0x5a && chunk[at + 1] === 0 && chunk[at + 2] === 0 && chunk[at + 3] === 0 && chunk[at + 4] === 5) {
+      const status = String.fromCharCode(chunk[at + 5] as number);
+      if (status === "I" || status === "T" || status === "E") return status;
+    }
+  }
+  return null;
 }
 
 /** Starts a proxy to `target` (host, port). */
@@ -38,6 +67,7 @@ export async function startPgProxy(target: { host: string; port: number }): Prom
   let stalled = false;
   let accepted = 0;
   let chunksToServer = 0;
+  let armed: { marker: Buffer; left: number; done: () => void } | null = null;
 
   const send = (pipe: Pipe, to: "server" | "client", chunk: Buffer): void => {
     if (stalled || (to === "server" && pipe.server === null)) {
@@ -49,7 +79,25 @@ export async function startPgProxy(target: { host: string; port: number }): Prom
   const connectServer = (pipe: Pipe): void => {
     const server = connect(target.port, target.host);
     pipe.server = server;
-    server.on("data", (chunk: Buffer) => send(pipe, "client", chunk));
+    server.on("data", (chunk: Buffer) => {
+      const status = lastReadyStatus(chunk);
+      if (pipe.doomed) {
+        // the answer is swallowed; once the server says the transaction is over, the connection goes
+        if (status === "I" || status === "E") {
+          pipe.client.resetAndDestroy();
+          server.destroy();
+          const done = armed?.done;
+          armed = null;
+          done?.();
+        }
+        return;
+      }
+      if (status !== null) {
+        pipe.status = status;
+        if (status === "I") pipe.marked = false;
+      }
+      send(pipe, "client", chunk);
+    });
     server.on("error", () => pipe.client.destroy());
     server.on("close", () => pipe.client.destroy());
     flush(pipe);
@@ -61,10 +109,18 @@ export async function startPgProxy(target: { host: string; port: number }): Prom
 
   const listener: Server = createServer((client) => {
     accepted += 1;
-    const pipe: Pipe = { client, server: null, held: [] };
+    const pipe: Pipe = { client, server: null, held: [], marked: false, doomed: false, status: "I" };
     pipes.add(pipe);
     client.on("data", (chunk: Buffer) => {
       chunksToServer += 1;
+      if (armed !== null && !pipe.doomed && [...pipes].every((other) => !other.doomed)) {
+        if (chunk.includes(armed.marker) && !pipe.marked) {
+          armed.left -= 1;
+          if (armed.left === 0) pipe.marked = true;
+        }
+        // the marked write commits with this chunk: a COMMIT, or a statement outside any transaction
+        if (pipe.marked && (chunk.includes(COMMIT) || (pipe.status === "I" && !chunk.includes(BEGIN)))) pipe.doomed = true;
+      }
       send(pipe, "server", chunk);
     });
     client.on("error", () => pipe.server?.destroy());
@@ -91,6 +147,11 @@ export async function startPgProxy(target: { host: string; port: number }): Prom
       parsed.hostname = "127.0.0.1";
       parsed.port = String(address.port);
       return parsed.toString();
+    },
+    loseAnswer(marker, nth = 1) {
+      return new Promise<void>((resolve) => {
+        armed = { marker: Buffer.from(marker), left: nth, done: resolve };
+      });
     },
     stall() {
       stalled = true;

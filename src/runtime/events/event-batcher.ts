@@ -1,11 +1,17 @@
+import { randomUUID } from "node:crypto";
 import type { CheckpointRider, RiderWork } from "../../checkpoint/fence-config.js";
 import type { Queryable } from "../../db/types.js";
 import type { NewRunEvent } from "./event-store.js";
 
-/** How a batcher stores a batch: on its own (`alone`, retried as the caller sees fit) or inside a checkpoint write's transaction. */
+/**
+ * How a batcher stores a batch: on its own (`alone`, retried as the caller sees fit) or inside a
+ * checkpoint write's transaction. `key` is the batch's idempotency key, the same on every try of
+ * the batch (see `EventStore.append`): a try whose commit happened but whose answer was lost is
+ * not stored twice by the next.
+ */
 export interface EventBatchStores {
-  alone: (events: NewRunEvent[]) => Promise<void>;
-  inTransaction: (tx: Queryable, events: NewRunEvent[]) => Promise<void>;
+  alone: (events: NewRunEvent[], key: string) => Promise<void>;
+  inTransaction: (tx: Queryable, events: NewRunEvent[], key: string) => Promise<void>;
   /** Told of a batch that failed to store (a lost lease, a fault): rethrow to fail every later append, return to go on. */
   failed: (error: unknown) => void;
 }
@@ -19,6 +25,7 @@ export interface EndBatch {
 }
 
 interface Batch {
+  key: string;
   events: NewRunEvent[];
   promise: Promise<void>;
   resolve: () => void;
@@ -30,7 +37,7 @@ function newBatch(): Batch {
   let reject!: (error: unknown) => void;
   const promise = new Promise<void>((yes, no) => ((resolve = yes), (reject = no)));
   promise.catch(() => undefined);
-  return { events: [], promise, resolve, reject };
+  return { key: randomUUID(), events: [], promise, resolve, reject };
 }
 
 /**
@@ -110,7 +117,7 @@ export class RunEventBatcher implements CheckpointRider {
     let done!: () => void;
     this.sending = new Promise<void>((resolve) => (done = resolve));
     return {
-      write: (tx) => this.stores.inTransaction(tx, batch.events),
+      write: (tx) => this.stores.inTransaction(tx, batch.events, batch.key),
       settle: (error?: unknown) => {
         if (error === undefined) {
           batch.resolve();
@@ -139,7 +146,7 @@ export class RunEventBatcher implements CheckpointRider {
 
   private async store(batch: Batch): Promise<void> {
     try {
-      await this.stores.alone(batch.events);
+      await this.stores.alone(batch.events, batch.key);
       batch.resolve();
     } catch (error) {
       try {

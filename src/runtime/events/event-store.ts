@@ -113,9 +113,11 @@ export class EventStore {
    * and notifies followers; returns them as stored. With a `fence`, nothing is written unless
    * the lease is still held at that epoch (else LeaseLostError). An unknown run is
    * RunNotFoundError. Concurrent appenders to one run are retried on a seq collision (bounded);
-   * inside a caller's transaction (`tx`) a collision is not retried but thrown.
+   * inside a caller's transaction (`tx`) a collision is not retried but thrown. `key` (a uuid)
+   * makes the append idempotent: kept across a batch's retries, a retry whose first try committed
+   * (its answer lost in a failover) stores nothing again and returns what the first try stored.
    */
-  async append(runId: string, events: readonly NewRunEvent[], fence?: Fence, options: { tx?: Queryable } = {}): Promise<RunEvent[]> {
+  async append(runId: string, events: readonly NewRunEvent[], fence?: Fence, options: { tx?: Queryable; key?: string } = {}): Promise<RunEvent[]> {
     checkRunId(runId);
     if (fence !== undefined) {
       checkFence(fence);
@@ -131,8 +133,8 @@ export class EventStore {
       try {
         const result =
           fence === undefined
-            ? await runner.query(this.sql.append, [runId, payload])
-            : await runner.query(this.sql.appendFenced, [runId, payload, fence.epoch]);
+            ? await runner.query(this.sql.append, [runId, payload, options.key ?? null])
+            : await runner.query(this.sql.appendFenced, [runId, payload, fence.epoch, options.key ?? null]);
         if (result.rows.length === 0) throw fence === undefined ? new RunNotFoundError(runId) : leaseLost(fence);
         // every row is of a type just checked as stored, so each is a RunEvent
         return result.rows.map((row) => toEvent(runId, row)).filter(isRunEvent);

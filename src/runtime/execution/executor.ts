@@ -76,7 +76,7 @@ export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, ow
   // a database fault anywhere stops this attempt at once; the worker continues the run later
   const fault = new AbortController();
   let lostLease = false;
-  const appendOnce = async (events: NewRunEvent[]): Promise<void> => {
+  const appendOnce = async (events: NewRunEvent[], key: string): Promise<void> => {
     // events are not dropped for a database that is away: they are retried in order (bounded),
     // so the re-executed step's events follow them and none of an earlier step is lost
     const backoff = new Backoff({ firstMs: DATABASE_FAULT_DEFAULTS.backoffFirstMs, maxMs: DATABASE_FAULT_DEFAULTS.backoffMaxMs });
@@ -84,7 +84,8 @@ export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, ow
     for (;;) {
       if (lostLease) return;
       try {
-        await deps.events.append(run.run_id, events, fence);
+        // the batch's key: a try that committed but whose answer was lost is not stored twice
+        await deps.events.append(run.run_id, events, fence, { key });
         return;
       } catch (error) {
         if (databaseFaultOf(error) === null || Date.now() >= giveUpAt) throw error;
@@ -97,7 +98,7 @@ export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, ow
   // commit), in the transaction of the run's next checkpoint write when one begins at once
   const batcher = new RunEventBatcher({
     alone: appendOnce,
-    inTransaction: async (tx, events) => void (await deps.events.append(run.run_id, events, fence, { tx })),
+    inTransaction: async (tx, events, key) => void (await deps.events.append(run.run_id, events, fence, { tx, key })),
     failed: (error) => {
       if (error instanceof LeaseLostError) {
         lostLease = true;
@@ -160,6 +161,7 @@ export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, ow
     settled: () => batcher.settled(),
     takeForEnd: () => batcher.takeForEnd(),
     lostLease: () => lostLease,
+    launched: (claimed.launched ??= new Set()),
     finish: (stopReason, counts, error, answer = null, state) => finishRun(deps, run, epoch, stopReason, answer, counts, error, state, () => batcher.takeForEnd()),
   };
   try {

@@ -56,6 +56,8 @@ export interface Attempt {
   /** The events still waiting to be stored, for the run's ending transaction (see `RunEventBatcher.takeForEnd`). */
   takeForEnd: PendingEvents;
   lostLease: () => boolean;
+  /** Tool calls this process began to run under this claim (see `ClaimedRun.launched`). */
+  launched: Set<string>;
   /** `state`: the graph's state at the end, when read (handed to this process's waiters). */
   finish: (stopReason: StopReason, counts: RunCounts, error: RunError | null, answer?: string | null, state?: StateSnapshot) => Promise<RunRecord>;
 }
@@ -256,7 +258,7 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
     // lease lost or the process drains
     const ledgerStop = AbortSignal.any([signal, ...(deps.drainSignal === undefined ? [] : [deps.drainSignal])]);
     setMaxListeners(RUNTIME_DEFAULTS.runSignalMaxListeners, ledgerStop);
-    toolLedger = new GraphToolLedger(deps.ledger, deps.decisions, fence, ledgerStop, deps.onDatabaseFault, attempt.rider);
+    toolLedger = new GraphToolLedger(deps.ledger, deps.decisions, fence, ledgerStop, deps.onDatabaseFault, attempt.rider, attempt.launched);
     const callSignal = AbortSignal.any([attempt.signals.cancel, attempt.signals.lost, stop.signal]);
     setMaxListeners(RUNTIME_DEFAULTS.runSignalMaxListeners, callSignal);
     const handle: RunHandle = {

@@ -45,6 +45,8 @@ export class GraphToolLedger implements RunToolLedger {
     private readonly onFault?: (error: unknown) => void,
     /** The run's events waiting to be stored: they commit with a ledger write that begins at once. */
     private readonly rider?: CheckpointRider,
+    /** Calls begun to run under this lease by this process, across its attempts (`ClaimedRun.launched`). */
+    private readonly launched: Set<string> = new Set(),
   ) {}
 
   /** Calls of this attempt still running or being recorded. */
@@ -90,7 +92,9 @@ export class GraphToolLedger implements RunToolLedger {
     const entry = await this.ledger.begin(this.fence, { toolCallId: call.toolCallId, tool: call.tool, argsDigest: digest }, { rider: this.rider });
     if (entry.state === "new") return this.running(call.toolCallId);
     if (entry.state === "started") {
-      if (call.idempotent) return this.running(call.toolCallId);
+      // begun under this very lease, yet no attempt of it here ran the call: the begin's commit
+      // happened but its answer was lost (a failover), so the tool never ran and runs now
+      if (call.idempotent || (entry.epoch === this.fence.epoch && !this.launched.has(call.toolCallId))) return this.running(call.toolCallId);
       const unknown = inFlightOutcomeUnknown(call.tool);
       await this.ledger.complete(this.fence, call.toolCallId, { ok: false, result: unknown });
       return { state: "done", ok: false, result: unknown };
@@ -112,6 +116,7 @@ export class GraphToolLedger implements RunToolLedger {
   }
 
   private running(toolCallId: string): GraphLedgerBegin {
+    this.launched.add(toolCallId);
     this.inFlight.set(toolCallId, () => undefined);
     return { state: "run" };
   }

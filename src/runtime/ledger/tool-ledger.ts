@@ -23,8 +23,10 @@ export type LedgerBegin =
   /**
    * Begun before and never completed (its process died mid-call): `attempts` counts this entry
    * too. Re-run only an idempotent tool; otherwise the outcome is unknown (TOOL_OUTCOME_UNKNOWN).
+   * `epoch`: the lease epoch it was begun under — this lease's own epoch with no call run here
+   * means the begin's answer was lost and the tool never ran.
    */
-  | { state: "started"; attempts: number }
+  | { state: "started"; attempts: number; epoch: number }
   /** Finished before: use the stored `result`, do not run the tool again. */
   | { state: "succeeded" | "failed"; result: unknown };
 
@@ -64,7 +66,7 @@ export function ledgerSql(schema: string) {
       "ledger_begin",
       `WITH ${fenceCte(schema, 1, 2)}, chain AS (SELECT COALESCE(c.ledger_run, c.run_id) AS key FROM ${s}.runs c WHERE c.run_id = $1::uuid),
        old AS (
-         SELECT status, result, args_digest FROM ${s}.tool_ledger WHERE run_id = (SELECT key FROM chain) AND tool_call_id = $3
+         SELECT status, result, args_digest, lease_epoch FROM ${s}.tool_ledger WHERE run_id = (SELECT key FROM chain) AND tool_call_id = $3
        ),
        up AS (
          INSERT INTO ${s}.tool_ledger AS l (run_id, tool_call_id, tool, args_digest, status, attempts, lease_epoch)
@@ -75,12 +77,14 @@ export function ledgerSql(schema: string) {
          RETURNING l.attempts
        )
        SELECT EXISTS (SELECT 1 FROM fence) AS held, (SELECT attempts FROM up) AS attempts,
-              old.status AS old_status, old.result AS old_result, old.args_digest AS old_digest
+              old.status AS old_status, old.result AS old_result, old.args_digest AS old_digest, old.lease_epoch::text AS old_epoch
          FROM (SELECT 1) AS one LEFT JOIN old ON true`,
     ),
     /**
      * $1 run id, $2 epoch, $3 tool call id, $4 'succeeded' | 'failed', $5 result jsonb. Fenced. A
      * TOOL_OUTCOME_UNKNOWN result also notes the call in the run's `unknown_outcomes` (once).
+     * `same`: the row already holds exactly this outcome, written under this epoch (a retry of
+     * this write whose first try committed, its answer lost).
      */
     complete: statement(
       "ledger_complete",
@@ -97,7 +101,9 @@ export function ledgerSql(schema: string) {
          RETURNING 1
        )
        SELECT EXISTS (SELECT 1 FROM fence) AS held, (SELECT count(*) FROM up)::integer AS updated,
-              (SELECT status FROM ${s}.tool_ledger WHERE run_id = (SELECT key FROM chain) AND tool_call_id = $3) AS status`,
+              (SELECT status FROM ${s}.tool_ledger WHERE run_id = (SELECT key FROM chain) AND tool_call_id = $3) AS status,
+              EXISTS (SELECT 1 FROM ${s}.tool_ledger WHERE run_id = (SELECT key FROM chain) AND tool_call_id = $3
+                         AND status = $4 AND lease_epoch = $2::bigint AND result = $5::jsonb) AS same`,
     ),
     /**
      * $1 run id, $2 epoch, $3 tool call id. Fenced. Forgets a call that did not succeed (started or
@@ -159,7 +165,9 @@ export class ToolLedger {
     const row = result.rows[0];
     if (row === undefined || row["held"] !== true) throw leaseLost(fence);
     const attempts = row["attempts"];
-    if (attempts !== null && attempts !== undefined) return Number(attempts) === 1 ? { state: "new" } : { state: "started", attempts: Number(attempts) };
+    if (attempts !== null && attempts !== undefined) {
+      return Number(attempts) === 1 ? { state: "new" } : { state: "started", attempts: Number(attempts), epoch: Number(row["old_epoch"]) };
+    }
     // nothing written: the call is finished, or was begun with other arguments
     let previous: { status: unknown; result: unknown; digest: unknown } = { status: row["old_status"], result: row["old_result"], digest: row["old_digest"] };
     const finished = previous.status === "succeeded" || previous.status === "failed";
@@ -181,7 +189,9 @@ export class ToolLedger {
   /**
    * Records the call's outcome (fenced): `ok` decides succeeded / failed, `result` (JSON) is what
    * later re-entries get back. A call that was never begun or is already finished is a
-   * RunConflictError; nothing is changed then.
+   * RunConflictError; nothing is changed then — except a call already finished with this very
+   * outcome under this lease epoch: a retried write whose first try committed (its answer lost in
+   * a failover) is that write's own success.
    */
   async complete(fence: Fence, toolCallId: string, outcome: { ok: boolean; result: unknown }, options: LedgerWriteOptions = {}): Promise<void> {
     checkFence(fence);
@@ -199,6 +209,8 @@ export class ToolLedger {
     const row = (await withRider(this.db, options.rider, (db) => db.query(this.sql.complete, [fence.runId, fence.epoch, toolCallId, status, json]))).rows[0];
     if (row === undefined || row["held"] !== true) throw leaseLost(fence);
     if (Number(row["updated"]) === 1) return;
+    // the same outcome under the same lease: this attempt's own write, committed by a try whose answer was lost
+    if (row["same"] === true) return;
     const found = row["status"];
     throw new RunConflictError(
       found === null || found === undefined ? `tool call ${toolCallId} was never begun` : `tool call ${toolCallId} is already ${String(found)}`,

@@ -163,6 +163,12 @@ export interface ClaimedRun {
    * The executor takes them (sets this undefined): a later attempt reads the thread afresh.
    */
   threadCheckpoint?: readonly TupleRow[] | undefined;
+  /**
+   * Tool calls this process began to run under this claim, across its attempts (a database fault
+   * starts a new attempt under the same lease): a call found `started` under this epoch but not
+   * here was begun by a write whose answer was lost, so its tool never ran (see `GraphToolLedger`).
+   */
+  launched?: Set<string>;
 }
 
 /**

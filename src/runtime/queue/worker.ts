@@ -1,4 +1,4 @@
-import { DATABASE_FAULT_DEFAULTS, RUNS_CHANNEL, RUNTIME_DEFAULTS } from "../../constants.js";
+import { DATABASE_FAULT_DEFAULTS, LIVENESS_DEFAULTS, RUNS_CHANNEL, RUNTIME_DEFAULTS } from "../../constants.js";
 import { notify } from "../../db/channels.js";
 import { databaseFaultOf } from "../../db/database-faults.js";
 import type { Database } from "../../db/types.js";
@@ -10,6 +10,7 @@ import { DatabaseHealth, executeWithRecovery, faultBackoff, type DatabaseHealthR
 import type { RunStore } from "./run-store.js";
 import type { RunEndWatcher } from "./run-end-wait.js";
 import { wakeableSleep } from "../../sleep.js";
+import { expireGoneOwners, findRunning, startLiveness, type Liveness } from "./process-liveness.js";
 
 /** Options of `runtime.worker()`. */
 export interface WorkerOptions {
@@ -41,6 +42,11 @@ interface WorkerDeps {
   logger: Logger;
   /** This process's run-end watcher: told which runs a slot executes, so their waiters here take the executor's record. */
   runEnds?: Pick<RunEndWatcher, "executingHere" | "left"> | undefined;
+  /**
+   * The process's id, the prefix of every lease owner it uses: a worker that executes runs holds
+   * the process's liveness lock under it (crash detection, see `startLiveness`).
+   */
+  processId?: string | undefined;
   /** Starts this worker's cron scheduler (`runtime.crons`); workers with concurrency 0 schedule nothing. */
   startScheduler?: (() => CronScheduler) | undefined;
 }
@@ -59,6 +65,9 @@ export function createWorker(deps: WorkerDeps): Worker {
   let loops: Promise<void>[] = [];
   let unlisten: (() => Promise<void>) | undefined;
   let scheduler: CronScheduler | undefined;
+  let liveness: Liveness | undefined;
+  // on PostgreSQL the reaper also looks for runs whose owner process died (its liveness lock free)
+  const ownersSeen = deps.db.kind === "postgres";
   // idle slots (waiting for a run) and everything else that pauses (slots backing off a fault,
   // the reaper): a new run wakes one idle slot, never the reaper in its place
   const idleSlots = new Set<() => void>();
@@ -197,6 +206,13 @@ export function createWorker(deps: WorkerDeps): Worker {
         continue;
       }
       try {
+        const gone = ownersSeen ? await expireGoneOwners(deps.db) : [];
+        if (gone.length > 0) {
+          deps.logger.info(
+            { event: "run.owner_gone", reason: "owner_gone", run_ids: gone.map((run) => run.run_id), owners: [...new Set(gone.map((run) => run.owner))] },
+            `recovering ${gone.length} run(s) whose owner process is gone (the database freed its liveness lock), before their leases expire`,
+          );
+        }
         const { requeued, failed } = await deps.runs.requeueExpired({ maxAttempts: deps.maxAttempts });
         if (requeued.length > 0) {
           deps.logger.info({ event: "run.recovered", run_ids: requeued }, `re-queued ${requeued.length} run(s) whose lease expired`);
@@ -205,12 +221,25 @@ export function createWorker(deps: WorkerDeps): Worker {
         if (failed.length > 0) deps.logger.warn({ event: "run.max_attempts", run_ids: failed }, `${failed.length} run(s) ended after DEVMIND_MAX_ATTEMPTS lapsed leases`);
         const next = await deps.runs.nextLeaseExpiry();
         if (next !== null) wait = Math.min(period, next + RUNTIME_DEFAULTS.reaperSlackMs);
+        if (ownersSeen) wait = Math.min(wait, LIVENESS_DEFAULTS.ownerCheckMs);
       } catch (error) {
         const kind = databaseFaultOf(error);
         if (kind !== null) health.fault(kind, error);
       }
       await pause(Math.max(RUNTIME_DEFAULTS.reaperMinPauseMs, wait));
     }
+  };
+
+  /** What a starting process finds: the running runs of other processes, and when each will be taken. */
+  const logFoundRunning = async (): Promise<void> => {
+    const found = await findRunning(deps.db, deps.processId ?? deps.owner).catch(() => []);
+    if (found.length === 0) return;
+    const now = found.filter((run) => run.taken === "now").length;
+    const later = found.filter((run) => run.taken === "at_lease_expiry").length;
+    deps.logger.info(
+      { event: "runs.found_running", runs: found },
+      `found ${found.length} running run(s) of other processes: ${now} whose owner is gone (taken now), ${later} whose owner shows no liveness lock (taken at lease expiry), ${found.length - now - later} whose owner is alive`,
+    );
   };
 
   return {
@@ -225,6 +254,8 @@ export function createWorker(deps: WorkerDeps): Worker {
         if (error instanceof DevmindError && error.code === "DATABASE_LISTEN_UNAVAILABLE") return undefined;
         throw error;
       });
+      if (deps.concurrency > 0 && deps.processId !== undefined) liveness = await startLiveness(deps.db, deps.processId, deps.logger);
+      await logFoundRunning();
       loops = [reaper(), ...Array.from({ length: deps.concurrency }, (_, index) => slot(index))];
       idlePoll = setInterval(wakeOne, RUNTIME_DEFAULTS.idlePollMs);
       idlePoll.unref?.();
@@ -241,6 +272,8 @@ export function createWorker(deps: WorkerDeps): Worker {
       loops = [];
       await unlisten?.();
       unlisten = undefined;
+      await liveness?.close();
+      liveness = undefined;
     },
   };
 }
