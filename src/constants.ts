@@ -356,6 +356,14 @@ export const ASSISTANT_DEFAULTS = {
   agentDescription: "devmind's agent: tools with approvals, durable runs",
 } as const;
 
+/** `devmind dev`: reloading the project's graphs on an edit. */
+export const DEV_DEFAULTS = {
+  /** Quiet time after the last change seen before reloading (an editor's save is several events). */
+  reloadDebounceMs: 80,
+  /** Directories directly under the project whose files are never reloaded nor watched (with every node_modules). */
+  excludedDirs: ["node_modules", ".devmind", "dist", ".git"],
+} as const;
+
 export const GRAPHS_DEFAULTS = {
   /** The LangGraph CLI's config file, looked for in the working directory. */
   configFile: "langgraph.json",
