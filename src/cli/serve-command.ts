@@ -101,13 +101,14 @@ async function serveProject(name: "serve" | "dev", options: ServeOptions): Promi
   try {
     if (reloader !== undefined && project.config !== null) await reloader.start(project.config);
     const keys = opened.config.server.apiKeys.length;
+    const watching = reloader === undefined ? "no langgraph.json here: the built-in agent, nothing to reload" : `reloading on changes to ${reloader.status().watched} project files`;
+    // one write: whoever reads the listening line reads the page line with it
     process.stdout.write(
       `devmind ${name}: listening on ${server.url} (${workers} worker slot${workers === 1 ? "" : "s"}, schema ${opened.database.schema} at ${opened.database.location}, ` +
-        `${auth !== undefined ? `auth handler ${auth.source}` : keys === 0 ? "no API keys: loopback only" : `${keys} API key${keys === 1 ? "" : "s"}`}); Ctrl-C to stop\n`,
+        `${auth !== undefined ? `auth handler ${auth.source}` : keys === 0 ? "no API keys: loopback only" : `${keys} API key${keys === 1 ? "" : "s"}`}); Ctrl-C to stop\n` +
+        (dev === undefined ? "" : `devmind dev: the page is ${server.url}/ (${watching})\n`),
     );
     if (dev !== undefined) {
-      const watching = reloader === undefined ? "no langgraph.json here: the built-in agent, nothing to reload" : `reloading on changes to ${reloader.status().watched} project files`;
-      process.stdout.write(`devmind dev: the page is ${server.url}/ (${watching})\n`);
       if (options.open === true) openInBrowser(`${server.url}/`, (reason) => process.stderr.write(`devmind dev: could not open a browser (${reason}); open ${server.url}/\n`));
     }
     await signals.stopped;
