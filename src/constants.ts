@@ -494,6 +494,8 @@ export const CLI_BUNDLE = {
 
 /** Timing and layout of the `devmind` CLI (src/cli). */
 export const CLI_DEFAULTS = {
+  /** A request of a CLI command to the local server holding the embedded database (not a followed event stream). */
+  serverRequestTimeoutMs: 30_000,
   /** `cancel` of a run running in another process waits this long for it to stop. */
   cancelWaitMs: 15_000,
   /** A second Ctrl-C sooner than this after the first is the same key press, not a forced exit. */

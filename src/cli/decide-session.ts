@@ -4,7 +4,7 @@ import type { Decision } from "../vocabulary/decisions.js";
 import { checkRunId } from "../runtime/queue/run-record.js";
 import { defaultPrincipal } from "./cli-options.js";
 import { EXIT } from "./exit-codes.js";
-import { openRuntime } from "./open-runtime.js";
+import { openRuntimeOrServer } from "./remote/local-server.js";
 import { loadProjectGraphs } from "./project-graphs.js";
 import { holdRunWhenOutputCloses, writeStdout } from "./closed-output.js";
 import { driveOptionsFrom, driveRun, openRequests, printContinue, resultLine } from "./run-session.js";
@@ -37,7 +37,7 @@ export async function decideAndContinue(kind: "approve" | "reject", runId: strin
   const detach = options.detach === true;
   // the run is checked first: a finished or unknown run is the answer, whatever the model config
   const project = await loadProjectGraphs(options.config);
-  const opened = await openRuntime({ recoverOrphans: true, graphs: project.graphs });
+  const opened = await openRuntimeOrServer({ recoverOrphans: true, graphs: project.graphs });
   let release = (): void => undefined;
   try {
     const { runtime } = opened;

@@ -4,7 +4,7 @@ import { checkRunId } from "../runtime/queue/run-record.js";
 import { defaultPrincipal, jsonOption, type OutputOptions } from "./cli-options.js";
 import { exitForRun } from "./exit-codes.js";
 import { loadProjectGraphs } from "./project-graphs.js";
-import { openRuntime } from "./open-runtime.js";
+import { openRuntimeOrServer } from "./remote/local-server.js";
 import { cliName } from "./cli-name.js";
 import { driveOptionsFrom, driveRun, resultLine } from "./run-session.js";
 
@@ -35,7 +35,7 @@ export function registerResumeCommand(program: Command, setExitCode: (code: numb
       const given = options.value === undefined ? undefined : jsonOption("--value", options.value);
       const value = given === undefined ? undefined : options.interrupt === undefined ? { value: given } : { values: { [options.interrupt]: given } };
       const project = await loadProjectGraphs(options.config);
-      const opened = await openRuntime({ recoverOrphans: true, graphs: project.graphs });
+      const opened = await openRuntimeOrServer({ recoverOrphans: true, graphs: project.graphs });
       try {
         let found = await opened.runtime.runs.get(runId);
         const principal = options.by ?? defaultPrincipal();

@@ -95,6 +95,8 @@ async function serveProject(name: "serve" | "dev", options: ServeOptions): Promi
       throw error;
     }
   });
+  // CLI commands beside this server (embedded database) go through its API
+  opened.announceServer?.(server.url);
   // as LangGraph's dev server tells its process where it listens (project code may build a Client from it)
   process.env["LANGGRAPH_API_URL"] ??= server.url;
   const signals = onStopSignals(`${name}: shutting down (streams end, runs stop at their next step and go back to the queue; again to quit at once)`);

@@ -106,6 +106,12 @@ export interface Database extends Queryable {
    * `channel` must be a fixed identifier from code (`CHANNEL_NAME_PATTERN`); `close()` ends it all.
    */
   listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
+  /**
+   * PGlite: records in the data directory's lock file that a `devmind serve` / `dev` listening at
+   * `url` holds it, so a CLI command finding the directory held goes through that server's API
+   * (`readLockHolder`). Absent on PostgreSQL, where any number of processes share the database.
+   */
+  announceServer?(url: string): void;
   /** Releases connections (and the data-directory lock for PGlite). Safe to call twice. */
   close(): Promise<void>;
 }
