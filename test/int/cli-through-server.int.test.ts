@@ -51,8 +51,11 @@ interface RunJson {
   stop_reason: string | null;
 }
 
+/** The key of the first test's server (and of its CLI commands, from the same environment). */
+const KEY = "cli-through-server-key";
+
 async function runOf(server: ServeProcess, runId: string): Promise<RunJson> {
-  return (await (await fetch(`${server.url}/runs/${runId}`)).json()) as RunJson;
+  return (await (await fetch(`${server.url}/runs/${runId}`, { headers: { "x-api-key": KEY } })).json()) as RunJson;
 }
 
 /** Waits until the run stopped (on the server's workers): finished, or its thread waits at an interrupt. */
@@ -81,7 +84,8 @@ describe("CLI commands beside a devmind serve holding the embedded database", ()
       ]),
     );
     seedDataDir(join(dir, "data"));
-    const env = { DEVMIND_DATA_DIR: join(dir, "data"), DEVMIND_WORKSPACE: workspace, DEVMIND_MODEL: `scripted:${turns}` };
+    // with API keys set, the CLI sends the first one of the same configuration
+    const env = { DEVMIND_DATA_DIR: join(dir, "data"), DEVMIND_WORKSPACE: workspace, DEVMIND_MODEL: `scripted:${turns}`, DEVMIND_API_KEYS: `cli=${KEY}` };
     const server = await serve(env);
     const lock = JSON.parse(readFileSync(join(dir, "data", "pgdata.lock"), "utf8")) as { pid: number; url?: string };
     expect(lock).toMatchObject({ pid: server.pid, url: server.url });
@@ -142,6 +146,11 @@ describe("CLI commands beside a devmind serve holding the embedded database", ()
     const unknown = await runCli(["show", "00000000-0000-4000-8000-000000000000"], env);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain("[RUN_NOT_FOUND]");
+
+    // a key the server does not know: refused, said, exit 2
+    const refused = await runCli(["runs"], { ...env, DEVMIND_API_KEYS: "cli=not-the-key" });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`the devmind server at ${server.url} refused the request (403: the API key is not valid)`);
   }, 400_000);
 
   it("resume --value through a server; after the server is killed (stale lock) the next command takes over and finds every run", async () => {
