@@ -5,6 +5,7 @@ import { checkRunId } from "../runtime/queue/run-record.js";
 import { defaultPrincipal } from "./cli-options.js";
 import { EXIT } from "./exit-codes.js";
 import { openRuntimeOrServer } from "./remote/local-server.js";
+import { executedWhere } from "./open-runtime.js";
 import { loadProjectGraphs } from "./project-graphs.js";
 import { holdRunWhenOutputCloses, writeStdout } from "./closed-output.js";
 import { driveOptionsFrom, driveRun, openRequests, printContinue, resultLine } from "./run-session.js";
@@ -88,7 +89,7 @@ export async function decideAndContinue(kind: "approve" | "reject", runId: strin
       }
       return EXIT.success;
     }
-    return await driveRun(opened, after.run_id, driveOptionsFrom(options, principal, `run ${after.run_id} continues the thread of run ${runId} in process ${process.pid}`));
+    return await driveRun(opened, after.run_id, driveOptionsFrom(options, principal, `run ${after.run_id} continues the thread of run ${runId} ${executedWhere(opened)}`));
   } finally {
     release();
     await opened.close();

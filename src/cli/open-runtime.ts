@@ -30,6 +30,13 @@ export interface OpenedRuntime {
    * so CLI commands beside it go through its API (remote/local-server.ts). Nothing on PostgreSQL.
    */
   announceServer?(url: string): void;
+  /** The local server this command goes through (remote/local-server.ts), or undefined: the runtime is in this process. */
+  server?: string | undefined;
+}
+
+/** Where a command's runs execute, for its messages: `in process PID`, or `on the devmind server at URL` when it goes through one. */
+export function executedWhere(opened: Pick<OpenedRuntime, "server">): string {
+  return opened.server === undefined ? `in process ${process.pid}` : `on the devmind server at ${opened.server}`;
 }
 
 /** Options of `openRuntime`. */

@@ -5,6 +5,7 @@ import { defaultPrincipal, jsonOption, type OutputOptions } from "./cli-options.
 import { exitForRun } from "./exit-codes.js";
 import { loadProjectGraphs } from "./project-graphs.js";
 import { openRuntimeOrServer } from "./remote/local-server.js";
+import { executedWhere } from "./open-runtime.js";
 import { cliName } from "./cli-name.js";
 import { driveOptionsFrom, driveRun, resultLine } from "./run-session.js";
 
@@ -57,7 +58,7 @@ export function registerResumeCommand(program: Command, setExitCode: (code: numb
             setExitCode(exitForRun(found));
             return;
           }
-          setExitCode(await driveRun(opened, found.run_id, driveOptionsFrom(options, principal, `run ${found.run_id} continues the thread of run ${runId} in process ${process.pid}`)));
+          setExitCode(await driveRun(opened, found.run_id, driveOptionsFrom(options, principal, `run ${found.run_id} continues the thread of run ${runId} ${executedWhere(opened)}`)));
           return;
         }
         await opened.runtime.graphs.ready(found.graph_id);
@@ -67,7 +68,7 @@ export function registerResumeCommand(program: Command, setExitCode: (code: numb
             throw found.status === "running" && hasErrorCode(error, "RUN_CONFLICT") ? heldElsewhere(runId, error) : error;
           });
         setExitCode(
-          await driveRun(opened, run.run_id, driveOptionsFrom(options, principal, `resuming run ${run.run_id} (${run.status}) in process ${process.pid}`)),
+          await driveRun(opened, run.run_id, driveOptionsFrom(options, principal, `resuming run ${run.run_id} (${run.status}) ${executedWhere(opened)}`)),
         );
       } finally {
         await opened.close();

@@ -118,6 +118,7 @@ describe("CLI commands beside a devmind serve holding the embedded database", ()
     const approved = await runCli(["approve", first, "--reason", "fine"], env);
     expect(approved.code, approved.stderr).toBe(0);
     expect(approved.stdout).toContain('approved write_file(path="a.txt", content="yes")');
+    expect(approved.stdout).toMatch(new RegExp(`run \\S+ continues the thread of run ${first} on the devmind server at ${server.url.replace(/\./g, "\\.")}`));
     expect(approved.stdout).toMatch(/✓ write_file\(path="a\.txt", content="yes"\)/);
     expect(approved.stdout).toMatch(/run \S+: success \(completed\) · 2 model rounds · 1 tool call/);
     expect(readFileSync(join(workspace, "a.txt"), "utf8")).toBe("yes");

@@ -3,7 +3,8 @@
  * graph waits in a node, reloads the graph in the running server; the run stops at its next
  * checkpoint and continues on the new code (`run.resumed {reason: "reload"}`), and completes with
  * what the new code computes. An edit that breaks the graph (a syntax error) keeps the old one
- * serving and says why on stderr, in `GET /dev/status` and on the page; the fix reloads.
+ * serving and says why on stderr, in `GET /dev/status` and on the page; the fix reloads, and so
+ * does a change of the config's env file (its variables applied again).
  */
 import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -27,7 +28,7 @@ export const graph = new StateGraph(State)
     for (let i = 0; i < 1200 && !existsSync(state.gate); i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
     return {};
   })
-  .addNode("finish", () => ({ result: LABEL }))
+  .addNode("finish", () => ({ result: LABEL + (process.env["DEV_SUFFIX"] ?? "") }))
   .addEdge(START, "wait")
   .addEdge("wait", "finish")
   .addEdge("finish", END)
@@ -55,7 +56,8 @@ async function devProject(): Promise<Project> {
   writeFileSync(join(dir, "package.json"), JSON.stringify({ type: "module" }));
   // the project's packages are devmind's own (one copy of LangGraph, as an installed project has)
   symlinkSync(join(REPO_ROOT, "node_modules"), join(dir, "node_modules"), "dir");
-  writeFileSync(join(dir, "langgraph.json"), JSON.stringify({ graphs: { slow: "./src/graph.ts:graph" } }));
+  writeFileSync(join(dir, "langgraph.json"), JSON.stringify({ graphs: { slow: "./src/graph.ts:graph" }, env: ".env" }));
+  writeFileSync(join(dir, ".env"), "# DEV_SUFFIX is set by a test\n");
   writeFileSync(join(dir, "src", "graph.ts"), GRAPH);
   writeFileSync(join(dir, "src", "label.ts"), label("v1"));
   seedDataDir(join(dir, ".devmind"));
@@ -123,7 +125,7 @@ describe("devmind dev", () => {
     expect(seen).toEqual(["run.created", "run.started", "node.started:wait", "node.finished:wait", "run.resumed:reload", "node.started:finish", "node.finished:finish", "run.succeeded"]);
   }, 240_000);
 
-  it("a syntax error keeps the old graph serving, said on stderr, in /dev/status and on the page; the fix reloads", async () => {
+  it("a syntax error keeps the old graph serving, said on stderr, in /dev/status and on the page; the fix reloads; so does an .env change", async () => {
     const project = await devProject();
     writeFileSync(project.gate, "");
     writeFileSync(join(project.dir, "src", "label.ts"), `export const LABEL: string = "v2" +;\n`);
@@ -156,5 +158,13 @@ describe("devmind dev", () => {
     const fixed = await startRun(project);
     expect((await finished(project, fixed.run_id)).status).toBe("success");
     expect(await result(project, fixed.thread_id)).toBe("v3");
+
+    // .env (the config's env file) changes: its variables are applied again and the graphs reload
+    const reloads = project.dev.stdout().split("reloaded").length;
+    writeFileSync(join(project.dir, ".env"), "DEV_SUFFIX=-from-env\n");
+    await waitUntil("the reload after .env changed", () => project.dev.stdout().split("reloaded").length > reloads && /after a change to \.env/.test(project.dev.stdout()), 30_000);
+    const withEnv = await startRun(project);
+    expect((await finished(project, withEnv.run_id)).status).toBe("success");
+    expect(await result(project, withEnv.thread_id)).toBe("v3-from-env");
   }, 240_000);
 });
