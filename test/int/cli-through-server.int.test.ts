@@ -154,7 +154,7 @@ describe("CLI commands beside a devmind serve holding the embedded database", ()
     expect(refused.stderr).toContain(`the devmind server at ${server.url} refused the request (403: the API key is not valid)`);
   }, 400_000);
 
-  it("resume --value through a server; after the server is killed (stale lock) the next command takes over and finds every run", async () => {
+  it("resume --value through a server; show and events print what the direct path prints; after the server is killed (stale lock) the next command takes over and finds every run", async () => {
     const project = tempDir("devmind-cli-server-project-");
     writeFileSync(join(project, "package.json"), JSON.stringify({ type: "module" }));
     symlinkSync(join(REPO_ROOT, "node_modules"), join(project, "node_modules"), "dir");
@@ -184,6 +184,12 @@ export const graph = new StateGraph(State)
     // another run waits at the interrupt when the server dies without a word (SIGKILL: the lock stays)
     const waiting = await detached(["--graph", "ask", "--input", '{"question":"size?"}'], env, project);
     expect(await stopped(server, waiting)).toMatchObject({ stop_reason: "interrupt" });
+    // what the read commands print through the server, to compare with the direct path below
+    const reads = [["show", asked], ["show", asked, "--json"], ["events", asked, "--json"], ["show", waiting], ["events", waiting]];
+    const throughServer = [];
+    for (const args of reads) throughServer.push(await runCli(args, env, { cwd: project }));
+    expect(throughServer.map((result) => result.code)).toEqual(reads.map(() => 0));
+    expect(throughServer[0]?.stdout).toContain('answer: "blue"');
     process.kill(server.pid, "SIGKILL");
     await server.stop();
     expect(existsSync(join(project, ".devmind", "pgdata.lock"))).toBe(true);
@@ -192,6 +198,11 @@ export const graph = new StateGraph(State)
     expect(runs.code, runs.stderr).toBe(0);
     expect(runs.stderr).toContain(`devmind: process ${server.pid} (a devmind server at ${server.url}), which held .devmind, is gone; this command takes the embedded database over`);
     for (const id of [asked, waiting]) expect(runs.stdout).toContain(id);
+    // the same output and exit codes as through the server, byte for byte
+    for (const [index, args] of reads.entries()) {
+      const direct = await runCli(args, env, { cwd: project });
+      expect({ args, code: direct.code, stdout: direct.stdout }).toEqual({ args, code: throughServer[index]?.code, stdout: throughServer[index]?.stdout });
+    }
     // nothing lost: the waiting run is answered directly now
     const answered = await runCli(["resume", waiting, "--value", '"large"'], env, { cwd: project });
     expect(answered.code, answered.stderr).toBe(0);
