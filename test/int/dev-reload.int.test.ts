@@ -125,6 +125,24 @@ describe("devmind dev", () => {
     expect(seen).toEqual(["run.created", "run.started", "node.started:wait", "node.finished:wait", "run.resumed:reload", "node.started:finish", "node.finished:finish", "run.succeeded"]);
   }, 240_000);
 
+  it("an edit that removes the node a waiting run goes to next: the run ends GRAPH_NODE_GONE naming it, later runs use the new graph", async () => {
+    const project = await devProject();
+    const run = await startRun(project);
+    await waitUntil("the run waits in node wait", async () => (await events(project, run.run_id)).some((event) => event.type === "node.started" && event.node === "wait"), 60_000);
+    writeFileSync(join(project.dir, "src", "graph.ts"), GRAPH.replaceAll('"finish"', '"done"'));
+    await waitUntil("the reload line", () => /reloaded 1 graph in \d+ ms after a change to src\/graph\.ts; 1 running run continues/.test(project.dev.stdout()), 30_000);
+    writeFileSync(project.gate, "");
+    const gone = await finished(project, run.run_id);
+    expect(gone.status).toBe("error");
+    const record = await json<{ error: { code: string; message: string } | null }>(fetch(`${project.dev.url}/runs/${run.run_id}`));
+    expect(record.error?.code).toBe("GRAPH_NODE_GONE");
+    expect(record.error?.message).toContain('"finish"');
+    const next = await startRun(project);
+    expect((await finished(project, next.run_id)).status).toBe("success");
+    const nodes = (await events(project, next.run_id)).filter((event) => event.type === "node.started").map((event) => event["node"]);
+    expect(nodes).toEqual(["wait", "done"]);
+  }, 240_000);
+
   it("a syntax error keeps the old graph serving, said on stderr, in /dev/status and on the page; the fix reloads; so does an .env change", async () => {
     const project = await devProject();
     writeFileSync(project.gate, "");
