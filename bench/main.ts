@@ -35,6 +35,10 @@ const BENCHES: Record<string, Bench> = {
     description: "the official SDK against devmind serve (PostgreSQL) and the official in-memory server: runs.wait / runs.stream throughput, latency, transactions per run, idle transactions",
     run: async (args) => (await import("./server.js")).runServerBench(args),
   },
+  "dev-reload": {
+    description: "devmind dev: time from an edit of a module a graph imports to the new graph serving (built CLI, temporary project)",
+    run: async (args) => (await import("./dev-reload.js")).runDevReloadBench(args),
+  },
   runs: {
     description: "runtime workers on PostgreSQL: runs and steps per second at concurrency 1/4/16, SIGKILL-to-next-step, worker memory with interrupted runs",
     run: async (args) => (await import("./runs.js")).runRunsBench(args),

@@ -384,6 +384,14 @@ export const ASSISTANT_DEFAULTS = {
   agentDescription: "devmind's agent: tools with approvals, durable runs",
 } as const;
 
+/** `devmind dev`: reloading the project's graphs on an edit. */
+export const DEV_DEFAULTS = {
+  /** Quiet time after the last change seen before reloading (an editor's save is several events). */
+  reloadDebounceMs: 80,
+  /** Directories directly under the project whose files are never reloaded nor watched (with every node_modules). */
+  excludedDirs: ["node_modules", ".devmind", "dist", ".git"],
+} as const;
+
 export const GRAPHS_DEFAULTS = {
   /** The LangGraph CLI's config file, looked for in the working directory. */
   configFile: "langgraph.json",
@@ -514,6 +522,8 @@ export const CLI_BUNDLE = {
 
 /** Timing and layout of the `devmind` CLI (src/cli). */
 export const CLI_DEFAULTS = {
+  /** A request of a CLI command to the local server holding the embedded database (not a followed event stream). */
+  serverRequestTimeoutMs: 30_000,
   /** `cancel` of a run running in another process waits this long for it to stop. */
   cancelWaitMs: 15_000,
   /** A second Ctrl-C sooner than this after the first is the same key press, not a forced exit. */

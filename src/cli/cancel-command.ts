@@ -5,7 +5,7 @@ import { checkRunId, type RunRecord, type RunStatus } from "../runtime/queue/run
 import type { Runtime } from "../runtime/runtime.js";
 import type { OutputOptions } from "./cli-options.js";
 import { EXIT } from "./exit-codes.js";
-import { openRuntime } from "./open-runtime.js";
+import { openRuntimeOrServer } from "./remote/local-server.js";
 import { resultLine } from "./run-session.js";
 
 const FINISHED: readonly RunStatus[] = ["success", "error", "timeout", "interrupted"];
@@ -24,7 +24,7 @@ export function registerCancelCommand(program: Command, setExitCode: (code: numb
     .option("--json", "print the result line as JSON")
     .action(async (runId: string, options: OutputOptions) => {
       checkRunId(runId);
-      const opened = await openRuntime({ callsNoModel: true });
+      const opened = await openRuntimeOrServer({ callsNoModel: true });
       try {
         const { runtime } = opened;
         const before = await runtime.runs.get(runId);

@@ -12,7 +12,7 @@ import { registerRejectCommand } from "./reject-command.js";
 import { registerResumeCommand } from "./resume-command.js";
 import { registerRunCommand } from "./run-command.js";
 import { registerRunsCommand } from "./runs-command.js";
-import { registerServeCommand } from "./serve-command.js";
+import { registerDevCommand, registerServeCommand } from "./serve-command.js";
 import { registerShowCommand } from "./show-command.js";
 import { registerWorkerCommand } from "./worker-command.js";
 
@@ -39,6 +39,7 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
   registerDemoCommand(program, setExitCode);
   registerMigrateCommand(program, setExitCode);
   registerServeCommand(program, setExitCode);
+  registerDevCommand(program, setExitCode);
   registerGraphsCommand(program, setExitCode);
   registerCronsCommand(program, setExitCode);
   registerDockerfileCommands(program, setExitCode);

@@ -5,7 +5,8 @@ import { checkRunId, type RunInterrupt, type RunRecord } from "../runtime/queue/
 import { isHitlRequest } from "../vocabulary/hitl.js";
 import { defaultPrincipal } from "./cli-options.js";
 import { EXIT } from "./exit-codes.js";
-import { openRuntime } from "./open-runtime.js";
+import { openRuntimeOrServer } from "./remote/local-server.js";
+import { executedWhere } from "./open-runtime.js";
 import { loadProjectGraphs } from "./project-graphs.js";
 import { holdRunWhenOutputCloses, writeStdout } from "./closed-output.js";
 import { driveOptionsFrom, driveRun, openRequests, printContinue, resultLine } from "./run-session.js";
@@ -38,7 +39,7 @@ export async function decideAndContinue(kind: "approve" | "reject", runId: strin
   const detach = options.detach === true;
   // the run is checked first: a finished or unknown run is the answer, whatever the model config
   const project = await loadProjectGraphs(options.config);
-  const opened = await openRuntime({ recoverOrphans: true, graphs: project.graphs });
+  const opened = await openRuntimeOrServer({ recoverOrphans: true, graphs: project.graphs });
   let release = (): void => undefined;
   try {
     const { runtime } = opened;
@@ -90,7 +91,7 @@ export async function decideAndContinue(kind: "approve" | "reject", runId: strin
       }
       return EXIT.success;
     }
-    return await driveRun(opened, after.run_id, driveOptionsFrom(options, principal, `run ${after.run_id} continues the thread of run ${runId} in process ${process.pid}`));
+    return await driveRun(opened, after.run_id, driveOptionsFrom(options, principal, `run ${after.run_id} continues the thread of run ${runId} ${executedWhere(opened)}`));
   } finally {
     release();
     await opened.close();

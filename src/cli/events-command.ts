@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { checkRunId } from "../runtime/queue/run-record.js";
 import type { OutputOptions } from "./cli-options.js";
 import { EXIT } from "./exit-codes.js";
-import { openRuntime } from "./open-runtime.js";
+import { openRuntimeOrServer } from "./remote/local-server.js";
 import { Timeline } from "./timeline.js";
 import { TimelineFeed } from "./timeline-feed.js";
 import { CallDetails } from "./call-details.js";
@@ -22,7 +22,7 @@ export function registerEventsCommand(program: Command, setExitCode: (code: numb
     .option("--verbose", "show full tool arguments, model usage, workers")
     .action(async (runId: string, options: OutputOptions & { follow?: boolean }) => {
       checkRunId(runId);
-      const opened = await openRuntime({ callsNoModel: true });
+      const opened = await openRuntimeOrServer({ callsNoModel: true });
       const stop = new AbortController();
       const onInterrupt = (): void => stop.abort();
       process.on("SIGINT", onInterrupt);

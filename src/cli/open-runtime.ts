@@ -25,6 +25,18 @@ export interface OpenedRuntime {
   redactor: Redactor;
   /** Closes the runtime (stopping its workers) and then the database; safe to call twice. */
   close(): Promise<void>;
+  /**
+   * `serve` / `dev` once listening: records the server's URL in the embedded database's lock file,
+   * so CLI commands beside it go through its API (remote/local-server.ts). Nothing on PostgreSQL.
+   */
+  announceServer?(url: string): void;
+  /** The local server this command goes through (remote/local-server.ts), or undefined: the runtime is in this process. */
+  server?: string | undefined;
+}
+
+/** Where a command's runs execute, for its messages: `in process PID`, or `on the devmind server at URL` when it goes through one. */
+export function executedWhere(opened: Pick<OpenedRuntime, "server">): string {
+  return opened.server === undefined ? `in process ${process.pid}` : `on the devmind server at ${opened.server}`;
 }
 
 /** Options of `openRuntime`. */
@@ -159,7 +171,7 @@ export async function openRuntime(options: OpenRuntimeOptions = {}): Promise<Ope
     })();
     return closing;
   };
-  return { config, database: { location: db.location, schema: db.schema }, runtime: opened, logger, redactor, close };
+  return { config, database: { location: db.location, schema: db.schema }, runtime: opened, logger, redactor, close, announceServer: (url) => db.announceServer?.(url) };
 }
 
 /** One line per migration applied now, at `level` (none when the schema was up to date: a debug line). */

@@ -22,9 +22,10 @@ export interface ProjectGraphs {
  * a service never starts with a graph missing. The built-in agent is left out unless the file
  * names a graph `agent`; without a file it is the one graph. `--config` naming a missing file is
  * a ConfigError (exit 2). `options.serve`: keys `devmind serve` cannot honour (`auth`, some of
- * `http`) are a ConfigError naming them (exit 2), before any graph loads.
+ * `http`) are a ConfigError naming them (exit 2), before any graph loads. `options.generation`:
+ * the graph modules load under that module generation (`devmind dev`, see module-generations.ts).
  */
-export async function loadProjectGraphs(explicitPath: string | undefined, options: { serve?: boolean } = {}): Promise<ProjectGraphs> {
+export async function loadProjectGraphs(explicitPath: string | undefined, options: { serve?: boolean; generation?: number } = {}): Promise<ProjectGraphs> {
   const path = findLanggraphConfig(explicitPath);
   if (path === null) return { graphs: undefined, path: null, config: null };
   const config = readLanggraphConfig(path);
@@ -36,7 +37,7 @@ export async function loadProjectGraphs(explicitPath: string | undefined, option
   const graphs: Record<string, GraphEntry | false> = { [GRAPHS_DEFAULTS.builtinId]: false };
   // loaded only when there are graphs to load: LangGraph and the TypeScript loader are heavy
   const { loadGraphs } = await import("../graphs/load-graphs.js");
-  for (const loaded of await loadGraphs(config.graphs)) {
+  for (const loaded of await loadGraphs(config.graphs, { generation: options.generation })) {
     if (loaded.error !== undefined) throw loaded.error;
     graphs[loaded.id] = loaded.entry;
   }

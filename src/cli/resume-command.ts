@@ -4,7 +4,8 @@ import { checkRunId } from "../runtime/queue/run-record.js";
 import { defaultPrincipal, jsonOption, type OutputOptions } from "./cli-options.js";
 import { exitForRun } from "./exit-codes.js";
 import { loadProjectGraphs } from "./project-graphs.js";
-import { openRuntime } from "./open-runtime.js";
+import { openRuntimeOrServer } from "./remote/local-server.js";
+import { executedWhere } from "./open-runtime.js";
 import { cliName } from "./cli-name.js";
 import { driveOptionsFrom, driveRun, resultLine } from "./run-session.js";
 
@@ -35,7 +36,7 @@ export function registerResumeCommand(program: Command, setExitCode: (code: numb
       const given = options.value === undefined ? undefined : jsonOption("--value", options.value);
       const value = given === undefined ? undefined : options.interrupt === undefined ? { value: given } : { values: { [options.interrupt]: given } };
       const project = await loadProjectGraphs(options.config);
-      const opened = await openRuntime({ recoverOrphans: true, graphs: project.graphs });
+      const opened = await openRuntimeOrServer({ recoverOrphans: true, graphs: project.graphs });
       try {
         let found = await opened.runtime.runs.get(runId);
         const principal = options.by ?? defaultPrincipal();
@@ -57,7 +58,7 @@ export function registerResumeCommand(program: Command, setExitCode: (code: numb
             setExitCode(exitForRun(found));
             return;
           }
-          setExitCode(await driveRun(opened, found.run_id, driveOptionsFrom(options, principal, `run ${found.run_id} continues the thread of run ${runId} in process ${process.pid}`)));
+          setExitCode(await driveRun(opened, found.run_id, driveOptionsFrom(options, principal, `run ${found.run_id} continues the thread of run ${runId} ${executedWhere(opened)}`)));
           return;
         }
         await opened.runtime.graphs.ready(found.graph_id);
@@ -67,7 +68,7 @@ export function registerResumeCommand(program: Command, setExitCode: (code: numb
             throw found.status === "running" && hasErrorCode(error, "RUN_CONFLICT") ? heldElsewhere(runId, error) : error;
           });
         setExitCode(
-          await driveRun(opened, run.run_id, driveOptionsFrom(options, principal, `resuming run ${run.run_id} (${run.status}) in process ${process.pid}`)),
+          await driveRun(opened, run.run_id, driveOptionsFrom(options, principal, `resuming run ${run.run_id} (${run.status}) ${executedWhere(opened)}`)),
         );
       } finally {
         await opened.close();

@@ -7,6 +7,7 @@ import type { GraphEntry } from "../graphs/graph-kinds.js";
 import { loadProjectGraphs } from "./project-graphs.js";
 import { EXIT } from "./exit-codes.js";
 import { openRuntime, parseModelFlag } from "./open-runtime.js";
+import { openRuntimeOrServer } from "./remote/local-server.js";
 import { driveOptionsFrom, driveRun, resultLine } from "./run-session.js";
 import { cliName } from "./cli-name.js";
 
@@ -74,7 +75,8 @@ export function registerRunCommand(program: Command, setExitCode: (code: number)
         ...(options.maxToolCalls === undefined ? {} : { maxToolCalls: options.maxToolCalls }),
       };
       const detach = options.detach === true;
-      const opened = await openRuntime({ readyGraphs: detach ? [] : [graphId], recoverOrphans: true, graphs: project.graphs, ...(options.model === undefined ? {} : { modelSpec: options.model }) });
+      // queued only: beside a local server holding the embedded database, through its API
+      const opened = await (detach ? openRuntimeOrServer : openRuntime)({ readyGraphs: detach ? [] : [graphId], recoverOrphans: true, graphs: project.graphs, ...(options.model === undefined ? {} : { modelSpec: options.model }) });
       try {
         const { runtime } = opened;
         const run = await runtime.runs.create({ assistantId: graphId, input, limits, executeHere: !detach, ...(options.thread === undefined ? {} : { threadId: options.thread }) });

@@ -4,7 +4,7 @@ import { isRunStatus, RUN_STATUSES, type RunRecord } from "../runtime/queue/run-
 import { integerOption } from "./cli-options.js";
 import { EXIT } from "./exit-codes.js";
 import { foldArgs } from "./fold.js";
-import { openRuntime } from "./open-runtime.js";
+import { openRuntimeOrServer } from "./remote/local-server.js";
 
 /** Registers `devmind runs [--status S] [--limit N] [--json]`: the latest runs, newest first. */
 export function registerRunsCommand(program: Command, setExitCode: (code: number) => void): void {
@@ -17,7 +17,7 @@ export function registerRunsCommand(program: Command, setExitCode: (code: number
     .action(async (options: { status?: string; limit?: number; json?: boolean }, command: Command) => {
       const status = options.status;
       if (status !== undefined && !isRunStatus(status)) command.error(`error: --status must be one of ${RUN_STATUSES.join(", ")}`, { exitCode: EXIT.usage });
-      const opened = await openRuntime({ callsNoModel: true });
+      const opened = await openRuntimeOrServer({ callsNoModel: true });
       try {
         const runs = await opened.runtime.runs.list({ limit: options.limit ?? CLI_DEFAULTS.runsListDefault, ...(status === undefined ? {} : { status }) });
         // with runs of several graphs in view, each line names its graph

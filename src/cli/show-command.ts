@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { checkRunId } from "../runtime/queue/run-record.js";
 import type { OutputOptions } from "./cli-options.js";
 import { EXIT } from "./exit-codes.js";
-import { openRuntime } from "./open-runtime.js";
+import { openRuntimeOrServer } from "./remote/local-server.js";
 import { loadProjectGraphs } from "./project-graphs.js";
 import { openRequests, runSummary } from "./run-session.js";
 import { Timeline } from "./timeline.js";
@@ -29,7 +29,7 @@ export function registerShowCommand(program: Command, setExitCode: (code: number
     .action(async (runId: string, options: OutputOptions & { config?: string }) => {
       checkRunId(runId);
       const project = await loadProjectGraphs(options.config);
-      const opened = await openRuntime({ callsNoModel: true, graphs: project.graphs });
+      const opened = await openRuntimeOrServer({ callsNoModel: true, graphs: project.graphs });
       try {
         const { runtime } = opened;
         const run = await runtime.runs.get(runId);

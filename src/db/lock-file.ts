@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
 import { DatabaseError } from "../errors.js";
 
@@ -9,12 +9,35 @@ interface LockOwner {
   host: string;
   token: string;
   startedAt: string;
+  /** The holder is a `devmind serve` / `dev` listening here (`HeldLock.announce`). */
+  url?: string;
 }
 
 /** A held lock; `release()` removes the file if it is still ours. */
 export interface HeldLock {
   readonly path: string;
+  /** Records in the file that the holder serves the HTTP API at `url` (replaced atomically: a reader sees the old or the new file). */
+  announce(url: string): void;
   release(): void;
+}
+
+/** Who holds a lock file, as `readLockHolder` finds it. */
+export type LockHolder =
+  | { state: "free" }
+  /** A live process on this host (or one on another host, which cannot be checked); `url` when it is a server. */
+  | { state: "held"; pid: number; host: string; startedAt: string; url: string | null; path: string }
+  /** The recorded process no longer exists on this host: the next opener takes the lock over. */
+  | { state: "stale"; pid: number; host: string; startedAt: string; url: string | null; path: string };
+
+/**
+ * Reads who holds the lock file at `path` without taking it: a CLI command uses it to go through
+ * the server holding an embedded database instead of failing with DATABASE_LOCKED.
+ */
+export function readLockHolder(path: string): LockHolder {
+  const owner = readOwner(path);
+  if (owner === "missing" || owner === "unreadable") return { state: "free" };
+  const fields = { pid: owner.pid, host: owner.host, startedAt: owner.startedAt, url: owner.url ?? null, path };
+  return isLive(owner) ? { state: "held", ...fields } : { state: "stale", ...fields };
 }
 
 /**
@@ -63,7 +86,7 @@ function readOwner(path: string): LockOwner | "missing" | "unreadable" {
   try {
     const parsed = JSON.parse(text) as Partial<LockOwner>;
     if (typeof parsed.pid === "number" && typeof parsed.host === "string" && typeof parsed.token === "string") {
-      return { pid: parsed.pid, host: parsed.host, token: parsed.token, startedAt: String(parsed.startedAt ?? "") };
+      return { pid: parsed.pid, host: parsed.host, token: parsed.token, startedAt: String(parsed.startedAt ?? ""), ...(typeof parsed.url === "string" ? { url: parsed.url } : {}) };
     }
   } catch {
     // a torn write of a crashed holder: treated as stale below
@@ -108,15 +131,24 @@ function holdLock(path: string, owner: LockOwner): HeldLock {
     }
   };
   process.once("exit", release);
-  return { path, release };
+  const announce = (url: string): void => {
+    if (released) return;
+    const staging = `${path}.${process.pid}.tmp`;
+    writeFileSync(staging, JSON.stringify({ ...owner, url }), { mode: 0o600 });
+    renameSync(staging, path);
+  };
+  return { path, announce, release };
 }
 
 function lockedError(path: string, what: string, owner: LockOwner | "missing" | "unreadable"): DatabaseError {
-  const holder = typeof owner === "object" ? `process ${owner.pid} on ${owner.host} (since ${owner.startedAt})` : "another process";
+  const holder = typeof owner === "object" ? `process ${owner.pid} on ${owner.host} (since ${owner.startedAt}${owner.url === undefined ? "" : `, serving ${owner.url}`})` : "another process";
   return new DatabaseError(
     "DATABASE_LOCKED",
     `${what} is in use by ${holder}: only one process may open the embedded database at a time. ` +
-      `Stop that process, or set DATABASE_URL to share a PostgreSQL server between processes. ` +
+      (typeof owner === "object" && owner.url !== undefined
+        ? `It is a devmind server: \`devmind runs\`, \`show\`, \`events\`, \`approve\`, \`reject\`, \`resume\`, \`cancel\` and \`run --detach\` go through it; stop it to run this command, ` +
+          `or set DATABASE_URL to share a PostgreSQL server between processes. `
+        : `Stop that process, or set DATABASE_URL to share a PostgreSQL server between processes. `) +
       `If no such process exists, delete ${path}.`,
     { details: { lockFile: path, owner: typeof owner === "object" ? { pid: owner.pid, host: owner.host } : null } },
   );

@@ -146,6 +146,10 @@ export class PgliteDatabase extends PgliteQueryable implements Database {
     }
   }
 
+  announceServer(url: string): void {
+    this.lock?.announce(url);
+  }
+
   async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
     return this.pglite.transaction((tx) => fn(new PgliteQueryable(tx, this.location)));
   }

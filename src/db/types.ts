@@ -112,6 +112,12 @@ export interface Database extends Queryable {
    * PGlite (one process: its data-directory lock already tells a dead owner).
    */
   sessionTarget?(): { url: () => string; printable: string } | null;
+  /**
+   * PGlite: records in the data directory's lock file that a `devmind serve` / `dev` listening at
+   * `url` holds it, so a CLI command finding the directory held goes through that server's API
+   * (`readLockHolder`). Absent on PostgreSQL, where any number of processes share the database.
+   */
+  announceServer?(url: string): void;
   /** Releases connections (and the data-directory lock for PGlite). Safe to call twice. */
   close(): Promise<void>;
 }

@@ -24,7 +24,7 @@ const NO_HOOKS: GraphRunHooks = Object.freeze({});
 export class GraphRegistry {
   private readonly entries = new Map<string, GraphEntry>();
   private readonly resolved = new Map<string, Promise<CompiledGraphLike>>();
-  private readonly builtin: boolean;
+  private builtin: boolean;
   private readonly announced = new Set<string>();
   /** Says once per graph what was replaced (a factory's graph is resolved at every run). */
   private readonly onReplaced = (id: string, replaced: ReplacedPersistence): void => {
@@ -44,6 +44,28 @@ export class GraphRegistry {
       onReplaced?: (id: string, replaced: ReplacedPersistence) => void;
     },
   ) {
+    this.builtin = this.register(graphs);
+  }
+
+  /**
+   * Puts `graphs` in place of the registered ones (checked first: a GraphDefinitionError leaves
+   * the registry as it was); compiled graphs resolved from the old entries are forgotten.
+   */
+  replace(graphs: Readonly<Record<string, GraphEntry | false | null | undefined>>): void {
+    const before = new Map(this.entries);
+    try {
+      this.entries.clear();
+      this.builtin = this.register(graphs);
+    } catch (error) {
+      this.entries.clear();
+      for (const [id, entry] of before) this.entries.set(id, entry);
+      throw error;
+    }
+    this.resolved.clear();
+  }
+
+  /** Checks and adds `graphs`; whether the built-in agent is one of them. */
+  private register(graphs: Readonly<Record<string, GraphEntry | false | null | undefined>> | undefined): boolean {
     const given = graphs ?? {};
     for (const [id, entry] of Object.entries(given)) {
       if (entry === false || entry === null || entry === undefined) continue;
@@ -58,7 +80,7 @@ export class GraphRegistry {
     }
     const agentId = GRAPHS_DEFAULTS.builtinId;
     // the agent is there unless the caller replaced it (an entry named agent) or omitted it (agent: false)
-    this.builtin = given[agentId] === undefined && options.agent !== undefined;
+    return given[agentId] === undefined && this.options.agent !== undefined;
   }
 
   /** Every graph id, the agent's first when it is the built-in one. */

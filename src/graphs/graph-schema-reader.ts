@@ -16,12 +16,17 @@ function fromStatic(entry: StaticSchemaMap[string] | undefined): GraphSchemas | 
  * runtime read (channel names only).
  */
 export class GraphSchemaReader {
-  private readonly staticSchemas = new StaticSchemas();
+  private staticSchemas = new StaticSchemas();
 
   constructor(
     private readonly compiled: (id: string) => Promise<CompiledGraphLike>,
     private readonly sourceOf: (id: string) => GraphSource | undefined,
   ) {}
+
+  /** Forgets what was read of the sources (they changed: `devmind dev` reloaded the graphs). */
+  forget(): void {
+    this.staticSchemas = new StaticSchemas();
+  }
 
   async schemas(id: string): Promise<GraphSchemas> {
     const read = await readGraphSchemas(await this.compiled(id));

@@ -27,7 +27,7 @@ let typescriptHooks: Promise<void> | undefined;
  * loads graphs, and values of one copy failing `instanceof` checks of the other). With the hooks
  * registered, the graph's bare imports resolve to the modules the process already loaded.
  */
-function registerTypeScript(): Promise<void> {
+export function registerTypeScript(): Promise<void> {
   typescriptHooks ??= import("tsx/esm/api").then(({ register }) => {
     register();
   });
@@ -40,10 +40,12 @@ function registerTypeScript(): Promise<void> {
  * tsx's hooks (a runtime dependency, so a project's `.ts` graphs need no build), JavaScript with
  * Node's own `import()`. A module is loaded once per process, as any import. The SDK's global
  * logger is registered first, as LangGraph's server does, for modules calling `getLogger()` at import.
+ * `generation` (`devmind dev`, see module-generations.ts): the module and the project modules it
+ * imports are loaded afresh under that generation.
  */
-export async function importGraphModule(file: string): Promise<Record<string, unknown>> {
+export async function importGraphModule(file: string, generation?: number): Promise<Record<string, unknown>> {
   registerSdkLogger();
-  const url = pathToFileURL(file).href;
+  const url = pathToFileURL(file).href + (generation === undefined ? "" : `?devmind-gen=${generation}`);
   if (TYPESCRIPT.has(extname(file).toLowerCase())) await registerTypeScript();
   return (await import(url)) as Record<string, unknown>;
 }
@@ -54,7 +56,7 @@ export async function importGraphModule(file: string): Promise<Record<string, un
  * or a factory, called per run later). Never throws: a failure is returned as a
  * GraphDefinitionError naming the graph id, the file and the cause.
  */
-export async function loadGraph(spec: GraphSpec): Promise<LoadedGraph> {
+export async function loadGraph(spec: GraphSpec, options: LoadOptions = {}): Promise<LoadedGraph> {
   const base = { id: spec.id, source: spec.source, file: spec.file };
   const fail = (message: string, cause?: unknown): LoadedGraph => ({
     ...base,
@@ -63,7 +65,7 @@ export async function loadGraph(spec: GraphSpec): Promise<LoadedGraph> {
   if (!existsSync(spec.file)) return fail("no such file");
   let module: Record<string, unknown>;
   try {
-    module = await importGraphModule(spec.file);
+    module = await importGraphModule(spec.file, options.generation);
   } catch (error) {
     return fail(`the module failed to load: ${firstLine(error)}`, error);
   }
@@ -85,14 +87,20 @@ export async function loadGraph(spec: GraphSpec): Promise<LoadedGraph> {
   return { ...base, kind, entry: entry as GraphEntry };
 }
 
+/** Options of `loadGraph` / `loadGraphs`. */
+export interface LoadOptions {
+  /** Import the modules afresh under this generation (`devmind dev`: `trackModuleGenerations` first). */
+  generation?: number | undefined;
+}
+
 /** Loads every graph of a config (in order), collecting failures instead of stopping at the first. */
-export async function loadGraphs(specs: readonly GraphSpec[]): Promise<LoadedGraph[]> {
+export async function loadGraphs(specs: readonly GraphSpec[], options: LoadOptions = {}): Promise<LoadedGraph[]> {
   // the CLI bundle holds its own LangGraph; a graph would import another (see src/cli/cli-entry.ts)
   if (import.meta.url.endsWith(`/${CLI_BUNDLE.file}`)) {
     throw new GraphDefinitionError(`project graphs cannot load in the bundled CLI (it has its own copy of LangGraph); start it with the devmind bin (dist/src/cli/main.js) or dist/src/cli/cli-program.js`, {}, "GRAPH_LOAD_FAILED");
   }
   const loaded: LoadedGraph[] = [];
-  for (const spec of specs) loaded.push(withoutReservedNames(await loadGraph(spec)));
+  for (const spec of specs) loaded.push(withoutReservedNames(await loadGraph(spec, options)));
   return loaded;
 }
 

@@ -393,6 +393,16 @@ export interface GraphsApi {
    * final values. None for a factory graph (it is built per run) or an unknown id.
    */
   streamTransformers(id: string): Promise<readonly unknown[]>;
+  /**
+   * Puts `graphs` (as `createRuntime({ graphs })` takes them) in place of the project's graphs,
+   * as `devmind dev` does after an edit: new runs, state reads and drawings use them at once, and
+   * every run the workers of this runtime execute of a graph is handed over (`Worker.handOver`):
+   * it stops at its next step boundary and continues from that checkpoint on the new code at
+   * once, its event `run.resumed {reason: "reload"}` (or ends GRAPH_NODE_GONE when its node is
+   * gone). Throws GraphDefinitionError, changing nothing, for an entry that is not a graph.
+   * Returns the ids of the runs handed over.
+   */
+  replace(graphs: Readonly<Record<string, GraphEntry | false>>): string[];
 }
 
 /** `runtime.files`: attachments stored by runs' tools. */
@@ -563,6 +573,11 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         const compiled = (await graphs.compiled(id)) as { streamTransformers?: unknown };
         return Array.isArray(compiled.streamTransformers) ? compiled.streamTransformers : [];
       },
+      replace: (replacement) => {
+        graphs.replace(replacement);
+        schemaReader.forget();
+        return [...workers].flatMap((worker) => worker.handOver());
+      },
     },
     threads,
     files: { get: (id) => attachments.get(id) },
@@ -596,7 +611,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       const worker = createWorker({
         db,
         runs,
-        graphIds: graphs.ids(),
+        graphIds: () => graphs.ids(),
         maxAttempts: config.worker.maxAttempts,
         leaseMs: config.worker.leaseMs,
         concurrency: workerOptions.concurrency ?? config.worker.concurrency,

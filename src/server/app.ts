@@ -46,6 +46,8 @@ export interface AppDeps {
   /** The server's own base URL once it listens (`selfBaseUrl`): a run's webhook path is resolved against it. */
   selfUrl?: (() => string | undefined) | undefined;
   /** The project's auth handler (`auth` in langgraph.json): it authenticates every API request instead of the API keys. */
+  /** `devmind dev`: the reload status `GET /dev/status` answers (and the page shows); absent on `serve`. */
+  dev?: { status(): unknown } | undefined;
   auth?: CustomAuth | undefined;
 }
 
@@ -126,6 +128,10 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
     }),
   );
   app.route("/", webRoutes());
+  // `devmind dev`'s reload status for the page (no key, as the page itself: it tells file names and a load error, never data);
+  // `{state: "off"}` on `devmind serve`, where nothing reloads
+  const dev = deps.dev;
+  app.get("/dev/status", (c) => c.json(dev === undefined ? { state: "off" } : dev.status()));
 
   // keyless (loopback) servers: other sites' pages and DNS-rebound hosts may not drive the API
   app.use("*", callerGate(deps));

@@ -304,7 +304,7 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
   /** A later attempt of the run (a worker died and another took it over) starts with its own metadata part. */
   const attemptPart = (event: StoredRunEvent): { event: string; data: unknown }[] => {
     if (!isRunEvent(event)) return [];
-    const attempt = event.type === "run.started" || (event.type === "run.resumed" && (event.reason === "recovery" || event.reason === "manual")) ? event.attempt : undefined;
+    const attempt = event.type === "run.started" || (event.type === "run.resumed" && (event.reason === "recovery" || event.reason === "manual" || event.reason === "reload")) ? event.attempt : undefined;
     if (typeof attempt !== "number" || attempt <= announced) return [];
     announced = attempt;
     return [{ event: "metadata", data: { run_id: initial.run_id, attempt: announced } }];

@@ -32,6 +32,8 @@ export interface StartServerOptions {
   ui?: AppDeps["ui"];
   /** The project's auth handler (`loadCustomAuth`): it authenticates and authorizes every API request. */
   auth?: AppDeps["auth"];
+  /** `devmind dev`'s reload status, served at `GET /dev/status`. */
+  dev?: AppDeps["dev"];
 }
 
 /** A listening server. */
@@ -62,7 +64,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   checkBindable(host, options.config, options.auth !== undefined);
   const shutdown = new AbortController();
   let selfUrl: string | undefined;
-  const app = createApp({ runtime: options.runtime, config: options.config, shutdown: shutdown.signal, logger: options.logger, heartbeatMs: options.heartbeatMs, http: options.http, ui: options.ui, auth: options.auth, selfUrl: () => selfUrl });
+  const app = createApp({ runtime: options.runtime, config: options.config, shutdown: shutdown.signal, logger: options.logger, heartbeatMs: options.heartbeatMs, http: options.http, ui: options.ui, auth: options.auth, dev: options.dev, selfUrl: () => selfUrl });
   const wantedPort = options.port ?? options.config.server.port;
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, hostname: host, port: wantedPort }, () => resolve(s));

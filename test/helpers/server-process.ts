@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { BUILT_CLI, CHILD_NODE_FLAGS, REPO_ROOT as ROOT } from "../setup/build-outputs.js";
-const LISTENING = /^devmind serve: listening on (http:\/\/\S+) /m;
+const LISTENING = /^devmind (?:serve|dev): listening on (http:\/\/\S+) /m;
 
 /** A `devmind serve` child process. */
 export interface ServeProcess {
@@ -13,13 +13,13 @@ export interface ServeProcess {
 }
 
 /**
- * Starts the built `devmind serve ARGS` with exactly `env` (plus PATH) and resolves once it
- * printed its URL; rejects if it exits first or does not listen within `timeoutMs` (then it is
- * killed). The caller stops it.
+ * Starts the built `devmind serve ARGS` (or `options.command`, e.g. `dev`, in `options.cwd`) with
+ * exactly `env` (plus PATH) and resolves once it printed its URL; rejects if it exits first or
+ * does not listen within `timeoutMs` (then it is killed). The caller stops it.
  */
-export function spawnServe(args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<ServeProcess> {
-  const child: ChildProcess = spawn(process.execPath, [...CHILD_NODE_FLAGS, BUILT_CLI, "serve", ...args], {
-    cwd: ROOT,
+export function spawnServe(args: string[], env: Record<string, string>, timeoutMs = 60_000, options: { command?: "serve" | "dev"; cwd?: string } = {}): Promise<ServeProcess> {
+  const child: ChildProcess = spawn(process.execPath, [...CHILD_NODE_FLAGS, BUILT_CLI, options.command ?? "serve", ...args], {
+    cwd: options.cwd ?? ROOT,
     env: { PATH: process.env["PATH"] ?? "", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });

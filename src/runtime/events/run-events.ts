@@ -3,7 +3,7 @@ import type { StopReason } from "../../vocabulary/stop-reasons.js";
 import type { RunInterrupt } from "../queue/run-record.js";
 
 /** Why a run continued: decisions on its approvals, a resume value, a process picking it up after another died, or someone asking. */
-export type ResumeReason = "approval" | "resume" | "recovery" | "manual";
+export type ResumeReason = "approval" | "resume" | "recovery" | "manual" | "reload";
 
 /** A run's lifecycle events (CONTRACT section 6), for every graph. */
 export type RunLifecycleEvent =

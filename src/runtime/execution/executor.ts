@@ -11,7 +11,7 @@ import { CheckpointMemo } from "../../checkpoint/checkpoint-memo.js";
 import type { RunCancelWatch } from "../queue/run-cancel-watch.js";
 import type { LiveMessageSink } from "../events/live-messages.js";
 import type { Fence } from "../queue/fence.js";
-import { executeGraphAttempt, type Attempt } from "./graph-attempt.js";
+import { executeGraphAttempt, type Attempt, type AttemptTrigger } from "./graph-attempt.js";
 import type { ResumeStore } from "../interrupts/resume-store.js";
 import type { RunEventData } from "../events/run-events.js";
 import type { ClaimedRun, RunCounts, RunRecord } from "../queue/run-record.js";
@@ -63,7 +63,7 @@ export interface ExecutorDeps {
  * record as stored afterwards. `fresh`: nothing of this run has executed before (its first claim,
  * executed for the first time), so the run starts without reading the thread's state to find out.
  */
-export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, owner: string, trigger: "worker" | "manual" = "worker", fresh = false): Promise<RunRecord> {
+export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, owner: string, trigger: AttemptTrigger = "worker", fresh = false): Promise<RunRecord> {
   const { run, epoch } = claimed;
   const fence: Fence = { runId: run.run_id, epoch };
   // the thread's newest checkpoint as the claim read it, for this attempt only (a later one reads afresh)

@@ -1,3 +1,4 @@
+import type { AttemptTrigger } from "./graph-attempt.js";
 import { DATABASE_FAULT_DEFAULTS } from "../../constants.js";
 import { databaseFaultOf, type DatabaseFaultKind } from "../../db/database-faults.js";
 import type { Logger } from "../../logger.js";
@@ -133,7 +134,7 @@ export function faultBackoff(kind: DatabaseFaultKind, leaseMs: number): Backoff 
 
 /** Options of `executeWithRecovery`. */
 export interface RecoveryOptions {
-  trigger: "worker" | "manual";
+  trigger: AttemptTrigger;
   health: DatabaseHealth;
   leaseMs: number;
   /** Stops waiting for the database (the worker drains): the run is left to its lease. */

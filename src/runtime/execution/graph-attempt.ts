@@ -38,7 +38,7 @@ export interface Attempt {
   epoch: number;
   fence: Fence;
   owner: string;
-  trigger: "worker" | "manual";
+  trigger: AttemptTrigger;
   /** Nothing of this run has executed before (its first claim, executed for the first time). */
   fresh: boolean;
   /** The claim saw no open resume for the run (nor for the run it resumes): none to read. */
@@ -140,6 +140,18 @@ function resumeReason(pending: RunInterrupt[], command: Command): "approval" | "
 }
 
 /**
+ * What started an attempt: a worker's claim, a command continuing the run in its own process
+ * (`manual`), or a worker's claim of a run it stopped at a step boundary a moment ago so that it
+ * continues on graph code reloaded by `devmind dev` (`reload`).
+ */
+export type AttemptTrigger = "worker" | "manual" | "reload";
+
+/** The `run.resumed` reason of an attempt that continues a run from its own last checkpoint. */
+function continueReason(trigger: AttemptTrigger): "manual" | "recovery" | "reload" {
+  return trigger === "worker" ? "recovery" : trigger;
+}
+
+/**
  * Runs a claimed run of any graph until it ends, pauses at an interrupt, loses its lease, or the
  * process drains. Starts the graph with the run's input (as the graph's run hooks enter it),
  * continues one whose process died (from its last checkpoint: LangGraph skips tasks whose writes
@@ -231,7 +243,7 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
         // finished while the checkpoint after it was being saved when the process died; the graph
         // is unfinished all the same, and invoke(null) applies those writes and goes on
         input = null;
-        await attempt.append([{ type: "run.resumed", reason: attempt.trigger === "manual" ? "manual" : "recovery", attempt: run.attempt, worker: owner }]);
+        await attempt.append([{ type: "run.resumed", reason: continueReason(attempt.trigger), attempt: run.attempt, worker: owner }]);
       } else {
         // its checkpoint may wait at nodes the graph no longer has (written by an earlier version)
         const gone = await nodesGone(graph as never, before);
@@ -243,7 +255,7 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
           return await attempt.finish("internal_error", counts(), runError("GRAPH_NODE_GONE", why));
         }
         input = more;
-        await attempt.append([{ type: "run.resumed", reason: attempt.trigger === "manual" ? "manual" : "recovery", attempt: run.attempt, worker: owner }]);
+        await attempt.append([{ type: "run.resumed", reason: continueReason(attempt.trigger), attempt: run.attempt, worker: owner }]);
       }
     }
     const reported = (event: AgentEvent): void => {

@@ -25,6 +25,13 @@ export interface Worker {
   stop(): Promise<void>;
   /** Runs executing right now. */
   readonly active: number;
+  /**
+   * Hands over the runs this worker executes of the graphs in `graphIds` (all when omitted): each
+   * stops at its next step boundary, goes back to the queue with its lease released, and is
+   * claimed again at once — on the graph code registered now (`devmind dev` after a reload). Its
+   * next attempt says `run.resumed {reason: "reload"}`. Returns their run ids.
+   */
+  handOver(graphIds?: ReadonlySet<string>): string[];
   /** The database as this worker sees it (`/health`): ok, unreachable, or refusing writes. */
   health(): DatabaseHealthReport;
 }
@@ -32,8 +39,8 @@ export interface Worker {
 interface WorkerDeps {
   db: Database;
   runs: RunStore;
-  /** The graphs whose runs this worker claims (the runtime's loaded graphs). */
-  graphIds: readonly string[];
+  /** The graphs whose runs this worker claims (the runtime's loaded graphs, read at each claim: a reload may change them). */
+  graphIds: () => readonly string[];
   maxAttempts: number;
   leaseMs: number;
   concurrency: number;
@@ -61,6 +68,10 @@ interface WorkerDeps {
 export function createWorker(deps: WorkerDeps): Worker {
   const drain = new AbortController();
   let stopping = false;
+  // the runs the slots execute, each with its own stop for a hand-over (a reload), and the runs
+  // handed over whose next claim here is their continuation on the reloaded code
+  const executing = new Map<string, { graphId: string; handOver: AbortController }>();
+  const handedOver = new Set<string>();
   let active = 0;
   let loops: Promise<void>[] = [];
   let unlisten: (() => Promise<void>) | undefined;
@@ -141,7 +152,7 @@ export function createWorker(deps: WorkerDeps): Worker {
           if (lost.length > 0) deps.logger.info({ event: "run.claim_returned", run_ids: lost, worker: owner }, "returned runs claimed while the database was failing");
           claimUncertain = false;
         }
-        claimed = await deps.runs.claimNext({ owner, leaseMs: deps.leaseMs, graphIds: deps.graphIds });
+        claimed = await deps.runs.claimNext({ owner, leaseMs: deps.leaseMs, graphIds: deps.graphIds() });
         unreachableBackoff.reset();
         health.reachable();
       } catch (error) {
@@ -157,9 +168,16 @@ export function createWorker(deps: WorkerDeps): Worker {
       }
       active += 1;
       deps.runEnds?.executingHere(claimed.run.run_id);
+      // registered before the attempt resolves its graph: a hand-over from now on reaches it
+      const handOver = new AbortController();
+      executing.set(claimed.run.run_id, { graphId: claimed.run.graph_id, handOver });
+      const stop = AbortSignal.any([drain.signal, handOver.signal]);
+      const trigger = handedOver.delete(claimed.run.run_id) ? "reload" : "worker";
       try {
         deps.logger.info({ event: "run.claimed", run_id: claimed.run.run_id, attempt: claimed.run.attempt, epoch: claimed.epoch, worker: owner }, "run claimed");
-        const after = await executeWithRecovery(deps.executorDeps(drain.signal), claimed, owner, { trigger: "worker", health, leaseMs: deps.leaseMs, stop: drain.signal });
+        const after = await executeWithRecovery(deps.executorDeps(stop), claimed, owner, { trigger, health, leaseMs: deps.leaseMs, stop });
+        // a run handed over that ended in the meantime is not continued: nothing to remember
+        if (after?.status !== "pending") handedOver.delete(claimed.run.run_id);
         if (after === null) {
           deps.logger.info({ event: "run.left", run_id: claimed.run.run_id, worker: owner }, "run left to its lease (another worker continues it)");
         } else {
@@ -173,6 +191,7 @@ export function createWorker(deps: WorkerDeps): Worker {
         deps.logger.error({ event: "run.error", run_id: claimed.run.run_id, error: error instanceof Error ? error.message : String(error) }, "run execution failed");
       } finally {
         active -= 1;
+        executing.delete(claimed.run.run_id);
         deps.runEnds?.left(claimed.run.run_id);
       }
       // another run was pending when this one was claimed, or announced while every slot was
@@ -247,6 +266,16 @@ export function createWorker(deps: WorkerDeps): Worker {
       return active;
     },
     health: () => health.report(),
+    handOver(graphIds) {
+      const ids: string[] = [];
+      for (const [runId, run] of executing) {
+        if (graphIds !== undefined && !graphIds.has(run.graphId)) continue;
+        handedOver.add(runId);
+        run.handOver.abort();
+        ids.push(runId);
+      }
+      return ids;
+    },
     async start() {
       if (loops.length > 0 || stopping) return;
       // behind a transaction pooler without a direct URL there is no LISTEN (logged once by the database): the slots' idle poll stands in

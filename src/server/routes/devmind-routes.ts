@@ -51,6 +51,9 @@ function contentDisposition(kind: "inline" | "attachment", name: string): string
  *   interrupts: [{id, value, ns}]}]}`: per interrupted run (newest paused first) the calls still
  *   waiting for a decision (HITL-shaped interrupts) and the other interrupts still waiting for a
  *   value (resumed with `command.resume` or `devmind resume`), from one query.
+ * - `GET /graphs` -> `[{graph_id, reports_steps, reports_counters, reports_answer}]`: how the CLI
+ *   shows each graph's runs (node timeline or model steps, counters, answer) when it goes through
+ *   this server (a CLI command beside a `serve` / `dev` holding the embedded database).
  * - `GET /files/{id}` -> the attachment's bytes with its Content-Type, a Content-Disposition
  *   (inline for images and plain text, else attachment), `X-Content-Type-Options: nosniff` and a
  *   sandboxing CSP; 404 for an unknown id.
@@ -109,6 +112,12 @@ export function devmindRoutes(deps: AppDeps): Hono<Env> {
     await visibleRun(c, runtime, "update", c.req.param("id"));
     return c.json(runWire(await runtime.runs.cancel(c.req.param("id"))));
   });
+
+  app.get("/graphs", (c) =>
+    c.json(
+      runtime.graphs.ids().map((id) => ({ graph_id: id, reports_steps: runtime.graphs.reportsSteps(id), reports_counters: runtime.graphs.reportsCounters(id), reports_answer: runtime.graphs.reportsAnswer(id) })),
+    ),
+  );
 
   app.get("/approvals", async (c) => {
     const status = c.req.query("status") ?? "pending";

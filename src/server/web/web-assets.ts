@@ -20,6 +20,7 @@ export const WEB_ASSET_FILES = [
   { path: "/assets/app.js", file: "app.js", contentType: "text/javascript; charset=utf-8" },
   { path: "/assets/api.js", file: "api.js", contentType: "text/javascript; charset=utf-8" },
   { path: "/assets/dom.js", file: "dom.js", contentType: "text/javascript; charset=utf-8" },
+  { path: "/assets/dev-status.js", file: "dev-status.js", contentType: "text/javascript; charset=utf-8" },
   { path: "/assets/graph-layout.js", file: "graph-layout.js", contentType: "text/javascript; charset=utf-8" },
   { path: "/assets/graph-view.js", file: "graph-view.js", contentType: "text/javascript; charset=utf-8" },
   { path: "/assets/hitl-panel.js", file: "hitl-panel.js", contentType: "text/javascript; charset=utf-8" },

@@ -7,6 +7,7 @@ import { append, byId, el, timeOf } from "./dom.js";
 import { runLabel } from "./run-label.js";
 import { RunView } from "./run-view.js";
 import { followEvents } from "./sse.js";
+import { watchDevStatus } from "./dev-status.js";
 
 const RUNS_SHOWN = 30;
 /** While a shown run's thread waits on it: how often to look for the run that resumes it (answered elsewhere), and for how long. */
@@ -408,5 +409,6 @@ void refreshRuns();
 setInterval(() => {
   if (document.visibilityState === "visible") void refreshRuns();
 }, RUNS_REFRESH_MS);
+watchDevStatus();
 const initial = selectedRunId();
 if (initial !== null) void selectRun(initial);
