@@ -35,11 +35,11 @@ export function registerServeCommand(program: Command, setExitCode: (code: numbe
       // before opening anything: a refused host should not migrate or lock the database first
       checkBindable(options.host ?? config.server.host, config, auth !== undefined);
       const { opened, server, workers } = await startService("serve", async () => {
-        const opened = await openRuntime({ config, ...(workersWanted !== 0 ? { readyGraphs: "all" as const } : {}), recoverOrphans: workersWanted !== 0, service: true, graphs: project.graphs });
+        const opened = await openRuntime({ config, ...(workersWanted !== 0 ? { readyGraphs: "all" as const } : {}), recoverOrphans: workersWanted !== 0, service: true, operations: true, graphs: project.graphs });
         try {
           const workers = workersWanted ?? opened.config.worker.concurrency;
           const { startServer } = await import("../server/start-server.js");
-          const server = await startServer({ runtime: opened.runtime, config: opened.config, host: options.host, port: options.port, workers, logger: opened.logger.child({ component: "server" }), http, ui, auth });
+          const server = await startServer({ runtime: opened.runtime, config: opened.config, host: options.host, port: options.port, workers, logger: opened.logger.child({ component: "server" }), http, ui, auth, metrics: opened.operations?.metrics, traceContext: opened.operations?.traceContext });
           return { opened, server, workers };
         } catch (error) {
           await opened.close();

@@ -23,6 +23,8 @@ import { mountUserHttp, userCorsOptions, type UserHttp } from "./user-http.js";
 import { uiAssetRoutes, uiComponentRoutes, type UiBundles } from "./ui-bundles.js";
 import { silentLogger, type Logger } from "../logger.js";
 import { DevmindError } from "../errors.js";
+import type { MetricsEndpoint } from "../operations/metrics/metrics-endpoint.js";
+import { countResponses, metricsRoute } from "./metrics-route.js";
 
 /**
  * What the HTTP app serves from: the runtime (runs, threads, files, health) and the config. The
@@ -45,6 +47,10 @@ export interface AppDeps {
   selfUrl?: (() => string | undefined) | undefined;
   /** The project's auth handler (`auth` in langgraph.json): it authenticates every API request instead of the API keys. */
   auth?: CustomAuth | undefined;
+  /** `GET /metrics` and the response counts (`src/operations`); none: no `/metrics`. */
+  metrics?: MetricsEndpoint | null | undefined;
+  /** Runs created by a request carry its W3C trace context (`src/operations/tracing`); none: not stored. */
+  traceContext?: MiddlewareHandler | undefined;
 }
 
 /** The version `/info` reports. */
@@ -85,6 +91,8 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
     routeFamily(c.req.method, c.req.path) === "langgraph" ? c.text("404 Not Found", 404) : c.json({ error: "NOT_FOUND", message: `no route ${c.req.method} ${c.req.path.slice(0, 200)}` }, 404),
   );
 
+  if (deps.metrics) app.use("*", countResponses(deps.metrics));
+  if (deps.traceContext !== undefined) app.use("*", deps.traceContext);
   app.use("*", everyResponseHeader("x-request-id", randomUUID));
   app.use(
     "*",
@@ -121,6 +129,8 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
     }),
   );
   app.route("/", webRoutes());
+  // the scraper's key check is its own (a read-only DEVMIND_METRICS_KEY), before the API's
+  if (deps.metrics) app.get("/metrics", metricsRoute(deps.metrics, deps.auth !== undefined));
 
   // keyless (loopback) servers: other sites' pages and DNS-rebound hosts may not drive the API
   app.use("*", callerGate(deps));

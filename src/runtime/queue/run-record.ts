@@ -129,6 +129,8 @@ export interface RunRecord {
   cancel_requested: boolean;
   /** Wall-clock time spent running, summed over attempts and resumes (approval waits excluded). */
   active_ms: number;
+  /** The W3C traceparent of the request that created the run (or of the run it resumes): its spans continue that trace. Absent: none. */
+  trace_parent?: string;
 }
 
 /**
@@ -202,6 +204,7 @@ export function runFromRow(row: Row): RunRecord {
         : { owner: leaseOwner, epoch: toNumber(row["lease_epoch"], "lease_epoch"), expires_at: row["lease_expires_at"] as string },
     cancel_requested: row["cancel_requested"] === true,
     active_ms: toNumber(row["active_ms"], "active_ms"),
+    ...(typeof row["trace_parent"] === "string" ? { trace_parent: row["trace_parent"] } : {}),
   };
 }
 

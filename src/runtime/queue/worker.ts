@@ -10,6 +10,7 @@ import { DatabaseHealth, executeWithRecovery, faultBackoff, type DatabaseHealthR
 import type { RunStore } from "./run-store.js";
 import type { RunEndWatcher } from "./run-end-wait.js";
 import { wakeableSleep } from "../../sleep.js";
+import type { RunObserver } from "../execution/run-observer.js";
 
 /** Options of `runtime.worker()`. */
 export interface WorkerOptions {
@@ -43,6 +44,8 @@ interface WorkerDeps {
   runEnds?: Pick<RunEndWatcher, "executingHere" | "left"> | undefined;
   /** Starts this worker's cron scheduler (`runtime.crons`); workers with concurrency 0 schedule nothing. */
   startScheduler?: (() => CronScheduler) | undefined;
+  /** Told of the leases the reaper takes back (metrics). */
+  observer?: Pick<RunObserver, "leases"> | undefined;
 }
 
 /**
@@ -198,6 +201,8 @@ export function createWorker(deps: WorkerDeps): Worker {
       }
       try {
         const { requeued, failed } = await deps.runs.requeueExpired({ maxAttempts: deps.maxAttempts });
+        if (requeued.length > 0) deps.observer?.leases("expired", requeued.length);
+        if (failed.length > 0) deps.observer?.leases("max_attempts", failed.length);
         if (requeued.length > 0) {
           deps.logger.info({ event: "run.recovered", run_ids: requeued }, `re-queued ${requeued.length} run(s) whose lease expired`);
           wakeAll();
