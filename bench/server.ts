@@ -13,6 +13,7 @@ import { runBounded, assertSucceeded, startInGroup, stopGroup } from "./conforma
 import { freePort, startOfficial, waitForOk } from "./conformance/servers.js";
 import { cleanEnv, distIsStale } from "./conformance/workspace.js";
 import { BENCH_GRAPHS_DIR, OFFICIAL_DIR, prepareOfficial } from "./server-official.js";
+import { startObserverLoad } from "./observed.js";
 import { backendsCpuDeltaMs, groupCpuMs, ownCpuMs, pidsCpuMs } from "./proc-cpu.js";
 import { fixed, formatTable, percentile } from "./stats.js";
 
@@ -76,6 +77,9 @@ const USAGE = `usage: npm run bench -- server [--scale F] [--only devmind] [--gr
   --graph G        only this graph (chain or agent); default both
   --cases N,N      only these cases, by number 1-${CASES.length} in the table's order; default all
   --cpu-prof DIR   devmind serve writes a V8 CPU profile into DIR when it stops (node --cpu-prof)
+  --observed       instead of the official server, compare devmind with metrics + tracing on (/metrics
+                   scraped every 1 s, spans to a local OTLP sink) against devmind with both off
+                   ("baseline"); the ratio is on / off
                    (results of a partial run are printed, not written to bench/results/server.json)
 The official SDK against \`devmind serve\` (PostgreSQL, ${WORKERS} workers) and the official in-memory
 server (@langchain/langgraph-api ${CONFORMANCE.officialApiVersion}, ${WORKERS} jobs), the same graphs (a 3-node chain; a fake chat model
@@ -87,7 +91,7 @@ DEVMIND_TEST_DATABASE_URL, else DATABASE_URL.`;
 
 /** What one case on one server measured. */
 interface CaseResult {
-  server: "devmind" | "official";
+  server: "devmind" | "official" | "baseline";
   graph: GraphId;
   case: string;
   runs: number;
@@ -114,7 +118,7 @@ interface CpuPerRun {
 
 /** A started server: its URL and how to stop it. */
 interface RunningServer {
-  name: "devmind" | "official";
+  name: "devmind" | "official" | "baseline";
   url: string;
   child: ChildProcess;
   logFile: string;
@@ -234,10 +238,10 @@ async function dropBenchDatabase(url: string, name: string): Promise<void> {
 }
 
 /** Starts `devmind serve` (built CLI) on the bench graphs with `WORKERS` worker slots. */
-function startDevmindServe(databaseUrl: string, port: number, logFile: string, profileDir?: string): ChildProcess {
+function startDevmindServe(databaseUrl: string, port: number, logFile: string, profileDir?: string, extraEnv: Record<string, string> = {}): ChildProcess {
   const env = cleanEnv();
-  for (const name of Object.keys(env)) if (name.startsWith("DEVMIND_") || name === "DATABASE_URL" || name === "LOG_LEVEL") delete env[name];
-  Object.assign(env, { DATABASE_URL: databaseUrl, LOG_LEVEL: "warn" });
+  for (const name of Object.keys(env)) if (name.startsWith("DEVMIND_") || name.startsWith("OTEL_") || name.startsWith("LANGSMITH_") || name === "LANGCHAIN_TRACING_V2" || name === "DATABASE_URL" || name === "LOG_LEVEL") delete env[name];
+  Object.assign(env, { DATABASE_URL: databaseUrl, LOG_LEVEL: "warn", ...extraEnv });
   const profile = profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`];
   return startInGroup(process.execPath, [...profile, join(REPO, "dist", "src", "cli", "main.js"), "serve", "--config", join(BENCH_GRAPHS_DIR, "langgraph.json"), "--port", String(port), "--workers", String(WORKERS)], {
     cwd: BENCH_GRAPHS_DIR,
@@ -252,7 +256,7 @@ function startDevmindServe(databaseUrl: string, port: number, logFile: string, p
  * them to bench/results/server.json.
  */
 export async function runServerBench(args: readonly string[]): Promise<number> {
-  const parsed = parseBenchArgs(args, { scale: { type: "string" }, only: { type: "string" }, graph: { type: "string" }, cases: { type: "string" }, "cpu-prof": { type: "string" } }, USAGE);
+  const parsed = parseBenchArgs(args, { scale: { type: "string" }, only: { type: "string" }, graph: { type: "string" }, cases: { type: "string" }, "cpu-prof": { type: "string" }, observed: { type: "boolean" } }, USAGE);
   if ("exit" in parsed) return parsed.exit;
   const scale = parsed.values["scale"] === undefined ? 1 : Number(parsed.values["scale"]);
   if (!(scale > 0 && scale <= 20)) {
@@ -277,7 +281,8 @@ export async function runServerBench(args: readonly string[]): Promise<number> {
     return 2;
   }
   const cases = CASES.filter((_, index) => caseNumbers.includes(index + 1));
-  const partial = graphs.length < Object.keys(GRAPHS).length || cases.length < CASES.length;
+  const observed = parsed.values["observed"] === true;
+  const partial = observed || graphs.length < Object.keys(GRAPHS).length || cases.length < CASES.length;
   const url = benchDatabaseUrl();
   if (url === undefined) {
     console.error(missingUrlMessage("server"));
@@ -285,7 +290,8 @@ export async function runServerBench(args: readonly string[]): Promise<number> {
   }
   const log = (line: string): void => console.error(line);
   await ensureBuilt(log);
-  const officialConfig = only === "devmind" ? null : await prepareOfficial(log);
+  const officialConfig = only === "devmind" || observed ? null : await prepareOfficial(log);
+  const load = observed ? await startObserverLoad() : null;
   const logDir = mkdtempSync(join(tmpdir(), "devmind-bench-server-"));
   const dbName = `devmind_bench_${randomBytes(4).toString("hex")}`;
   const dbUrl = await createBenchDatabase(url, dbName);
@@ -295,7 +301,14 @@ export async function runServerBench(args: readonly string[]): Promise<number> {
   try {
     const devmindPort = await freePort();
     const devmindLog = join(logDir, "devmind.log");
-    const devmind: RunningServer = { name: "devmind", url: `http://127.0.0.1:${devmindPort}`, child: startDevmindServe(dbUrl, devmindPort, devmindLog, typeof parsed.values["cpu-prof"] === "string" ? parsed.values["cpu-prof"] : undefined), logFile: devmindLog };
+    // --observed: the baseline first, with metrics and tracing off, in a schema of its own
+    if (load !== null) {
+      const port = await freePort();
+      const logFile = join(logDir, "baseline.log");
+      servers.push({ name: "baseline", url: `http://127.0.0.1:${port}`, child: startDevmindServe(dbUrl, port, logFile, undefined, { DEVMIND_METRICS: "false", DEVMIND_DB_SCHEMA: "devmind_baseline" }), logFile });
+    }
+    const observers: Record<string, string> = load === null ? {} : { OTEL_EXPORTER_OTLP_ENDPOINT: load.otlpUrl, OTEL_SERVICE_NAME: "devmind-bench" };
+    const devmind: RunningServer = { name: "devmind", url: `http://127.0.0.1:${devmindPort}`, child: startDevmindServe(dbUrl, devmindPort, devmindLog, typeof parsed.values["cpu-prof"] === "string" ? parsed.values["cpu-prof"] : undefined, observers), logFile: devmindLog };
     servers.push(devmind);
     let official: RunningServer | undefined;
     if (officialConfig !== null) {
@@ -306,6 +319,7 @@ export async function runServerBench(args: readonly string[]): Promise<number> {
     }
     for (const server of servers) log(`${server.name} answered /ok after ${(await waitForOk(server.url, server.child, server.logFile)).toFixed(1)} s`);
     await admin.connect();
+    if (load !== null) load.scrape(devmind.url);
     const clients = new Map(servers.map((server) => [server.name, new Client({ apiUrl: server.url })]));
 
     for (const server of servers) {
@@ -373,7 +387,11 @@ export async function runServerBench(args: readonly string[]): Promise<number> {
       }
     }
 
-    console.log(renderTables(results, idlePerSecond, only === "devmind"));
+    console.log(renderTables(results, idlePerSecond, only === "devmind", observed ? "devmind, metrics+tracing off" : "official"));
+    if (load !== null) {
+      const { exports, scrapes, failedScrapes } = load.counts();
+      console.log(`--observed: devmind (metrics + tracing on) was scraped ${scrapes} times (${failedScrapes} failed) and sent ${exports} OTLP export requests; the ratio column is on / off`);
+    }
     if (!partial) {
       writeFileSync(RESULTS_FILE, `${JSON.stringify({ measuredAt: new Date().toISOString(), workers: WORKERS, scale, idleTransactionsPerSecond: idlePerSecond, results }, null, 2)}\n`);
       log(`results written to ${RESULTS_FILE}`);
@@ -382,6 +400,7 @@ export async function runServerBench(args: readonly string[]): Promise<number> {
   } finally {
     await admin.end().catch(() => undefined);
     for (const server of servers) await stopGroup(server.child, CONFORMANCE.stopGraceMs);
+    await load?.stop();
     await dropBenchDatabase(url, dbName).catch((error: unknown) => log(`could not drop database ${dbName}: ${(error as Error).message}`));
     rmSync(logDir, { recursive: true, force: true });
   }
@@ -404,7 +423,7 @@ function cpuTable(results: readonly CaseResult[], graph: GraphId, devmindOnly: b
   };
   const rows = CASES.filter((benchCase) => results.some((r) => r.graph === graph && r.case === benchCase.name)).map((benchCase) => {
     const ours = results.find((r) => r.graph === graph && r.case === benchCase.name && r.server === "devmind");
-    const theirs = results.find((r) => r.graph === graph && r.case === benchCase.name && r.server === "official");
+    const theirs = results.find((r) => r.graph === graph && r.case === benchCase.name && r.server !== "devmind");
     return [benchCase.name, ...(devmindOnly ? ["-", "-"] : of(theirs)), ...of(ours)];
   });
   return [
@@ -414,13 +433,13 @@ function cpuTable(results: readonly CaseResult[], graph: GraphId, devmindOnly: b
 }
 
 /** One table per graph: a row per case, the two servers side by side. */
-function renderTables(results: readonly CaseResult[], idlePerSecond: number, devmindOnly: boolean): string {
+function renderTables(results: readonly CaseResult[], idlePerSecond: number, devmindOnly: boolean, otherLabel = "official"): string {
   const out: string[] = [];
   for (const graph of Object.keys(GRAPHS) as GraphId[]) {
     if (!results.some((r) => r.graph === graph)) continue;
     const rows = CASES.filter((benchCase) => results.some((r) => r.case === benchCase.name)).map((benchCase) => {
       const ours = results.find((r) => r.graph === graph && r.case === benchCase.name && r.server === "devmind");
-      const theirs = results.find((r) => r.graph === graph && r.case === benchCase.name && r.server === "official");
+      const theirs = results.find((r) => r.graph === graph && r.case === benchCase.name && r.server !== "devmind");
       const cell = (r: CaseResult | undefined) => (r === undefined ? "-" : `${fixed(r.runsPerSec, 1)} (p50 ${fixed(r.p50Ms, 0)}, p95 ${fixed(r.p95Ms, 0)})`);
       return [
         benchCase.name,
@@ -432,7 +451,7 @@ function renderTables(results: readonly CaseResult[], idlePerSecond: number, dev
       ];
     });
     out.push(`graph ${graph}:`);
-    out.push(formatTable(["case", "official runs/s (ms)", "devmind runs/s (ms)", "ratio", "devmind xact/run", "failed"], rows));
+    out.push(formatTable(["case", `${otherLabel} runs/s (ms)`, "devmind runs/s (ms)", "ratio", "devmind xact/run", "failed"], rows));
     out.push("");
     const cpu = cpuTable(results, graph, devmindOnly);
     if (cpu !== undefined) out.push(cpu, "");
