@@ -34,6 +34,19 @@ describe("metrics observer", () => {
     expect(await value(metrics, "devmind_runs_ended_total", { graph: "agent", status: "success", stop_reason: "completed" })).toBe(1);
   });
 
+  it("a user graph's ToolNode calls count from LangGraph's tools stream, a call the graph reports itself only once", async () => {
+    const metrics = createRunMetrics(new Registry());
+    const attempt = metricsObserver(metrics, "m").attempt(run({ graph_id: "mine" }));
+    attempt?.event({ type: "tools", ns: [], data: { event: "on_tool_end", toolCallId: "c1", name: "search" }, duration_ms: 4 });
+    attempt?.event({ type: "tools", ns: [], data: { event: "on_tool_error", toolCallId: "c3", name: "search" }, duration_ms: 4 });
+    attempt?.event({ type: "tool.call.started", tool_call_id: "c2", tool: "add", args: {} });
+    attempt?.event({ type: "tools", ns: [], data: { event: "on_tool_end", toolCallId: "c2", name: "add" }, duration_ms: 1 });
+    attempt?.event({ type: "tool.call.finished", tool_call_id: "c2", tool: "add", ok: true, error_code: null, duration_ms: 1, truncated: false });
+    expect(await value(metrics, "devmind_tool_calls_total", { graph: "mine", tool: "search", outcome: "success" })).toBe(1);
+    expect(await value(metrics, "devmind_tool_calls_total", { graph: "mine", tool: "search", outcome: "error" })).toBe(1);
+    expect(await value(metrics, "devmind_tool_calls_total", { graph: "mine", tool: "add", outcome: "success" })).toBe(1);
+  });
+
   it("an attempt that lost its lease counts a takeover, not an end; the reaper's takeovers count by reason", async () => {
     const metrics = createRunMetrics(new Registry());
     const observer = metricsObserver(metrics, "m");

@@ -2,6 +2,7 @@ import type { RunEventData } from "../../runtime/events/run-events.js";
 import type { AttemptObserver, RunObserver } from "../../runtime/runtime.js";
 import type { RunRecord } from "../../runtime/queue/run-record.js";
 import { LeaseLostError } from "../../errors.js";
+import { OPERATIONS_DEFAULTS } from "../constants.js";
 import { BoundedLabels, type RunMetrics } from "./run-metrics.js";
 
 /** The outcome label of a finished tool call: success, unknown (TOOL_OUTCOME_UNKNOWN) or error. */
@@ -24,6 +25,8 @@ export function metricsObserver(metrics: RunMetrics, model: string): RunObserver
       const graph = labels.value("graph", run.graph_id);
       const modelLabel = labels.value("model", model);
       const modelStarted = new Map<number, number>();
+      // calls the graph reports itself (tool.call.*): LangGraph's tools stream of the same call is not counted again
+      const reported = new Set<string>();
       return {
         event(event: RunEventData) {
           switch (event.type) {
@@ -52,6 +55,9 @@ export function metricsObserver(metrics: RunMetrics, model: string): RunObserver
               if (at !== undefined) metrics.modelDuration.observe({ graph, model: modelLabel, outcome: "error" }, (Date.now() - at) / 1000);
               return;
             }
+            case "tool.call.started":
+              if (reported.size < OPERATIONS_DEFAULTS.maxOpenSpansPerAttempt) reported.add(event.tool_call_id);
+              return;
             case "tool.call.finished": {
               const outcome = toolOutcome(event.ok, event.error_code);
               const tool = labels.value("tool", event.tool);
@@ -61,9 +67,10 @@ export function metricsObserver(metrics: RunMetrics, model: string): RunObserver
             }
             case "tools": {
               // a plain ToolNode / createAgent tool node of a user's graph: LangGraph's tools stream
-              const data = event.data as { event?: unknown; name?: unknown } | null;
+              const data = event.data as { event?: unknown; name?: unknown; toolCallId?: unknown } | null;
               const kind = data?.event;
               if (kind !== "on_tool_end" && kind !== "on_tool_error") return;
+              if (typeof data?.toolCallId === "string" && reported.has(data.toolCallId)) return;
               const outcome = kind === "on_tool_end" ? "success" : "error";
               const tool = labels.value("tool", typeof data?.name === "string" ? data.name : null);
               metrics.toolCalls.inc({ graph, tool, outcome });

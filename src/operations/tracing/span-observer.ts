@@ -43,6 +43,8 @@ export function spanObserver(tracer: Tracer, model: string): RunObserver {
       // open spans, newest last (a Map keeps insertion order), bounded
       const nodes = new Map<string, Span>();
       const nodeNames = new Map<string, string>();
+      // calls the graph reports itself (tool.call.*): LangGraph's tools stream of the same call makes no second span
+      const reported = new Set<string>();
       const models = new Map<number, Span>();
       const tools = new Map<string, Span>();
       const bounded = <K>(map: Map<K, Span>, key: K, span: Span): void => {
@@ -108,6 +110,7 @@ export function spanObserver(tracer: Tracer, model: string): RunObserver {
               return;
             }
             case "tool.call.started":
+              if (reported.size < OPERATIONS_DEFAULTS.maxOpenSpansPerAttempt) reported.add(event.tool_call_id);
               bounded(tools, event.tool_call_id, startTool(event.tool_call_id, event.tool));
               return;
             case "tool.call.finished": {
@@ -127,7 +130,8 @@ export function spanObserver(tracer: Tracer, model: string): RunObserver {
               const data = event.data as { event?: unknown; name?: unknown; toolCallId?: unknown } | null;
               const id = typeof data?.toolCallId === "string" ? data.toolCallId : null;
               const name = typeof data?.name === "string" ? data.name : "tool";
-              if (id === null) return;
+              // a call the graph reports itself (tool.call.*) has its span already
+              if (id === null || reported.has(id)) return;
               if (data?.event === "on_tool_start") bounded(tools, id, startTool(id, name));
               else if (data?.event === "on_tool_end" || data?.event === "on_tool_error") {
                 const span = tools.get(id);
