@@ -3,6 +3,7 @@ import type { DevmindConfig, OperationsSettings } from "../config.js";
 import type { Database } from "../db/types.js";
 import type { Logger } from "../logger.js";
 import type { AttemptObserver, RunObserver } from "../runtime/runtime.js";
+import { observeAttempt } from "../runtime/execution/run-observer.js";
 import type { RunRecord } from "../runtime/queue/run-record.js";
 import { OPERATIONS_DEFAULTS } from "./constants.js";
 import { metricsEndpoint, type MetricsEndpoint } from "./metrics/metrics-endpoint.js";
@@ -92,10 +93,17 @@ function combine(observers: readonly RunObserver[]): RunObserver | undefined {
   if (observers.length <= 1) return observers[0];
   return {
     leases: (reason, count) => {
-      for (const observer of observers) observer.leases(reason, count);
+      for (const observer of observers) {
+        try {
+          observer.leases(reason, count);
+        } catch {
+          // an observer's failure is its own
+        }
+      }
     },
     attempt(run: RunRecord): AttemptObserver | undefined {
-      const attempts = observers.map((observer) => observer.attempt(run)).filter((a): a is AttemptObserver => a !== undefined);
+      // each wrapped on its own: one observer that throws leaves the others informed
+      const attempts = observers.map((observer) => observeAttempt(observer, run)).filter((a): a is AttemptObserver => a !== undefined);
       if (attempts.length === 0) return undefined;
       const callbacks = attempts.flatMap((a) => [...(a.callbacks ?? [])]);
       return {
