@@ -32,6 +32,6 @@ export const OPERATIONS_DEFAULTS = {
   langsmithProject: "default",
   /** Time limit of one LangSmith request (ms). */
   langsmithTimeoutMs: 5_000,
-  /** Runs LangSmith's client holds waiting to be sent; past it new ones are dropped. */
-  langsmithMaxPending: 1_000,
+  /** Bytes of runs LangSmith's client holds waiting to be sent; past it new ones are dropped. */
+  langsmithMaxQueueBytes: 16 * 1024 * 1024,
 } as const;

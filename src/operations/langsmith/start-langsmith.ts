@@ -9,7 +9,7 @@ import { OPERATIONS_DEFAULTS } from "../constants.js";
  * run's `run_id`, `thread_id`, `graph_id` and `assistant_id` in the trace's metadata as the
  * Platform sets them (the runtime puts them in the graph's config). The langsmith client and
  * tracer load only here. The client never makes a run wait (root runs are not awaited, its queue
- * is bounded by OPERATIONS_DEFAULTS.langsmithMaxPending runs' worth of memory); an endpoint that
+ * is bounded by OPERATIONS_DEFAULTS.langsmithMaxQueueBytes); an endpoint that
  * is away or refuses is one warn line per outage (what it misses is dropped), one info line when
  * it answers again.
  */
@@ -46,7 +46,7 @@ export async function startLangsmith(settings: NonNullable<OperationsSettings["l
     ...(settings.apiKey === undefined ? {} : { apiKey: settings.apiKey }),
     fetchImplementation: guardedFetch as typeof fetch,
     blockOnRootRunFinalization: false,
-    maxIngestMemoryBytes: d.langsmithMaxPending * 64 * 1024,
+    maxIngestMemoryBytes: d.langsmithMaxQueueBytes,
     callerOptions: { maxRetries: 0 },
     timeout_ms: d.langsmithTimeoutMs,
   });
