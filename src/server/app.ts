@@ -125,7 +125,7 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
       version: VERSION,
       graphs: deps.runtime.graphs.ids(),
       auth: deps.auth !== undefined ? "custom" : deps.config.server.apiKeys.length > 0 ? "api_key" : "none",
-      flags: { assistants: true, crons: true, langsmith: false, store: true },
+      flags: { assistants: true, crons: true, langsmith: (deps.config.operations?.langsmith ?? null) !== null, store: true },
     }),
   );
   app.route("/", webRoutes());
