@@ -34,6 +34,16 @@ describe("metrics observer", () => {
     expect(await value(metrics, "devmind_runs_ended_total", { graph: "agent", status: "success", stop_reason: "completed" })).toBe(1);
   });
 
+  it("a run that resumes a thread after a decision starts like any run; a recovery is a resume, not a start", async () => {
+    const metrics = createRunMetrics(new Registry());
+    const observer = metricsObserver(metrics, "m");
+    observer.attempt(run())?.event({ type: "run.resumed", reason: "approval", attempt: 1, worker: "w" });
+    observer.attempt(run({ attempt: 2 }))?.event({ type: "run.resumed", reason: "recovery", attempt: 2, worker: "w" });
+    expect(await value(metrics, "devmind_runs_started_total", { graph: "agent" })).toBe(1);
+    expect(await value(metrics, "devmind_run_resumes_total", { graph: "agent", reason: "approval" })).toBe(1);
+    expect(await value(metrics, "devmind_run_resumes_total", { graph: "agent", reason: "recovery" })).toBe(1);
+  });
+
   it("a user graph's ToolNode calls count from LangGraph's tools stream, a call the graph reports itself only once", async () => {
     const metrics = createRunMetrics(new Registry());
     const attempt = metricsObserver(metrics, "m").attempt(run({ graph_id: "mine" }));

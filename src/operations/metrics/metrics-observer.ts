@@ -27,15 +27,23 @@ export function metricsObserver(metrics: RunMetrics, model: string): RunObserver
       const modelStarted = new Map<number, number>();
       // calls the graph reports itself (tool.call.*): LangGraph's tools stream of the same call is not counted again
       const reported = new Set<string>();
+      let counted = false;
+      const started = (): void => {
+        if (counted) return;
+        counted = true;
+        metrics.runsStarted.inc({ graph });
+        if (run.attempt <= 1) metrics.queueWait.observe({ graph }, secondsSince(run.created_at));
+      };
       return {
         event(event: RunEventData) {
           switch (event.type) {
             case "run.started":
-              metrics.runsStarted.inc({ graph });
-              if (run.attempt <= 1) metrics.queueWait.observe({ graph }, secondsSince(run.created_at));
+              started();
               return;
             case "run.resumed":
               metrics.runResumes.inc({ graph, reason: event.reason });
+              // a run created by a decision or a resume value starts by resuming its thread
+              if (event.reason === "approval" || event.reason === "resume") started();
               return;
             case "node.finished":
               if (event.duration_ms !== null) metrics.nodeDuration.observe({ graph, node: labels.value("node", event.node), outcome: event.error === null ? (event.interrupted ? "interrupt" : "success") : "error" }, event.duration_ms / 1000);

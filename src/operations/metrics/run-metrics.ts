@@ -14,7 +14,7 @@ export function createRunMetrics(registry: Registry = new Registry()) {
   const registers = [registry];
   const metrics = {
     registry,
-    runsStarted: new Counter({ name: `${p}runs_started_total`, help: "Runs that started executing (their first attempt), by graph", labelNames: ["graph"] as const, registers }),
+    runsStarted: new Counter({ name: `${p}runs_started_total`, help: "Runs that started executing, by graph (a run resuming a thread after a decision or resume value included; recoveries not)", labelNames: ["graph"] as const, registers }),
     runsEnded: new Counter({ name: `${p}runs_ended_total`, help: "Runs that ended, by graph, status and stop reason (success/interrupt: ended at an interrupt)", labelNames: ["graph", "status", "stop_reason"] as const, registers }),
     runResumes: new Counter({ name: `${p}run_resumes_total`, help: "Attempts that continued a run from its checkpoint, by graph and reason (recovery: after a crash, a lapsed lease or a database fault)", labelNames: ["graph", "reason"] as const, registers }),
     runDuration: new Histogram({ name: `${p}run_duration_seconds`, help: "Run duration from creation to its end, by graph and status", labelNames: ["graph", "status"] as const, buckets, registers }),
