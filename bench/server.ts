@@ -79,7 +79,8 @@ const USAGE = `usage: npm run bench -- server [--scale F] [--only devmind] [--gr
   --cpu-prof DIR   devmind serve writes a V8 CPU profile into DIR when it stops (node --cpu-prof)
   --observed       instead of the official server, compare devmind with metrics + tracing on (/metrics
                    scraped every 1 s, spans to a local OTLP sink) against devmind with both off
-                   ("baseline"), taking turns 3 rounds each per case (median kept); the ratio is on / off
+                   ("baseline"), taking turns, --rounds N each per case (default 3; median kept);
+                   the ratio is on / off
                    (results of a partial run are printed, not written to bench/results/server.json)
 The official SDK against \`devmind serve\` (PostgreSQL, ${WORKERS} workers) and the official in-memory
 server (@langchain/langgraph-api ${CONFORMANCE.officialApiVersion}, ${WORKERS} jobs), the same graphs (a 3-node chain; a fake chat model
@@ -206,7 +207,7 @@ async function driveCase(client: Client, graph: GraphId, benchCase: BenchCase, r
   return { latencies, failed, seconds: (performance.now() - started) / 1000 };
 }
 
-/** Rounds per server and case with --observed. */
+/** Rounds per server and case with --observed (default of --rounds). */
 const OBSERVED_ROUNDS = 3;
 
 /** `servers` in turns A B, B A, A B, ... (`rounds` turns each). */
@@ -273,7 +274,7 @@ function startDevmindServe(databaseUrl: string, port: number, logFile: string, p
  * them to bench/results/server.json.
  */
 export async function runServerBench(args: readonly string[]): Promise<number> {
-  const parsed = parseBenchArgs(args, { scale: { type: "string" }, only: { type: "string" }, graph: { type: "string" }, cases: { type: "string" }, "cpu-prof": { type: "string" }, observed: { type: "boolean" } }, USAGE);
+  const parsed = parseBenchArgs(args, { scale: { type: "string" }, only: { type: "string" }, graph: { type: "string" }, cases: { type: "string" }, "cpu-prof": { type: "string" }, observed: { type: "boolean" }, rounds: { type: "string" } }, USAGE);
   if ("exit" in parsed) return parsed.exit;
   const scale = parsed.values["scale"] === undefined ? 1 : Number(parsed.values["scale"]);
   if (!(scale > 0 && scale <= 20)) {
@@ -299,6 +300,11 @@ export async function runServerBench(args: readonly string[]): Promise<number> {
   }
   const cases = CASES.filter((_, index) => caseNumbers.includes(index + 1));
   const observed = parsed.values["observed"] === true;
+  const observedRounds = parsed.values["rounds"] === undefined ? OBSERVED_ROUNDS : Number(parsed.values["rounds"]);
+  if (!(Number.isInteger(observedRounds) && observedRounds >= 1 && observedRounds <= 20)) {
+    console.error(`--rounds takes an integer from 1 to 20\n${USAGE}`);
+    return 2;
+  }
   const partial = observed || graphs.length < Object.keys(GRAPHS).length || cases.length < CASES.length;
   const url = benchDatabaseUrl();
   if (url === undefined) {
@@ -374,7 +380,7 @@ export async function runServerBench(args: readonly string[]): Promise<number> {
         let devmindStart = 0;
         // --observed: the two servers take turns (A B B A A B ...) and each keeps its median round,
         // so the drift of a shared machine falls on both alike
-        const order = observed ? alternating(servers, OBSERVED_ROUNDS) : servers;
+        const order = observed ? alternating(servers, observedRounds) : servers;
         const rounds = new Map<string, CaseResult[]>();
         for (const server of order) {
           if (server.name === "devmind" && devmindStart === 0) devmindStart = Date.now();
