@@ -71,7 +71,7 @@ const GRAPHS = {
 } as const;
 type GraphId = keyof typeof GRAPHS;
 
-const USAGE = `usage: npm run bench -- server [--scale F] [--only devmind] [--graph G] [--cases N,N]
+const USAGE = `usage: npm run bench -- server [--scale F] [--only devmind] [--graph G] [--cases N,N] [--observed [--rounds N]]
   --scale F        multiply every case's number of runs by F (default 1; 0.25 for a quick look)
   --only devmind   skip the official server (no ratios)
   --graph G        only this graph (chain or agent); default both
