@@ -13,6 +13,7 @@ import { runBounded, assertSucceeded, startInGroup, stopGroup } from "./conforma
 import { freePort, startOfficial, waitForOk } from "./conformance/servers.js";
 import { cleanEnv, distIsStale } from "./conformance/workspace.js";
 import { BENCH_GRAPHS_DIR, OFFICIAL_DIR, prepareOfficial } from "./server-official.js";
+import { startObserverLoad } from "./observed.js";
 import { backendsCpuDeltaMs, groupCpuMs, ownCpuMs, pidsCpuMs } from "./proc-cpu.js";
 import { fixed, formatTable, percentile } from "./stats.js";
 
@@ -74,12 +75,16 @@ const GRAPHS = {
 } as const;
 type GraphId = keyof typeof GRAPHS;
 
-const USAGE = `usage: npm run bench -- server [--scale F] [--only devmind] [--graph G] [--cases N,N]
+const USAGE = `usage: npm run bench -- server [--scale F] [--only devmind] [--graph G] [--cases N,N] [--observed [--rounds N]]
   --scale F        multiply every case's number of runs by F (default 1; 0.25 for a quick look)
   --only devmind   skip the official server (no ratios)
   --graph G        only this graph (chain or agent); default both
   --cases N,N      only these cases, by number 1-${CASES.length} in the table's order; default all
   --cpu-prof DIR   devmind serve writes a V8 CPU profile into DIR when it stops (node --cpu-prof)
+  --observed       instead of the official server, compare devmind with metrics + tracing on (/metrics
+                   scraped every 1 s, spans to a local OTLP sink) against devmind with both off
+                   ("baseline"), taking turns, --rounds N each per case (default 3; median kept);
+                   the ratio is on / off
                    (results of a partial run are printed, not written to bench/results/server.json)
 The official SDK against \`devmind serve\` (PostgreSQL, ${WORKERS} workers) and the official in-memory
 server (@langchain/langgraph-api ${CONFORMANCE.officialApiVersion}, ${WORKERS} jobs), the same graphs (a 3-node chain; a fake chat model
@@ -91,7 +96,7 @@ DEVMIND_TEST_DATABASE_URL, else DATABASE_URL.`;
 
 /** What one case on one server measured. */
 interface CaseResult {
-  server: "devmind" | "official";
+  server: "devmind" | "official" | "baseline";
   graph: GraphId;
   case: string;
   runs: number;
@@ -118,7 +123,7 @@ interface CpuPerRun {
 
 /** A started server: its URL and how to stop it. */
 interface RunningServer {
-  name: "devmind" | "official";
+  name: "devmind" | "official" | "baseline";
   url: string;
   child: ChildProcess;
   logFile: string;
@@ -144,7 +149,7 @@ async function benchBackends(admin: pg.Client): Promise<number[]> {
 }
 
 async function cpuReading(server: RunningServer, admin: pg.Client): Promise<CpuReading> {
-  const backends = server.name === "devmind" ? pidsCpuMs(await benchBackends(admin)) : new Map<number, number>();
+  const backends = server.name !== "official" ? pidsCpuMs(await benchBackends(admin)) : new Map<number, number>();
   return { server: server.child.pid === undefined ? undefined : groupCpuMs(server.child.pid), backends, client: ownCpuMs() };
 }
 
@@ -214,6 +219,23 @@ async function driveCase(client: Client, apiUrl: string, graph: GraphId, benchCa
   return { latencies, failed, seconds: (performance.now() - started) / 1000 };
 }
 
+/** Rounds per server and case with --observed (default of --rounds). */
+const OBSERVED_ROUNDS = 3;
+
+/** `servers` in turns A B, B A, A B, ... (`rounds` turns each). */
+function alternating<T>(servers: readonly T[], rounds: number): T[] {
+  const out: T[] = [];
+  for (let round = 0; round < rounds; round += 1) out.push(...(round % 2 === 0 ? servers : [...servers].reverse()));
+  return out;
+}
+
+/** The round with the median runs/s (failures summed over every round, so none hides). */
+function medianRound(rounds: readonly CaseResult[]): CaseResult {
+  const sorted = [...rounds].sort((a, b) => a.runsPerSec - b.runsPerSec);
+  const median = sorted[Math.floor((sorted.length - 1) / 2)] as CaseResult;
+  return { ...median, failed: rounds.reduce((sum, round) => sum + round.failed, 0) };
+}
+
 /** Builds dist/ when it is older than src/ (devmind serve runs the built CLI, as users run it). */
 async function ensureBuilt(log: (line: string) => void): Promise<void> {
   if (!distIsStale(REPO)) return;
@@ -246,10 +268,10 @@ async function dropBenchDatabase(url: string, name: string): Promise<void> {
 }
 
 /** Starts `devmind serve` (built CLI) on the bench graphs with `WORKERS` worker slots. */
-function startDevmindServe(databaseUrl: string, port: number, logFile: string, profileDir?: string): ChildProcess {
+function startDevmindServe(databaseUrl: string, port: number, logFile: string, profileDir?: string, extraEnv: Record<string, string> = {}): ChildProcess {
   const env = cleanEnv();
-  for (const name of Object.keys(env)) if (name.startsWith("DEVMIND_") || name === "DATABASE_URL" || name === "LOG_LEVEL") delete env[name];
-  Object.assign(env, { DATABASE_URL: databaseUrl, LOG_LEVEL: "warn" });
+  for (const name of Object.keys(env)) if (name.startsWith("DEVMIND_") || name.startsWith("OTEL_") || name.startsWith("LANGSMITH_") || name === "LANGCHAIN_TRACING_V2" || name === "DATABASE_URL" || name === "LOG_LEVEL") delete env[name];
+  Object.assign(env, { DATABASE_URL: databaseUrl, LOG_LEVEL: "warn", ...extraEnv });
   const profile = profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`];
   return startInGroup(process.execPath, [...profile, join(REPO, "dist", "src", "cli", "main.js"), "serve", "--config", join(BENCH_GRAPHS_DIR, "langgraph.json"), "--port", String(port), "--workers", String(WORKERS)], {
     cwd: BENCH_GRAPHS_DIR,
@@ -264,7 +286,7 @@ function startDevmindServe(databaseUrl: string, port: number, logFile: string, p
  * them to bench/results/server.json.
  */
 export async function runServerBench(args: readonly string[]): Promise<number> {
-  const parsed = parseBenchArgs(args, { scale: { type: "string" }, only: { type: "string" }, graph: { type: "string" }, cases: { type: "string" }, "cpu-prof": { type: "string" } }, USAGE);
+  const parsed = parseBenchArgs(args, { scale: { type: "string" }, only: { type: "string" }, graph: { type: "string" }, cases: { type: "string" }, "cpu-prof": { type: "string" }, observed: { type: "boolean" }, rounds: { type: "string" } }, USAGE);
   if ("exit" in parsed) return parsed.exit;
   const scale = parsed.values["scale"] === undefined ? 1 : Number(parsed.values["scale"]);
   if (!(scale > 0 && scale <= 20)) {
@@ -289,7 +311,13 @@ export async function runServerBench(args: readonly string[]): Promise<number> {
     return 2;
   }
   const cases = CASES.filter((_, index) => caseNumbers.includes(index + 1));
-  const partial = graphs.length < Object.keys(GRAPHS).length || cases.length < CASES.length;
+  const observed = parsed.values["observed"] === true;
+  const observedRounds = parsed.values["rounds"] === undefined ? OBSERVED_ROUNDS : Number(parsed.values["rounds"]);
+  if (!(Number.isInteger(observedRounds) && observedRounds >= 1 && observedRounds <= 20)) {
+    console.error(`--rounds takes an integer from 1 to 20\n${USAGE}`);
+    return 2;
+  }
+  const partial = observed || graphs.length < Object.keys(GRAPHS).length || cases.length < CASES.length;
   const url = benchDatabaseUrl();
   if (url === undefined) {
     console.error(missingUrlMessage("server"));
@@ -297,7 +325,8 @@ export async function runServerBench(args: readonly string[]): Promise<number> {
   }
   const log = (line: string): void => console.error(line);
   await ensureBuilt(log);
-  const officialConfig = only === "devmind" ? null : await prepareOfficial(log);
+  const officialConfig = only === "devmind" || observed ? null : await prepareOfficial(log);
+  const load = observed ? await startObserverLoad() : null;
   const logDir = mkdtempSync(join(tmpdir(), "devmind-bench-server-"));
   const dbName = `devmind_bench_${randomBytes(4).toString("hex")}`;
   const dbUrl = await createBenchDatabase(url, dbName);
@@ -307,7 +336,14 @@ export async function runServerBench(args: readonly string[]): Promise<number> {
   try {
     const devmindPort = await freePort();
     const devmindLog = join(logDir, "devmind.log");
-    const devmind: RunningServer = { name: "devmind", url: `http://127.0.0.1:${devmindPort}`, child: startDevmindServe(dbUrl, devmindPort, devmindLog, typeof parsed.values["cpu-prof"] === "string" ? parsed.values["cpu-prof"] : undefined), logFile: devmindLog };
+    // --observed: the baseline first, with metrics and tracing off, in a schema of its own
+    if (load !== null) {
+      const port = await freePort();
+      const logFile = join(logDir, "baseline.log");
+      servers.push({ name: "baseline", url: `http://127.0.0.1:${port}`, child: startDevmindServe(dbUrl, port, logFile, undefined, { DEVMIND_METRICS: "false", DEVMIND_DB_SCHEMA: "devmind_baseline" }), logFile });
+    }
+    const observers: Record<string, string> = load === null ? {} : { OTEL_EXPORTER_OTLP_ENDPOINT: load.otlpUrl, OTEL_SERVICE_NAME: "devmind-bench" };
+    const devmind: RunningServer = { name: "devmind", url: `http://127.0.0.1:${devmindPort}`, child: startDevmindServe(dbUrl, devmindPort, devmindLog, typeof parsed.values["cpu-prof"] === "string" ? parsed.values["cpu-prof"] : undefined, observers), logFile: devmindLog };
     servers.push(devmind);
     let official: RunningServer | undefined;
     if (officialConfig !== null) {
@@ -318,6 +354,7 @@ export async function runServerBench(args: readonly string[]): Promise<number> {
     }
     for (const server of servers) log(`${server.name} answered /ok after ${(await waitForOk(server.url, server.child, server.logFile)).toFixed(1)} s`);
     await admin.connect();
+    if (load !== null) load.scrape(devmind.url);
     const clients = new Map(servers.map((server) => [server.name, new Client({ apiUrl: server.url })]));
 
     for (const server of servers) {
@@ -353,14 +390,18 @@ export async function runServerBench(args: readonly string[]): Promise<number> {
         const measured: CaseResult[] = [];
         let devmindEnded = 0;
         let devmindStart = 0;
-        for (const server of servers) {
-          if (server.name === "devmind") devmindStart = Date.now();
+        // --observed: the two servers take turns (A B B A A B ...) and each keeps its median round,
+        // so the drift of a shared machine falls on both alike
+        const order = observed ? alternating(servers, observedRounds) : servers;
+        const rounds = new Map<string, CaseResult[]>();
+        for (const server of order) {
+          if (server.name === "devmind" && devmindStart === 0) devmindStart = Date.now();
           const cpuBefore = await cpuReading(server, admin);
           const outcome = await driveCase(clients.get(server.name) as Client, server.url, graph, benchCase, runs);
           const cpuAfter = await cpuReading(server, admin);
           if (server.name === "devmind") devmindEnded = Date.now();
           const sorted = [...outcome.latencies].sort((a, b) => a - b);
-          measured.push({
+          const round: CaseResult = {
             server: server.name,
             graph,
             case: benchCase.name,
@@ -371,21 +412,29 @@ export async function runServerBench(args: readonly string[]): Promise<number> {
             p50Ms: percentile(sorted, 0.5),
             p95Ms: percentile(sorted, 0.95),
             ...cpuPerRun(cpuBefore, cpuAfter, outcome.latencies.length + outcome.failed),
-          });
+          };
+          rounds.set(server.name, [...(rounds.get(server.name) ?? []), round]);
+          if (observed) log(`${graph} / ${benchCase.name} / ${server.name} round: ${fixed(round.runsPerSec, 1)} runs/s, server CPU ${fixed(round.cpuMsPerRun?.server ?? Number.NaN, 1)} ms/run`);
         }
+        for (const server of servers) measured.push(medianRound(rounds.get(server.name) ?? []));
         await sleep(Math.max(0, devmindEnded + STATS_SETTLE_MS - Date.now()));
         const after = await xactCommits(admin);
         const devmindResult = measured.find((result) => result.server === "devmind") as CaseResult;
         // thread creation is counted too (a transaction per thread): part of what a client's run costs
+        // (--observed: both servers wrote in between, so no count per run)
         const idleShare = Math.max(0, idlePerSecond) * ((Date.now() - devmindStart) / 1000);
-        devmindResult.transactionsPerRun = (after - before - 1 - idleShare) / Math.max(1, devmindResult.runs);
+        if (!observed) devmindResult.transactionsPerRun = (after - before - 1 - idleShare) / Math.max(1, devmindResult.runs);
         before = after;
         results.push(...measured);
         log(measured.map((result) => `${graph} / ${benchCase.name} / ${result.server}: ${fixed(result.runsPerSec, 1)} runs/s, p50 ${fixed(result.p50Ms, 0)} ms, ${result.failed} failed`).join("\n"));
       }
     }
 
-    console.log(renderTables(results, idlePerSecond, only === "devmind"));
+    console.log(renderTables(results, idlePerSecond, only === "devmind", observed ? "devmind, metrics+tracing off" : "official"));
+    if (load !== null) {
+      const { exports, scrapes, failedScrapes } = load.counts();
+      console.log(`--observed: devmind (metrics + tracing on) was scraped ${scrapes} times (${failedScrapes} failed) and sent ${exports} OTLP export requests; the ratio column is on / off`);
+    }
     if (!partial) {
       writeFileSync(RESULTS_FILE, `${JSON.stringify({ measuredAt: new Date().toISOString(), workers: WORKERS, scale, idleTransactionsPerSecond: idlePerSecond, results }, null, 2)}\n`);
       log(`results written to ${RESULTS_FILE}`);
@@ -394,6 +443,7 @@ export async function runServerBench(args: readonly string[]): Promise<number> {
   } finally {
     await admin.end().catch(() => undefined);
     for (const server of servers) await stopGroup(server.child, CONFORMANCE.stopGraceMs);
+    await load?.stop();
     await dropBenchDatabase(url, dbName).catch((error: unknown) => log(`could not drop database ${dbName}: ${(error as Error).message}`));
     rmSync(logDir, { recursive: true, force: true });
   }
@@ -404,35 +454,35 @@ export async function runServerBench(args: readonly string[]): Promise<number> {
  * at that cost if every core did nothing else (cores x 1000 / the sum): the ceiling that the
  * measured runs/s of a CPU-bound case meets. `undefined` when /proc gave nothing.
  */
-function cpuTable(results: readonly CaseResult[], graph: GraphId, devmindOnly: boolean): string | undefined {
+function cpuTable(results: readonly CaseResult[], graph: GraphId, devmindOnly: boolean, otherLabel = "official"): string | undefined {
   if (!results.some((r) => r.graph === graph && r.cpuMsPerRun !== undefined)) return undefined;
   const cores = availableParallelism();
   const of = (r: CaseResult | undefined): string[] => {
     const c = r?.cpuMsPerRun;
     if (c === undefined) return ["-", "-"];
     const total = c.server + c.postgres + c.client;
-    const parts = r?.server === "devmind" ? `${fixed(c.server, 1)} + ${fixed(c.postgres, 1)} + ${fixed(c.client, 1)}` : `${fixed(c.server, 1)} + ${fixed(c.client, 1)}`;
+    const parts = r?.server !== "official" ? `${fixed(c.server, 1)} + ${fixed(c.postgres, 1)} + ${fixed(c.client, 1)}` : `${fixed(c.server, 1)} + ${fixed(c.client, 1)}`;
     return [`${parts} = ${fixed(total, 1)}`, fixed((cores * 1000) / total, 0)];
   };
   const rows = CASES.filter((benchCase) => results.some((r) => r.graph === graph && r.case === benchCase.name)).map((benchCase) => {
     const ours = results.find((r) => r.graph === graph && r.case === benchCase.name && r.server === "devmind");
-    const theirs = results.find((r) => r.graph === graph && r.case === benchCase.name && r.server === "official");
+    const theirs = results.find((r) => r.graph === graph && r.case === benchCase.name && r.server !== "devmind");
     return [benchCase.name, ...(devmindOnly ? ["-", "-"] : of(theirs)), ...of(ours)];
   });
   return [
-    `CPU ms per run, ${graph} (official: server + SDK client; devmind: server + PostgreSQL backends + SDK client; thread creation included; ceiling = ${cores} cores x 1000 / sum):`,
-    formatTable(["case", "official CPU ms/run", "ceiling runs/s", "devmind CPU ms/run", "ceiling runs/s"], rows),
+    `CPU ms per run, ${graph} (${otherLabel === "official" ? "official: server + SDK client" : `${otherLabel}: server + PostgreSQL backends + SDK client`}; devmind: server + PostgreSQL backends + SDK client; thread creation included; ceiling = ${cores} cores x 1000 / sum):`,
+    formatTable(["case", `${otherLabel} CPU ms/run`, "ceiling runs/s", "devmind CPU ms/run", "ceiling runs/s"], rows),
   ].join("\n");
 }
 
 /** One table per graph: a row per case, the two servers side by side. */
-function renderTables(results: readonly CaseResult[], idlePerSecond: number, devmindOnly: boolean): string {
+function renderTables(results: readonly CaseResult[], idlePerSecond: number, devmindOnly: boolean, otherLabel = "official"): string {
   const out: string[] = [];
   for (const graph of Object.keys(GRAPHS) as GraphId[]) {
     if (!results.some((r) => r.graph === graph)) continue;
     const rows = CASES.filter((benchCase) => results.some((r) => r.case === benchCase.name)).map((benchCase) => {
       const ours = results.find((r) => r.graph === graph && r.case === benchCase.name && r.server === "devmind");
-      const theirs = results.find((r) => r.graph === graph && r.case === benchCase.name && r.server === "official");
+      const theirs = results.find((r) => r.graph === graph && r.case === benchCase.name && r.server !== "devmind");
       const cell = (r: CaseResult | undefined) => (r === undefined ? "-" : `${fixed(r.runsPerSec, 1)} (p50 ${fixed(r.p50Ms, 0)}, p95 ${fixed(r.p95Ms, 0)})`);
       return [
         benchCase.name,
@@ -444,9 +494,9 @@ function renderTables(results: readonly CaseResult[], idlePerSecond: number, dev
       ];
     });
     out.push(`graph ${graph}:`);
-    out.push(formatTable(["case", "official runs/s (ms)", "devmind runs/s (ms)", "ratio", "devmind xact/run", "failed"], rows));
+    out.push(formatTable(["case", `${otherLabel} runs/s (ms)`, "devmind runs/s (ms)", "ratio", "devmind xact/run", "failed"], rows));
     out.push("");
-    const cpu = cpuTable(results, graph, devmindOnly);
+    const cpu = cpuTable(results, graph, devmindOnly, otherLabel);
     if (cpu !== undefined) out.push(cpu, "");
   }
   out.push(`devmind idle: ${fixed(idlePerSecond, 2)} transactions/s (pg_stat_database xact_commit over ${IDLE_WINDOW_MS / 1000} s)`);

@@ -240,6 +240,17 @@ export const ENV_SCHEMA = z.object({
   DEVMIND_STORE_TTL_REFRESH_ON_READ: boolean().optional(),
   DEVMIND_STORE_SWEEP_MINUTES: positiveNumber().optional(),
   LANGGRAPH_CONFIG: converted(parseGraphDefaults).optional(),
+  DEVMIND_METRICS: boolean().optional(),
+  DEVMIND_METRICS_KEY: secretKey.optional(),
+  DEVMIND_METRICS_PUBLIC: boolean().optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl.optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: httpUrl.optional(),
+  OTEL_TRACES_EXPORTER: checked((v) => /^(otlp|console|none)$/i.test(v), "expected otlp, console or none").transform((v) => v.toLowerCase() as "otlp" | "console" | "none").optional(),
+  OTEL_SERVICE_NAME: checked((v) => /^\S{1,100}$/.test(v), "expected a service name without spaces").optional(),
+  LANGSMITH_TRACING: boolean().optional(),
+  LANGSMITH_ENDPOINT: httpUrl.optional(),
+  LANGSMITH_API_KEY: secretKey.optional(),
+  LANGSMITH_PROJECT: checked((v) => v.length <= 200, "expected a project name").optional(),
   LOG_LEVEL: checked((v) => (LOG_LEVELS as string[]).includes(v.toLowerCase()), `expected one of ${LOG_LEVELS.join(", ")}`)
     .transform((v) => v.toLowerCase() as LogLevel)
     .optional(),

@@ -9,6 +9,8 @@ import { readDotenvFile } from "./config-dotenv.js";
 import { ENV_SCHEMA, type ApiKeyEntry, type EmbeddingsSpec, type EnvValues, type GraphAssistantDefaults, type LogLevel, type ModelSpec, type Variable } from "./config-schema.js";
 import { AUTH_DEFAULTS, CONFIG_DEFAULTS, STORE_DEFAULTS, WEBHOOK_DEFAULTS } from "./constants.js";
 import { parsePgUrl } from "./db/pg-url.js";
+import { operationsSettings, type OperationsSettings } from "./config-operations.js";
+export type { OperationsSettings } from "./config-operations.js";
 import { ConfigError } from "./errors.js";
 
 export { parseDotenv } from "./config-dotenv.js";
@@ -78,6 +80,8 @@ export interface DevmindConfig {
    */
   graphDefaults: Record<string, GraphAssistantDefaults>;
   logLevel: LogLevel;
+  /** Metrics, OpenTelemetry traces and LangSmith tracing (docs/operations.md); absent: the defaults (metrics on, no tracing). */
+  operations?: OperationsSettings;
 }
 
 /** Options of `loadConfig`. */
@@ -91,12 +95,16 @@ export interface LoadConfigOptions {
 type Env = Record<string, string | undefined>;
 
 const REDACTED = "***";
-const SECRET_VARIABLES = new Set(["OPENAI_API_KEY", "LLM_API_KEY", "DEVMIND_IMAGE_API_KEY", "DEVMIND_API_KEYS"]);
+const SECRET_VARIABLES = new Set(["OPENAI_API_KEY", "LLM_API_KEY", "DEVMIND_IMAGE_API_KEY", "DEVMIND_API_KEYS", "DEVMIND_METRICS_KEY", "LANGSMITH_API_KEY", "LANGCHAIN_API_KEY"]);
 /** Canonical variable -> accepted alias, used only when the canonical one is unset (CONTRACT section 2). */
 export const VARIABLE_ALIASES: Readonly<Record<string, string>> = {
   OPENAI_API_KEY: "LLM_API_KEY",
   OPENAI_BASE_URL: "LLM_BASE_URL",
   OPENAI_MODEL: "LLM_MODEL",
+  LANGSMITH_TRACING: "LANGCHAIN_TRACING_V2",
+  LANGSMITH_ENDPOINT: "LANGCHAIN_ENDPOINT",
+  LANGSMITH_API_KEY: "LANGCHAIN_API_KEY",
+  LANGSMITH_PROJECT: "LANGCHAIN_PROJECT",
 };
 
 /**
@@ -151,6 +159,8 @@ export function redactConfig(config: DevmindConfig): DevmindConfig {
   if (copy.openai.apiKey !== undefined) copy.openai.apiKey = REDACTED;
   if (copy.image?.apiKey !== undefined) copy.image.apiKey = REDACTED;
   copy.server.apiKeys = copy.server.apiKeys.map(({ name }) => ({ name, key: REDACTED }));
+  if (copy.operations?.metrics.key !== undefined) copy.operations.metrics.key = REDACTED;
+  if (copy.operations?.langsmith?.apiKey !== undefined) copy.operations.langsmith.apiKey = REDACTED;
   return copy;
 }
 
@@ -160,7 +170,7 @@ export function redactConfig(config: DevmindConfig): DevmindConfig {
  * events, run errors, logs and CLI errors even when no secret pattern matches their shape.
  */
 export function configSecrets(config: DevmindConfig): string[] {
-  const secrets = [config.openai.apiKey, config.image?.apiKey, ...config.server.apiKeys.map((entry) => entry.key)];
+  const secrets = [config.openai.apiKey, config.image?.apiKey, ...config.server.apiKeys.map((entry) => entry.key), config.operations?.metrics.key, config.operations?.langsmith?.apiKey];
   for (const url of [config.databaseUrl, config.databaseDirectUrl]) {
     if (url === undefined) continue;
     try {
@@ -324,5 +334,6 @@ function buildConfig(v: EnvValues): DevmindConfig {
     },
     graphDefaults: v.LANGGRAPH_CONFIG ?? {},
     logLevel: v.LOG_LEVEL ?? d.logLevel,
+    operations: operationsSettings(v),
   };
 }

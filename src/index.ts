@@ -78,3 +78,11 @@ export {
 export { PostgresStore, type PostgresStoreOptions, type StoreTtlConfig, type StorePutOperation, type StoreReadOptions } from "./store/postgres-store.js";
 export type { SemanticSearchStatus } from "./store/store-vectors.js";
 export { StoreInputError } from "./errors.js";
+/**
+ * Metrics, OpenTelemetry traces and LangSmith tracing of a process, as `devmind serve` and
+ * `devmind worker` start them (docs/operations.md): pass `observer` and `traceParent` to
+ * `createRuntime`, the database through `observeDatabase`, then `attach` it for the queue gauges;
+ * `metrics.render()` is the Prometheus exposition; `close()` flushes the exporters.
+ */
+export { startOperations, type Operations } from "./operations/operations.js";
+export type { AttemptObserver, RunObserver } from "./runtime/execution/run-observer.js";

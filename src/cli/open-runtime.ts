@@ -9,6 +9,7 @@ import { createLogger, type Logger } from "../logger.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { createRedactor, type Redactor } from "../secret-redaction.js";
 import type { GraphEntry } from "../graphs/graph-kinds.js";
+import type { Operations } from "../operations/operations.js";
 
 /**
  * What a command needs to work on runs: the config, where the migrated database is, and the
@@ -23,6 +24,8 @@ export interface OpenedRuntime {
   logger: Logger;
   /** Hides the configured secret values (and secret-looking text) in anything printed. */
   redactor: Redactor;
+  /** Metrics, traces and LangSmith tracing of a service (`operations: true`); null otherwise. */
+  operations: Operations | null;
   /** Closes the runtime (stopping its workers) and then the database; safe to call twice. */
   close(): Promise<void>;
   /**
@@ -75,6 +78,8 @@ export interface OpenRuntimeOptions {
   onDatabaseProgress?: ((progress: DataDirProgress) => void) | undefined;
   /** The project's graphs (`loadProjectGraphs`); default: the built-in agent alone. */
   graphs?: Record<string, GraphEntry | false> | undefined;
+  /** A service (`serve`, `worker`): start metrics, traces and LangSmith tracing as configured (`startOperations`). */
+  operations?: boolean;
 }
 
 /**
@@ -147,16 +152,21 @@ export async function openRuntime(options: OpenRuntimeOptions = {}): Promise<Ope
   const logger = createLogger({ level: config.logLevel, redact: redactor.text });
   // graph code's getLogger() lines (registered when the graphs loaded) follow LOG_LEVEL from here on
   if (options.graphs !== undefined) (await import("../graphs/sdk-logger.js")).attachSdkLogger(logger);
-  const db = await openDatabase({ url: config.databaseUrl, directUrl: config.databaseDirectUrl, logger, dataDir: config.dataDir, schema: config.dbSchema, onProgress: options.onDatabaseProgress ?? initdbNotice });
+  const operations = options.operations === true ? await (await import("../operations/operations.js")).startOperations(config, logger) : null;
+  const openedDb = await openDatabase({ url: config.databaseUrl, directUrl: config.databaseDirectUrl, logger, dataDir: config.dataDir, schema: config.dbSchema, onProgress: options.onDatabaseProgress ?? initdbNotice });
+  const db = operations === null ? openedDb : operations.observeDatabase(openedDb);
   let runtime: Runtime | undefined;
   try {
     logger.debug({ event: "database.opened", location: db.location, schema: db.schema }, "database opened");
     logMigrations(logger, db, await migrate(db), options.service === true ? "info" : "debug");
-    runtime = createRuntime({ db, config, logger, redactor, ...models, ...(options.graphs === undefined ? {} : { graphs: options.graphs }) });
+    runtime = createRuntime({ db, config, logger, redactor, ...models, ...(options.graphs === undefined ? {} : { graphs: options.graphs }), ...(operations === null ? {} : { traceParent: operations.traceParent }), ...(operations?.observer === undefined ? {} : { observer: operations.observer }) });
+    const graphIds = runtime.graphs.ids;
+    operations?.attach(db, () => graphIds());
     if (options.recoverOrphans === true) await runtime.runs.recoverOrphans();
   } catch (error) {
     await runtime?.close().catch(() => undefined);
     await db.close();
+    await operations?.close();
     throw error;
   }
   const opened = runtime;
@@ -167,11 +177,13 @@ export async function openRuntime(options: OpenRuntimeOptions = {}): Promise<Ope
         await opened.close();
       } finally {
         await db.close();
+        // spans and LangSmith runs still queued go out (bounded) once the runs stopped
+        await operations?.close();
       }
     })();
     return closing;
   };
-  return { config, database: { location: db.location, schema: db.schema }, runtime: opened, logger, redactor, close, announceServer: (url) => db.announceServer?.(url) };
+  return { config, database: { location: db.location, schema: db.schema }, runtime: opened, logger, redactor, operations, close, announceServer: (url) => db.announceServer?.(url) };
 }
 
 /** One line per migration applied now, at `level` (none when the schema was up to date: a debug line). */

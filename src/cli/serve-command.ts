@@ -71,7 +71,7 @@ async function serveProject(name: "serve" | "dev", options: ServeOptions): Promi
   checkBindable(options.host ?? config.server.host, config, auth !== undefined);
   let reloader: DevReloader | undefined;
   const { opened, server, workers } = await startService(name, async () => {
-    const opened = await openRuntime({ config, ...(workersWanted !== 0 ? { readyGraphs: "all" as const } : {}), recoverOrphans: workersWanted !== 0, service: true, graphs: project.graphs });
+    const opened = await openRuntime({ config, ...(workersWanted !== 0 ? { readyGraphs: "all" as const } : {}), recoverOrphans: workersWanted !== 0, service: true, operations: true, graphs: project.graphs });
     try {
       const workers = workersWanted ?? opened.config.worker.concurrency;
       if (dev !== undefined && project.config !== null && project.path !== null) {
@@ -88,7 +88,7 @@ async function serveProject(name: "serve" | "dev", options: ServeOptions): Promi
       }
       const { startServer } = await import("../server/start-server.js");
       const current = reloader;
-      const server = await startServer({ runtime: opened.runtime, config: opened.config, host: options.host, port: options.port, workers, logger: opened.logger.child({ component: "server" }), http, ui, auth, ...(current === undefined ? {} : { dev: { status: () => current.status() } }) });
+      const server = await startServer({ runtime: opened.runtime, config: opened.config, host: options.host, port: options.port, workers, logger: opened.logger.child({ component: "server" }), http, ui, auth, metrics: opened.operations?.metrics, traceContext: opened.operations?.traceContext, ...(current === undefined ? {} : { dev: { status: () => current.status() } }) });
       return { opened, server, workers };
     } catch (error) {
       await opened.close();

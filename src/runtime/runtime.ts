@@ -16,6 +16,8 @@ import { DecisionStore, type DecisionRecord } from "./interrupts/decision-store.
 import { EventStore, type StoredRunEvent } from "./events/event-store.js";
 import type { RunEventData } from "./events/run-events.js";
 import type { ExecutorDeps } from "./execution/executor.js";
+import type { RunObserver } from "./execution/run-observer.js";
+export type { AttemptObserver, RunObserver } from "./execution/run-observer.js";
 import { DatabaseHealth, type DatabaseHealthReport } from "./execution/fault-recovery.js";
 import { LiveDeltaPublisher } from "./events/live-deltas.js";
 import { LiveMessagePublisher } from "./events/live-messages.js";
@@ -114,6 +116,10 @@ export interface RuntimeOptions {
    * and base URL of the config.
    */
   embeddings?: Embeddings;
+  /** The W3C traceparent of the request now creating a run (the server's request context), stored with the run. Default: none. */
+  traceParent?: () => string | undefined;
+  /** Watches every attempt executed here and the leases workers take back (metrics, traces; `src/operations`). Default: none. */
+  observer?: RunObserver;
 }
 
 /**
@@ -442,7 +448,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const logger = options.logger ?? silentLogger;
   const redactor = options.redactor ?? createRedactor(configSecrets(config));
   // a run's input is checked by its graph's hooks (the registry below) before anything is stored
-  const runs = new RunStore(db, redactor, (graphId) => graphs.hooks(graphId));
+  const runs = new RunStore(db, redactor, (graphId) => graphs.hooks(graphId), options.traceParent);
   const events = new EventStore(db, redactor);
   const decisions = new DecisionStore(db);
   const ledger = new ToolLedger(db);
@@ -522,6 +528,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     ended: (ended) => runEnds.publish(ended),
     liveMessages,
     ...(drainSignal === undefined ? {} : { drainSignal }),
+    ...(options.observer === undefined ? {} : { observer: options.observer }),
   });
 
   // a thread's checkpoints are read with the graph of its latest run (the agent for a thread without runs)
@@ -621,6 +628,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         logger: logger.child({ component: "worker" }),
         startScheduler,
         runEnds,
+        observer: options.observer,
       });
       workers.add(worker);
       void storageNotices.listen();

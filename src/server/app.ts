@@ -25,6 +25,8 @@ import { uiAssetRoutes, uiComponentRoutes, type UiBundles } from "./ui-bundles.j
 import { silentLogger, type Logger } from "../logger.js";
 import { DevmindError } from "../errors.js";
 import { OutageLog } from "./outage-log.js";
+import type { MetricsEndpoint } from "../operations/metrics/metrics-endpoint.js";
+import { countResponses, metricsRoute } from "./metrics-route.js";
 
 /**
  * What the HTTP app serves from: the runtime (runs, threads, files, health) and the config. The
@@ -49,6 +51,10 @@ export interface AppDeps {
   /** `devmind dev`: the reload status `GET /dev/status` answers (and the page shows); absent on `serve`. */
   dev?: { status(): unknown } | undefined;
   auth?: CustomAuth | undefined;
+  /** `GET /metrics` and the response counts (`src/operations`); none: no `/metrics`. */
+  metrics?: MetricsEndpoint | null | undefined;
+  /** Runs created by a request carry its W3C trace context (`src/operations/tracing`); none: not stored. */
+  traceContext?: MiddlewareHandler | undefined;
 }
 
 /** The version `/info` reports. */
@@ -92,6 +98,8 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
     routeFamily(c.req.method, c.req.path) === "langgraph" ? c.text("404 Not Found", 404) : c.json({ error: "NOT_FOUND", message: `no route ${c.req.method} ${c.req.path.slice(0, 200)}` }, 404),
   );
 
+  if (deps.metrics) app.use("*", countResponses(deps.metrics));
+  if (deps.traceContext !== undefined) app.use("*", deps.traceContext);
   app.use("*", everyResponseHeader("x-request-id", randomUUID));
   app.use(
     "*",
@@ -124,7 +132,7 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
       version: VERSION,
       graphs: deps.runtime.graphs.ids(),
       auth: deps.auth !== undefined ? "custom" : deps.config.server.apiKeys.length > 0 ? "api_key" : "none",
-      flags: { assistants: true, crons: true, langsmith: false, store: true },
+      flags: { assistants: true, crons: true, langsmith: (deps.config.operations?.langsmith ?? null) !== null, store: true },
     }),
   );
   app.route("/", webRoutes());
@@ -132,6 +140,8 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
   // `{state: "off"}` on `devmind serve`, where nothing reloads
   const dev = deps.dev;
   app.get("/dev/status", (c) => c.json(dev === undefined ? { state: "off" } : dev.status()));
+  // the scraper's key check is its own (a read-only DEVMIND_METRICS_KEY), before the API's
+  if (deps.metrics) app.get("/metrics", metricsRoute(deps.metrics, deps.auth !== undefined));
 
   // keyless (loopback) servers: other sites' pages and DNS-rebound hosts may not drive the API
   app.use("*", callerGate(deps));

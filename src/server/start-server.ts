@@ -34,6 +34,10 @@ export interface StartServerOptions {
   auth?: AppDeps["auth"];
   /** `devmind dev`'s reload status, served at `GET /dev/status`. */
   dev?: AppDeps["dev"];
+  /** `GET /metrics` (`Operations.metrics`); none: not served. */
+  metrics?: AppDeps["metrics"];
+  /** Stores each request's W3C trace context with the runs it creates (`Operations.traceContext`). */
+  traceContext?: AppDeps["traceContext"];
 }
 
 /** A listening server. */
@@ -64,7 +68,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   checkBindable(host, options.config, options.auth !== undefined);
   const shutdown = new AbortController();
   let selfUrl: string | undefined;
-  const app = createApp({ runtime: options.runtime, config: options.config, shutdown: shutdown.signal, logger: options.logger, heartbeatMs: options.heartbeatMs, http: options.http, ui: options.ui, auth: options.auth, dev: options.dev, selfUrl: () => selfUrl });
+  const app = createApp({ runtime: options.runtime, config: options.config, shutdown: shutdown.signal, logger: options.logger, heartbeatMs: options.heartbeatMs, http: options.http, ui: options.ui, auth: options.auth, dev: options.dev, selfUrl: () => selfUrl, metrics: options.metrics, traceContext: options.traceContext });
   const wantedPort = options.port ?? options.config.server.port;
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, hostname: host, port: wantedPort }, () => resolve(s));

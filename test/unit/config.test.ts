@@ -58,9 +58,22 @@ describe("loadConfig defaults", () => {
       store: { index: null, ttl: { refreshOnRead: true, sweepIntervalMinutes: 60 } },
       graphDefaults: {},
       logLevel: "info",
+      operations: { metrics: { enabled: true, public: false }, tracing: null, langsmith: null },
     };
     expect(config).toEqual(expected);
     expect(config.server.port).toBe(CONFIG_DEFAULTS.port);
+  });
+
+  it("reads the operations variables: metrics switches, OTLP endpoint (/v1/traces added), LangSmith by its LangChain aliases too", () => {
+    const config = loadConfig({ DEVMIND_METRICS: "false", DEVMIND_METRICS_KEY: "scrape-1", OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318/", LANGCHAIN_TRACING_V2: "true", LANGCHAIN_ENDPOINT: "http://127.0.0.1:9/", LANGCHAIN_API_KEY: "ls-key" });
+    expect(config.operations).toEqual({
+      metrics: { enabled: false, key: "scrape-1", public: false },
+      tracing: { exporter: "otlp", url: "http://127.0.0.1:4318/v1/traces", serviceName: "devmind" },
+      langsmith: { endpoint: "http://127.0.0.1:9/", apiKey: "ls-key", project: "default" },
+    });
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318", OTEL_TRACES_EXPORTER: "none" }).operations?.tracing).toBeNull();
+    expect(() => loadConfig({ OTEL_TRACES_EXPORTER: "zipkin" })).toThrow(/OTEL_TRACES_EXPORTER: expected otlp, console or none/);
+    expect(() => loadConfig({ LANGSMITH_API_KEY: "has space" })).toThrow(/LANGSMITH_API_KEY: .*\(hidden\)/);
   });
 
   it("reads LANGGRAPH_CONFIG as LangGraph's server does: per graph, context apart from the rest (the assistant's config)", () => {

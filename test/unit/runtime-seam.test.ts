@@ -30,6 +30,10 @@ const ALLOWED: Record<string, string> = {
   "secret-redaction.ts": "redaction",
   "version.ts": "version",
   "sleep.ts": "pure: the one abortable sleep",
+  "operations/operations.ts": "metrics, traces, LangSmith: observers of the runtime built where the runtime is (open-runtime), given the database as createRuntime is (its one queue-gauge statement lives in src/operations/metrics/sql.ts)",
+  "operations/metrics/metrics-endpoint.ts": "the /metrics exposition and its key rule (no database access of its own)",
+  "operations/metrics/metrics-access.ts": "pure: who may scrape /metrics",
+  "operations/metrics/metrics-server.ts": "the worker's --metrics-port listener over a MetricsEndpoint",
 };
 /** Whole directories of src that never touch the database: the model, graph loading, and the vocabulary every layer shares (decisions, HITL shapes, events, stop reasons). */
 const ALLOWED_DIRS = ["model/", "graphs/", "vocabulary/"];
@@ -147,7 +151,7 @@ describe("the seam above src/runtime", () => {
   });
 
   it("the server depends on the runtime and the config, never on the database", () => {
-    expectTypeOf<keyof AppDeps>().toEqualTypeOf<"runtime" | "config" | "shutdown" | "logger" | "heartbeatMs" | "http" | "ui" | "selfUrl" | "auth" | "dev">();
+    expectTypeOf<keyof AppDeps>().toEqualTypeOf<"runtime" | "config" | "shutdown" | "logger" | "heartbeatMs" | "http" | "ui" | "selfUrl" | "auth" | "dev" | "metrics" | "traceContext">();
     expectTypeOf<StartServerOptions>().not.toHaveProperty("db");
     expect(Object.keys(ALLOWED).every((module) => !module.startsWith("cli/") && !module.startsWith("server/"))).toBe(true);
   });

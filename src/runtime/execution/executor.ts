@@ -21,6 +21,7 @@ import type { RunStore } from "../queue/run-store.js";
 import { finalEvent, statusForStopReason } from "../queue/status.js";
 import type { ToolLedger } from "../ledger/tool-ledger.js";
 import { appendWithPending, type PendingEvents } from "./run-end-events.js";
+import { observeAttempt, type RunObserver } from "./run-observer.js";
 
 /** What executing a run needs; built once per runtime. */
 export interface ExecutorDeps {
@@ -52,6 +53,8 @@ export interface ExecutorDeps {
    * of it at once (logs, /health, no claims while storage fails, no re-queueing of lapsed leases).
    */
   onDatabaseFault?: ((error: unknown) => void) | undefined;
+  /** Watches each attempt (metrics, traces): told every event and the end; it takes no part in the run. */
+  observer?: RunObserver | undefined;
 }
 
 /**
@@ -63,8 +66,11 @@ export interface ExecutorDeps {
  * record as stored afterwards. `fresh`: nothing of this run has executed before (its first claim,
  * executed for the first time), so the run starts without reading the thread's state to find out.
  */
-export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, owner: string, trigger: AttemptTrigger = "worker", fresh = false): Promise<RunRecord> {
+export async function executeClaimed(given: ExecutorDeps, claimed: ClaimedRun, owner: string, trigger: AttemptTrigger = "worker", fresh = false): Promise<RunRecord> {
   const { run, epoch } = claimed;
+  // an observer sees every event this attempt emits (the same calls that reach live listeners)
+  const observed = observeAttempt(given.observer, run);
+  const deps: ExecutorDeps = observed === undefined ? given : { ...given, live: (runId, event) => (given.live(runId, event), observed.event(event)) };
   const fence: Fence = { runId: run.run_id, epoch };
   // the thread's newest checkpoint as the claim read it, for this attempt only (a later one reads afresh)
   const memo = new CheckpointMemo(run.thread_id);
@@ -154,6 +160,7 @@ export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, ow
     fresh,
     noOpenResumes: claimed.noOpenResumes === true,
     started,
+    callbacks: observed?.callbacks,
     signals: { cancel: cancel.signal, lost: lost.signal, fault: fault.signal },
     append,
     rider: batcher,
@@ -164,9 +171,15 @@ export async function executeClaimed(deps: ExecutorDeps, claimed: ClaimedRun, ow
     launched: (claimed.launched ??= new Set()),
     finish: (stopReason, counts, error, answer = null, state) => finishRun(deps, run, epoch, stopReason, answer, counts, error, state, () => batcher.takeForEnd()),
   };
+  let outcome: { run: RunRecord | null; error: unknown } = { run: null, error: undefined };
   try {
-    return await executeGraphAttempt(attempt);
+    outcome.run = await executeGraphAttempt(attempt);
+    return outcome.run;
+  } catch (error) {
+    outcome = { run: null, error };
+    throw error;
   } finally {
+    observed?.end(outcome);
     clearInterval(heartbeat);
     clearInterval(cancelWatch);
     unwatchCancel?.();

@@ -44,6 +44,8 @@ export interface Attempt {
   /** The claim saw no open resume for the run (nor for the run it resumes): none to read. */
   noOpenResumes: boolean;
   started: number;
+  /** LangChain callback handlers the graph runs with (an observer's tracer); none by default. */
+  callbacks?: readonly unknown[] | undefined;
   signals: { cancel: AbortSignal; lost: AbortSignal; fault: AbortSignal };
   /** Stores events in order (fenced; retried through a database fault); `hold`: they wait for the next checkpoint write (see `RunEventBatcher`). */
   append: (events: NewRunEvent[], options?: { hold?: boolean }) => Promise<unknown>;
@@ -80,7 +82,7 @@ function emit(attempt: Attempt, data: GraphRunEvent): void {
  * configurable values (as LangGraph Platform sets them); LangGraph copies them into each
  * checkpoint's metadata, which is how a later attempt knows the thread's last checkpoint is this run's.
  */
-function runnableConfig(run: RunRecord, hooks: GraphRunHooks): RunnableConfig {
+function runnableConfig(run: RunRecord, hooks: GraphRunHooks, callbacks?: readonly unknown[]): RunnableConfig {
   const ids = { run_id: run.run_id, graph_id: run.graph_id, assistant_id: run.assistant_id };
   return {
     configurable: { ...(run.config.configurable ?? {}), ...ids, thread_id: run.thread_id },
@@ -88,6 +90,7 @@ function runnableConfig(run: RunRecord, hooks: GraphRunHooks): RunnableConfig {
     // the run's metadata reaches its checkpoints' metadata (history filters find it), the ids winning
     metadata: { ...run.metadata, run_id: run.run_id, graph_id: run.graph_id, assistant_id: run.assistant_id },
     recursionLimit: run.config.recursion_limit ?? hooks.recursionLimit ?? GRAPHS_DEFAULTS.recursionLimit,
+    ...(callbacks === undefined || callbacks.length === 0 ? {} : { callbacks: [...callbacks] as RunnableConfig["callbacks"] }),
   };
 }
 
@@ -187,7 +190,7 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
   deps.drainSignal?.addEventListener("abort", onDrain, { once: true });
   try {
     if (budgetMs <= 0 && hooks.stopsItself !== true) return await attempt.finish("deadline", counts(), null);
-    const config = runnableConfig(run, hooks);
+    const config = runnableConfig(run, hooks, attempt.callbacks);
     const graph: CompiledGraphLike = await deps.graphs.compiled(run.graph_id, config);
     // the state reads of the thread's newest checkpoint take it from the memo (no query) when it knows it
     const thread = { configurable: { thread_id: run.thread_id, [CHECKPOINT_MEMO_KEY]: attempt.memo } };

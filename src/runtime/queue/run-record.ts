@@ -135,6 +135,8 @@ export interface RunRecord {
    * were found: they may or may not have taken effect. Empty for most runs.
    */
   unknown_outcomes: UnknownOutcome[];
+  /** The W3C traceparent of the request that created the run (or of the run it resumes): its spans continue that trace. Absent: none. */
+  trace_parent?: string;
 }
 
 /**
@@ -215,6 +217,7 @@ export function runFromRow(row: Row): RunRecord {
     cancel_requested: row["cancel_requested"] === true,
     active_ms: toNumber(row["active_ms"], "active_ms"),
     unknown_outcomes: unknownOutcomesOf(row["unknown_outcomes"]),
+    ...(typeof row["trace_parent"] === "string" ? { trace_parent: row["trace_parent"] } : {}),
   };
 }
 

@@ -23,7 +23,7 @@ function runColumns(a: string): string {
     ${a}.cancel_requested_at IS NOT NULL AS cancel_requested, ${a}.active_ms,
     ${a}.graph_id, ${a}.assistant_id, ${a}.config, ${a}.context, ${a}.interrupts,
     ${a}.metadata, ${iso(`${a}.not_before`)} AS not_before, ${a}.interrupt_before, ${a}.interrupt_after, ${a}.checkpoint_id,
-    ${a}.stream_mode, ${a}.error_name, ${a}.waiting, ${a}.resumes_run::text AS resumes_run, ${a}.unknown_outcomes`;
+    ${a}.stream_mode, ${a}.error_name, ${a}.waiting, ${a}.resumes_run::text AS resumes_run, ${a}.unknown_outcomes, ${a}.trace_parent`;
 }
 
 /** `now() + $n milliseconds`. */
@@ -93,7 +93,8 @@ export function runSql(schema: string) {
      * $1 run id, $2 thread, $3 input json, $4 limits json, $5 enqueue, $6 graph id, $7 assistant id,
      * $8 config json, $9 context json (or null), $10 metadata json, $11 delay ms (or null), $12
      * interrupt_before text[], $13 interrupt_after text[], $14 checkpoint id, $15 stream modes text[],
-     * $16 the waiting run it resumes (or null). Inserts a pending run unless the thread has a
+     * $16 the waiting run it resumes (or null), $17 the W3C traceparent of the request creating it
+     * (or null; a resume keeps the waiting run's, so the thread's runs stay one trace). Inserts a pending run unless the thread has a
      * pending or running run and $5 is false; the thread's waiting run (if any) no longer waits
      * (this run answers it, or starts the thread anew with input). With $16 the run continues the
      * waiting run's tool ledger, and is inserted only while $16 is still the run the thread waits
@@ -109,14 +110,14 @@ export function runSql(schema: string) {
           WHERE a.thread_id = $2::text AND a.status IN ('pending', 'running')
           ORDER BY a.created_at, a.run_id LIMIT 1
        ), resumed AS (
-         SELECT w.run_id, COALESCE(w.ledger_run, w.run_id) AS ledger_run FROM ${runs} w
+         SELECT w.run_id, COALESCE(w.ledger_run, w.run_id) AS ledger_run, w.trace_parent FROM ${runs} w
           WHERE w.run_id = $16::uuid AND w.thread_id = $2::text AND w.waiting
        ), inserted AS (
          INSERT INTO ${runs} AS r (run_id, thread_id, status, input, limits, created_at, updated_at, graph_id, assistant_id, config, context,
-                                   metadata, not_before, interrupt_before, interrupt_after, checkpoint_id, stream_mode, resumes_run, ledger_run)
+                                   metadata, not_before, interrupt_before, interrupt_after, checkpoint_id, stream_mode, resumes_run, ledger_run, trace_parent)
          SELECT $1::uuid, $2::text, 'pending', $3::jsonb, $4::jsonb, t.at, t.at, $6::text, $7::text, $8::jsonb, $9::jsonb,
                 $10::jsonb, t.at + $11::integer * interval '1 millisecond', $12::text[], $13::text[], $14::text, $15::text[],
-                $16::uuid, (SELECT ledger_run FROM resumed)
+                $16::uuid, (SELECT ledger_run FROM resumed), COALESCE((SELECT trace_parent FROM resumed), $17::text)
            FROM (SELECT clock_timestamp() AS at) t
           WHERE ($5::boolean OR NOT EXISTS (SELECT 1 FROM active))
             AND ($16::uuid IS NULL OR EXISTS (SELECT 1 FROM resumed))

@@ -183,6 +183,8 @@ export class RunStore {
     private readonly db: Database,
     private readonly redactor: Redactor = createRedactor(),
     private readonly hooksOf: (graphId: string) => Pick<GraphRunHooks, "checkInput"> = () => ({}),
+    /** The W3C traceparent of the request creating a run, stored with it (`src/operations/tracing`); none by default. */
+    private readonly traceParent: () => string | undefined = () => undefined,
   ) {
     this.sql = runSql(db.schema);
     this.latestCheckpoint = checkpointSql(db.schema).getTupleLatest;
@@ -251,7 +253,7 @@ export class RunStore {
     // sent together (one round trip on PostgreSQL): the server runs the insert once the lock is
     // held, with a snapshot taken then, so it sees every run committed before the lock was granted
     const locked = tx.query(this.sql.lockThread, [lockKey]);
-    const creating = tx.query(this.sql.create, [runId, threadId, input, limits, multitask === "enqueue", graphId, assistantId, config, context, ...extras, resumesRun]);
+    const creating = tx.query(this.sql.create, [runId, threadId, input, limits, multitask === "enqueue", graphId, assistantId, config, context, ...extras, resumesRun, this.traceParent() ?? null]);
     const [, result] = await Promise.all([locked, creating]);
     let row = result.rows[0];
     if (row !== undefined && row["run_id"] !== null) {

@@ -11,6 +11,7 @@ import type { RunStore } from "./run-store.js";
 import type { RunEndWatcher } from "./run-end-wait.js";
 import { wakeableSleep } from "../../sleep.js";
 import { expireGoneOwners, findRunning, startLiveness, type Liveness } from "./process-liveness.js";
+import type { RunObserver } from "../execution/run-observer.js";
 
 /** Options of `runtime.worker()`. */
 export interface WorkerOptions {
@@ -56,6 +57,8 @@ interface WorkerDeps {
   processId?: string | undefined;
   /** Starts this worker's cron scheduler (`runtime.crons`); workers with concurrency 0 schedule nothing. */
   startScheduler?: (() => CronScheduler) | undefined;
+  /** Told of the leases the reaper takes back (metrics). */
+  observer?: Pick<RunObserver, "leases"> | undefined;
 }
 
 /**
@@ -233,6 +236,8 @@ export function createWorker(deps: WorkerDeps): Worker {
           );
         }
         const { requeued, failed } = await deps.runs.requeueExpired({ maxAttempts: deps.maxAttempts });
+        if (requeued.length > 0) deps.observer?.leases("expired", requeued.length);
+        if (failed.length > 0) deps.observer?.leases("max_attempts", failed.length);
         if (requeued.length > 0) {
           deps.logger.info({ event: "run.recovered", run_ids: requeued }, `re-queued ${requeued.length} run(s) whose lease expired`);
           wakeAll();
