@@ -42,5 +42,5 @@ async function throughServer(config: DevmindConfig, url: string, holder: { pid: 
   const redactor = createRedactor(configSecrets(config));
   const logger = createLogger({ level: config.logLevel, redact: redactor.text });
   logger.debug({ event: "cli.through_server", url, pid: holder.pid }, "the embedded database is held by a local server: going through its API");
-  return { config, database: { location: url, schema: config.dbSchema }, runtime: remoteRuntime(client, graphs), logger, redactor, close: async () => undefined, server: url };
+  return { config, database: { location: url, schema: config.dbSchema }, runtime: remoteRuntime(client, graphs), logger, redactor, operations: null, close: async () => undefined, server: url };
 }
