@@ -30,15 +30,18 @@ const ALLOWED: Record<string, string> = {
   "secret-redaction.ts": "redaction",
   "version.ts": "version",
   "sleep.ts": "pure: the one abortable sleep",
+  "runtime/threads/threads-api.ts": "the ThreadsApi type of the Runtime API; type-only imports",
+  "db/lock-file.ts": "pure: reads who holds the embedded data directory's lock file (a local server's URL), no database access",
+  "graph/tool-call-chunks.ts": "pure: joins a message's tool-call chunks",
   "operations/operations.ts": "metrics, traces, LangSmith: observers of the runtime built where the runtime is (open-runtime), given the database as createRuntime is (its one queue-gauge statement lives in src/operations/metrics/sql.ts)",
   "operations/metrics/metrics-endpoint.ts": "the /metrics exposition and its key rule (no database access of its own)",
   "operations/metrics/metrics-access.ts": "pure: who may scrape /metrics",
   "operations/metrics/metrics-server.ts": "the worker's --metrics-port listener over a MetricsEndpoint",
 };
-/** Whole directories of src that never touch the database: the model, graph loading, and the vocabulary every layer shares (decisions, HITL shapes, events, stop reasons). */
-const ALLOWED_DIRS = ["model/", "graphs/", "vocabulary/"];
+/** Whole directories of src that never touch the database: the model, graph loading, the vocabulary every layer shares (decisions, HITL shapes, events, stop reasons), and the event protocol's pure projection (command schema, filters, positions, parts). */
+const ALLOWED_DIRS = ["model/", "graphs/", "vocabulary/", "runtime/protocol/"];
 /** Modules the CLI and the server may import only as types. */
-const TYPE_ONLY = new Set(["db/types.ts"]);
+const TYPE_ONLY = new Set(["db/types.ts", "runtime/threads/threads-api.ts"]);
 /** Database drivers: only src/db talks to them. */
 const FORBIDDEN_PACKAGES = ["pg", "pg-pool", "@electric-sql/pglite"];
 /** Notification channels, LISTEN/NOTIFY and SQL belong to src/runtime and src/db. */
