@@ -18,7 +18,7 @@ import { registerWorkerCommand } from "./worker-command.js";
 
 /**
  * The `devmind` command line with every command registered, not yet parsed: what
- * cli-program.ts runs, and what a test reads to check the flags README names. `setExitCode`
+ * cli-program.ts runs, and what a test reads to check the flags the docs name. `setExitCode`
  * receives each command's exit code.
  */
 export function buildProgram(setExitCode: (code: number) => void): Command {

@@ -43,7 +43,7 @@ export async function checkReplication(primary: Queryable, locator: PrimaryLocat
       { event: "database.replication_async", primary: primaryName, standbys: standbys.map((s) => s.host) },
       `${variable} lists standbys (${standbys.map((s) => s.host).join(", ")}), but the primary ${primaryName} replicates asynchronously ` +
         `(synchronous_standby_names is empty): after a failover the promoted standby may lack the last commits, and a tool call ` +
-        `already made could run again. Set synchronous_standby_names on the primary (README, Operations).`,
+        `already made could run again. Set synchronous_standby_names on the primary (docs/database-operations.md, Poolers and failover).`,
     );
   }
   for (const standby of standbys) {

@@ -14,6 +14,8 @@ import { cliContexts, runIdFrom } from "../helpers/cli-env.js";
 
 const EXAMPLES = resolve(fileURLToPath(new URL("../../examples/", import.meta.url)));
 const context = cliContexts();
+/** Example folders that are apps with tests of their own, not graph projects run by the CLI: the Vite + React chat. */
+const APPS = new Set(["react-chat"]);
 
 /** One `npx devmind …` line of an example's README: its arguments and the exit code its comment names. */
 interface ReadmeCommand {
@@ -76,8 +78,10 @@ async function runReadme(example: string, env: Record<string, string>): Promise<
 
 describe("examples run offline as their READMEs say", () => {
   it("every example folder has a README with commands, and a langgraph.json", () => {
-    const examples = readdirSync(EXAMPLES, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
-    expect(examples.sort()).toEqual(["approval-graph", "hitl-agent", "parallel-research"]);
+    const examples = readdirSync(EXAMPLES, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory() && !APPS.has(entry.name))
+      .map((entry) => entry.name);
+    expect(examples.sort()).toEqual(["approval-graph", "hitl-agent", "model-tools-interrupt", "parallel-research"]);
     for (const example of examples) {
       expect(readmeCommands(example).length).toBeGreaterThanOrEqual(3);
       expect(JSON.parse(readFileSync(join(EXAMPLES, example, "langgraph.json"), "utf8"))).toHaveProperty("graphs");
@@ -130,5 +134,34 @@ describe("examples run offline as their READMEs say", () => {
     // newest first: the resumed run ran both tools and the second model round; the first, one round
     const lines = (runs?.stdout ?? "").trim().split("\n");
     expect(lines.map((line) => /\s(\d+r\/\d+t)\s/.exec(line)?.[1])).toEqual(["1r/2t", "1r/0t"]);
+  });
+
+  it("model-tools-interrupt: the model's calls wait at review's interrupt(); approved, the ToolNode runs them once and the model answers", async () => {
+    const ctx = context("pglite");
+    const [graphs, run, resumed, runs] = await runReadme("model-tools-interrupt", ctx.env);
+    expect(graphs?.stdout).toContain("tool node tools (ToolNode): add [ledgered], multiply [ledgered]");
+    expect(run?.stdout).toContain('question="Run these tool calls?"');
+    expect(resumed?.stdout).toMatch(/✓ add\(a=2, b=3\)[\s\S]*✓ multiply\(a=5, b=4\)/);
+    expect(resumed?.stdout).toContain('last ai: "2 + 3 = 5, and 5 × 4 = 20."');
+    const lines = (runs?.stdout ?? "").trim().split("\n");
+    expect(lines.map((line) => /\s(\d+r\/\d+t)\s/.exec(line)?.[1])).toEqual(["1r/2t", "1r/0t"]);
+  });
+
+  it("model-tools-interrupt: rejected, no tool runs and the model reads the reason in each call's tool message", async () => {
+    const ctx = context("pglite");
+    const cwd = join(EXAMPLES, "model-tools-interrupt");
+    const input = JSON.stringify({ messages: [{ role: "user", content: "what is 2 + 3, and 5 × 4?" }] });
+    const run = await runCli(["run", "--graph", "calculator", "--input", input], ctx.env, { cwd });
+    expect(run.code, run.stderr).toBe(3);
+    const resumed = await runCli(["resume", runIdFrom(run.stdout), "--value", '{"approved": false, "reason": "not now"}', "--json"], ctx.env, { cwd });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const result = JSON.parse(resumed.stdout.trim().split("\n").at(-1) as string) as { values: { messages: { type?: string; content: unknown; tool_call_id?: string }[] } };
+    const tools = resumed.stdout.split("\n").filter((line) => line.includes('"tool.call.started"'));
+    expect(tools).toEqual([]);
+    const refusals = result.values.messages.filter((message) => message.tool_call_id !== undefined).map((message) => [message.tool_call_id, message.content]);
+    expect(refusals).toEqual([
+      ["call_add", "rejected by the reviewer: not now"],
+      ["call_multiply", "rejected by the reviewer: not now"],
+    ]);
   });
 });

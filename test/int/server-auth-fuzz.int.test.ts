@@ -17,7 +17,7 @@ import { Rng } from "../helpers/fuzz.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 
 const FIXTURES = fileURLToPath(new URL("../fixtures/auth/", import.meta.url));
-/** Requests the fuzz sends (the README quotes this figure). */
+/** Requests the fuzz sends (docs/auth.md quotes this figure). */
 const REQUESTS = 3_000;
 const SEED = 27;
 

@@ -1,7 +1,9 @@
 /**
- * Every CLI flag and every environment variable README names exists: flags on the command README
- * gives them to (read from the commander program the CLI runs), variables in devmind's
- * configuration schema or in the file that reads them (tests, benchmarks, compose files).
+ * Every CLI flag and every environment variable the docs name exists — README.md, docs/*.md,
+ * bench/README.md and the examples' READMEs: flags on the command the docs give them to (read from
+ * the commander program the CLI runs), variables in devmind's configuration schema or in the file
+ * that reads them (tests, benchmarks, compose files). docs/cli.md's command reference names every
+ * command and flag the CLI has.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import type { Command } from "commander";
@@ -12,7 +14,18 @@ import { VARIABLE_ALIASES } from "../../src/config.js";
 
 const ROOT = new URL("../../", import.meta.url);
 const read = (name: string): string => readFileSync(new URL(name, ROOT), "utf8");
-const README = read("README.md");
+/** The user docs: README.md, every docs/*.md, bench/README.md and each example's README.md. */
+const DOC_FILES = [
+  "README.md",
+  ...readdirSync(new URL("docs/", ROOT)).filter((file) => file.endsWith(".md")).map((file) => `docs/${file}`),
+  "bench/README.md",
+  ...readdirSync(new URL("examples/", ROOT), { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => `examples/${entry.name}/README.md`),
+];
+/** Each doc with its text, for messages that name the file. */
+const DOCS = DOC_FILES.map((file) => ({ file, text: read(file) }));
+const ALL_DOCS = DOCS.map((doc) => doc.text).join("\n");
+/** The command reference (every command and flag) lives in docs/cli.md. */
+const CLI_REFERENCE = read("docs/cli.md");
 
 /** Variables README names that are not devmind's configuration, and the file that reads each. */
 const OTHER_VARIABLES: Record<string, string[]> = {
@@ -62,19 +75,19 @@ function optionNames(command: Command): Set<string> {
   return names;
 }
 
-describe("README names only what exists", () => {
+describe("the docs name only what exists", () => {
   const program = buildProgram(() => undefined);
   const commands = new Map(program.commands.map((command) => [command.name(), command]));
 
-  it("every `devmind COMMAND --flag` in README is a flag of that command", () => {
+  it("every `devmind COMMAND --flag` in the docs is a flag of that command", () => {
     const problems: string[] = [];
     let checked = 0;
-    for (const fragment of codeFragments(README)) {
+    for (const { file, text } of DOCS) for (const fragment of codeFragments(text).map((code) => `${code}\u0000${file}`)) {
       for (const { path, flags } of commandFlags(fragment)) {
         let command = commands.get(path[0] as string);
         if (command === undefined) {
           // `devmind --version`, prose such as "devmind runs any graph": only words that look like commands are checked
-          if (path[0] !== undefined && /^(run|runs|approve|reject|resume|cancel|show|events|worker|serve|migrate|demo|graphs|crons|dockerfile|build)$/.test(path[0])) problems.push(`no command "${path[0]}": ${fragment}`);
+          if (path[0] !== undefined && /^(run|runs|approve|reject|resume|cancel|show|events|worker|serve|migrate|demo|graphs|crons|dockerfile|build)$/.test(path[0])) problems.push(`no command "${path[0]}": ${fragment.replace("\u0000", " in ")}`);
           continue;
         }
         const sub = path[1] === undefined ? undefined : command.commands.find((candidate) => candidate.name() === path[1]);
@@ -82,21 +95,21 @@ describe("README names only what exists", () => {
         const known = optionNames(command);
         for (const flag of flags) {
           checked += 1;
-          if (!known.has(flag)) problems.push(`devmind ${command.name()} has no ${flag}: ${fragment}`);
+          if (!known.has(flag)) problems.push(`devmind ${command.name()} has no ${flag}: ${fragment.replace("\u0000", " in ")}`);
         }
       }
     }
     expect(problems).toEqual([]);
-    expect(checked).toBeGreaterThan(40);
+    expect(checked).toBeGreaterThan(60);
   });
 
-  it("every --flag README names on its own is a flag of some devmind command, or of the benchmarks (npm run bench / conformance)", () => {
+  it("every --flag the docs name on their own is a flag of some devmind command, or of the benchmarks (npm run bench / conformance)", () => {
     const every = new Set<string>(["--version", "-V"]);
     for (const command of program.commands) {
       for (const name of optionNames(command)) every.add(name);
       for (const sub of command.commands) for (const name of optionNames(sub)) every.add(name);
     }
-    const alone = codeFragments(README)
+    const alone = codeFragments(ALL_DOCS)
       .filter((fragment) => /^--[a-z][a-z-]*(\s|=|$)/.test(fragment.trim()))
       .map((fragment) => /^(--[a-z][a-z-]*)/.exec(fragment.trim())?.[1] as string);
     const bench = readdirSync(new URL("bench/", ROOT), { recursive: true, encoding: "utf8" })
@@ -107,9 +120,10 @@ describe("README names only what exists", () => {
     expect(alone.filter((flag) => !every.has(flag) && !new RegExp(`${flag}\\b(?!-)`).test(bench))).toEqual([]);
   });
 
-  it("the command reference names every command and every flag the CLI has (hidden internal ones aside)", () => {
-    const start = README.indexOf("## Command reference");
-    const reference = README.slice(start, README.indexOf("\n## ", start + 1));
+  it("docs/cli.md's command reference names every command and every flag the CLI has (hidden internal ones aside)", () => {
+    const start = CLI_REFERENCE.indexOf("## Commands");
+    expect(start).toBeGreaterThan(-1);
+    const reference = CLI_REFERENCE.slice(start, CLI_REFERENCE.indexOf("\n## ", start + 1));
     const missing: string[] = [];
     for (const command of program.commands) {
       if (!reference.includes(`devmind ${command.name()}`)) missing.push(`devmind ${command.name()}`);
@@ -120,10 +134,10 @@ describe("README names only what exists", () => {
     expect(missing).toEqual([]);
   });
 
-  it("every environment variable README names is read by devmind's configuration or by the file that uses it", () => {
+  it("every environment variable the docs name is read by devmind's configuration or by the file that uses it", () => {
     const schema = new Set(Object.keys(ENV_SCHEMA.shape));
     const aliases = new Set(Object.values(VARIABLE_ALIASES));
-    const names = new Set([...README.matchAll(/\b(?:DEVMIND|OPENAI|LLM|LANGGRAPH|POSTGRES)_[A-Z0-9_]*[A-Z0-9]\b|\b(?:DATABASE_URL|LOG_LEVEL|NODE_ENV)\b/g)].map((m) => m[0]));
+    const names = new Set([...ALL_DOCS.matchAll(/\b(?:DEVMIND|OPENAI|LLM|LANGGRAPH|POSTGRES)_[A-Z0-9_]*[A-Z0-9]\b|\b(?:DATABASE_URL|LOG_LEVEL|NODE_ENV)\b/g)].map((m) => m[0]));
     const problems: string[] = [];
     for (const name of names) {
       if (schema.has(name) || aliases.has(name)) continue;
@@ -132,7 +146,7 @@ describe("README names only what exists", () => {
       else for (const file of files) if (!read(file).includes(name)) problems.push(`${name}: not in ${file}`);
     }
     // `DEVMIND_STORE_*` and the like: a prefix some variable has
-    for (const prefix of README.matchAll(/\b([A-Z][A-Z0-9]*_[A-Z0-9_]*_)\*/g)) {
+    for (const prefix of ALL_DOCS.matchAll(/\b([A-Z][A-Z0-9]*_[A-Z0-9_]*_)\*/g)) {
       if (![...schema].some((name) => name.startsWith(prefix[1] as string))) problems.push(`${prefix[1]}*: no variable has this prefix`);
     }
     expect(problems).toEqual([]);
