@@ -4,7 +4,7 @@ import { AIMessageChunk, type AIMessage, type BaseMessage } from "@langchain/cor
 import { ChatGenerationChunk, type ChatResult } from "@langchain/core/outputs";
 import { concat } from "@langchain/core/utils/stream";
 import type { CallableModel } from "./model-call.js";
-import { callIdPrefix, ToolCallChunker } from "./tool-call-chunks.js";
+import { callIdPrefix, ToolCallChunker } from "../model/tool-call-chunks.js";
 
 /** What LangSmith parameters a wrapped model reports, if it is (or binds) a chat model. */
 interface LsParamsSource {

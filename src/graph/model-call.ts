@@ -14,7 +14,7 @@ import { redactSecrets } from "../secret-redaction.js";
 import { isTransientModelError, retryAfterHintMs } from "../model/retry-policy.js";
 import { sleep } from "../sleep.js";
 import { chunkText, IdentifiedChatModel, uniformChunk } from "./identified-model.js";
-import { callIdPrefix, ToolCallChunker } from "./tool-call-chunks.js";
+import { callIdPrefix, ToolCallChunker } from "../model/tool-call-chunks.js";
 
 /** A chat model as the graph uses it (after `bindTools`). */
 export type CallableModel = Runnable<BaseLanguageModelInput, AIMessageChunk>;

@@ -1,5 +1,5 @@
 import { AIMessageChunk, type BaseMessage, type ToolCallChunk } from "@langchain/core/messages";
-import { callIdPrefix, ToolCallChunker, type ToolCallSource } from "../graph/tool-call-chunks.js";
+import { callIdPrefix, ToolCallChunker, type ToolCallSource } from "../model/tool-call-chunks.js";
 import type { StateSnapshot } from "@langchain/langgraph";
 import { toWire } from "./wire.js";
 

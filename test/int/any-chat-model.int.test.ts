@@ -8,7 +8,8 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { AIMessageChunk, type BaseMessage, ToolMessage } from "@langchain/core/messages";
+import { randomUUID } from "node:crypto";
+import { AIMessage, AIMessageChunk, type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { ChatOpenAI } from "@langchain/openai";
 import { FakeListChatModel, FakeStreamingChatModel } from "@langchain/core/utils/testing";
@@ -190,9 +191,9 @@ describe("the agent with the real ChatOpenAI against the loopback server", () =>
   });
 });
 
-describe("a user graph with a model that implements _generate only", () => {
-  it("a model node and a ToolNode: 10 turns write 10 lines of 10 (the 21 steps fit LangGraph's recursion limit)", async () => {
-    const written: string[] = [];
+describe("a user graph (a model node and a ToolNode) with any model", () => {
+  /** A model node calling `model` (tools bound when it can), a ToolNode with `append_line`, and the loop between them. */
+  function userGraph(model: BaseChatModel, written: string[], freshIds: boolean) {
     const appendLine = tool(
       async ({ line }: { line: string }) => {
         appendFileSync(join(workspace.dir, "user.txt"), `${line}\n`);
@@ -201,25 +202,67 @@ describe("a user graph with a model that implements _generate only", () => {
       },
       { name: "append_line", description: "appends a line", schema: z.object({ line: z.string() }) },
     );
-    const model = new GenerateOnlyModel((messages) => {
-      const done = turnsSinceHuman(messages);
-      return done >= 10 ? { content: "ten" } : { tool_calls: [{ id: `u${done}`, name: "append_line", args: { line: `line ${done + 1}` } }] };
-    });
-    const bound = model.bindTools();
-    const graph = new StateGraph(MessagesAnnotation)
-      .addNode("model", async (state) => ({ messages: [await bound.invoke(state.messages)] }))
+    const bound = model.bindTools?.([appendLine]) ?? model;
+    return new StateGraph(MessagesAnnotation)
+      .addNode("model", async (state) => {
+        const reply = await bound.invoke(state.messages);
+        // a server that repeats its response ids (the loopback one does, as some OpenAI-compatible
+        // servers do) would make LangGraph's messages reducer replace the earlier answers
+        return { messages: [freshIds ? new AIMessage({ content: reply.content, tool_calls: reply.tool_calls ?? [], id: randomUUID() }) : reply] };
+      })
       .addNode("tools", new ToolNode([appendLine]))
       .addEdge(START, "model")
       .addConditionalEdges("model", toolsCondition, ["tools", END])
       .addEdge("tools", "model");
-    const runtime = createRuntime({ db, config: loadConfig({ DEVMIND_WORKSPACE: workspace.dir }), graphs: { agent: false, user: graph } });
+  }
+
+  async function runUserGraph(model: BaseChatModel, written: string[], freshIds = false) {
+    const runtime = createRuntime({ db, config: loadConfig({ DEVMIND_WORKSPACE: workspace.dir, DEVMIND_MODEL_MAX_RETRIES: "0" }), graphs: { agent: false, user: userGraph(model, written, freshIds) } });
     runtimes.push(runtime);
-    const created = await runtime.runs.create({ assistantId: "user", input: { messages: [{ role: "user", content: "ten lines" }] } });
+    const created = await runtime.runs.create({ assistantId: "user", input: { messages: [{ role: "user", content: "append lines" }] } });
     const run = await runtime.runs.execute(created.run_id);
+    const state = (await runtime.threads.state(created.thread_id)) as { values: { messages: BaseMessage[] } };
+    return { run, messages: state.values.messages };
+  }
+
+  it("a _generate-only model: 10 turns write 10 lines of 10 (the 21 steps fit LangGraph's recursion limit)", async () => {
+    const written: string[] = [];
+    const model = new GenerateOnlyModel((messages) => {
+      const done = turnsSinceHuman(messages);
+      return done >= 10 ? { content: "ten" } : { tool_calls: [{ id: `u${done}`, name: "append_line", args: { line: `line ${done + 1}` } }] };
+    });
+    const { run } = await runUserGraph(model, written);
     expect(run.error).toBeNull();
     expect(run).toMatchObject({ status: "success" });
     expect(written).toHaveLength(10);
     expect(linesOf("user.txt")).toEqual(Array.from({ length: 10 }, (_, i) => `line ${i + 1}`));
     expect(model.calls.count).toBe(11);
+  });
+
+  it("the real ChatOpenAI: streamed deltas, a call whole in one delta, no usage: 3 lines of 3", async () => {
+    const written: string[] = [];
+    const call = (id: string, line: string, parts: number, usage: boolean): Reply => {
+      const json = JSON.stringify({ line });
+      const size = Math.ceil(json.length / parts);
+      return toolCallReply([{ id, name: "append_line", argumentParts: Array.from({ length: parts }, (_, i) => json.slice(i * size, (i + 1) * size)) }], usage ? { usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } } : {});
+    };
+    server.enqueue(call("o1", "streamed", 4, true), call("o2", "whole", 1, true), call("o3", "no usage", 3, false), textReply(["three"]));
+    const model = createChatModel(loadConfig({ OPENAI_BASE_URL: server.baseUrl, OPENAI_API_KEY: "sk-test", OPENAI_MODEL: "test-model", DEVMIND_MODEL_MAX_RETRIES: "0" }));
+    const { run, messages } = await runUserGraph(model, written, true);
+    expect(run).toMatchObject({ status: "success" });
+    expect(linesOf("user.txt")).toEqual(["streamed", "whole", "no usage"]);
+    expect(messages.at(-1)?.content).toBe("three");
+    expect(server.pending).toBe(0);
+  });
+
+  it("LangChain's FakeListChatModel: its answer ends the graph, no tool runs", async () => {
+    const written: string[] = [];
+    const { run, messages } = await runUserGraph(new FakeListChatModel({ responses: ["nothing to append"] }), written);
+    expect(run).toMatchObject({ status: "success" });
+    expect(written).toEqual([]);
+    expect(messages.map((message) => [message.getType(), message.content])).toEqual([
+      ["human", "append lines"],
+      ["ai", "nothing to append"],
+    ]);
   });
 });

@@ -2,7 +2,7 @@ import { AIMessage, AIMessageChunk } from "@langchain/core/messages";
 import { concat } from "@langchain/core/utils/stream";
 import { describe, expect, it } from "vitest";
 import { uniformChunk } from "../../src/graph/identified-model.js";
-import { ToolCallChunker } from "../../src/graph/tool-call-chunks.js";
+import { ToolCallChunker } from "../../src/model/tool-call-chunks.js";
 import { SentMessage } from "../../src/server/stream-messages.js";
 
 describe("ToolCallChunker", () => {
