@@ -74,7 +74,7 @@ export function remoteRuntime(client: ServerClient, graphs: readonly GraphFlags[
       },
       create: async (options) => {
         const threadId = options.threadId ?? (await client.json<{ thread_id: string }>("POST", "/threads", {})).thread_id;
-        const body = { assistant_id: options.assistantId, input: options.input, ...(options.config === undefined ? {} : { config: options.config }), ...(options.multitask === undefined ? {} : { multitask_strategy: options.multitask }) };
+        const body = { assistant_id: options.assistantId, input: options.input, ...(options.config === undefined ? {} : { config: options.config }), ...(options.multitask === undefined ? {} : { multitask_strategy: options.multitask }), ...(options.limits === undefined || Object.keys(options.limits).length === 0 ? {} : { limits: options.limits }) };
         const run = await client.json<{ run_id: string }>("POST", `/threads/${encodeURIComponent(threadId)}/runs`, body);
         return full(run.run_id);
       },
