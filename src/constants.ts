@@ -390,6 +390,8 @@ export const DEV_DEFAULTS = {
   reloadDebounceMs: 80,
   /** Directories directly under the project whose files are never reloaded nor watched (with every node_modules). */
   excludedDirs: ["node_modules", ".devmind", "dist", ".git"],
+  /** The URL query naming a project module's generation (`file.ts?devmind-gen=N`, see src/graphs/module-generations.ts). */
+  generationParam: "devmind-gen",
 } as const;
 
 export const GRAPHS_DEFAULTS = {

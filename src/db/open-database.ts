@@ -1,4 +1,6 @@
-import { CONFIG_DEFAULTS } from "../constants.js";
+import { join, resolve } from "node:path";
+import { CONFIG_DEFAULTS, PGLITE_LOCK_FILE } from "../constants.js";
+import { readLockHolder, type LockHolder } from "./lock-file.js";
 import type { Logger } from "../logger.js";
 import { validateSchemaName } from "./identifiers.js";
 import { PgDatabase } from "./pg-database.js";
@@ -7,6 +9,16 @@ import type { DataDirProgress } from "./pglite-data-dir.js";
 import type { Database } from "./types.js";
 
 export type { DataDirProgress, DataDirSource } from "./pglite-data-dir.js";
+export type { LockHolder } from "./lock-file.js";
+
+/**
+ * Who holds the embedded database of `dataDir` (its lock file), without opening or locking it:
+ * free, a live process (with the URL it serves when it is a `devmind serve` / `dev`), or a
+ * process that is gone (the next open takes the lock over). The lock file's path is in the answer.
+ */
+export function embeddedDatabaseHolder(dataDir: string): LockHolder {
+  return readLockHolder(join(resolve(dataDir), PGLITE_LOCK_FILE));
+}
 
 /** Where to open the database; the same fields as the DATABASE_URL / DEVMIND_* variables. */
 export interface OpenDatabaseOptions {

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { extname } from "node:path";
 import { pathToFileURL } from "node:url";
-import { CLI_BUNDLE } from "../constants.js";
+import { CLI_BUNDLE, DEV_DEFAULTS } from "../constants.js";
 import { GraphDefinitionError } from "../errors.js";
 import { graphKind, graphToInspect, type GraphEntry, type GraphKind } from "./graph-kinds.js";
 import { reservedNodeNames, reservedNamesMessage } from "./reserved-node-names.js";
@@ -45,7 +45,7 @@ export function registerTypeScript(): Promise<void> {
  */
 export async function importGraphModule(file: string, generation?: number): Promise<Record<string, unknown>> {
   registerSdkLogger();
-  const url = pathToFileURL(file).href + (generation === undefined ? "" : `?devmind-gen=${generation}`);
+  const url = pathToFileURL(file).href + (generation === undefined ? "" : `?${DEV_DEFAULTS.generationParam}=${generation}`);
   if (TYPESCRIPT.has(extname(file).toLowerCase())) await registerTypeScript();
   return (await import(url)) as Record<string, unknown>;
 }

@@ -8,9 +8,9 @@
  * project file resolved is told to the main thread (`{ generation, file }`) so it can be watched.
  */
 import type { MessagePort } from "node:worker_threads";
+import { DEV_DEFAULTS } from "../constants.js";
 
-/** The query naming a module's generation (see module-generations.ts). */
-const PARAM = "devmind-gen";
+const PARAM = DEV_DEFAULTS.generationParam;
 
 /** What the main thread gives at registration. */
 interface HookData {

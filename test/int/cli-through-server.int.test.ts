@@ -90,12 +90,14 @@ describe("CLI commands beside a devmind serve holding the embedded database", ()
     const lock = JSON.parse(readFileSync(join(dir, "data", "pgdata.lock"), "utf8")) as { pid: number; url?: string };
     expect(lock).toMatchObject({ pid: server.pid, url: server.url });
 
-    const queued = await runCli(["run", "--detach", "write a.txt"], env);
+    const queued = await runCli(["run", "--detach", "--max-tool-calls", "5", "write a.txt"], env);
     expect(queued.code, queued.stderr).toBe(0);
     const first = queued.stdout.trim();
     expect(queued.stderr).toContain(`Follow it: `);
     const waiting = await stopped(server, first);
     expect(waiting).toMatchObject({ status: "success", stop_reason: "interrupt" });
+    // the run's own limits went with it
+    expect(((await runOf(server, first)) as unknown as { limits: Record<string, unknown> }).limits).toMatchObject({ maxToolCalls: 5 });
 
     const runs = await runCli(["runs"], env);
     expect(runs.code, runs.stderr).toBe(0);

@@ -1,7 +1,4 @@
-import { join, resolve } from "node:path";
-import { PGLITE_LOCK_FILE } from "../../constants.js";
 import { loadConfig, type DevmindConfig } from "../../config.js";
-import { readLockHolder } from "../../db/lock-file.js";
 import { createLogger } from "../../logger.js";
 import { createRedactor } from "../../secret-redaction.js";
 import { configSecrets } from "../../config.js";
@@ -23,9 +20,10 @@ import { ServerClient } from "./server-client.js";
 export async function openRuntimeOrServer(options: OpenRuntimeOptions = {}): Promise<OpenedRuntime> {
   const config = withModelSpec(options.config ?? loadConfig(), options.modelSpec);
   if (config.databaseUrl === undefined && config.dataDir !== "memory://") {
-    const lockFile = join(resolve(config.dataDir), PGLITE_LOCK_FILE);
-    const holder = readLockHolder(lockFile);
-    if (holder.state === "held" && holder.url !== null) return await throughServer(config, holder.url, { pid: holder.pid, lockFile });
+    // loaded only here: a command on PostgreSQL does not load the embedded database's modules for it
+    const { embeddedDatabaseHolder } = await import("../../db/open-database.js");
+    const holder = embeddedDatabaseHolder(config.dataDir);
+    if (holder.state === "held" && holder.url !== null) return await throughServer(config, holder.url, { pid: holder.pid, lockFile: holder.path });
     if (holder.state === "stale") {
       process.stderr.write(
         `devmind: process ${holder.pid}${holder.url === null ? "" : ` (a devmind server at ${holder.url})`}, which held ${config.dataDir}, is gone; ` +

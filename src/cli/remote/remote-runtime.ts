@@ -1,7 +1,6 @@
 import type { StateSnapshot } from "@langchain/langgraph";
 import type { RunRecord } from "../../runtime/queue/run-record.js";
 import type { GraphsApi, RunsApi, Runtime, StoredRunEvent } from "../../runtime/runtime.js";
-import type { ThreadsApi } from "../../runtime/threads/threads-api.js";
 import type { ActionRequest } from "../../vocabulary/hitl.js";
 import type { ServerClient } from "./server-client.js";
 
@@ -16,7 +15,7 @@ export interface GraphFlags {
 /** The part of the runtime the read and decide commands call (runs, show, events, approve, reject, resume, cancel, run --detach). */
 type CommandRuntime = {
   runs: Pick<RunsApi, "get" | "list" | "events" | "cancel" | "waitStopped" | "wait" | "pendingApprovals" | "decisions" | "decide" | "resume" | "create" | "execute" | "takeOver" | "lastEventSeq" | "live" | "subscribe">;
-  threads: Pick<ThreadsApi, "state">;
+  threads: Pick<Runtime["threads"], "state">;
   graphs: Pick<GraphsApi, "ids" | "has" | "reportsSteps" | "reportsCounters" | "reportsAnswer" | "ready" | "description">;
   redact: Runtime["redact"];
   close: Runtime["close"];
@@ -75,7 +74,7 @@ export function remoteRuntime(client: ServerClient, graphs: readonly GraphFlags[
       },
       create: async (options) => {
         const threadId = options.threadId ?? (await client.json<{ thread_id: string }>("POST", "/threads", {})).thread_id;
-        const body = { assistant_id: options.assistantId, input: options.input, ...(options.config === undefined ? {} : { config: options.config }), ...(options.multitask === undefined ? {} : { multitask_strategy: options.multitask }) };
+        const body = { assistant_id: options.assistantId, input: options.input, ...(options.config === undefined ? {} : { config: options.config }), ...(options.multitask === undefined ? {} : { multitask_strategy: options.multitask }), ...(options.limits === undefined || Object.keys(options.limits).length === 0 ? {} : { limits: options.limits }) };
         const run = await client.json<{ run_id: string }>("POST", `/threads/${encodeURIComponent(threadId)}/runs`, body);
         return full(run.run_id);
       },
