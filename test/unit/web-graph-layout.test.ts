@@ -80,7 +80,7 @@ function pathPoints(d: string, steps = 64): Point[] {
       points.push(at);
       i += 3;
     } else if (command === "C") {
-      const [p0, p1, p2, p3]: Point[] = [at, [num(1), num(2)], [num(3), num(4)], [num(5), num(6)]];
+      const [p0, p1, p2, p3]: [Point, Point, Point, Point] = [at, [num(1), num(2)], [num(3), num(4)], [num(5), num(6)]];
       for (let s = 1; s <= steps; s += 1) {
         const t = s / steps;
         const u = 1 - t;
