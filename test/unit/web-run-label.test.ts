@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 
 // a browser module without type declarations: imported by path so the typecheck does not need them
 const modulePath = "../../src/server/web/assets/run-label.js";
-const { runLabel } = (await import(modulePath)) as { runLabel: (run: Record<string, unknown>, startedTask?: string) => string };
+const { runLabel } = (await import(modulePath)) as { runLabel: (run: Record<string, unknown>, startedTask?: string, order?: string[]) => string };
 
 const RUN_ID = "0f8e7d6c-5b4a-4321-8765-0123456789ab";
 
@@ -32,7 +32,7 @@ describe("the web page's run label", () => {
 
 const statusPath = "../../src/server/web/assets/run-status.js";
 const { runListStatus } = (await import(statusPath)) as { runListStatus: (run: Record<string, unknown>, thread?: { threadWaiting?: boolean }) => { key: string; text: string } };
-const labelExtras = (await import(modulePath)) as { inputSummary: (input: unknown) => string | null; runGraph: (run: Record<string, unknown>) => string | null };
+const labelExtras = (await import(modulePath)) as { inputSummary: (input: unknown, order?: string[]) => string | null; runGraph: (run: Record<string, unknown>) => string | null };
 
 describe("the web page's run list", () => {
   it("tells waiting, running, pending, finished, answered, failed and cancelled runs apart", () => {
@@ -60,5 +60,13 @@ describe("the web page's run list", () => {
     expect(labelExtras.inputSummary({})).toBeNull();
     const [one, two] = [runLabel({ run_id: RUN_ID, graph_id: "review", input: { topic: "first topic" } }), runLabel({ run_id: RUN_ID, graph_id: "review", input: { topic: "second topic" } })];
     expect([one, two]).toEqual(["first topic", "second topic"]);
+  });
+});
+
+describe("the run list's label order", () => {
+  it("follows the graph's schema order, not the stored key order", () => {
+    const stored = { mode: "deep", tags: ["a"], depth: 3, topic: "durable runs" };
+    expect(labelExtras.inputSummary(stored, ["topic", "depth", "tags", "mode"])).toBe("durable runs · depth 3 · tags a · deep");
+    expect(runLabel({ run_id: RUN_ID, input: stored }, undefined, ["topic", "depth"])).toBe("durable runs · depth 3 · deep · tags a");
   });
 });

@@ -370,7 +370,8 @@ function markSelected(runId) {
 function taskOf(run, listed) {
   const resumed = typeof run.resumes_run === "string" ? listed.find((item) => item.run_id === run.resumes_run) : undefined;
   if (resumed !== undefined) return `${taskOf(resumed, listed.filter((item) => item !== resumed))} (resumed)`;
-  return runLabel(run, startedTasks.get(String(run.run_id)));
+  const graph = typeof run.graph_id === "string" ? run.graph_id : String(run.assistant_id);
+  return runLabel(run, startedTasks.get(String(run.run_id)), forms.get(graph)?.fields.map((field) => field.name));
 }
 
 /** @param {unknown} error @returns {string} */

@@ -65,6 +65,11 @@ export class InputFormView {
       control = /** @type {HTMLTextAreaElement} */ (el("textarea", { ...common, rows: field.kind === "strings" ? 3 : field.name === "" ? 4 : 3, spellcheck: field.kind === "json" ? "false" : undefined, placeholder: field.name === "" ? '{"topic": "..."}' : PLACEHOLDER[field.kind] }));
     else control = /** @type {HTMLInputElement} */ (el("input", { ...common, type: "text", inputmode: field.kind === "number" || field.kind === "integer" ? "decimal" : undefined, placeholder: PLACEHOLDER[field.kind] || undefined, autocomplete: "off" }));
     this.controls.set(field.name, control);
+    // a corrected field's error goes once it is edited
+    control.addEventListener(field.kind === "boolean" || field.kind === "enum" ? "change" : "input", () => {
+      error.textContent = "";
+      control.setAttribute("aria-invalid", "false");
+    });
     const error = el("p", { class: "error field-error", "data-testid": "field-error", "data-field": field.name, role: "alert" });
     this.errors.set(field.name, error);
     const hint = field.description ?? (field.kind === "free" ? "no declared type: JSON, or plain text" : field.kind === "strings" ? "a list: one item per line" : field.kind === "json" && field.name !== "" ? "JSON" : null);

@@ -26,17 +26,21 @@ export function messageText(message) {
 /**
  * A graph's input as a short line, most telling part first: string values as they are, numbers
  * and booleans after their key, lists of strings joined, anything else as `key {…}` / `key […]`;
- * ` · ` between fields. Null for a conversation's `{messages}` input or no input.
+ * ` · ` between fields, in `order` (the graph's schema order; a stored input's keys may come back
+ * in another order), the rest after. Null for a conversation's `{messages}` input or no input.
  * @param {unknown} input
+ * @param {string[]} [order]
  * @returns {string | null}
  */
-export function inputSummary(input) {
+export function inputSummary(input, order = []) {
   if (input === undefined || input === null) return null;
   if (typeof input !== "object") return String(input);
   if (Array.isArray(input)) return input.length === 0 ? null : JSON.stringify(input);
   const record = /** @type {Record<string, unknown>} */ (input);
   if (Array.isArray(record["messages"])) return null;
-  const parts = Object.entries(record).flatMap(([key, value]) => {
+  const rank = (/** @type {string} */ key) => (order.includes(key) ? order.indexOf(key) : order.length);
+  const entries = Object.entries(record).sort(([a], [b]) => rank(a) - rank(b));
+  const parts = entries.flatMap(([key, value]) => {
     if (value === null || value === undefined || value === "") return [];
     if (typeof value === "string") return [value];
     if (typeof value === "number" || typeof value === "boolean") return [`${key} ${value}`];
@@ -52,10 +56,11 @@ export function inputSummary(input) {
  * (`inputSummary`), else a short id; one line, at most 80 characters.
  * @param {Record<string, any>} run
  * @param {string | undefined} [startedTask]
+ * @param {string[]} [order]  the graph's input fields in schema order
  * @returns {string}
  */
-export function runLabel(run, startedTask) {
-  const text = messageText(run?.input?.messages?.[0]) ?? startedTask ?? inputSummary(run?.input) ?? `run ${String(run?.run_id).slice(0, 8)}`;
+export function runLabel(run, startedTask, order) {
+  const text = messageText(run?.input?.messages?.[0]) ?? startedTask ?? inputSummary(run?.input, order) ?? `run ${String(run?.run_id).slice(0, 8)}`;
   const flat = text.replace(/\s+/g, " ").trim();
   return flat.length > LABEL_CHARS ? `${flat.slice(0, LABEL_CHARS - 1)}…` : flat;
 }
