@@ -27,16 +27,20 @@ export class InputFormView {
    * @param {InputForm} form
    */
   show(form) {
+    // what was typed stays where the new form has the same field (the schema may arrive after the user began)
+    const kept = new Map([...this.controls].map(([name, control]) => [`${name}\u0000${control.getAttribute("data-kind")}`, control instanceof HTMLInputElement && control.type === "checkbox" ? control.checked : control.value]));
     this.form = form;
     this.controls.clear();
     this.errors.clear();
     if (form.whole) {
       this.container.replaceChildren(this.fieldRow({ name: "", kind: "json", required: true, folded: false, description: null, options: [], objectOnly: false }, 0));
+      this.restore(kept);
       return;
     }
     const rows = form.fields.map((field, index) => ({ field, row: this.fieldRow(field, index) }));
     const open = rows.filter((item) => !item.field.folded).map((item) => item.row);
     const folded = rows.filter((item) => item.field.folded).map((item) => item.row);
+    this.restore(kept);
     this.container.replaceChildren(
       ...open,
       ...(folded.length === 0 ? [] : [el("details", { class: "more-fields", "data-testid": "more-fields" }, el("summary", { text: `More input fields (${folded.length})` }), ...folded)]),
@@ -105,6 +109,19 @@ export class InputFormView {
       control?.focus();
     }
     return result;
+  }
+
+  /**
+   * Puts values back into the controls of the same name and kind.
+   * @param {Map<string, string | boolean>} kept  by `name NUL kind`
+   */
+  restore(kept) {
+    for (const [name, control] of this.controls) {
+      const value = kept.get(`${name}\u0000${control.getAttribute("data-kind")}`);
+      if (value === undefined) continue;
+      if (control instanceof HTMLInputElement && control.type === "checkbox") control.checked = value === true;
+      else control.value = String(value);
+    }
   }
 
   /** Empties every field (after a run started). */
