@@ -1,4 +1,4 @@
-import { END, START, StateGraph } from "@langchain/langgraph";
+import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { z } from "zod";
@@ -101,7 +101,7 @@ describeWithBrowser.each(BACKENDS)("web page with user graphs on %s", (backend) 
   }, TEST_MS);
 
   it("builds the start form from a typed input schema, checks it before sending, and the run gets that input", async () => {
-    server = await startTestServer(owner, [], { apiKeys: "", workers: 1, graphs: { agent: false, brief: briefGraph, review: reviewGraph } });
+    server = await startTestServer(owner, [], { apiKeys: "", workers: 1, graphs: { agent: false, brief: briefGraph, review: reviewGraph, fan: fanGraph } });
     const { page, probe } = await open(server.url);
     await page.getByTestId("graph-picker").selectOption("brief");
     await expect.poll(() => fieldsOf(page), { timeout: UI_TIMEOUT }).toEqual(["topic:string", "depth:number", "tags:strings", "mode:enum", "draft:boolean", "extra:json", "summary:string"]);
@@ -136,6 +136,15 @@ describeWithBrowser.each(BACKENDS)("web page with user graphs on %s", (backend) 
     expect(await item.getByTestId("run-item-graph").textContent()).toBe("brief");
     expect(await item.getByTestId("run-item-status").textContent()).toBe("finished");
     await shot(page, "web-form-typed-done.png");
+
+    // a wide fan-out is drawn with every edge around the boxes (graph-layout.js; its unit test checks the geometry)
+    await page.getByTestId("graph-picker").selectOption("fan");
+    await page.getByLabel("topic").fill("eight ways");
+    await page.getByRole("button", { name: "Run", exact: true }).click();
+    await expect.poll(() => page.getByTestId("stop-reason").textContent(), { timeout: UI_TIMEOUT }).toBe("completed");
+    await expect.poll(() => page.getByTestId("graph-node").count(), { timeout: UI_TIMEOUT }).toBe(FAN_WORKERS.length + 5);
+    expect(await page.locator("path.graph-edge").count()).toBe(1 + 2 * FAN_WORKERS.length + 1 + 1 + 2);
+    await shot(page, "web-graph-fan-out.png");
     expect(probe.pageErrors).toEqual([]);
     expect(probe.consoleErrors).toEqual([]);
     expect(probe.failedResponses).toEqual([]);
@@ -168,3 +177,23 @@ const briefGraph = new StateGraph(
   .addEdge(START, "write")
   .addEdge("write", END)
   .compile();
+
+const FanState = Annotation.Root({
+  topic: Annotation<string>(),
+  done: Annotation<string[]>({ reducer: (all, more) => all.concat(more), default: () => [] }),
+});
+const FAN_WORKERS = Array.from({ length: 8 }, (_, i) => `worker_${i + 1}`);
+/** A wide fan-out: split to eight workers (or straight to the end), a join, a check that could loop back. */
+const fanGraph = (() => {
+  const builder = new StateGraph(FanState).addNode("split", () => ({}));
+  for (const name of FAN_WORKERS) builder.addNode(name, () => ({ done: [name] }));
+  return builder
+    .addNode("join", () => ({}))
+    .addNode("check", () => ({}))
+    .addEdge(START, "split")
+    .addConditionalEdges("split", (state) => (state.topic === "" ? END : (FAN_WORKERS as never)), [...FAN_WORKERS, END] as never)
+    .addEdge(FAN_WORKERS as never, "join")
+    .addEdge("join", "check")
+    .addConditionalEdges("check", (state) => (state.done.length >= FAN_WORKERS.length ? END : "split"), ["split", END])
+    .compile();
+})();
