@@ -21,6 +21,7 @@ export const WEB_ASSET_FILES = [
   { path: "/assets/api.js", file: "api.js", contentType: "text/javascript; charset=utf-8" },
   { path: "/assets/dom.js", file: "dom.js", contentType: "text/javascript; charset=utf-8" },
   { path: "/assets/graph-layout.js", file: "graph-layout.js", contentType: "text/javascript; charset=utf-8" },
+  { path: "/assets/graph-paths.js", file: "graph-paths.js", contentType: "text/javascript; charset=utf-8" },
   { path: "/assets/graph-view.js", file: "graph-view.js", contentType: "text/javascript; charset=utf-8" },
   { path: "/assets/hitl-panel.js", file: "hitl-panel.js", contentType: "text/javascript; charset=utf-8" },
   { path: "/assets/hitl-shape.js", file: "hitl-shape.js", contentType: "text/javascript; charset=utf-8" },

@@ -7,6 +7,8 @@
 // same way, leaving the top of their source and entering the bottom of their target.
 // Pure (no DOM), so it is unit-tested in Node.
 
+import { edgePath } from "./graph-paths.js";
+
 const NODE = { height: 32, minWidth: 72, charWidth: 7.5, padding: 24 };
 const GAP = { layer: 56, node: 28, waypoint: 14, margin: 16, loop: 28 };
 const SWEEPS = 4;
@@ -85,7 +87,8 @@ export function layoutGraph(drawing) {
     const back = to.depth <= from.depth;
     const chain = /** @type {Slot[]} */ (chains[index]);
     const [start, end] = /** @type {[number, number]} */ (ports[index]);
-    return { ...edge, back, path: edgePath(from, to, chain, start, end, layerY) };
+    const stops = chain.map((slot) => ({ x: slot.x, top: layerY(slot.layer) }));
+    return { ...edge, back, path: edgePath(from, to, stops, start, end, { nodeHeight: NODE.height, loop: GAP.loop, dip: GAP.layer * 0.6 }) };
   });
 
   const loops = edges.some((edge) => edge.source === edge.target);
@@ -293,77 +296,4 @@ function assignPorts(edges, chains, placed) {
     list.forEach((item, index) => item.set(node.x + (node.width * (index + 1)) / (list.length + 1)));
   }
   return ports;
-}
-
-/**
- * The SVG path of an edge, from its source to its target: through the gaps between layers (a
- * curve with vertical ends, which stays between the two layers) and straight through its
- * waypoints; an edge within one layer dips into the gap below; a node's edge to itself is a small
- * loop on its right.
- * @param {LaidNode} from
- * @param {LaidNode} to
- * @param {Slot[]} chain  the edge's slots, top to bottom
- * @param {number} startX
- * @param {number} endX
- * @param {(layer: number) => number} layerY
- */
-function edgePath(from, to, chain, startX, endX, layerY) {
-  const r = (/** @type {number} */ value) => Math.round(value * 10) / 10;
-  if (from.id === to.id) {
-    const x = from.x + from.width;
-    const y = from.y + from.height / 2;
-    return `M ${r(x)} ${r(y - 6)} C ${r(x + GAP.loop)} ${r(y - 22)}, ${r(x + GAP.loop)} ${r(y + 22)}, ${r(x)} ${r(y + 6)}`;
-  }
-  if (from.depth === to.depth) {
-    const y = from.y + from.height;
-    const dip = GAP.layer * 0.6;
-    return `M ${r(startX)} ${r(y)} C ${r(startX)} ${r(y + dip)}, ${r(endX)} ${r(y + dip)}, ${r(endX)} ${r(y)}`;
-  }
-  // the points top to bottom: each a pair (enters its layer at the top, leaves at the bottom)
-  const down = from.depth < to.depth;
-  /** @type {[number, number, number][]} x, top y, bottom y */
-  const stops = chain.map((slot, index) => {
-    const top = layerY(slot.layer);
-    const x = index === 0 ? (down ? startX : endX) : index === chain.length - 1 ? (down ? endX : startX) : slot.x;
-    return [x, top, top + NODE.height];
-  });
-  let d = "";
-  for (let i = 0; i < stops.length - 1; i += 1) {
-    const [x1, , y1] = /** @type {[number, number, number]} */ (stops[i]);
-    const [x2, y2, y2b] = /** @type {[number, number, number]} */ (stops[i + 1]);
-    const mid = (y2 - y1) / 2;
-    if (i === 0) d = `M ${r(x1)} ${r(y1)}`;
-    d += ` C ${r(x1)} ${r(y1 + mid)}, ${r(x2)} ${r(y2 - mid)}, ${r(x2)} ${r(y2)}`;
-    if (i + 1 < stops.length - 1) d += ` L ${r(x2)} ${r(y2b)}`;
-  }
-  return down ? d : reversePath(d);
-}
-
-/**
- * The same path drawn the other way (a back edge is laid out top to bottom, drawn from its source
- * below to its target above, so the arrow head is at the target).
- * @param {string} d  `M x y` followed by `C c1, c2, p` and `L p` commands
- */
-function reversePath(d) {
-  const tokens = d.replace(/,/g, " ").trim().split(/\s+/);
-  /** @type {{ command: string, points: [string, string][] }[]} */
-  const commands = [];
-  for (let i = 0; i < tokens.length; ) {
-    const command = /** @type {string} */ (tokens[i]);
-    const count = command === "C" ? 3 : 1;
-    /** @type {[string, string][]} */
-    const points = [];
-    for (let p = 0; p < count; p += 1) points.push([/** @type {string} */ (tokens[i + 1 + 2 * p]), /** @type {string} */ (tokens[i + 2 + 2 * p])]);
-    commands.push({ command, points });
-    i += 1 + 2 * count;
-  }
-  // walk back: each segment ends where the previous one started
-  const start = (/** @type {number} */ index) => /** @type {[string, string]} */ ((/** @type {{ points: [string, string][] }} */ (commands[index])).points.at(-1));
-  let out = `M ${start(commands.length - 1).join(" ")}`;
-  for (let i = commands.length - 1; i > 0; i -= 1) {
-    const { command, points } = /** @type {{ command: string, points: [string, string][] }} */ (commands[i]);
-    const before = start(i - 1);
-    out += command === "C" ? ` C ${(/** @type {[string, string]} */ (points[1])).join(" ")}, ${(/** @type {[string, string]} */ (points[0])).join(" ")}, ${before.join(" ")}` : ` L ${before.join(" ")}`;
-  }
-  return out;
 }
