@@ -116,11 +116,17 @@ describeWithBrowser(`web page for any graph on ${PRIMARY_ENGINE}`, () => {
     shots.push(await saveScreenshot(page, name));
   }
 
-  /** Starts graph `graph` from the page with `text` (a task for a chat graph, JSON for any other); returns its run id. */
+  /**
+   * Starts graph `graph` from the page with `text`: a task for a chat graph, the whole input as
+   * JSON where the form is one JSON editor, else each field of the JSON object in its form field;
+   * returns its run id.
+   */
   async function start(graph: string, text: string): Promise<string> {
     const before = new Set((await server.runtime.runs.list()).map((run) => run.run_id));
     await page.getByTestId("graph-picker").selectOption(graph);
-    await page.locator("#task").fill(text);
+    const fields = page.locator('[data-testid="input-field"]:not([data-kind="messages"])');
+    if ((await page.locator('[data-testid="input-field"][data-kind="messages"]').count()) > 0 || (await fields.first().getAttribute("data-field")) === "") await page.locator("#task").fill(text);
+    else for (const [name, value] of Object.entries(JSON.parse(text) as Record<string, unknown>)) await page.locator(`[data-testid="input-field"][data-field="${name}"]`).fill(typeof value === "string" ? value : JSON.stringify(value));
     await page.getByRole("button", { name: "Run", exact: true }).click();
     let id: string | undefined;
     await expect.poll(async () => (id = (await server.runtime.runs.list()).find((run) => !before.has(run.run_id))?.run_id), { timeout: UI_TIMEOUT }).toBeDefined();
@@ -330,5 +336,53 @@ describeWithBrowser(`web page for any graph on ${PRIMARY_ENGINE}`, () => {
     const assistantId = (await server.runtime.runs.get(runId)).assistant_id;
     const threadId = (await server.runtime.runs.get(runId)).thread_id;
     expect([...new Set(probe.failedResponses)].sort()).toEqual([`422 GET /assistants/${assistantId}/schemas`, "422 GET /assistants/broken/graph", `422 GET /threads/${threadId}/state`].sort());
+  }, TEST_MS);
+
+  it("the run list tells waiting, running, pending, finished, answered, failed and cancelled runs apart, each named by its graph and input", async () => {
+    const waitingId = await start("notes", "note the list");
+    await card("append_line");
+    const runningId = await start("gate", JSON.stringify({ topic: "the list" }));
+    await expect.poll(nodeStates, { timeout: UI_TIMEOUT }).toEqual({ work: "running" });
+    // the one worker slot is busy with the gate: these wait in the queue, one is cancelled there
+    const pendingId = await start("gate", JSON.stringify({ topic: "queued behind" }));
+    const cancelledId = await start("gate", JSON.stringify({ topic: "never runs" }));
+    await server.runtime.runs.cancel(cancelledId);
+    await page.getByRole("button", { name: "Refresh" }).click();
+
+    const all = await server.runtime.runs.list({ limit: 30 });
+    const finishedId = all.find((run) => run.status === "success" && run.stop_reason === "completed")?.run_id;
+    const answeredId = all.find((run) => run.stop_reason === "interrupt" && !run.waiting)?.run_id;
+    const failedId = all.find((run) => run.status === "error")?.run_id;
+    const status = (id: string | undefined) => page.locator(`[data-testid="runs-list"] li[data-run-id="${id}"]`).getByTestId("run-item-status");
+    const expected: [string | undefined, string][] = [
+      [waitingId, "waiting"],
+      [runningId, "running"],
+      [pendingId, "pending"],
+      [cancelledId, "cancelled"],
+      [finishedId, "finished"],
+      [answeredId, "answered"],
+      [failedId, "failed"],
+    ];
+    for (const [id, text] of expected) {
+      expect(id, text).toBeDefined();
+      await expect.poll(() => status(id).textContent(), { timeout: UI_TIMEOUT }).toBe(text);
+    }
+    // each looks different: its own status key, and its own colours
+    const looks = await Promise.all(expected.map(async ([id]) => status(id).evaluate((node) => {
+      const style = (globalThis as unknown as { getComputedStyle(n: unknown): { color: string; backgroundColor: string; borderStyle: string; textDecorationLine: string } }).getComputedStyle(node);
+      return `${style.color}|${style.backgroundColor}|${style.borderStyle}|${style.textDecorationLine}`;
+    })));
+    expect(new Set(await Promise.all(expected.map(([id]) => status(id).getAttribute("data-status")))).size).toBe(expected.length);
+    expect(new Set(looks).size).toBe(expected.length);
+
+    // labels: the graph, and the start of the input
+    const item = (id: string | undefined) => page.locator(`[data-testid="runs-list"] li[data-run-id="${id}"]`);
+    expect(await item(waitingId).getByTestId("run-item-graph").textContent()).toBe("notes");
+    expect(await item(waitingId).getByTestId("run-item-label").textContent()).toBe("note the list");
+    expect(await item(pendingId).getByTestId("run-item-graph").textContent()).toBe("gate");
+    expect(await item(pendingId).getByTestId("run-item-label").textContent()).toBe("queued behind");
+    expect(await item(runningId).getByTestId("run-item-label").textContent()).toBe("the list");
+    await shot("web-any-graph-run-list.png");
+    openGate();
   }, TEST_MS);
 });

@@ -1,5 +1,7 @@
+import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import { z } from "zod";
 import { graph as reviewGraph } from "../../examples/approval-graph/graph.js";
 import { graph as researchGraph } from "../../examples/parallel-research/graph.js";
 import type { Database } from "../../src/db/types.js";
@@ -47,12 +49,9 @@ describeWithBrowser.each(BACKENDS)("web page with user graphs on %s", (backend) 
     const picker = page.getByTestId("graph-picker");
     await expect.poll(() => picker.locator("option").allTextContents(), { timeout: UI_TIMEOUT }).toEqual(["review", "research"]);
     await picker.selectOption("review");
-    await page.getByLabel("Input (JSON)").fill("{not json");
-    await page.getByRole("button", { name: "Run", exact: true }).click();
-    await expect.poll(() => page.locator("#form-error").textContent()).toBe("The input is not valid JSON.");
-    expect(await server.runtime.runs.list()).toEqual([]);
-
-    await page.getByLabel("Input (JSON)").fill(JSON.stringify({ topic: HOSTILE }));
+    // the form from the graph's input schema: an Annotation state's channels, untyped (JSON or text)
+    await expect.poll(() => fieldsOf(page), { timeout: UI_TIMEOUT }).toEqual(["topic:free", "draft:free", "outcome:free"]);
+    await page.getByLabel("topic").fill(HOSTILE);
     await page.getByRole("button", { name: "Run", exact: true }).click();
 
     const interrupt = page.getByTestId("interrupt");
@@ -84,6 +83,7 @@ describeWithBrowser.each(BACKENDS)("web page with user graphs on %s", (backend) 
       expect.stringContaining("Node review finished"),
     ]);
     const [resumed, run] = await server.runtime.runs.list();
+    expect(run?.input).toEqual({ topic: HOSTILE });
     expect(resumed).toMatchObject({ graph_id: "review", status: "success", stop_reason: "completed", resumes_run: run?.run_id });
     expect(run).toMatchObject({ graph_id: "review", status: "success", stop_reason: "interrupt", waiting: false });
     await expect.poll(() => page.locator("#run-id").textContent()).toBe(resumed?.run_id);
@@ -99,4 +99,101 @@ describeWithBrowser.each(BACKENDS)("web page with user graphs on %s", (backend) 
     expect(probe.consoleErrors).toEqual([]);
     expect(probe.failedResponses).toEqual([]);
   }, TEST_MS);
+
+  it("builds the start form from a typed input schema, checks it before sending, and the run gets that input", async () => {
+    server = await startTestServer(owner, [], { apiKeys: "", workers: 1, graphs: { agent: false, brief: briefGraph, review: reviewGraph, fan: fanGraph } });
+    const { page, probe } = await open(server.url);
+    await page.getByTestId("graph-picker").selectOption("brief");
+    await expect.poll(() => fieldsOf(page), { timeout: UI_TIMEOUT }).toEqual(["topic:string", "depth:number", "tags:strings", "mode:enum", "draft:boolean", "extra:json", "summary:string"]);
+    // LangGraph's input schema makes every field optional (an input is an update): none marked required
+    expect(await page.locator(".input-row .required").count()).toBe(0);
+
+    // checked before sending: nothing reaches the server
+    await page.getByLabel("topic").fill("durable runs");
+    await page.getByLabel("depth").fill("deep");
+    await page.getByLabel("extra").fill("[1]");
+    await page.getByRole("button", { name: "Run", exact: true }).click();
+    await expect.poll(() => page.getByTestId("field-error").allTextContents()).toEqual(["", "depth must be a number.", "", "", "", "extra must be a JSON object.", ""]);
+    expect(await page.locator("#form-error").textContent()).toBe("depth must be a number. extra must be a JSON object.");
+    expect(await page.getByLabel("depth").getAttribute("aria-invalid")).toBe("true");
+    expect(await server.runtime.runs.list()).toEqual([]);
+
+    await page.getByLabel("depth").fill("3");
+    await page.getByLabel("tags").fill("ops\ndocs\n");
+    await page.getByLabel("mode").selectOption("deep");
+    await page.getByLabel("draft").check();
+    await page.getByLabel("extra").fill('{"a": 1}');
+    await shot(page, "web-form-typed.png");
+    await page.getByRole("button", { name: "Run", exact: true }).click();
+    await expect.poll(async () => (await server?.runtime.runs.list())?.[0]?.status, { timeout: UI_TIMEOUT }).toBe("success");
+    const [run] = await server.runtime.runs.list();
+    expect(run?.input).toEqual({ topic: "durable runs", depth: 3, tags: ["ops", "docs"], mode: "deep", draft: true, extra: { a: 1 } });
+    await expect.poll(async () => JSON.parse((await page.getByTestId("state-json").textContent()) || "null"), { timeout: UI_TIMEOUT }).toMatchObject({ topic: "durable runs", depth: 3, summary: "durable runs at depth 3 (deep)" });
+    // the form was emptied for the next run; the list names the graph and the input's start
+    expect(await page.getByLabel("topic").inputValue()).toBe("");
+    const item = page.locator(`[data-testid="runs-list"] li[data-run-id="${run?.run_id}"]`);
+    await expect.poll(() => item.getByTestId("run-item-label").textContent(), { timeout: UI_TIMEOUT }).toBe("durable runs · depth 3 · tags ops, docs · deep · draft true · extra {…}");
+    expect(await item.getByTestId("run-item-graph").textContent()).toBe("brief");
+    expect(await item.getByTestId("run-item-status").textContent()).toBe("finished");
+    await shot(page, "web-form-typed-done.png");
+
+    // a wide fan-out is drawn with every edge around the boxes (graph-layout.js; its unit test checks the geometry)
+    await page.getByTestId("graph-picker").selectOption("fan");
+    await page.getByLabel("topic").fill("eight ways");
+    await page.getByRole("button", { name: "Run", exact: true }).click();
+    await expect.poll(() => page.getByTestId("stop-reason").textContent(), { timeout: UI_TIMEOUT }).toBe("completed");
+    await expect.poll(() => page.getByTestId("graph-node").count(), { timeout: UI_TIMEOUT }).toBe(FAN_WORKERS.length + 5);
+    expect(await page.locator("path.graph-edge").count()).toBe(1 + 2 * FAN_WORKERS.length + 1 + 1 + 2);
+    await shot(page, "web-graph-fan-out.png");
+    expect(probe.pageErrors).toEqual([]);
+    expect(probe.consoleErrors).toEqual([]);
+    expect(probe.failedResponses).toEqual([]);
+  }, TEST_MS);
 });
+
+/** The start form's fields, as `name:kind`. */
+async function fieldsOf(page: Page): Promise<string[]> {
+  return page.getByTestId("input-field").evaluateAll((nodes: unknown[]) => nodes.map((node) => node as { getAttribute(name: string): string | null }).map((node) => `${node.getAttribute("data-field")}:${node.getAttribute("data-kind")}`));
+}
+
+/** Saves a screenshot and says where. */
+async function shot(page: Page, name: string): Promise<void> {
+  console.log(`screenshot: ${await saveScreenshot(page, name)}`);
+}
+
+/** A graph with a typed (Zod) input: the form gets a control per field. */
+const briefGraph = new StateGraph(
+  z.object({
+    topic: z.string(),
+    depth: z.number(),
+    tags: z.array(z.string()).optional(),
+    mode: z.enum(["fast", "deep"]).optional(),
+    draft: z.boolean().optional(),
+    extra: z.object({ a: z.number() }).optional(),
+    summary: z.string().optional(),
+  }),
+)
+  .addNode("write", (state) => ({ summary: `${state.topic} at depth ${state.depth} (${state.mode ?? "fast"})` }))
+  .addEdge(START, "write")
+  .addEdge("write", END)
+  .compile();
+
+const FanState = Annotation.Root({
+  topic: Annotation<string>(),
+  done: Annotation<string[]>({ reducer: (all, more) => all.concat(more), default: () => [] }),
+});
+const FAN_WORKERS = Array.from({ length: 8 }, (_, i) => `worker_${i + 1}`);
+/** A wide fan-out: split to eight workers (or straight to the end), a join, a check that could loop back. */
+const fanGraph = (() => {
+  const builder = new StateGraph(FanState).addNode("split", () => ({}));
+  for (const name of FAN_WORKERS) builder.addNode(name, () => ({ done: [name] }));
+  return builder
+    .addNode("join", () => ({}))
+    .addNode("check", () => ({}))
+    .addEdge(START, "split")
+    .addConditionalEdges("split", (state) => (state.topic === "" ? END : (FAN_WORKERS as never)), [...FAN_WORKERS, END] as never)
+    .addEdge(FAN_WORKERS as never, "join")
+    .addEdge("join", "check")
+    .addConditionalEdges("check", (state) => (state.done.length >= FAN_WORKERS.length ? END : "split"), ["split", END])
+    .compile();
+})();

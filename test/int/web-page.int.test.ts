@@ -83,8 +83,12 @@ describeWithBrowser.each(BACKENDS)("web page on %s", (backend) => {
     expect(JSON.parse((await approval.getByTestId("approval-args").textContent()) ?? "")).toEqual({ path: "sum.txt", content: "5" });
     expect(existsSync(join(stack.workspace, "sum.txt"))).toBe(false);
     const waiting = (await stack.runtime.runs.list({ limit: 1 }))[0];
-    const listedWaiting = page.locator(`[data-testid="runs-list"] li[data-run-id="${waiting?.run_id}"] .badge`);
-    await expect.poll(() => listedWaiting.textContent(), { timeout: UI_TIMEOUT }).toBe("success");
+    // in the list it waits (the run is `success`, its thread waits on it), named by its graph and task
+    const listedWaiting = page.locator(`[data-testid="runs-list"] li[data-run-id="${waiting?.run_id}"]`);
+    await expect.poll(() => listedWaiting.getByTestId("run-item-status").textContent(), { timeout: UI_TIMEOUT }).toBe("waiting");
+    expect(await listedWaiting.getByTestId("run-item-status").getAttribute("data-status")).toBe("waiting");
+    expect(await listedWaiting.getByTestId("run-item-graph").textContent()).toBe("agent");
+    expect(await listedWaiting.getByTestId("run-item-label").textContent()).toBe("Add 2 and 3, then write the sum to sum.txt");
     expect(await page.locator('[data-testid="tool-line"][data-tool="write_file"]').getAttribute("data-status")).toBe("awaiting");
     await saveScreenshot(page, "web-page-approval.png");
 
@@ -124,7 +128,9 @@ describeWithBrowser.each(BACKENDS)("web page on %s", (backend) => {
     // the runs list shows the run with its task and final status
     const listed = page.locator(`[data-testid="runs-list"] li[data-run-id="${run?.run_id}"]`);
     await expect.poll(() => listed.textContent(), { timeout: UI_TIMEOUT }).toContain("Add 2 and 3");
-    await expect.poll(() => listed.locator(".badge").textContent(), { timeout: UI_TIMEOUT }).toBe("success");
+    await expect.poll(() => listed.getByTestId("run-item-status").textContent(), { timeout: UI_TIMEOUT }).toBe("finished");
+    // the run that waited was answered by it: no longer waiting
+    await expect.poll(() => listedWaiting.getByTestId("run-item-status").textContent(), { timeout: UI_TIMEOUT }).toBe("answered");
     await saveScreenshot(page, "web-page.png");
     expectQuiet(probe);
   }, TEST_MS);

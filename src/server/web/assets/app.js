@@ -3,11 +3,14 @@
 // Plain ES modules served from /assets/ (no build step, no framework, same origin only).
 
 import { ApiError, authHeaders, apiKey, errorOf, request, setApiKey, setUnauthorizedHandler } from "./api.js";
-import { append, byId, el, timeOf } from "./dom.js";
+import { append, byId, el } from "./dom.js";
 import { runLabel } from "./run-label.js";
+import { runListItem } from "./run-list.js";
 import { RunView } from "./run-view.js";
 import { followEvents } from "./sse.js";
 import { watchDevStatus } from "./dev-status.js";
+import { inputForm } from "./input-form.js";
+import { InputFormView } from "./input-form-view.js";
 
 const RUNS_SHOWN = 30;
 /** While a shown run's thread waits on it: how often to look for the run that resumes it (answered elsewhere), and for how long. */
@@ -27,17 +30,19 @@ const keyForm = /** @type {HTMLFormElement} */ (byId("key-form"));
 const keyInput = /** @type {HTMLInputElement} */ (byId("api-key"));
 const keyNote = byId("key-note");
 const taskForm = /** @type {HTMLFormElement} */ (byId("task-form"));
-const taskInput = /** @type {HTMLTextAreaElement} */ (byId("task"));
 const sameThread = /** @type {HTMLInputElement} */ (byId("same-thread"));
 const formError = byId("form-error");
 const runButton = /** @type {HTMLButtonElement} */ (byId("run-button"));
 const graphRow = byId("graph-row");
 const graphPicker = /** @type {HTMLSelectElement} */ (byId("graph"));
-const taskLabel = byId("task-label");
 /** The server's default assistant (runs without an assistant_id), until its graph list is read. */
 const DEFAULT_GRAPH = "agent";
-/** Graphs whose input is a conversation (`messages` in their input schema): they take a task as text. */
-const chatGraphs = new Set([DEFAULT_GRAPH]);
+/** A conversation's form: what the page shows before (or without) a graph's schema. */
+const CHAT_FORM = inputForm({ properties: { messages: {} } });
+/** The start form of each graph, from its input schema (`inputForm`). @type {Map<string, import("./input-form.js").InputForm>} */
+const forms = new Map([[DEFAULT_GRAPH, CHAT_FORM]]);
+const formView = new InputFormView(byId("input-fields"));
+formView.show(CHAT_FORM);
 /** The graph the picker starts on: the server's first (its default assistant's graph). */
 let firstGraph = DEFAULT_GRAPH;
 const runsList = byId("runs-list");
@@ -74,26 +79,24 @@ function selectedGraph() {
   return graphPicker.value === "" ? firstGraph : graphPicker.value;
 }
 
-/** A graph whose input is a conversation takes a task (sent as a user message); any other a JSON input. */
+/** Shows the selected graph's start form, built from its input schema. */
 function showGraphInput() {
-  const chat = chatGraphs.has(selectedGraph());
-  taskLabel.textContent = chat ? "Task" : "Input (JSON)";
-  taskInput.placeholder = chat ? "What should it do?" : '{"topic": "..."}';
+  const form = forms.get(selectedGraph()) ?? inputForm(null);
+  if (formView.form !== form) formView.show(form);
 }
 
 /**
- * Whether an assistant's graph takes a conversation: `messages` among its input schema's
- * properties (the agent, `createAgent`, any MessagesAnnotation graph).
+ * An assistant's start form, from its input schema; the whole-input JSON editor when the schema
+ * cannot be read (a graph that fails to build) or names no fields.
  * @param {string} assistantId
- * @returns {Promise<boolean>}
+ * @returns {Promise<import("./input-form.js").InputForm>}
  */
-async function takesMessages(assistantId) {
+async function formOf(assistantId) {
   try {
     const schemas = await request("GET", `/assistants/${encodeURIComponent(assistantId)}/schemas`);
-    const properties = schemas?.input_schema?.properties;
-    return properties !== null && typeof properties === "object" && Object.hasOwn(properties, "messages");
+    return inputForm(schemas?.input_schema);
   } catch {
-    return false;
+    return inputForm(null);
   }
 }
 
@@ -108,12 +111,10 @@ async function loadGraphs() {
   // one entry per graph (several assistants may share one)
   const list = Array.isArray(assistants) ? assistants : [];
   const ids = [...new Set(list.map((/** @type {Record<string, any>} */ a) => String(a.graph_id)))];
-  // one schema read per graph: does it take a conversation?
-  const chats = await Promise.all(ids.map((id) => takesMessages(String(list.find((/** @type {Record<string, any>} */ a) => String(a.graph_id) === id)?.assistant_id ?? id))));
-  chatGraphs.clear();
-  ids.forEach((id, index) => {
-    if (chats[index] === true) chatGraphs.add(id);
-  });
+  // one schema read per graph: its start form
+  const read = await Promise.all(ids.map((id) => formOf(String(list.find((/** @type {Record<string, any>} */ a) => String(a.graph_id) === id)?.assistant_id ?? id))));
+  forms.clear();
+  ids.forEach((id, index) => forms.set(id, /** @type {import("./input-form.js").InputForm} */ (read[index])));
   firstGraph = ids.includes(DEFAULT_GRAPH) ? DEFAULT_GRAPH : (ids[0] ?? DEFAULT_GRAPH);
   const current = graphPicker.value;
   graphPicker.replaceChildren(...ids.map((id) => el("option", { value: id, text: id })));
@@ -136,31 +137,20 @@ function selectedRunId() {
 /** Creates a thread (or reuses the selected run's) and a run on it, then shows it. */
 async function startRun() {
   formError.textContent = "";
-  const content = taskInput.value.trim();
   const graph = selectedGraph();
-  if (content === "") {
-    formError.textContent = chatGraphs.has(graph) ? "Write a task first." : "Write the graph's input (JSON) first.";
-    taskInput.focus();
+  const { input, errors } = formView.read();
+  if (errors.length > 0) {
+    formError.textContent = errors.map((error) => error.message).join(" ");
     return;
   }
-  /** @type {unknown} */
-  let input;
-  if (chatGraphs.has(graph)) input = { messages: [{ role: "user", content }] };
-  else {
-    try {
-      input = JSON.parse(content);
-    } catch {
-      formError.textContent = "The input is not valid JSON.";
-      taskInput.focus();
-      return;
-    }
-  }
+  const messages = /** @type {Record<string, any> | null} */ (input)?.messages;
+  const content = Array.isArray(messages) && typeof messages[0]?.content === "string" ? messages[0].content : null;
   runButton.disabled = true;
   try {
     const threadId = sameThread.checked && view !== null ? view.threadId : (await request("POST", "/threads", {})).thread_id;
     const run = await request("POST", `/threads/${encodeURIComponent(threadId)}/runs`, { assistant_id: graph, input });
-    taskInput.value = "";
-    startedTasks.set(String(run.run_id), content);
+    formView.clear();
+    if (content !== null) startedTasks.set(String(run.run_id), content);
     await selectRun(run.run_id, run);
     void refreshRuns();
   } catch (error) {
@@ -306,6 +296,9 @@ async function continueWith(current, nextRunId) {
   void refreshRuns();
 }
 
+/** Set on a run read through the LangGraph thread routes when its thread waits on it. */
+const THREAD_WAITING = Symbol("thread waiting");
+
 /** Whether the server has devmind's `GET /runs` list; if not, the LangGraph thread routes are used. */
 let runsListRoute = true;
 
@@ -326,9 +319,14 @@ async function recentRuns() {
   }
   const threads = await request("POST", "/threads/search", { limit: THREADS_SCANNED, sort_by: "updated_at", sort_order: "desc" });
   const lists = await Promise.all(
-    (Array.isArray(threads) ? threads : []).map((/** @type {Record<string, any>} */ thread) =>
-      request("GET", `/threads/${encodeURIComponent(String(thread.thread_id))}/runs?limit=5`).catch(() => []),
-    ),
+    (Array.isArray(threads) ? threads : []).map(async (/** @type {Record<string, any>} */ thread) => {
+      const runs = await request("GET", `/threads/${encodeURIComponent(String(thread.thread_id))}/runs?limit=5`).catch(() => []);
+      const list = Array.isArray(runs) ? runs : [];
+      // the thread waits on its newest run (LangGraph's records have no `waiting` of their own)
+      const newest = [...list].sort((a, b) => String(b.created_at).localeCompare(String(a.created_at)))[0];
+      if (newest !== undefined && thread.status === "interrupted") newest[THREAD_WAITING] = true;
+      return list;
+    }),
   );
   return lists
     .flat()
@@ -348,33 +346,11 @@ async function refreshRuns() {
   runsError.textContent = "";
   runsList.replaceChildren(
     ...items.map((/** @type {Record<string, any>} */ run) =>
-      el(
-        "li",
-        { "data-run-id": String(run.run_id) },
-        el(
-          "button",
-          { type: "button", class: "run-item", "data-testid": "run-item", onclick: () => void selectRun(String(run.run_id)) },
-          el("span", { class: "badge", "data-status": String(run.status), text: String(run.status) }),
-          ...unknownMark(run),
-          el("span", { class: "run-task", text: taskOf(run, items) }),
-          el("time", { text: timeOf(run.created_at) }),
-        ),
-      ),
+      runListItem(run, { label: taskOf(run, items), onSelect: () => void selectRun(String(run.run_id)), threadWaiting: run[THREAD_WAITING] === true }),
     ),
   );
   if (items.length === 0) append(runsList, el("li", { class: "empty", text: "No runs yet." }));
   if (view !== null) markSelected(view.runId);
-}
-
-/**
- * The run list's mark of a run with calls whose outcome is unknown (none for most runs).
- * @param {Record<string, any>} run
- * @returns {HTMLElement[]}
- */
-function unknownMark(run) {
-  const count = Array.isArray(run.unknown_outcomes) ? run.unknown_outcomes.length : 0;
-  if (count === 0) return [];
-  return [el("span", { class: "badge unknown-outcome", "data-testid": "unknown-outcome", title: `${count} tool call(s) may or may not have taken effect`, text: "outcome unknown" })];
 }
 
 /** @param {string} runId */
@@ -395,7 +371,8 @@ function markSelected(runId) {
 function taskOf(run, listed) {
   const resumed = typeof run.resumes_run === "string" ? listed.find((item) => item.run_id === run.resumes_run) : undefined;
   if (resumed !== undefined) return `${taskOf(resumed, listed.filter((item) => item !== resumed))} (resumed)`;
-  return runLabel(run, startedTasks.get(String(run.run_id)));
+  const graph = typeof run.graph_id === "string" ? run.graph_id : String(run.assistant_id);
+  return runLabel(run, startedTasks.get(String(run.run_id)), forms.get(graph)?.fields.map((field) => field.name));
 }
 
 /** @param {unknown} error @returns {string} */

@@ -24,31 +24,54 @@ export function messageText(message) {
 }
 
 /**
- * A graph's run input as a label: `graph: {"json": ...}`; null for a conversation's `{messages}`
- * input or no input.
- * @param {Record<string, any>} run
+ * A graph's input as a short line, most telling part first: string values as they are, numbers
+ * and booleans after their key, lists of strings joined, anything else as `key {…}` / `key […]`;
+ * ` · ` between fields, in `order` (the graph's schema order; a stored input's keys may come back
+ * in another order), the rest after. Null for a conversation's `{messages}` input or no input.
+ * @param {unknown} input
+ * @param {string[]} [order]
  * @returns {string | null}
  */
-function graphInputText(run) {
-  // a conversation's input is labelled by its first message (runLabel), not as JSON
-  if (typeof run?.graph_id !== "string" || run.input === undefined || run.input === null || Array.isArray(run.input?.messages)) return null;
-  try {
-    return `${run.graph_id}: ${JSON.stringify(run.input)}`;
-  } catch {
-    return null;
-  }
+export function inputSummary(input, order = []) {
+  if (input === undefined || input === null) return null;
+  if (typeof input !== "object") return String(input);
+  if (Array.isArray(input)) return input.length === 0 ? null : JSON.stringify(input);
+  const record = /** @type {Record<string, unknown>} */ (input);
+  if (Array.isArray(record["messages"])) return null;
+  const rank = (/** @type {string} */ key) => (order.includes(key) ? order.indexOf(key) : order.length);
+  const entries = Object.entries(record).sort(([a], [b]) => rank(a) - rank(b));
+  const parts = entries.flatMap(([key, value]) => {
+    if (value === null || value === undefined || value === "") return [];
+    if (typeof value === "string") return [value];
+    if (typeof value === "number" || typeof value === "boolean") return [`${key} ${value}`];
+    if (Array.isArray(value)) return value.every((item) => typeof item === "string" || typeof item === "number") ? [`${key} ${value.join(", ")}`] : [`${key} [${value.length}]`];
+    return [`${key} {…}`];
+  });
+  return parts.length === 0 ? null : parts.join(" · ");
 }
 
 /**
- * The run list's label: the first input message's text, else the task this tab started it with
- * (`startedTask`), else a user graph's input as JSON, else a short id; one line, at most 80
- * characters.
+ * The run list's label (beside the graph's name, `runGraph`): the first input message's text,
+ * else the task this tab started it with (`startedTask`), else the start of a graph's input
+ * (`inputSummary`), else a short id; one line, at most 80 characters.
  * @param {Record<string, any>} run
  * @param {string | undefined} [startedTask]
+ * @param {string[]} [order]  the graph's input fields in schema order
  * @returns {string}
  */
-export function runLabel(run, startedTask) {
-  const text = messageText(run?.input?.messages?.[0]) ?? startedTask ?? graphInputText(run) ?? `run ${String(run?.run_id).slice(0, 8)}`;
+export function runLabel(run, startedTask, order) {
+  const text = messageText(run?.input?.messages?.[0]) ?? startedTask ?? inputSummary(run?.input, order) ?? `run ${String(run?.run_id).slice(0, 8)}`;
   const flat = text.replace(/\s+/g, " ").trim();
   return flat.length > LABEL_CHARS ? `${flat.slice(0, LABEL_CHARS - 1)}…` : flat;
+}
+
+/**
+ * The graph a run belongs to, for the run list: its `graph_id` (devmind's records), else the
+ * assistant it was started as; null when neither is known.
+ * @param {Record<string, any>} run
+ * @returns {string | null}
+ */
+export function runGraph(run) {
+  const graph = run?.graph_id ?? run?.assistant_id;
+  return typeof graph === "string" && graph !== "" ? graph : null;
 }
