@@ -1,0 +1,84 @@
+import { useState } from "react";
+import { HumanMessage } from "@langchain/core/messages";
+import { useStream } from "@langchain/react";
+import type { BaseMessage } from "@langchain/core/messages";
+import { forgetThread, rememberThread, type ChatConfig } from "./config.js";
+import { Approval } from "./approval.js";
+import { MessageRow } from "./message-row.js";
+
+/** The thread's state as this page reads it: a message list (devmind's agent and `createAgent` graphs both have one). */
+export interface ChatState {
+  messages: BaseMessage[];
+}
+
+/**
+ * The chat: one `useStream` (the event-based protocol of `@langchain/react` v1) bound to the
+ * thread in the URL. Reloading the page binds the same thread again, and the hook hydrates it
+ * and re-attaches to a run still in flight.
+ */
+export function App({ config }: { config: ChatConfig }) {
+  const [threadId, setThreadId] = useState<string | null>(config.threadId);
+  const [draft, setDraft] = useState("");
+  const stream = useStream<ChatState>({
+    apiUrl: config.apiUrl,
+    assistantId: config.assistantId,
+    ...(config.apiKey === undefined ? {} : { apiKey: config.apiKey }),
+    threadId,
+    onThreadId: (id) => {
+      setThreadId(id);
+      rememberThread(id);
+    },
+  });
+
+  const send = () => {
+    const text = draft.trim();
+    if (text === "") return;
+    setDraft("");
+    void stream.submit({ messages: [new HumanMessage(text)] });
+  };
+
+  const status = stream.isThreadLoading ? "loading" : stream.isLoading ? "running" : stream.interrupt !== undefined ? "waiting" : "idle";
+  return (
+    <main>
+      <header>
+        <h1>devmind chat</h1>
+        <span data-testid="status" data-status={status}>
+          {status}
+        </span>
+        <span data-testid="thread-id">{stream.threadId ?? "new thread"}</span>
+        <button
+          data-testid="new-thread"
+          type="button"
+          disabled={stream.isLoading}
+          onClick={() => {
+            setThreadId(null);
+            forgetThread();
+          }}
+        >
+          New thread
+        </button>
+      </header>
+      <ol data-testid="messages">
+        {stream.messages.map((message, index) => (
+          <MessageRow key={message.id ?? index} stream={stream} message={message} messages={stream.messages} toolCalls={stream.toolCalls} busy={stream.isLoading} first={index === 0} />
+        ))}
+      </ol>
+      {stream.interrupt !== undefined && !stream.isLoading ? <Approval key={stream.interrupt.id ?? "interrupt"} stream={stream} interruptId={stream.interrupt.id} value={stream.interrupt.value} /> : null}
+      {stream.error !== undefined && stream.error !== null ? <p data-testid="error">{String((stream.error as Error).message ?? stream.error)}</p> : null}
+      <form
+        onSubmit={(event) => {
+          event.preventDefault();
+          send();
+        }}
+      >
+        <textarea data-testid="input" value={draft} placeholder="Ask the agent…" onChange={(event) => setDraft(event.target.value)} />
+        <button data-testid="send" type="submit" disabled={stream.isLoading || draft.trim() === ""}>
+          Send
+        </button>
+        <button data-testid="stop" type="button" disabled={!stream.isLoading} onClick={() => void stream.stop()}>
+          Stop
+        </button>
+      </form>
+    </main>
+  );
+}
