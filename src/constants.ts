@@ -648,3 +648,23 @@ export const WEBHOOK_DEFAULTS = {
   /** Longest delivery error kept on the row. */
   maxErrorChars: 500,
 } as const;
+
+/**
+ * The event-based client protocol (`@langchain/protocol`, docs/protocol.md). A protocol event's
+ * `seq` is its position in the thread's one order: `run ordinal * runSeqSpan + (part id + 1) *
+ * partSeqSpan + index of the event within the part` (the run ordinal counts the thread's runs
+ * from 1, oldest first; the part id is the run's stream position, `runStream`). So a run holds at
+ * most runSeqSpan / partSeqSpan - 1 parts and a thread about 9e6 runs below 2^53.
+ */
+export const PROTOCOL_DEFAULTS = {
+  runSeqSpan: 1_000_000_000,
+  partSeqSpan: 1_000,
+  /** `run.start` without `multitaskStrategy`: queue behind the active run, as the official server. */
+  multitaskStrategy: "enqueue",
+  /** The stream modes a protocol run is created with (so chat models stream their tokens). */
+  runStreamModes: ["values", "updates", "messages-tuple", "custom", "tools", "tasks"],
+  /** Most checkpoints one `state.listCheckpoints` returns. */
+  listCheckpointsMax: 100,
+  /** How often a subscription with no run to follow looks for the thread's next run (ms). */
+  idlePollMs: 500,
+} as const;

@@ -385,6 +385,12 @@ export interface GraphsApi {
    * for it (`serve` starts it in the background); never throws.
    */
   warmSchemas(): Promise<void>;
+  /**
+   * The stream transformers the graph was compiled with (`compile({transformers})`, LangGraph's
+   * `streamTransformers`): the protocol projection runs them over each run's events to send their
+   * final values. None for a factory graph (it is built per run) or an unknown id.
+   */
+  streamTransformers(id: string): Promise<readonly unknown[]>;
 }
 
 /** `runtime.files`: attachments stored by runs' tools. */
@@ -535,6 +541,11 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       subgraphs: (id, subgraphOptions = {}) => schemaReader.subgraphs(id, subgraphOptions),
       // a factory is called per run (it may connect to things): its schemas are read when asked for
       warmSchemas: () => schemaReader.warm(graphs.ids().filter((id) => !graphs.isFactory(id))),
+      streamTransformers: async (id) => {
+        if (!graphs.has(id) || graphs.isFactory(id)) return [];
+        const compiled = (await graphs.compiled(id)) as { streamTransformers?: unknown };
+        return Array.isArray(compiled.streamTransformers) ? compiled.streamTransformers : [];
+      },
     },
     threads,
     files: { get: (id) => attachments.get(id) },

@@ -17,6 +17,7 @@ import { langgraphRunRoutes } from "./routes/langgraph-runs.js";
 import { langgraphThreadRoutes } from "./routes/langgraph-threads.js";
 import { storeRoutes } from "./routes/store-routes.js";
 import { cronRoutes } from "./routes/cron-routes.js";
+import { protocolRoutes } from "./protocol/protocol-routes.js";
 import { internalRoutes } from "./routes/internal-routes.js";
 import { webRoutes } from "./web/routes.js";
 import { mountUserHttp, userCorsOptions, type UserHttp } from "./user-http.js";
@@ -126,6 +127,7 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
   app.use("*", callerGate(deps));
   app.route("/", devmindRoutes(deps));
   app.route("/", langgraphAssistantRoutes(deps));
+  app.route("/", protocolRoutes(deps));
   app.route("/", langgraphThreadRoutes(deps));
   app.route("/", langgraphRunRoutes(deps));
   app.route("/", storeRoutes(deps));

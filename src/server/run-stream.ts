@@ -25,7 +25,14 @@ export interface StreamPart {
   event: string;
   data: unknown;
   id?: string;
+  /** With `streamedWhole`: the whole message of a `messages` part that completes a streamed one. */
+  whole?: unknown;
+  /** With `streamedWhole`: a part that holds its position but is not for LangGraph's wire (a streamed message's whole). */
+  silent?: boolean;
 }
+
+/** A part before its position. */
+type RawPart = Omit<StreamPart, "id">;
 
 /** What `runStream` emits and from where. */
 export interface RunStreamOptions {
@@ -49,6 +56,13 @@ export interface RunStreamOptions {
   subgraphs?: boolean | undefined;
   /** The run as the caller just made or read it (its ids, graph, config and a status no newer than the database's): not read again. */
   run?: RunRecord | undefined;
+  /**
+   * A message that streamed as chunks keeps the position its whole `messages` part has when the
+   * run is read later (where no chunk streamed): the part is yielded `silent` (or the closing
+   * chunk with the message as `whole`), so positions after it are the same live and read later
+   * (the protocol projection needs that; LangGraph's wire sends no such part).
+   */
+  streamedWhole?: boolean | undefined;
   signal: AbortSignal;
 }
 
@@ -63,7 +77,7 @@ interface Unit {
   kind: "v" | "i" | "e";
   /** Sort time (ms): checkpoint creation or event time. */
   at: number;
-  parts: () => { event: string; data: unknown }[];
+  parts: () => RawPart[];
 }
 
 
@@ -104,7 +118,7 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
   const after = options.after ?? -1;
   const from = options.from;
   let index = -1;
-  function* send(part: { event: string; data: unknown }, held = false): Generator<StreamPart> {
+  function* send(part: RawPart, held = false): Generator<StreamPart> {
     index += 1;
     if (index > after && !held) yield { ...part, id: formatPartId(index) };
   }
@@ -218,7 +232,7 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
       kind: "v",
       at: timeOf(snapshot.createdAt),
       parts: () => {
-        const parts: { event: string; data: unknown }[] = [];
+        const parts: RawPart[] = [];
         // LangGraph's order: each finished task's update and result, the values and checkpoint
         // they made, then the tasks that checkpoint starts
         if (producer !== undefined) {
@@ -252,7 +266,8 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
             }
             // streamed as chunks: only what they lacked, if anything
             const closing = closingChunk(wire, sent);
-            if (closing !== undefined) parts.push({ event: "messages", data: [closing, sent.metadata] });
+            if (closing !== undefined) parts.push({ event: "messages", data: [closing, sent.metadata], ...(options.streamedWhole === true ? { whole: wire } : {}) });
+            else if (options.streamedWhole === true) parts.push({ event: "messages", data: [wire, sent.metadata], whole: wire, silent: true });
           }
         }
         if (modes.has("values")) parts.push({ event: "values", data: toWire(snapshot.values ?? {}) });

@@ -8,6 +8,7 @@ import { createApp, type AppDeps } from "./app.js";
 import { checkBindable } from "./bind-check.js";
 import { bindLoopbackFetch } from "./loopback-fetch.js";
 import { selfBaseUrl } from "./run-request.js";
+import { protocolUpgrade } from "./protocol/protocol-websocket.js";
 
 export { checkBindable, isLoopbackHost } from "./bind-check.js";
 
@@ -72,6 +73,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       } else reject(error);
     });
   });
+  // the protocol's WebSocket transport (GET /threads/{id}/stream/events), through the app's gate
+  server.on("upgrade", protocolUpgrade((request) => app.fetch(request)));
   const concurrency = options.workers ?? options.config.worker.concurrency;
   let worker: Worker | undefined;
   if (concurrency > 0) {

@@ -1,0 +1,139 @@
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import type { Context } from "hono";
+import { WebSocketServer, type RawData, type WebSocket } from "ws";
+import type { AppDeps } from "../app.js";
+import type { AuthVariables } from "../auth.js";
+import { CommandEnvelope, COMMAND_PARAMS, filterOf, issuesText } from "../../runtime/protocol/command-schema.js";
+import { handleCommand } from "./protocol-commands.js";
+import { protocolError } from "./protocol-errors.js";
+import { SinceBeyondEndError, startOrdinal } from "./thread-projection.js";
+import { filteredEvents } from "./thread-events.js";
+
+type Ctx = Context<{ Variables: AuthVariables }>;
+
+/**
+ * Upgrades the requests `protocolRoutes` accepted (`GET /threads/{id}/stream/events` with
+ * `Upgrade: websocket`, past the API key / auth handler gate and the thread check): the route
+ * leaves the session to open here, keyed by its Request.
+ */
+export const acceptedUpgrades = new WeakMap<Request, (socket: WebSocket) => void>();
+
+/**
+ * Serves the protocol over a WebSocket on the node server: each upgrade request goes through
+ * the Hono app (`fetch`) as an ordinary request first, so the same gate, auth handler and thread
+ * check apply; only a request the route accepted is upgraded, anything else gets the app's
+ * answer (401, 404, 426) and the socket is closed.
+ */
+export function protocolUpgrade(fetch: (request: Request) => Response | Promise<Response>): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
+  const wss = new WebSocketServer({ noServer: true });
+  return (req, socket, head) => {
+    void (async () => {
+      const host = req.headers.host ?? "localhost";
+      const headers = new Headers();
+      for (const [name, value] of Object.entries(req.headers)) {
+        if (typeof value === "string") headers.set(name, value);
+        else if (Array.isArray(value)) headers.set(name, value.join(", "));
+      }
+      const request = new Request(`http://${host}${req.url ?? "/"}`, { method: "GET", headers });
+      let response: Response;
+      try {
+        response = await fetch(request);
+      } catch {
+        response = new Response("internal error", { status: 500 });
+      }
+      const accept = acceptedUpgrades.get(request);
+      if (accept === undefined || response.status !== 200) {
+        const body = await response.text().catch(() => "");
+        socket.end(`HTTP/1.1 ${response.status} ${response.statusText || "Refused"}\r\ncontent-type: ${response.headers.get("content-type") ?? "text/plain"}\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+        return;
+      }
+      wss.handleUpgrade(req, socket, head, (ws) => accept(ws));
+    })();
+  };
+}
+
+function frameText(data: RawData): string {
+  if (Array.isArray(data)) return Buffer.concat(data).toString("utf8");
+  return Buffer.from(data as ArrayBuffer).toString("utf8");
+}
+
+/**
+ * One WebSocket session on a thread (the protocol's in-band model): every frame is a command;
+ * `subscription.subscribe` starts a subscription (the answer `{subscription_id}` first, then its
+ * events, each JSON frame an event), `subscription.unsubscribe` ends one, other commands are
+ * answered as over HTTP (`handleCommand`). A frame that is not JSON, or a bad command, is
+ * answered with the protocol's error and the connection and its subscriptions live on.
+ * Subscriptions end when the socket closes.
+ */
+export function openProtocolSession(c: Ctx, deps: AppDeps, threadId: string, absent: boolean, socket: WebSocket): void {
+  const subscriptions = new Map<string, AbortController>();
+  let next = 0;
+  const closed = new AbortController();
+  const send = (message: unknown): void => {
+    if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(message));
+  };
+  deps.shutdown?.addEventListener("abort", () => socket.close(1001, "server shutting down"), { once: true });
+  socket.on("close", () => {
+    closed.abort();
+    for (const controller of subscriptions.values()) controller.abort();
+    subscriptions.clear();
+  });
+  socket.on("message", (data, isBinary) => {
+    void (async () => {
+      let raw: unknown;
+      try {
+        raw = JSON.parse(isBinary ? frameText(data) : data.toString());
+      } catch {
+        send(protocolError(null, "invalid_argument", "Protocol commands must be valid JSON."));
+        return;
+      }
+      const envelope = CommandEnvelope.safeParse(raw);
+      if (!envelope.success) {
+        send(protocolError(null, "invalid_argument", `invalid command: ${issuesText(envelope.error)}`));
+        return;
+      }
+      const { id, method } = envelope.data;
+      if (method === "subscription.subscribe") {
+        const params = COMMAND_PARAMS["subscription.subscribe"].safeParse(envelope.data.params ?? {});
+        if (!params.success) return send(protocolError(id, "invalid_argument", `invalid params for ${method}: ${issuesText(params.error)}`));
+        const filtered = filterOf(params.data);
+        if ("unknownChannel" in filtered) return send(protocolError(id, "invalid_argument", `unknown channel ${JSON.stringify(filtered.unknownChannel.slice(0, 100))}`));
+        let ordinal: number;
+        try {
+          ordinal = await startOrdinal(deps.runtime, threadId, { since: filtered.filter.since });
+        } catch (error) {
+          if (error instanceof SinceBeyondEndError) return send(protocolError(id, "invalid_argument", error.message));
+          return send(protocolError(id, "unknown_error", "could not read the thread's runs; try again"));
+        }
+        next += 1;
+        const subscriptionId = `sub-${next}`;
+        const controller = new AbortController();
+        subscriptions.set(subscriptionId, controller);
+        closed.signal.addEventListener("abort", () => controller.abort(), { once: true });
+        send({ type: "success", id, result: { subscription_id: subscriptionId }, meta: { thread_id: threadId } });
+        try {
+          for await (const event of filteredEvents(c, deps, threadId, filtered.filter, ordinal, absent, controller.signal)) {
+            if (controller.signal.aborted) break;
+            send(event);
+          }
+        } catch (error) {
+          if (!controller.signal.aborted) send(protocolError(null, "unknown_error", `subscription ${subscriptionId} ended: ${(error as Error).message.slice(0, 200)}`));
+        } finally {
+          subscriptions.delete(subscriptionId);
+        }
+        return;
+      }
+      if (method === "subscription.unsubscribe") {
+        const params = COMMAND_PARAMS["subscription.unsubscribe"].safeParse(envelope.data.params ?? {});
+        if (!params.success) return send(protocolError(id, "invalid_argument", `invalid params for ${method}: ${issuesText(params.error)}`));
+        const controller = subscriptions.get(params.data.subscription_id);
+        if (controller === undefined) return send(protocolError(id, "no_such_subscription", `no subscription ${JSON.stringify(params.data.subscription_id.slice(0, 100))} on this connection`));
+        controller.abort();
+        subscriptions.delete(params.data.subscription_id);
+        return send({ type: "success", id, result: {}, meta: { thread_id: threadId } });
+      }
+      send(await handleCommand({ c, runtime: deps.runtime, threadId, selfUrl: deps.selfUrl?.() }, raw));
+    })();
+  });
+}
