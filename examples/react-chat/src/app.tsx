@@ -19,6 +19,8 @@ export interface ChatState {
 export function App({ config }: { config: ChatConfig }) {
   const [threadId, setThreadId] = useState<string | null>(config.threadId);
   const [draft, setDraft] = useState("");
+  // from a submit until the server accepted its run: the hook cannot cancel a run it has no id for
+  const [starting, setStarting] = useState(false);
   const stream = useStream<ChatState>({
     apiUrl: config.apiUrl,
     assistantId: config.assistantId,
@@ -28,13 +30,26 @@ export function App({ config }: { config: ChatConfig }) {
       setThreadId(id);
       rememberThread(id);
     },
+    onCreated: () => setStarting(false),
   });
 
   const send = () => {
     const text = draft.trim();
     if (text === "") return;
     setDraft("");
-    void stream.submit({ messages: [new HumanMessage(text)] });
+    setStarting(true);
+    void stream.submit({ messages: [new HumanMessage(text)] }, { onError: () => setStarting(false) });
+  };
+
+  // `stop()` cancels the run this page started; a run it re-attached to after a reload has no id
+  // in the hook, so the thread's unfinished runs are cancelled through the client as well
+  const stop = async () => {
+    await stream.stop();
+    const id = stream.threadId;
+    if (id === null) return;
+    const runs = await stream.client.runs.list(id, { limit: 10 });
+    const unfinished = runs.filter((run) => run.status === "pending" || run.status === "running");
+    await Promise.all(unfinished.map((run) => stream.client.runs.cancel(id, run.run_id)));
   };
 
   const status = stream.isThreadLoading ? "loading" : stream.isLoading ? "running" : stream.interrupt !== undefined ? "waiting" : "idle";
@@ -75,7 +90,7 @@ export function App({ config }: { config: ChatConfig }) {
         <button data-testid="send" type="submit" disabled={stream.isLoading || draft.trim() === ""}>
           Send
         </button>
-        <button data-testid="stop" type="button" disabled={!stream.isLoading} onClick={() => void stream.stop()}>
+        <button data-testid="stop" type="button" disabled={!stream.isLoading || starting} onClick={() => void stop()}>
           Stop
         </button>
       </form>
