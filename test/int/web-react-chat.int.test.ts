@@ -10,7 +10,9 @@
  * approval; a reload of the waiting page (same thread, same messages, same ids); Approve
  * (answered with `respond`), the tool runs once, the final answer; a follow-up during whose model
  * call devmind is killed with SIGKILL and started again on the same port and data (the run
- * continues in the new process as its attempt 2; the page, never reloaded, reconnects by itself);
+ * continues in the new process as its attempt 2; the page, never reloaded, reconnects by itself:
+ * for the built-in agent the server comes back at once, for examples/hitl-agent only after the
+ * SDK gave up its five retries and the page waits for `GET /ok` to mount the chat again);
  * the follow-up edited (a fork from the checkpoint before it: the follow-up and its answer
  * disappear, the edited one gets an answer of its own); a last message stopped mid-run with Stop
  * (the run ends `interrupted`, no answer appears). After each step the page shows every message
@@ -65,6 +67,8 @@ interface Target {
   line: string;
   /** What the approved call's result says. */
   approvedResult: RegExp;
+  /** devmind only: how long the server is down mid-run: restarted at once, or after the SDK gave up reconnecting. */
+  outage: "short" | "past-retries";
   serveArgs: string[];
   env: (dir: string) => Record<string, string>;
 }
@@ -101,6 +105,7 @@ const notesTarget = (kind: Target["kind"], name: string): Target => ({
   notesFile: (dir) => join(dir, "notes.txt"),
   line: "durable runs",
   approvedResult: /^appended: durable runs$/,
+  outage: "past-retries",
   serveArgs: kind === "devmind" ? ["--config", join(REPO_ROOT, "examples", "hitl-agent", "langgraph.json")] : [],
   env: (dir) => ({ NOTES_FILE: join(dir, "notes.txt") }),
 });
@@ -121,6 +126,7 @@ const TARGETS: Target[] = [
     notesFile: (dir) => join(dir, "workspace", "notes.txt"),
     line: "sum 5",
     approvedResult: /^\{"ok":true,"tool":"append_file","data":\{"path":"notes.txt","bytes":6/,
+    outage: "short",
     serveArgs: [],
     // append_file (not idempotent, so the file counts its executions) made to need approval
     env: (dir) => ({ DEVMIND_WORKSPACE: join(dir, "workspace"), DEVMIND_REQUIRE_APPROVAL: "append_file" }),
@@ -133,8 +139,10 @@ const TARGETS: Target[] = [
 interface Running {
   url: string;
   dir: string;
-  /** Kills the server mid-run (SIGKILL) and starts it again; only devmind's data survive that. */
-  restart(): Promise<void>;
+  /** Kills the server (SIGKILL); only devmind's data survive that. */
+  kill(): Promise<void>;
+  /** Starts it again on the same port and data. */
+  start(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -158,9 +166,11 @@ async function startDevmind(target: Target, dir: string): Promise<Running> {
   return {
     url: serve.url,
     dir,
-    restart: async () => {
+    kill: async () => {
       process.kill(serve.pid, "SIGKILL");
       await serve.stop();
+    },
+    start: async () => {
       serve = await start();
     },
     stop: async () => void (await serve.stop()),
@@ -182,7 +192,8 @@ async function startOfficialServer(target: Target, dir: string, officialDir: str
   return {
     url,
     dir,
-    restart: () => Promise.reject(new Error("the official server keeps its threads in memory: a restart loses them")),
+    kill: () => Promise.reject(new Error("the official server keeps its threads in memory: a restart loses them")),
+    start: () => Promise.reject(new Error("the official server keeps its threads in memory: a restart loses them")),
     stop: () => stopGroup(child, 10_000),
   };
 }
@@ -312,10 +323,11 @@ describe.each(TARGETS)("examples/react-chat against $name", (target) => {
     const stopSlowMessage = async (before: string[]): Promise<void> => {
       await page.getByTestId("input").fill(SLOW_TASK);
       await page.getByTestId("send").click();
-      await waitForStatus(page, "running");
+      const stopped = await waitUntil("the thread id in the URL", () => threadOf() || undefined, PAGE_WAIT_MS);
+      await waitUntil("the slow run to be running", async () => ((await threadRuns(running.url, stopped)).some((run) => run.status === "running") ? true : undefined), PAGE_WAIT_MS);
+      // enabled once the page knows the run (the click waits for that)
       await page.getByTestId("stop").click();
       await waitForStatus(page, "idle");
-      const stopped = threadOf();
       await waitUntil("the stopped run to end as interrupted", async () => ((await threadRuns(running.url, stopped)).some((run) => run.status === "interrupted") ? true : undefined), PAGE_WAIT_MS);
       await waitForMessages(page, [...before, `human:${SLOW_TASK}`], "the stopped message without an answer");
       expect((await threadRuns(running.url, stopped)).filter((run) => run.status === "running" || run.status === "pending")).toEqual([]);
@@ -362,9 +374,12 @@ describe.each(TARGETS)("examples/react-chat against $name", (target) => {
       await page.getByTestId("input").fill(FOLLOW_UP);
       await page.getByTestId("send").click();
       if (target.kind === "devmind") {
-        await waitForStatus(page, "running");
         await waitUntil("the follow-up's run to be running", async () => ((await threadRuns(running.url, thread)).some((run) => run.status === "running") ? true : undefined), PAGE_WAIT_MS);
-        await running.restart();
+        await running.kill();
+        // a long outage: the SDK gives up after its five retries, the page waits for GET /ok and
+        // mounts the chat again; a short one: the SDK's own retries reconnect (either way, below)
+        if (target.outage === "past-retries") await waitForStatus(page, "reconnecting");
+        await running.start();
       }
       const followed = await waitForMessages(page, [...answered, `human:${FOLLOW_UP}`, `ai:${FOLLOW_UP_ANSWER.content}`], "the follow-up's answer");
       await waitForStatus(page, "idle");
@@ -394,7 +409,9 @@ describe.each(TARGETS)("examples/react-chat against $name", (target) => {
       await saveScreenshot(page, `react-chat-${target.kind}-${target.assistant}.png`).catch(() => undefined);
       const shownError = await page.getByTestId("error").textContent({ timeout: 1_000 }).catch(() => null);
       const status = await page.getByTestId("status").textContent({ timeout: 1_000 }).catch(() => null);
-      throw new Error(`${(error as Error).message}\npage: ${JSON.stringify({ ...probe, status, shownError })}`, { cause: error });
+      const runs = threadOf() === "" ? [] : await threadRuns(running.url, threadOf()).catch(() => []);
+      const messages = await texts(page).catch(() => []);
+      throw new Error(`${(error as Error).message}\npage: ${JSON.stringify({ ...probe, status, shownError, messages })}\nruns: ${JSON.stringify(runs)}`, { cause: error });
     } finally {
       await page.context().close();
     }

@@ -1,4 +1,4 @@
-import { useState } from "react";
+import { useCallback, useEffect, useState } from "react";
 import { HumanMessage } from "@langchain/core/messages";
 import { useStream } from "@langchain/react";
 import type { BaseMessage } from "@langchain/core/messages";
@@ -11,13 +11,40 @@ export interface ChatState {
   messages: BaseMessage[];
 }
 
+/** How often the page asks the server's `GET /ok` after it lost the connection. */
+const RECONNECT_POLL_MS = 1_000;
+
+/**
+ * The page: the thread (kept in the URL) and the chat bound to it. When the connection is lost
+ * for longer than the SDK's own retries (five, about 20 s: a server restart on a loaded machine),
+ * the page waits for the server's `GET /ok` and mounts the chat again on the same thread, as a
+ * reload would: the hook hydrates the thread and re-attaches to the run still in flight.
+ */
+export function App({ config }: { config: ChatConfig }) {
+  const [threadId, setThreadId] = useState<string | null>(config.threadId);
+  const [session, setSession] = useState(0);
+  const reconnect = useCallback(() => setSession((n) => n + 1), []);
+  return <Chat key={session} config={config} threadId={threadId} setThreadId={setThreadId} reconnect={reconnect} />;
+}
+
+/** A lost connection (fetch failed or the event stream ended), not an answer from the server. */
+function isConnectionLost(error: unknown): boolean {
+  return error instanceof TypeError || /failed to fetch|network|stream closed|load failed/i.test(String((error as Error | undefined)?.message ?? error));
+}
+
+interface ChatProps {
+  config: ChatConfig;
+  threadId: string | null;
+  setThreadId: (id: string | null) => void;
+  reconnect: () => void;
+}
+
 /**
  * The chat: one `useStream` (the event-based protocol of `@langchain/react` v1) bound to the
  * thread in the URL. Reloading the page binds the same thread again, and the hook hydrates it
  * and re-attaches to a run still in flight.
  */
-export function App({ config }: { config: ChatConfig }) {
-  const [threadId, setThreadId] = useState<string | null>(config.threadId);
+function Chat({ config, threadId, setThreadId, reconnect }: ChatProps) {
   const [draft, setDraft] = useState("");
   // from a submit until the server accepted its run: the hook cannot cancel a run it has no id for
   const [starting, setStarting] = useState(false);
@@ -32,6 +59,19 @@ export function App({ config }: { config: ChatConfig }) {
     },
     onCreated: () => setStarting(false),
   });
+
+  const lost = stream.error !== undefined && stream.error !== null && isConnectionLost(stream.error);
+  useEffect(() => {
+    if (!lost) return undefined;
+    const timer = window.setInterval(() => {
+      fetch(`${config.apiUrl}/ok`)
+        .then((response) => {
+          if (response.ok) reconnect();
+        })
+        .catch(() => undefined);
+    }, RECONNECT_POLL_MS);
+    return () => window.clearInterval(timer);
+  }, [lost, config.apiUrl, reconnect]);
 
   const send = () => {
     const text = draft.trim();
@@ -52,7 +92,7 @@ export function App({ config }: { config: ChatConfig }) {
     await Promise.all(unfinished.map((run) => stream.client.runs.cancel(id, run.run_id)));
   };
 
-  const status = stream.isThreadLoading ? "loading" : stream.isLoading ? "running" : stream.interrupt !== undefined ? "waiting" : "idle";
+  const status = lost ? "reconnecting" : stream.isThreadLoading ? "loading" : stream.isLoading ? "running" : stream.interrupt !== undefined ? "waiting" : "idle";
   return (
     <main>
       <header>
