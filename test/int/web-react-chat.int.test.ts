@@ -306,7 +306,7 @@ describe.each(TARGETS)("examples/react-chat against $name", (target) => {
     await server?.stop();
   });
 
-  it("shows messages and tool calls in order, survives a restart and a reload, approves, stops, forks from an edited message", async (context) => {
+  it("messages and tool calls in order; the approval across a reload; devmind killed mid-run; an edit forks; Stop", async (context) => {
     if (skipReason !== undefined) {
       console.warn(`SKIPPED examples/react-chat against ${target.name}: ${skipReason}`);
       context.skip();
