@@ -186,7 +186,7 @@ async function pendingInterruptIds(scope: CommandScope): Promise<string[]> {
 /** Creates a run on the thread as `POST /threads/{id}/runs` does (auth handler, request headers in configurable), streaming every protocol mode. */
 async function createRun(scope: CommandScope, fields: Record<string, unknown>): Promise<string> {
   const { c, runtime, threadId } = scope;
-  const body = validate(RunCreateBody, { ...forkOf(fields), if_not_exists: "create", stream_mode: [...PROTOCOL_DEFAULTS.runStreamModes] });
+  const body = validate(RunCreateBody, { ...forkOf(fields, threadId), if_not_exists: "create", stream_mode: [...PROTOCOL_DEFAULTS.runStreamModes] });
   const withContext = withRequestContext(body, c, scope.selfUrl);
   const { body: authorized, access } = await authorizeRunCreate(c, threadId, withAuthUser(c, withContext));
   const started = await startRun(runtime, threadId, authorized, c.get("principal"), { access });
@@ -196,13 +196,18 @@ async function createRun(scope: CommandScope, fields: Record<string, unknown>): 
 /**
  * The protocol forks with `config.configurable.checkpoint_id` (the SDK folds `forkFrom` into it);
  * devmind's run request names it `checkpoint_id` beside the config (where the runtime sets the
- * configurable one itself): moved there.
+ * configurable one itself): moved there. `configurable.thread_id` naming this thread is dropped:
+ * `@langchain/react`'s `useStream` sends it with every `run.start` (the official server sets it
+ * again itself); another thread's id stays, and the run request refuses it.
  */
-function forkOf(fields: Record<string, unknown>): Record<string, unknown> {
+function forkOf(fields: Record<string, unknown>, threadId: string): Record<string, unknown> {
   const config = fields["config"] as Record<string, unknown> | undefined;
-  const configurable = config?.["configurable"] as Record<string, unknown> | undefined;
-  const checkpointId = configurable?.["checkpoint_id"];
-  if (config === undefined || configurable === undefined || checkpointId === undefined) return fields;
+  const given = config?.["configurable"] as Record<string, unknown> | undefined;
+  if (config === undefined || given === undefined || given === null || typeof given !== "object") return fields;
+  const { thread_id: givenThread, ...others } = given;
+  const configurable = givenThread === threadId ? others : given;
+  const checkpointId = configurable["checkpoint_id"];
+  if (checkpointId === undefined) return { ...fields, config: { ...config, configurable } };
   const { checkpoint_id: _moved, checkpoint_ns: _ns, ...rest } = configurable;
   return { ...fields, config: { ...config, configurable: rest }, checkpoint_id: checkpointId };
 }
