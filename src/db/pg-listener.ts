@@ -115,6 +115,8 @@ export class PgListener {
 
   private async reconcile(): Promise<void> {
     if (this.closed) return;
+    // a LISTEN queued behind the one that found a transaction pooler fails the same way, without probing (and logging) again
+    if (this.unavailable !== null) throw this.unavailable;
     if (this.handlers.size === 0 && this.client === null) return;
     const client = this.client ?? (await this.connect());
     for (const name of this.handlers.keys()) {
