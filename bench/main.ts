@@ -31,6 +31,10 @@ const BENCHES: Record<string, Bench> = {
     description: "memory store: our PostgresStore vs the official PostgresStore on PostgreSQL (put, batch put, get, search, namespaces), then PGlite",
     run: async (args) => (await import("./store.js")).runStoreBench(args),
   },
+  observers: {
+    description: "CPU per run of the metrics and span observers (docs/operations.md), in process, against a local OTLP sink",
+    run: async (args) => (await import("./observers.js")).runObserversBench(args),
+  },
   server: {
     description: "the official SDK against devmind serve (PostgreSQL) and the official in-memory server: runs.wait / runs.stream throughput, latency, transactions per run, idle transactions",
     run: async (args) => (await import("./server.js")).runServerBench(args),

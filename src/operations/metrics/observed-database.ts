@@ -14,12 +14,19 @@ export function countDatabaseFaults(db: Database, metrics: RunMetrics): Database
       if (kind !== null) metrics.databaseFaults.inc({ kind });
       throw error;
     });
+  const query = (sql: string | Statement, values?: readonly unknown[]) => noted(db.query(sql, values));
+  const transaction = <T>(fn: (tx: Queryable) => Promise<T>) => noted(db.transaction(fn));
+  // the database's other methods, bound once (a run reads them often: no closure per access)
+  const bound = new Map<PropertyKey, unknown>();
   return new Proxy(db, {
-    get(target, key, receiver) {
-      if (key === "query") return (sql: string | Statement, values?: readonly unknown[]) => noted(target.query(sql, values));
-      if (key === "transaction") return <T>(fn: (tx: Queryable) => Promise<T>) => noted(target.transaction(fn));
-      const value = Reflect.get(target, key, receiver) as unknown;
-      return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    get(target, key) {
+      if (key === "query") return query;
+      if (key === "transaction") return transaction;
+      const value = Reflect.get(target, key, target) as unknown;
+      if (typeof value !== "function") return value;
+      let method = bound.get(key);
+      if (method === undefined) bound.set(key, (method = (value as (...args: unknown[]) => unknown).bind(target)));
+      return method;
     },
   });
 }

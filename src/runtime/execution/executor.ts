@@ -21,7 +21,7 @@ import type { RunStore } from "../queue/run-store.js";
 import { finalEvent, statusForStopReason } from "../queue/status.js";
 import type { ToolLedger } from "../ledger/tool-ledger.js";
 import { appendWithPending, type PendingEvents } from "./run-end-events.js";
-import { observeAttempt, type RunObserver } from "./run-observer.js";
+import { observeAttempt, type AttemptObserver, type RunObserver } from "./run-observer.js";
 
 /** What executing a run needs; built once per runtime. */
 export interface ExecutorDeps {
@@ -69,8 +69,8 @@ export interface ExecutorDeps {
 export async function executeClaimed(given: ExecutorDeps, claimed: ClaimedRun, owner: string, trigger: AttemptTrigger = "worker", fresh = false): Promise<RunRecord> {
   const { run, epoch } = claimed;
   // an observer sees every event this attempt emits (the same calls that reach live listeners)
-  const observed = observeAttempt(given.observer, run);
-  const deps: ExecutorDeps = observed === undefined ? given : { ...given, live: (runId, event) => (given.live(runId, event), observed.event(event)) };
+  let observed: AttemptObserver | undefined;
+  const deps: ExecutorDeps = given.observer === undefined ? given : { ...given, live: (runId, event) => (given.live(runId, event), observed?.event(event)) };
   const fence: Fence = { runId: run.run_id, epoch };
   // the thread's newest checkpoint as the claim read it, for this attempt only (a later one reads afresh)
   const memo = new CheckpointMemo(run.thread_id);
@@ -150,6 +150,8 @@ export async function executeClaimed(given: ExecutorDeps, claimed: ClaimedRun, o
   }
   heartbeat.unref?.();
 
+  // from here on the attempt always ends (observed.end in the finally below)
+  observed = observeAttempt(given.observer, run);
   const attempt: Attempt = {
     deps,
     run,
