@@ -7,7 +7,7 @@ import type { AuthVariables } from "../auth.js";
 import { CommandEnvelope, COMMAND_PARAMS, filterOf, issuesText } from "../../runtime/protocol/command-schema.js";
 import { handleCommand } from "./protocol-commands.js";
 import { protocolError } from "./protocol-errors.js";
-import { SinceBeyondEndError, startOrdinal } from "./thread-projection.js";
+import { SinceBeyondEndError, startOrdinal, type ProjectionFrom } from "./thread-projection.js";
 import { filteredEvents } from "./thread-events.js";
 
 type Ctx = Context<{ Variables: AuthVariables }>;
@@ -99,9 +99,9 @@ export function openProtocolSession(c: Ctx, deps: AppDeps, threadId: string, abs
         if (!params.success) return send(protocolError(id, "invalid_argument", `invalid params for ${method}: ${issuesText(params.error)}`));
         const filtered = filterOf(params.data);
         if ("unknownChannel" in filtered) return send(protocolError(id, "invalid_argument", `unknown channel ${JSON.stringify(filtered.unknownChannel.slice(0, 100))}`));
-        let ordinal: number;
+        let from: ProjectionFrom;
         try {
-          ordinal = await startOrdinal(deps.runtime, threadId, { since: filtered.filter.since });
+          from = await startOrdinal(deps.runtime, threadId, { since: filtered.filter.since });
         } catch (error) {
           if (error instanceof SinceBeyondEndError) return send(protocolError(id, "invalid_argument", error.message));
           return send(protocolError(id, "unknown_error", "could not read the thread's runs; try again"));
@@ -113,7 +113,7 @@ export function openProtocolSession(c: Ctx, deps: AppDeps, threadId: string, abs
         closed.signal.addEventListener("abort", () => controller.abort(), { once: true });
         send({ type: "success", id, result: { subscription_id: subscriptionId }, meta: { thread_id: threadId } });
         try {
-          for await (const event of filteredEvents(c, deps, threadId, filtered.filter, ordinal, absent, controller.signal)) {
+          for await (const event of filteredEvents(c, deps, threadId, filtered.filter, from, absent, controller.signal)) {
             if (controller.signal.aborted) break;
             send(event);
           }
