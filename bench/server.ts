@@ -109,6 +109,18 @@ interface CaseResult {
   transactionsPerRun?: number;
   /** CPU milliseconds per run while the case ran (Linux /proc; absent elsewhere). */
   cpuMsPerRun?: CpuPerRun;
+  /** The protocol case: what its `values` subscriptions delivered (see `ProtocolFigures`). */
+  protocol?: ProtocolFigures;
+}
+
+/**
+ * The protocol case's subscriptions: `values` events each delivered per second it was open (from
+ * `run.start`'s answer to the run's end; the median subscription), and the latency from a chain
+ * node's write (the `at` it stamps into the state) to the client receiving that state (p50, ms).
+ */
+interface ProtocolFigures {
+  eventsPerSecond: number;
+  writeToClientP50Ms: number;
 }
 
 /** What one run cost each process in CPU time, in milliseconds. */
@@ -166,7 +178,7 @@ function cpuPerRun(before: CpuReading, after: CpuReading, runs: number): { cpuMs
 }
 
 /** Runs `count` runs of `graph` on `client` as the case says; the latency of each call and how many failed. */
-async function driveCase(client: Client, apiUrl: string, graph: GraphId, benchCase: BenchCase, runs: number): Promise<{ latencies: number[]; failed: number; seconds: number }> {
+async function driveCase(client: Client, apiUrl: string, graph: GraphId, benchCase: BenchCase, runs: number): Promise<{ latencies: number[]; failed: number; seconds: number; protocol?: ProtocolFigures }> {
   const perClient = Math.ceil(runs / benchCase.concurrency);
   const spec = GRAPHS[graph];
   // threads are made before the clock starts: the case measures runs, not thread creation
@@ -178,6 +190,9 @@ async function driveCase(client: Client, apiUrl: string, graph: GraphId, benchCa
     threads.push(list);
   }
   const latencies: number[] = [];
+  // the protocol case: each subscription's values events per second, each node write's time to the client
+  const subscriptionRates: number[] = [];
+  const writeToClient: number[] = [];
   let failed = 0;
   const oneRun = async (threadId: string): Promise<void> => {
     const started = performance.now();
@@ -190,6 +205,14 @@ async function driveCase(client: Client, apiUrl: string, graph: GraphId, benchCa
         const thread = new ThreadStream(new ProtocolSseTransportAdapter({ apiUrl, threadId }), { assistantId: graph });
         try {
           await thread.run.start({ input: spec.input });
+          const opened = performance.now();
+          let events = 0;
+          for await (const value of thread.values) {
+            events += 1;
+            const at = (value as { at?: unknown } | undefined)?.at;
+            if (typeof at === "number") writeToClient.push(Date.now() - at);
+          }
+          subscriptionRates.push(events / Math.max(0.001, (performance.now() - opened) / 1000));
           values = (await thread.values) as Record<string, unknown> | undefined;
         } finally {
           await thread.close();
@@ -216,7 +239,10 @@ async function driveCase(client: Client, apiUrl: string, graph: GraphId, benchCa
       }
     }),
   );
-  return { latencies, failed, seconds: (performance.now() - started) / 1000 };
+  const seconds = (performance.now() - started) / 1000;
+  if (benchCase.call !== "protocol" || subscriptionRates.length === 0) return { latencies, failed, seconds };
+  const median = (list: number[]): number => percentile([...list].sort((a, b) => a - b), 0.5);
+  return { latencies, failed, seconds, protocol: { eventsPerSecond: median(subscriptionRates), writeToClientP50Ms: writeToClient.length === 0 ? Number.NaN : median(writeToClient) } };
 }
 
 /** Rounds per server and case with --observed (default of --rounds). */
@@ -412,6 +438,7 @@ export async function runServerBench(args: readonly string[]): Promise<number> {
             p50Ms: percentile(sorted, 0.5),
             p95Ms: percentile(sorted, 0.95),
             ...cpuPerRun(cpuBefore, cpuAfter, outcome.latencies.length + outcome.failed),
+            ...(outcome.protocol === undefined ? {} : { protocol: outcome.protocol }),
           };
           rounds.set(server.name, [...(rounds.get(server.name) ?? []), round]);
           if (observed) log(`${graph} / ${benchCase.name} / ${server.name} round: ${fixed(round.runsPerSec, 1)} runs/s, server CPU ${fixed(round.cpuMsPerRun?.server ?? Number.NaN, 1)} ms/run`);
@@ -426,7 +453,7 @@ export async function runServerBench(args: readonly string[]): Promise<number> {
         if (!observed) devmindResult.transactionsPerRun = (after - before - 1 - idleShare) / Math.max(1, devmindResult.runs);
         before = after;
         results.push(...measured);
-        log(measured.map((result) => `${graph} / ${benchCase.name} / ${result.server}: ${fixed(result.runsPerSec, 1)} runs/s, p50 ${fixed(result.p50Ms, 0)} ms, ${result.failed} failed`).join("\n"));
+        log(measured.map((result) => `${graph} / ${benchCase.name} / ${result.server}: ${fixed(result.runsPerSec, 1)} runs/s, p50 ${fixed(result.p50Ms, 0)} ms, ${result.failed} failed${protocolText(result)}`).join("\n"));
       }
     }
 
@@ -475,6 +502,12 @@ function cpuTable(results: readonly CaseResult[], graph: GraphId, devmindOnly: b
   ].join("\n");
 }
 
+/** The protocol case's subscription figures, for the progress log. */
+function protocolText(result: CaseResult): string {
+  const figures = result.protocol;
+  return figures === undefined ? "" : `; values subscription ${fixed(figures.eventsPerSecond, 1)} events/s, p50 node write -> client ${fixed(figures.writeToClientP50Ms, 0)} ms`;
+}
+
 /** One table per graph: a row per case, the two servers side by side. */
 function renderTables(results: readonly CaseResult[], idlePerSecond: number, devmindOnly: boolean, otherLabel = "official"): string {
   const out: string[] = [];
@@ -496,6 +529,11 @@ function renderTables(results: readonly CaseResult[], idlePerSecond: number, dev
     out.push(`graph ${graph}:`);
     out.push(formatTable(["case", `${otherLabel} runs/s (ms)`, "devmind runs/s (ms)", "ratio", "devmind xact/run", "failed"], rows));
     out.push("");
+    const subscriptions = results.filter((r) => r.graph === graph && r.protocol !== undefined);
+    if (subscriptions.length > 0) {
+      out.push(formatTable(["protocol subscription", "values events/s (median subscription)", "p50 node write -> client (ms)"], subscriptions.map((r) => [r.server, fixed(r.protocol?.eventsPerSecond ?? Number.NaN, 1), fixed(r.protocol?.writeToClientP50Ms ?? Number.NaN, 0)])));
+      out.push("");
+    }
     const cpu = cpuTable(results, graph, devmindOnly, otherLabel);
     if (cpu !== undefined) out.push(cpu, "");
   }

@@ -709,4 +709,6 @@ export const PROTOCOL_DEFAULTS = {
   listCheckpointsMax: 100,
   /** How often a subscription with no run to follow looks for the thread's next run (ms). */
   idlePollMs: 500,
+  /** Longest a WebSocket subscription holds a run's terminal lifecycle for the session's other subscriptions to come to it (ms). */
+  sessionOrderWaitMs: 2_000,
 } as const;

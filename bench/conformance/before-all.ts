@@ -15,10 +15,11 @@ const CLOSE = "});";
  * by one that sets `urlVariable` to `http://localhost:PORT` (the server under test) after the
  * block's own `keep` lines (e.g. `checkpointer = new MemorySaver();`, which a test reads later).
  * The original block started a server in the test process; every other line stays byte for byte
- * (its imports too, loaded and unused). Throws BeforeAllBlockError unless the file has exactly one
+ * (its imports too, loaded and unused). `useServerHistory` (`--server-history`): the block's
+ * `serverHistory` lines, after the URL, instead of the `keep` lines. Throws BeforeAllBlockError unless the file has exactly one
  * such block, the block assigns `urlVariable`, and it holds each `keep` line.
  */
-export function rewriteBeforeAll(source: string, port: number, options: { urlVariable: string; keep: readonly string[] }, file = "stream-sdk.test.mts"): string {
+export function rewriteBeforeAll(source: string, port: number, options: { urlVariable: string; keep: readonly string[]; serverHistory?: readonly string[] | undefined }, file = "stream-sdk.test.mts", useServerHistory = false): string {
   const lines = source.split("\n");
   const opens = lines.flatMap((line, index) => (line.trimEnd() === OPEN ? [index] : []));
   if (opens.length !== 1) throw new BeforeAllBlockError(file, `a top-level \`${OPEN}\` line was found ${opens.length} times, not exactly once`);
@@ -35,8 +36,9 @@ export function rewriteBeforeAll(source: string, port: number, options: { urlVar
   const replacement = [
     OPEN,
     "  // npm run conformance: the server under test runs apart; this block replaced the one that started one here",
-    ...options.keep.map((line) => `  ${line}`),
+    ...(useServerHistory ? [] : options.keep.map((line) => `  ${line}`)),
     `  ${options.urlVariable} = "http://localhost:${port}";`,
+    ...(useServerHistory ? (options.serverHistory ?? []).map((line) => `  ${line}`) : []),
     CLOSE,
   ];
   return [...lines.slice(0, start), ...replacement, ...lines.slice(end + 1)].join("\n");

@@ -20,11 +20,13 @@ export interface ConformanceArgs {
   devmindRepo: string;
   /** Where the full report is written. */
   reportPath: string;
+  /** stream-sdk's beforeAll also points its `checkpointer` at the server's /history (opt-in variant, labelled). */
+  serverHistory: boolean;
 }
 
 /** The usage line printed on a bad command line. */
 export const USAGE =
-  "usage: npm run conformance -- MIRROR_GIT_DIR [--file NAME] [--official] [--keep] [--pg URL] [--diagnose-strip KEY[,KEY]] [--devmind DIR] [--report PATH]\n" +
+  "usage: npm run conformance -- MIRROR_GIT_DIR [--file NAME] [--official] [--keep] [--pg URL] [--diagnose-strip KEY[,KEY]] [--devmind DIR] [--report PATH] [--server-history]\n" +
   "  MIRROR_GIT_DIR   a langgraphjs git dir (bare mirror), e.g. /work/.mirror/langchain-ai+langgraphjs/repo\n" +
   "  --file NAME      run one official file: api (api.test.mts), auth (auth.test.mts) or stream-sdk\n" +
   "                   (protocol-v2/stream-sdk.test.mts); default: all three, each on its own fresh database\n" +
@@ -34,7 +36,10 @@ export const USAGE =
   "  --diagnose-strip KEYS  serve a copy of langgraph.json without these keys (e.g. http,ui or graphs.agent_simple):\n" +
   "                   a DIAGNOSTIC run, NOT the real check\n" +
   "  --devmind DIR    the devmind checkout to pack (default: this repository)\n" +
-  "  --report PATH    where the full report goes (default /tmp/devmind-conformance-<target>-<time>.txt)";
+  "  --report PATH    where the full report goes (default /tmp/devmind-conformance-<target>-<time>.txt)\n" +
+  "  --server-history stream-sdk's beforeAll also sets its checkpointer to a reader of the server's\n" +
+  "                   POST /threads/{id}/history (its fork case then picks the server's checkpoint; assertions\n" +
+  "                   unchanged): a labelled variant, not the plain check";
 
 /** Thrown for a bad command line; the message ends with the usage. */
 export class UsageError extends Error {
@@ -65,6 +70,7 @@ export function parseConformanceArgs(argv: readonly string[], defaultRepo: strin
         "diagnose-strip": { type: "string" },
         devmind: { type: "string" },
         report: { type: "string" },
+        "server-history": { type: "boolean", default: false },
       },
     });
   } catch (error) {
@@ -82,7 +88,7 @@ export function parseConformanceArgs(argv: readonly string[], defaultRepo: strin
     throw error;
   }
   const diagnoseStrip = (values["diagnose-strip"] ?? "").split(",").map((key) => key.trim()).filter((key) => key !== "");
-  const target = `${official ? "official" : "devmind"}${values.file === undefined ? "" : `-${files[0]?.name}`}${diagnoseStrip.length > 0 ? "-diagnostic" : ""}`;
+  const target = `${official ? "official" : "devmind"}${values.file === undefined ? "" : `-${files[0]?.name}`}${diagnoseStrip.length > 0 ? "-diagnostic" : ""}${values["server-history"] === true ? "-server-history" : ""}`;
   return {
     mirror: resolve(positionals[0] as string),
     files,
@@ -92,5 +98,6 @@ export function parseConformanceArgs(argv: readonly string[], defaultRepo: strin
     diagnoseStrip,
     devmindRepo: resolve(values.devmind ?? defaultRepo),
     reportPath: resolve(values.report ?? `/tmp/devmind-conformance-${target}-${stamp(now)}.txt`),
+    serverHistory: values["server-history"] === true,
   };
 }

@@ -86,12 +86,14 @@ function servedConfig(args: ConformanceArgs, dir: string, file: OfficialFile): {
 }
 
 /** The file with its one change: its API_URL line, or its beforeAll, pointed at `port`. */
-function pointAt(dir: string, file: OfficialFile, port: number): string {
+function pointAt(dir: string, file: OfficialFile, port: number, serverHistory: boolean): string {
   const path = join(dir, file.testFile);
   const source = readFileSync(path, "utf8");
-  const rewritten = file.rewrite.kind === "api-url" ? rewriteApiUrl(source, port, path) : rewriteBeforeAll(source, port, file.rewrite, path);
+  const history = serverHistory && file.rewrite.kind === "before-all" && file.rewrite.serverHistory !== undefined;
+  const rewritten = file.rewrite.kind === "api-url" ? rewriteApiUrl(source, port, path) : rewriteBeforeAll(source, port, file.rewrite, path, history);
   writeFileSync(path, rewritten);
-  return file.rewrite.kind === "api-url" ? `API_URL -> http://localhost:${port}` : `beforeAll -> ${file.rewrite.urlVariable} = http://localhost:${port}`;
+  if (file.rewrite.kind === "api-url") return `API_URL -> http://localhost:${port}`;
+  return `beforeAll -> ${file.rewrite.urlVariable} = http://localhost:${port}${history ? "; SERVER-HISTORY VARIANT (--server-history): its checkpointer reads the server's /history" : ""}`;
 }
 
 /** Runs one file against a fresh server on a fresh database; never throws for the file's own failures. */
@@ -102,7 +104,7 @@ async function runFile(args: ConformanceArgs, resources: Resources, file: Offici
   const result: FileResult = { name: file.name, testFile: file.testFile, outcome: null, notRun: null, serverErrors: [] };
   try {
     const port = await freePort();
-    const pointed = pointAt(dir, file, port);
+    const pointed = pointAt(dir, file, port, args.serverHistory);
     const config = servedConfig(args, dir, file);
     if (config.note !== null) {
       header.push(config.note);

@@ -12,7 +12,17 @@ export type OfficialRewrite =
    * Its top-level `beforeAll` block (which starts an in-process server) becomes one that sets
    * `urlVariable` to the server's URL and keeps the block's `keep` lines (before-all.ts).
    */
-  | { kind: "before-all"; urlVariable: string; keep: readonly string[] };
+  | {
+      kind: "before-all";
+      urlVariable: string;
+      keep: readonly string[];
+      /**
+       * With `--server-history` (opt-in, labelled in the report): these lines instead of `keep`
+       * (the fork case reads the server's checkpoints instead of the test process's own saver;
+       * every assertion unchanged).
+       */
+      serverHistory?: readonly string[];
+    };
 
 /** One official test file and how it is served. */
 export interface OfficialFile {
@@ -29,6 +39,23 @@ export interface OfficialFile {
   writeConfig?: Record<string, unknown>;
   rewrite: OfficialRewrite;
 }
+
+/**
+ * `--server-history`: stream-sdk's `checkpointer` (which its fork case lists to pick a checkpoint)
+ * becomes a reader of the server's own checkpoints (`POST /threads/{id}/history`, newest first, as
+ * MemorySaver lists them); the test process's MemorySaver never saw the server's runs.
+ */
+const SERVER_HISTORY_CHECKPOINTER: readonly string[] = [
+  "// --server-history: the fork case lists the server's checkpoints (its /history), not this process's MemorySaver",
+  "checkpointer = {",
+  "  async *list(config: { configurable: { thread_id: string } }) {",
+  "    const response = await fetch(`${serverUrl}/threads/${config.configurable.thread_id}/history`, { method: \"POST\", headers: { \"content-type\": \"application/json\" }, body: JSON.stringify({ limit: 1000 }) });",
+  "    for (const state of (await response.json()) as any[]) {",
+  "      yield { checkpoint: { id: state.checkpoint.checkpoint_id }, parentConfig: state.parent_checkpoint?.checkpoint_id ? { configurable: state.parent_checkpoint } : undefined };",
+  "    }",
+  "  },",
+  "} as unknown as MemorySaver;",
+];
 
 /**
  * The files, in the order they run. `protocol-v2/stream-sdk.test.mts` embeds the graphs `agent`,
@@ -48,7 +75,7 @@ export const OFFICIAL_FILES: readonly OfficialFile[] = [
       graphs: { agent: "./agent.mts:graph", agent_with_tools: "./agent_with_tools.mts:graph", agent_with_stats: "./agent_with_stats.mts:graph" },
       env: { LANGGRAPH_CONFIG: '{"agent": {"configurable": {"model_name": "openai"}}}' },
     },
-    rewrite: { kind: "before-all", urlVariable: "serverUrl", keep: ["checkpointer = new MemorySaver();"] },
+    rewrite: { kind: "before-all", urlVariable: "serverUrl", keep: ["checkpointer = new MemorySaver();"], serverHistory: SERVER_HISTORY_CHECKPOINTER },
   },
 ];
 

@@ -12,13 +12,17 @@ import { Annotation, END, MessagesAnnotation, START, StateGraph } from "@langcha
 import { ToolNode, toolsCondition } from "@langchain/langgraph/prebuilt";
 import { z } from "zod";
 
-const ChainState = Annotation.Root({ path: Annotation<string[]>({ reducer: (all, more) => all.concat(more), default: () => [] }) });
+const ChainState = Annotation.Root({
+  path: Annotation<string[]>({ reducer: (all, more) => all.concat(more), default: () => [] }),
+  /** When the last node wrote (ms since the epoch): the protocol case's write-to-client latency. */
+  at: Annotation<number>(),
+});
 
-/** Three nodes, each appending its name to `path`. */
+/** Three nodes, each appending its name to `path` and stamping `at` with the time of its write. */
 export const chain = new StateGraph(ChainState)
-  .addNode("a", () => ({ path: ["a"] }))
-  .addNode("b", () => ({ path: ["b"] }))
-  .addNode("c", () => ({ path: ["c"] }))
+  .addNode("a", () => ({ path: ["a"], at: Date.now() }))
+  .addNode("b", () => ({ path: ["b"], at: Date.now() }))
+  .addNode("c", () => ({ path: ["c"], at: Date.now() }))
   .addEdge(START, "a")
   .addEdge("a", "b")
   .addEdge("b", "c")

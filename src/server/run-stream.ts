@@ -63,6 +63,8 @@ export interface RunStreamOptions {
    * (the protocol projection needs that; LangGraph's wire sends no such part).
    */
   streamedWhole?: boolean | undefined;
+  /** Called with the run as the stream read it when it ended (interrupted or terminal), before the stream ends. */
+  ended?: ((run: RunRecord) => void) | undefined;
   signal: AbortSignal;
 }
 
@@ -517,6 +519,7 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
         if (run.status === "error" || run.status === "timeout") {
           yield* send({ event: "error", data: runErrorPart(run) });
         }
+        options.ended?.(run);
         return;
       }
       if (!poked) {

@@ -47,6 +47,25 @@ describe("rewriteBeforeAll (npm run conformance, stream-sdk.test.mts)", () => {
     expect(after.join("\n")).not.toContain("makeApp");
   });
 
+  it("--server-history: the URL, then the server-history checkpointer instead of the kept MemorySaver; the rest unchanged", () => {
+    const official = OFFICIAL_FILES.find((file) => file.name === "stream-sdk");
+    if (official?.rewrite.kind !== "before-all") throw new Error("stream-sdk rewrites its beforeAll");
+    const after = rewriteBeforeAll(EMBED_FILE, 41234, official.rewrite, "stream-sdk.test.mts", true).split("\n");
+    const before = EMBED_FILE.split("\n");
+    const start = before.indexOf("beforeAll(async () => {");
+    const end = before.indexOf("});", start);
+    const lines = official.rewrite.serverHistory ?? [];
+    expect(lines.length).toBeGreaterThan(2);
+    const block = after.slice(start, start + 4 + lines.length);
+    expect(block[2]).toBe('  serverUrl = "http://localhost:41234";');
+    expect(block.slice(3, 3 + lines.length)).toEqual(lines.map((line) => `  ${line}`));
+    expect(block.join("\n")).toContain("/history");
+    expect(block.join("\n")).not.toContain("new MemorySaver()");
+    expect(after.slice(start + 4 + lines.length)).toEqual(before.slice(end + 1));
+    expect(parseConformanceArgs(["/m", "--file", "stream-sdk", "--server-history"], "/repo").serverHistory).toBe(true);
+    expect(parseConformanceArgs(["/m"], "/repo").serverHistory).toBe(false);
+  });
+
   it("refuses a file whose beforeAll is missing, doubled, never sets the URL, lacks a kept line or never closes", () => {
     expect(() => rewriteBeforeAll(EMBED_FILE.replace("beforeAll(async () => {", "beforeEach(async () => {"), 1, STREAM_SDK)).toThrow(/found 0 times/);
     expect(() => rewriteBeforeAll(`${EMBED_FILE}\nbeforeAll(async () => {\n});`, 1, STREAM_SDK)).toThrow(/found 2 times/);

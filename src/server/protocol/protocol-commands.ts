@@ -130,15 +130,19 @@ async function dispatch(scope: CommandScope, id: number, method: CommandMethod, 
 async function runStart(scope: CommandScope, id: number, params: CommandParams<"run.start">): Promise<Answer> {
   const { threadId } = scope;
   // a thread waiting at an interrupt is resumed by run.start's input (the protocol's state machine)
-  const waiting = await pendingInterruptIds(scope);
+  const { exists, waiting } = await threadWaits(scope);
   const resume = waiting.length > 0 && params.input !== undefined && params.input !== null;
-  const run = await createRun(scope, {
+  const run = await createRun(
+    scope,
+    {
     assistant_id: params.assistant_id,
     ...(resume ? { command: { resume: params.input } } : { input: params.input ?? null }),
     ...(params.config === undefined || params.config === null ? {} : { config: params.config }),
     ...(params.metadata === undefined || params.metadata === null ? {} : { metadata: params.metadata }),
     multitask_strategy: params.multitaskStrategy ?? PROTOCOL_DEFAULTS.multitaskStrategy,
-  });
+    },
+    exists,
+  );
   return success(id, { run_id: run }, threadId);
 }
 
@@ -166,27 +170,41 @@ async function inputRespond(scope: CommandScope, id: number, params: CommandPara
 
 /** The ids of the interrupts the thread waits on (none for a new thread); the caller must see the thread. */
 async function pendingInterruptIds(scope: CommandScope): Promise<string[]> {
+  return (await threadWaits(scope)).waiting;
+}
+
+/**
+ * Whether the thread exists for the caller (a thread it may not see counts as absent, and the run
+ * request that follows answers for it as the routes do), and the ids of the interrupts it waits on.
+ */
+async function threadWaits(scope: CommandScope): Promise<{ exists: boolean; waiting: string[] }> {
   const { runtime, threadId, c } = scope;
   let status: string;
   try {
     status = (await visibleThread(c, runtime, "read", threadId)).status;
   } catch (error) {
-    if (hasErrorCode(error, "THREAD_NOT_FOUND")) return [];
+    if (hasErrorCode(error, "THREAD_NOT_FOUND")) return { exists: false, waiting: [] };
     throw error;
   }
   // only a thread waiting at an interrupt has any: its state is read then, not for every run.start
-  if (status !== "interrupted") return [];
+  if (status !== "interrupted") return { exists: true, waiting: [] };
   const state = await runtime.threads.state(threadId).catch(() => undefined);
-  if (state === undefined) return [];
-  return interruptsOf(state)
+  if (state === undefined) return { exists: true, waiting: [] };
+  const waiting = interruptsOf(state)
     .map((item) => item.id)
     .filter((item): item is string => typeof item === "string");
+  return { exists: true, waiting };
 }
 
-/** Creates a run on the thread as `POST /threads/{id}/runs` does (auth handler, request headers in configurable), streaming every protocol mode. */
-async function createRun(scope: CommandScope, fields: Record<string, unknown>): Promise<string> {
+/**
+ * Creates a run on the thread as `POST /threads/{id}/runs` does (auth handler, request headers in
+ * configurable), streaming every protocol mode; the thread is created when missing. `exists`: the
+ * caller just saw the thread, so the request is the plain one (`startRun`'s one transaction that
+ * checks the thread and creates the run), not one that looks for the thread first.
+ */
+async function createRun(scope: CommandScope, fields: Record<string, unknown>, exists = false): Promise<string> {
   const { c, runtime, threadId } = scope;
-  const body = validate(RunCreateBody, { ...forkOf(fields, threadId), if_not_exists: "create", stream_mode: [...PROTOCOL_DEFAULTS.runStreamModes] });
+  const body = validate(RunCreateBody, { ...forkOf(fields, threadId), ...(exists ? {} : { if_not_exists: "create" }), stream_mode: [...PROTOCOL_DEFAULTS.runStreamModes] });
   const withContext = withRequestContext(body, c, scope.selfUrl);
   const { body: authorized, access } = await authorizeRunCreate(c, threadId, withAuthUser(c, withContext));
   const started = await startRun(runtime, threadId, authorized, c.get("principal"), { access });

@@ -6,7 +6,7 @@ import type { StreamPart } from "../run-stream.js";
 import { EventStreamBody, filterOf, issuesText } from "../../runtime/protocol/command-schema.js";
 import { handleCommand } from "./protocol-commands.js";
 import { protocolError } from "./protocol-errors.js";
-import { SinceBeyondEndError, startOrdinal } from "./thread-projection.js";
+import { SinceBeyondEndError, startOrdinal, type ProjectionFrom } from "./thread-projection.js";
 import { filteredEvents, threadFollowable } from "./thread-events.js";
 import { acceptedUpgrades, openProtocolSession } from "./protocol-websocket.js";
 
@@ -60,9 +60,9 @@ export function protocolRoutes(deps: AppDeps): Hono<Env> {
     if ("unknownChannel" in filtered) return badRequest(c, `unknown channel ${JSON.stringify(filtered.unknownChannel.slice(0, 100))}`);
     const { filter } = filtered;
     const access = await threadFollowable(c, deps, threadId);
-    let ordinal: number;
+    let from: ProjectionFrom;
     try {
-      ordinal = await startOrdinal(deps.runtime, threadId, { since: filter.since });
+      from = await startOrdinal(deps.runtime, threadId, { since: filter.since });
     } catch (error) {
       if (error instanceof SinceBeyondEndError) return badRequest(c, error.message);
       throw error;
@@ -70,7 +70,7 @@ export function protocolRoutes(deps: AppDeps): Hono<Env> {
     return sseResponse(
       c,
       async function* parts(signal): AsyncGenerator<StreamPart> {
-        for await (const event of filteredEvents(c, deps, threadId, filter, ordinal, access === "absent", signal)) {
+        for await (const event of filteredEvents(c, deps, threadId, filter, from, access === "absent", signal)) {
           yield { event: event.method, data: event, ...(event.event_id === undefined ? {} : { id: event.event_id }) };
         }
       },

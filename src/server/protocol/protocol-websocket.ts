@@ -7,8 +7,9 @@ import type { AuthVariables } from "../auth.js";
 import { CommandEnvelope, COMMAND_PARAMS, filterOf, issuesText } from "../../runtime/protocol/command-schema.js";
 import { handleCommand } from "./protocol-commands.js";
 import { protocolError } from "./protocol-errors.js";
-import { SinceBeyondEndError, startOrdinal } from "./thread-projection.js";
+import { SinceBeyondEndError, startOrdinal, type ProjectionFrom } from "./thread-projection.js";
 import { filteredEvents } from "./thread-events.js";
+import { PROTOCOL_DEFAULTS } from "../../constants.js";
 
 type Ctx = Context<{ Variables: AuthVariables }>;
 
@@ -68,6 +69,7 @@ function frameText(data: RawData): string {
  */
 export function openProtocolSession(c: Ctx, deps: AppDeps, threadId: string, absent: boolean, socket: WebSocket): void {
   const subscriptions = new Map<string, AbortController>();
+  const order = new SessionOrder();
   let next = 0;
   const closed = new AbortController();
   const send = (message: unknown): void => {
@@ -99,9 +101,9 @@ export function openProtocolSession(c: Ctx, deps: AppDeps, threadId: string, abs
         if (!params.success) return send(protocolError(id, "invalid_argument", `invalid params for ${method}: ${issuesText(params.error)}`));
         const filtered = filterOf(params.data);
         if ("unknownChannel" in filtered) return send(protocolError(id, "invalid_argument", `unknown channel ${JSON.stringify(filtered.unknownChannel.slice(0, 100))}`));
-        let ordinal: number;
+        let from: ProjectionFrom;
         try {
-          ordinal = await startOrdinal(deps.runtime, threadId, { since: filtered.filter.since });
+          from = await startOrdinal(deps.runtime, threadId, { since: filtered.filter.since });
         } catch (error) {
           if (error instanceof SinceBeyondEndError) return send(protocolError(id, "invalid_argument", error.message));
           return send(protocolError(id, "unknown_error", "could not read the thread's runs; try again"));
@@ -110,10 +112,13 @@ export function openProtocolSession(c: Ctx, deps: AppDeps, threadId: string, abs
         const subscriptionId = `sub-${next}`;
         const controller = new AbortController();
         subscriptions.set(subscriptionId, controller);
+        order.open(subscriptionId);
         closed.signal.addEventListener("abort", () => controller.abort(), { once: true });
         send({ type: "success", id, result: { subscription_id: subscriptionId }, meta: { thread_id: threadId } });
         try {
-          for await (const event of filteredEvents(c, deps, threadId, filtered.filter, ordinal, absent, controller.signal)) {
+          for await (const event of filteredEvents(c, deps, threadId, filtered.filter, from, absent, controller.signal, (seq) => order.reach(subscriptionId, seq))) {
+            if (controller.signal.aborted) break;
+            if (isRootTerminal(event) && typeof event.seq === "number") await order.othersReached(subscriptionId, event.seq, controller.signal);
             if (controller.signal.aborted) break;
             send(event);
           }
@@ -121,6 +126,7 @@ export function openProtocolSession(c: Ctx, deps: AppDeps, threadId: string, abs
           if (!controller.signal.aborted) send(protocolError(null, "unknown_error", `subscription ${subscriptionId} ended: ${(error as Error).message.slice(0, 200)}`));
         } finally {
           subscriptions.delete(subscriptionId);
+          order.close(subscriptionId);
         }
         return;
       }
@@ -136,4 +142,58 @@ export function openProtocolSession(c: Ctx, deps: AppDeps, threadId: string, abs
       send(await handleCommand({ c, runtime: deps.runtime, threadId, selfUrl: deps.selfUrl?.() }, raw));
     })();
   });
+}
+
+/** A root `lifecycle` event that ends a run (completed, failed, interrupted). */
+function isRootTerminal(event: { method?: string; params?: unknown }): boolean {
+  if (event.method !== "lifecycle") return false;
+  const params = event.params as { namespace?: unknown[]; data?: { event?: unknown } } | undefined;
+  return params?.namespace?.length === 0 && ["completed", "failed", "interrupted"].includes(String(params.data?.event));
+}
+
+/**
+ * The order of one session's subscriptions on its socket. Each subscription projects the thread
+ * on its own, but the SDK reads the socket as one stream: a run's terminal `lifecycle` pauses its
+ * other subscriptions, so it must not overtake their events before it (e.g. the final `values` a
+ * values subscription has yet to send). A subscription holds a run's terminal event until every
+ * other open subscription of the session came to that position (or ended), at most
+ * PROTOCOL_DEFAULTS.sessionOrderWaitMs.
+ */
+class SessionOrder {
+  private readonly reached = new Map<string, number>();
+  private waiters: (() => void)[] = [];
+
+  open(id: string): void {
+    this.reached.set(id, -1);
+  }
+
+  reach(id: string, seq: number): void {
+    if (seq > (this.reached.get(id) ?? -1)) this.reached.set(id, seq);
+    this.wake();
+  }
+
+  close(id: string): void {
+    this.reached.delete(id);
+    this.wake();
+  }
+
+  async othersReached(id: string, seq: number, signal: AbortSignal): Promise<void> {
+    const behind = (): boolean => [...this.reached].some(([other, at]) => other !== id && at < seq);
+    const deadline = Date.now() + PROTOCOL_DEFAULTS.sessionOrderWaitMs;
+    while (behind() && !signal.aborted && Date.now() < deadline) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.max(1, deadline - Date.now()));
+        this.waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  }
+
+  private wake(): void {
+    const waiting = this.waiters;
+    this.waiters = [];
+    for (const resolve of waiting) resolve();
+  }
 }

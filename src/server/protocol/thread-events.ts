@@ -6,7 +6,7 @@ import type { AuthVariables } from "../auth.js";
 import { visibleThread } from "../custom-auth/thread-access.js";
 import type { EventFilter } from "../../runtime/protocol/command-schema.js";
 import { matchesFilter } from "../../runtime/protocol/event-filter.js";
-import { threadProjection } from "./thread-projection.js";
+import { threadProjection, type ProjectionFrom } from "./thread-projection.js";
 
 type Ctx = Context<{ Variables: AuthVariables }>;
 
@@ -32,17 +32,19 @@ export async function threadFollowable(c: Ctx, deps: AppDeps, threadId: string):
 }
 
 /**
- * A thread's protocol events that pass `filter`, from `ordinal` (see `threadProjection`); for a
+ * A thread's protocol events that pass `filter`, from `from` (`startOrdinal`; see `threadProjection`); for a
  * thread that was absent when the subscription opened, the caller's access is checked once it
- * exists (an `error` part and the end when it may not see it).
+ * exists (an `error` part and the end when it may not see it). `reached`: told the `seq` of every
+ * event the projection comes to, passed or not (a WebSocket session orders its subscriptions by it).
  */
-export async function* filteredEvents(c: Ctx, deps: AppDeps, threadId: string, filter: EventFilter, ordinal: number, absent: boolean, signal: AbortSignal): AsyncGenerator<ProtocolEvent> {
+export async function* filteredEvents(c: Ctx, deps: AppDeps, threadId: string, filter: EventFilter, from: ProjectionFrom, absent: boolean, signal: AbortSignal, reached?: (seq: number) => void): AsyncGenerator<ProtocolEvent> {
   let checked = !absent;
-  for await (const event of threadProjection(deps.runtime, threadId, ordinal, filter.since, signal)) {
+  for await (const event of threadProjection(deps.runtime, threadId, from, filter.since, signal)) {
     if (!checked) {
       await visibleThread(c, deps.runtime, "read", threadId);
       checked = true;
     }
+    if (typeof event.seq === "number") reached?.(event.seq);
     if (matchesFilter(filter, event as never)) yield event;
   }
 }

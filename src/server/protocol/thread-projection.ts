@@ -32,17 +32,23 @@ function terminalOf(run: RunRecord, interrupted: boolean): LifecycleData {
   return { event: "completed", graph_name: run.graph_id };
 }
 
+/** Where a projection starts (`startOrdinal`): the run's ordinal, and the thread's runs as read then (not read again to start). */
+export interface ProjectionFrom {
+  ordinal: number;
+  runs: RunRecord[];
+}
+
 /**
  * Checks `since` against the thread's runs and returns the ordinal to start at: `since`'s run, or
  * (none given) the newest run's; 0 when the thread has no run yet (the first run created is
  * followed). SinceBeyondEndError for a position after the last run's end.
  */
-export async function startOrdinal(runtime: Runtime, threadId: string, start: ProjectionStart): Promise<number> {
+export async function startOrdinal(runtime: Runtime, threadId: string, start: ProjectionStart): Promise<ProjectionFrom> {
   const runs = await threadRunsOldestFirst(runtime, threadId);
-  if (start.since === undefined) return runs.length;
+  if (start.since === undefined) return { ordinal: runs.length, runs };
   const { ordinal } = positionOf(start.since);
   if (ordinal > runs.length) throw new SinceBeyondEndError(start.since);
-  return Math.max(ordinal, 1);
+  return { ordinal: Math.max(ordinal, 1), runs };
 }
 
 /**
@@ -56,24 +62,30 @@ export async function startOrdinal(runtime: Runtime, threadId: string, start: Pr
  * stored) carry the position of the durable part before them and an id of their own; a client
  * that resumes after them gets their message whole. Follows new runs until `signal` aborts.
  */
-export async function* threadProjection(runtime: Runtime, threadId: string, ordinal: number, since: number | undefined, signal: AbortSignal): AsyncGenerator<ProtocolEvent> {
-  let current = ordinal;
-  let runs: RunRecord[] = [];
-  let stale = true;
+export async function* threadProjection(runtime: Runtime, threadId: string, from: ProjectionFrom, since: number | undefined, signal: AbortSignal): AsyncGenerator<ProtocolEvent> {
+  let current = from.ordinal;
+  // the runs as `startOrdinal` read them: read again only when a newer run is seen
+  let runs = from.runs;
+  let stale = false;
+  // right after a run ended, the next is looked for at once (a queued run follows without a poll's wait)
+  let look = false;
   while (!signal.aborted) {
     if (stale) runs = await threadRunsOldestFirst(runtime, threadId);
     if (current === 0 && runs.length > 0) current = 1;
     const run = current === 0 ? undefined : runs[current - 1];
     if (run === undefined) {
       // waiting for the thread's next run: one small read a poll, all runs again once it came
-      await sleep(PROTOCOL_DEFAULTS.idlePollMs, signal).catch(() => undefined);
+      if (!look) await sleep(PROTOCOL_DEFAULTS.idlePollMs, signal).catch(() => undefined);
+      look = false;
+      if (signal.aborted) return;
       const newest = await latestRun(runtime, threadId);
       stale = newest !== undefined && newest.run_id !== runs[runs.length - 1]?.run_id;
       continue;
     }
+    stale = false;
     yield* runProjection(runtime, run, current, since, signal);
     current += 1;
-    stale = current > runs.length;
+    look = current > runs.length;
   }
 }
 
@@ -85,8 +97,10 @@ async function* runProjection(runtime: Runtime, run: RunRecord, ordinal: number,
   const wire = (event: ProjectedEvent, position: EventPosition, eventId: string): ProtocolEvent => ({ type: "event", seq: seqOf(position), event_id: eventId, method: event.method, params: event.params }) as ProtocolEvent;
   const after = (position: EventPosition): boolean => since === undefined || seqOf(position) > since;
   let interrupted = false;
+  // the run as its stream last read it when it ended (not read again here)
+  let ended: RunRecord | undefined;
   try {
-    for await (const part of runStream(runtime, run.run_id, { modes: MODES, subgraphs: true, run, signal, streamedWhole: true })) {
+    for await (const part of runStream(runtime, run.run_id, { modes: MODES, subgraphs: true, run, signal, streamedWhole: true, ended: (last) => (ended = last) })) {
       const now = Date.now();
       const events = projector.events(part, now);
       if (part.id === undefined) {
@@ -115,9 +129,9 @@ async function* runProjection(runtime: Runtime, run: RunRecord, ordinal: number,
     return;
   }
   if (signal.aborted) return;
-  const ended = await runtime.runs.get(run.run_id).catch(() => run);
+  const last = ended ?? (await runtime.runs.get(run.run_id).catch(() => run));
   const now = Date.now();
-  const closing: ProjectedEvent[] = [...projector.finishAll(now), ...(await finalValueEvents(runtime, ended, projector.seenEvents())), { method: "lifecycle", params: { namespace: [], timestamp: now, data: terminalOf(ended, interrupted || ended.stop_reason === "interrupt") } }];
+  const closing: ProjectedEvent[] = [...projector.finishAll(now), ...(await finalValueEvents(runtime, last, projector.seenEvents())), { method: "lifecycle", params: { namespace: [], timestamp: now, data: terminalOf(last, interrupted || last.stop_reason === "interrupt") } }];
   const part = lastPart + 1;
   for (const [index, event] of closing.entries()) {
     const position = { ordinal, part, index };
