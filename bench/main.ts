@@ -35,6 +35,10 @@ const BENCHES: Record<string, Bench> = {
     description: "the official SDK against devmind serve (PostgreSQL) and the official in-memory server: runs.wait / runs.stream throughput, latency, transactions per run, idle transactions",
     run: async (args) => (await import("./server.js")).runServerBench(args),
   },
+  crash: {
+    description: "SIGKILL of devmind serve during a tool call -> the run's recovery in another process (PostgreSQL), median of 10",
+    run: async (args) => (await import("./crash-recovery.js")).runCrashBench(args),
+  },
   runs: {
     description: "runtime workers on PostgreSQL: runs and steps per second at concurrency 1/4/16, SIGKILL-to-next-step, worker memory with interrupted runs",
     run: async (args) => (await import("./runs.js")).runRunsBench(args),
