@@ -2,9 +2,9 @@
  * `npm run bench -- crash`: time from SIGKILL of `devmind serve` during a tool call to the run's
  * recovery by another process, on PostgreSQL (issue 37: goal <= 2 s; it was the lease, 27 s of
  * 30). Each sample: a fresh schema; `devmind serve` A (built CLI, 1 worker slot) runs a graph whose
- * ToolNode call sleeps two minutes; a second process B is up (`--restart`: B is a `devmind serve`
- * started after the kill, as a restarted server); A is SIGKILLed once the call is `started` in the
- * ledger. Measured on the database clock: the kill (now() right after it) to B's `run.resumed`
+ * ToolNode call sleeps two minutes; once the call is `started` in the ledger a second process B is
+ * started and up (`--restart`: B is started after the kill, as a restarted server), and A is
+ * SIGKILLed. Measured on the database clock: the kill (now() right after it) to B's `run.resumed`
  * (reason recovery). The lease stays DEVMIND_LEASE_MS = 30 s, so a recovery before it is the
  * death seen through the database (A's liveness lock freed by the server).
  */
@@ -74,23 +74,25 @@ async function oneSample(url: string, sample: number, restart: boolean, logDir: 
       children.push(b);
       await waitForOk(`http://127.0.0.1:${portB}`, b, join(logDir, `b-${sample}.log`));
     };
-    if (!restart) await startB();
     const created = (await (await fetch(`http://127.0.0.1:${portA}/runs`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ assistant_id: "crash", input: { messages: [{ role: "user", content: "go" }] } }) })).json()) as { run_id: string };
     const s = `"${schema}"`;
     // the run in A, its tool call in flight
     await until("A's tool call to be in flight", async () => ((await admin.query(`SELECT 1 FROM ${s}.tool_ledger WHERE status = 'started'`)).rows.length > 0 ? true : null), 60_000);
     // only a run that is A's counts (B may not have claimed it: it was created on A, claimed by either)
-    const owner = (await admin.query<{ owner: string; expires: Date }>(`SELECT lease_owner AS owner, lease_expires_at AS expires FROM ${s}.runs WHERE run_id = $1`, [created.run_id])).rows[0];
+    const owner = (await admin.query<{ owner: string }>(`SELECT lease_owner AS owner FROM ${s}.runs WHERE run_id = $1`, [created.run_id])).rows[0];
     if (owner === undefined || !owner.owner.includes(`:${a.pid}:`)) throw new Error(`the run is not A's (${owner?.owner ?? "none"})`);
+    // B is up before the kill (started once A holds the run, so A is the one running it)
+    if (!restart) await startB();
     process.kill(-(a.pid as number), "SIGKILL");
-    const killedAt = (await admin.query<{ now: Date }>("SELECT now() AS now")).rows[0]?.now as Date;
+    const killed = (await admin.query<{ now: Date; expires: Date }>(`SELECT now() AS now, lease_expires_at AS expires FROM ${s}.runs WHERE run_id = $1`, [created.run_id])).rows[0] as { now: Date; expires: Date };
+    const killedAt = killed.now;
     if (restart) await startB();
     const resumed = await until(
       "the run's recovery",
       async () => (await admin.query<{ at: Date }>(`SELECT at FROM ${s}.run_events WHERE run_id = $1 AND type = 'run.resumed' ORDER BY seq LIMIT 1`, [created.run_id])).rows[0] ?? null,
       90_000,
     );
-    return { sample, killToRecoveryMs: resumed.at.getTime() - killedAt.getTime(), leaseLeftMs: owner.expires.getTime() - killedAt.getTime() };
+    return { sample, killToRecoveryMs: resumed.at.getTime() - killedAt.getTime(), leaseLeftMs: killed.expires.getTime() - killedAt.getTime() };
   } finally {
     for (const child of children) await stopGroup(child, 5_000).catch(() => undefined);
     await admin.end().catch(() => undefined);
