@@ -584,7 +584,6 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         runEnds,
       });
       workers.add(worker);
-      void storageNotices.listen();
       return worker;
     },
     redact: <T>(value: T): T => (value === undefined ? value : (JSON.parse(redactor.json(value)) as T)),
