@@ -43,6 +43,10 @@ const BENCHES: Record<string, Bench> = {
     description: "devmind dev: time from an edit of a module a graph imports to the new graph serving (built CLI, temporary project)",
     run: async (args) => (await import("./dev-reload.js")).runDevReloadBench(args),
   },
+  crash: {
+    description: "SIGKILL of devmind serve during a tool call -> the run's recovery in another process (PostgreSQL), median of 10",
+    run: async (args) => (await import("./crash-recovery.js")).runCrashBench(args),
+  },
   runs: {
     description: "runtime workers on PostgreSQL: runs and steps per second at concurrency 1/4/16, SIGKILL-to-next-step, worker memory with interrupted runs",
     run: async (args) => (await import("./runs.js")).runRunsBench(args),

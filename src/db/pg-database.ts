@@ -396,14 +396,25 @@ function locatedClient(locator: PrimaryLocator): typeof pg.Client {
 /** pg-pool's `verify`: a new connection must be on a primary; a standby sends the locator looking. */
 function verifyPrimary(locator: PrimaryLocator, printable: string) {
   return (client: pg.PoolClient, done: (error?: Error) => void): void => {
+    // pg-pool takes its idle listener off before `verify` and gives the client no other: a
+    // connection dying now (a failover) would emit an unhandled 'error' and end the process
+    let broken: Error | null = null;
+    const onError = (error: Error): void => {
+      broken ??= error;
+    };
+    client.on("error", onError);
+    const finish = (error?: Error): void => {
+      client.removeListener("error", onError);
+      done(error ?? broken ?? undefined);
+    };
     client.query<{ standby: boolean }>(PRIMARY_CHECK_SQL).then(
       (result) => {
-        if (result.rows[0]?.standby !== true) return done();
+        if (result.rows[0]?.standby !== true) return finish();
         locator.suspect();
         // 57P03 cannot_connect_now: a fault that is waited out briefly, like the rest of a failover
-        done(Object.assign(new Error(`${locator.currentName()} is a standby (in recovery) now; looking for the primary of ${printable}`), { code: "57P03" }));
+        finish(Object.assign(new Error(`${locator.currentName()} is a standby (in recovery) now; looking for the primary of ${printable}`), { code: "57P03" }));
       },
-      (error: Error) => done(error),
+      (error: Error) => finish(error),
     );
   };
 }

@@ -113,6 +113,19 @@ export class SessionLock {
     this.timer.unref?.();
   }
 
+  /** Runs `onRelocked` until it succeeds (a database refusing writes for a while), while the lock is held. */
+  private async afterRelock(): Promise<void> {
+    const backoff = new Backoff({ firstMs: LIVENESS_DEFAULTS.reconnectFirstMs, maxMs: LIVENESS_DEFAULTS.reconnectMaxMs });
+    while (!this.closed && this.client !== null) {
+      try {
+        await this.onRelocked();
+        return;
+      } catch {
+        await new Promise((resolve) => setTimeout(resolve, backoff.next()).unref?.());
+      }
+    }
+  }
+
   private async relock(): Promise<void> {
     let client: pg.Client | null = null;
     try {
@@ -126,8 +139,8 @@ export class SessionLock {
       }
       this.attach(client);
       this.backoff.reset();
-      await this.onRelocked().catch(() => undefined);
       this.logger.info({ event: "liveness.held", location: this.target.printable }, "the liveness lock is held again");
+      await this.afterRelock();
     } catch {
       await client?.end().catch(() => undefined);
       this.retry();

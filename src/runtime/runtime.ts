@@ -631,7 +631,6 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         observer: options.observer,
       });
       workers.add(worker);
-      void storageNotices.listen();
       return worker;
     },
     redact: <T>(value: T): T => (value === undefined ? value : (JSON.parse(redactor.json(value)) as T)),

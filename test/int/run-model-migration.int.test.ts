@@ -81,14 +81,18 @@ describe.each(BACKENDS)("migration 0013 on a database of the previous release (%
          ).join(", ")}
            FROM ${from}.runs`,
       );
-      for (const table of COPIED_AFTER_RUNS) await owner.query(`INSERT INTO ${to}.${table} SELECT * FROM ${from}.${table}`);
+      // the previous release's columns (a later migration may add some: run_events.batch_key, 0014)
+      for (const table of COPIED_AFTER_RUNS) {
+        const oldColumns = await owner.query<{ name: string }>(`SELECT column_name AS name FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2 ORDER BY ordinal_position`, [old.schema, table]);
+        const list = oldColumns.rows.map((row) => `"${row.name}"`).join(", ");
+        await owner.query(`INSERT INTO ${to}.${table} (${list}) SELECT ${list} FROM ${from}.${table}`);
+      }
       const before = await owner.query<{ status: string }>(`SELECT status FROM ${to}.runs ORDER BY created_at`);
       expect(before.rows.map((row) => row.status)).toEqual(["interrupted", "cancelled"]);
 
       // this release's migration
       const result = await migrate(old);
-      // 0013, then the later migrations of this release (unknown_outcomes, trace_parent, …)
-      expect(result.applied[0]).toBe(13);
+      expect(result.applied).toEqual(readMigrationFiles().map((file) => file.version).filter((version) => version >= 13));
       const runtime = createRuntime({ db: old, model: new ScriptedChatModel(turns), config });
       try {
         const waiting = await runtime.runs.get(run.run_id);

@@ -50,8 +50,9 @@ describe.each(BACKENDS)("ToolLedger on %s", (backend) => {
     const call = { toolCallId: "call_1", tool: "append_file", argsDigest: digest };
     expect(await ledger.begin(fence, call)).toEqual({ state: "new" });
     expect(await ledger.get(runId, "call_1")).toMatchObject({ run_id: runId, status: "started", attempts: 1, lease_epoch: 1, finished_at: null, result: null });
-    expect(await ledger.begin(fence, call)).toEqual({ state: "started", attempts: 2 });
-    expect(await ledger.begin(fence, call)).toEqual({ state: "started", attempts: 3 });
+    // begun under this very epoch: the epoch says so (a begin whose answer was lost, unless the caller ran it)
+    expect(await ledger.begin(fence, call)).toEqual({ state: "started", attempts: 2, epoch: fence.epoch });
+    expect(await ledger.begin(fence, call)).toEqual({ state: "started", attempts: 3, epoch: fence.epoch });
     const result = { ok: true, tool: "append_file", data: { bytes: 6 }, error: null, truncated: false };
     await ledger.complete(fence, "call_1", { ok: true, result });
     expect(await ledger.begin(fence, call)).toEqual({ state: "succeeded", result });
@@ -107,7 +108,8 @@ describe.each(BACKENDS)("ToolLedger on %s", (backend) => {
     expect((await rejection(ledger.begin(fence, call))).code).toBe("LEASE_LOST");
     expect(await ledger.get(runId, "call_t")).toMatchObject({ status: "started", attempts: 1, lease_epoch: 7, result: null });
     const current = { runId, epoch: 8 };
-    expect(await ledger.begin(current, call)).toEqual({ state: "started", attempts: 2 });
+    // begun under the old epoch: the new holder's begin says so (it never ran it: TOOL_OUTCOME_UNKNOWN unless idempotent)
+    expect(await ledger.begin(current, call)).toEqual({ state: "started", attempts: 2, epoch: 7 });
     expect(await ledger.get(runId, "call_t")).toMatchObject({ lease_epoch: 8 });
     await ledger.complete(current, "call_t", { ok: true, result: "done" });
     expect(await ledger.begin(current, call)).toEqual({ state: "succeeded", result: "done" });

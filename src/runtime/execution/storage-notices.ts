@@ -1,5 +1,6 @@
 import { STORAGE_CHANNEL } from "../../constants.js";
 import { notify } from "../../db/channels.js";
+import { DevmindError } from "../../errors.js";
 import type { Database } from "../../db/types.js";
 import type { StorageNotice, WriteFaults } from "./write-faults.js";
 
@@ -36,10 +37,14 @@ export class StorageNotices {
   /** Starts hearing the other processes (once; PostgreSQL only). */
   listen(): Promise<unknown> {
     if (this.db.kind !== "postgres") return Promise.resolve();
+    // a database that cannot LISTEN (a pooler, logged once by the database) is not asked again;
+    // a fault is: the next look at /health tries once more
     this.listening ??= this.db
       .listen(STORAGE_CHANNEL, (payload) => this.hear(payload))
       .then((unlisten) => (this.unlisten = unlisten))
-      .catch(() => (this.listening = null));
+      .catch((error: unknown) => {
+        if (!(error instanceof DevmindError && error.code === "DATABASE_LISTEN_UNAVAILABLE")) this.listening = null;
+      });
     return this.listening;
   }
 

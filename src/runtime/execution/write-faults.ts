@@ -32,8 +32,10 @@ export class WriteFaults {
   private local: Failure | null = null;
   /** The last refusal another process announced, standing until one announces storage works again. */
   private remote: Failure | null = null;
-  /** Kinds of writes (see `kindOf`) refused since storage last worked here, each with when it last was. */
-  private readonly refused = new Map<string, number>();
+  /** Kinds of writes (see `kindOf`) refused since storage last worked here. */
+  private readonly refused = new Set<string>();
+  /** The inserts (by table) and probes among them, each with when it was last refused. */
+  private readonly needSpace = new Map<string, number>();
   private announcedAt = 0;
 
   /**
@@ -49,7 +51,10 @@ export class WriteFaults {
     const summary = faultSummary(error);
     this.local = { at: Date.now(), error: summary };
     const kind = sql === undefined ? null : kindOf(sql);
-    if (kind !== null) this.refused.set(kind, Date.now());
+    if (kind !== null) {
+      this.refused.add(kind);
+      if (takesSpace(kind)) this.needSpace.set(kind, Date.now());
+    }
     if (Date.now() - this.announcedAt >= RUNTIME_DEFAULTS.healthAnnounceMs) {
       this.announcedAt = Date.now();
       this.announce("failing", summary);
@@ -58,19 +63,22 @@ export class WriteFaults {
 
   /**
    * `sql` succeeded. A full disk takes small writes and refuses big ones, so one success proves
-   * little: each kind of write refused in the last RUNTIME_DEFAULTS.healthRefusedKindMs must
-   * succeed again before this process says storage works (one refused once and never tried
-   * again stops counting then; a failure seen without its statement: any write will do).
+   * little: storage works again when a kind of write that was refused succeeds and every insert
+   * (by table) and probe refused in the last RUNTIME_DEFAULTS.healthRefusedKindMs has succeeded
+   * since (one refused once and never tried again stops counting then). A failure seen without
+   * its statement only: any insert will do.
    */
   stored(sql: string | Statement): void {
     if (this.local === null) return;
     const kind = kindOf(sql);
     if (kind === null) return;
-    this.refused.delete(kind);
+    this.needSpace.delete(kind);
     const since = Date.now() - RUNTIME_DEFAULTS.healthRefusedKindMs;
-    for (const [other, at] of this.refused) if (at < since) this.refused.delete(other);
-    if (this.refused.size > 0) return;
+    for (const [other, at] of this.needSpace) if (at < since) this.needSpace.delete(other);
+    const proves = this.refused.size === 0 ? takesSpace(kind) && kind !== "probe" : this.refused.has(kind);
+    if (!proves || this.needSpace.size > 0) return;
     this.local = null;
+    this.refused.clear();
     this.announcedAt = 0;
     this.announce("ok");
   }
@@ -100,6 +108,10 @@ const kindCache = new WeakMap<Statement, string>();
  * health probe, the table an insert first goes to, else the statement's name; null for an
  * unnamed statement that inserts nothing (a read, most likely).
  */
+function takesSpace(kind: string): boolean {
+  return kind === "probe" || !kind.startsWith("dm_");
+}
+
 function kindOf(sql: string | Statement): string | null {
   if (typeof sql === "string") return INSERTS.test(sql) ? (INSERT_TABLE.exec(sql)?.[1] ?? sql) : null;
   let kind = kindCache.get(sql);

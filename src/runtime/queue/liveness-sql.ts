@@ -26,14 +26,18 @@ export function livenessSql(schema: string) {
     /** $1 process id: this process leaves (a clean shutdown). */
     unregister: statement("liveness_unregister", `DELETE FROM ${s}.live_processes WHERE process_id = $1::text`),
     /**
-     * $1 namespace: every running run whose owner is a registered process whose lock is free (the
+     * $1 namespace, $2 the asking process's id (never itself: its own lock may be between two
+     * connections): every running run whose owner is a registered process whose lock is free (the
      * server freed it: the process died) gets its lease ended now, for `requeueExpired`; rows of
      * gone processes that own no running run are forgotten. Returns the runs with their owners.
      */
     expireGoneOwners: statement(
       "liveness_expire_gone",
       `WITH held AS (${HELD}),
-       gone AS (SELECT p.process_id FROM ${s}.live_processes p WHERE p.lock_key::bigint NOT IN (SELECT key FROM held)),
+       gone AS (
+         SELECT p.process_id FROM ${s}.live_processes p
+          WHERE p.lock_key::bigint NOT IN (SELECT key FROM held) AND p.process_id <> $2::text
+       ),
        orphaned AS (
          SELECT r.run_id, r.lease_owner FROM ${s}.runs r JOIN gone g ON ${ownedBy("r.lease_owner", "g.process_id")}
           WHERE r.status = 'running' AND r.lease_expires_at >= now()

@@ -80,13 +80,13 @@ export interface GoneOwnerRun {
 }
 
 /**
- * Ends the lease of every running run whose owner process is gone (registered, lock free), so
+ * Ends the lease of every running run whose owner process — another than `processId` — is gone (registered, lock free), so
  * `requeueExpired` recovers it now; forgets gone processes that own no running run. One
  * statement; nothing on PGlite.
  */
-export async function expireGoneOwners(db: Database): Promise<GoneOwnerRun[]> {
+export async function expireGoneOwners(db: Database, processId: string): Promise<GoneOwnerRun[]> {
   if (db.kind !== "postgres") return [];
-  const result = await db.query<GoneOwnerRun>(livenessSql(db.schema).expireGoneOwners, [livenessNamespace(db.schema)]);
+  const result = await db.query<GoneOwnerRun>(livenessSql(db.schema).expireGoneOwners, [livenessNamespace(db.schema), processId]);
   return result.rows;
 }
 

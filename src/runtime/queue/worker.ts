@@ -228,7 +228,7 @@ export function createWorker(deps: WorkerDeps): Worker {
         continue;
       }
       try {
-        const gone = ownersSeen ? await expireGoneOwners(deps.db) : [];
+        const gone = ownersSeen ? await expireGoneOwners(deps.db, deps.processId ?? deps.owner) : [];
         if (gone.length > 0) {
           deps.logger.info(
             { event: "run.owner_gone", reason: "owner_gone", run_ids: gone.map((run) => run.run_id), owners: [...new Set(gone.map((run) => run.owner))] },
