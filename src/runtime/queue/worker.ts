@@ -86,8 +86,11 @@ export function createWorker(deps: WorkerDeps): Worker {
   // the reaper): a new run wakes one idle slot, never the reaper in its place
   const idleSlots = new Set<() => void>();
   const others = new Set<() => void>();
+  // the reaper while no run holds a lease and none was announced lately: it sleeps its full period
+  // (an idle process costs no owner checks) until a run is announced
+  const reaperAsleep = new Set<() => void>();
   const wakeAll = (): void => {
-    for (const wake of [...idleSlots, ...others]) wake();
+    for (const wake of [...idleSlots, ...others, ...reaperAsleep]) wake();
   };
   // runs announced while no slot was idle: a slot that ends a run claims again only while some
   // are left (a claim that finds nothing sets it back to 0), instead of after every run — with
@@ -99,6 +102,14 @@ export function createWorker(deps: WorkerDeps): Worker {
     const first = idleSlots.values().next();
     if (first.done !== true) first.value();
     else unclaimed += 1;
+  };
+  // a run announced by any process may soon be claimed (by any process): for a lease from now the
+  // reaper checks owners at its short cadence, so a claimer that dies at once is still found in seconds
+  let announcedUntil = 0;
+  const onRunAnnounced = (): void => {
+    wakeOne();
+    announcedUntil = Date.now() + deps.leaseMs;
+    for (const wake of reaperAsleep) wake();
   };
   // the fallback for a notification that never came (the listening connection was down): one
   // idle slot looks every idlePollMs, whatever the number of slots
@@ -220,6 +231,7 @@ export function createWorker(deps: WorkerDeps): Worker {
     const graceMs = DATABASE_FAULT_DEFAULTS.reaperGraceLeases * deps.leaseMs;
     while (!stopping) {
       let wait = period;
+      let asleep = false;
       // while this worker sees the database away (or refusing writes) nothing is re-queued: the
       // owners of lapsed leases are waiting too; once it is back, they get a lease to renew
       const sinceRecovery = Date.now() - health.recoveredAt;
@@ -245,12 +257,14 @@ export function createWorker(deps: WorkerDeps): Worker {
         if (failed.length > 0) deps.logger.warn({ event: "run.max_attempts", run_ids: failed }, `${failed.length} run(s) ended after DEVMIND_MAX_ATTEMPTS lapsed leases`);
         const next = await deps.runs.nextLeaseExpiry();
         if (next !== null) wait = Math.min(period, next + RUNTIME_DEFAULTS.reaperSlackMs);
-        if (ownersSeen) wait = Math.min(wait, LIVENESS_DEFAULTS.ownerCheckMs);
+        // owners are checked often only while some run holds a lease or one was announced lately
+        if (ownersSeen && (next !== null || Date.now() < announcedUntil)) wait = Math.min(wait, LIVENESS_DEFAULTS.ownerCheckMs);
+        else if (next === null) asleep = true;
       } catch (error) {
         const kind = databaseFaultOf(error);
         if (kind !== null) health.fault(kind, error);
       }
-      await pause(Math.max(RUNTIME_DEFAULTS.reaperMinPauseMs, wait));
+      await pause(Math.max(RUNTIME_DEFAULTS.reaperMinPauseMs, wait), asleep ? reaperAsleep : others);
     }
   };
 
@@ -284,7 +298,7 @@ export function createWorker(deps: WorkerDeps): Worker {
     async start() {
       if (loops.length > 0 || stopping) return;
       // behind a transaction pooler without a direct URL there is no LISTEN (logged once by the database): the slots' idle poll stands in
-      unlisten = await deps.db.listen(RUNS_CHANNEL, wakeOne).catch((error: unknown) => {
+      unlisten = await deps.db.listen(RUNS_CHANNEL, onRunAnnounced).catch((error: unknown) => {
         if (error instanceof DevmindError && error.code === "DATABASE_LISTEN_UNAVAILABLE") return undefined;
         throw error;
       });
