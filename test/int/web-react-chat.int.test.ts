@@ -31,7 +31,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, startOfficial, waitForOk } from "../../bench/conformance/servers.js";
 import { stopGroup } from "../../bench/conformance/processes.js";
-import { launchChromium, openProbedPage, saveScreenshot, type PageProbe } from "../helpers/browser.js";
+import { describeWithBrowser, launchChromium, openProbedPage, saveScreenshot, type PageProbe } from "../helpers/browser.js";
 import { seedDataDir } from "../helpers/pglite-template.js";
 import { buildReactChat, serveStatic, type StaticServer } from "../helpers/react-chat.js";
 import { spawnServe, type ServeProcess } from "../helpers/server-process.js";
@@ -269,153 +269,152 @@ let site: StaticServer | undefined;
 let browser: Browser | undefined;
 const tempDirs: string[] = [];
 
-beforeAll(async () => {
-  const out = mkdtempSync(join(tmpdir(), "devmind-react-chat-build-"));
-  tempDirs.push(out);
-  await buildReactChat(out);
-  site = await serveStatic(out);
-  browser = await launchChromium();
-}, 180_000);
+/** The official server is an opt-in target (REACT_CHAT_OFFICIAL_DIR); devmind's always run. */
+const ACTIVE_TARGETS = TARGETS.filter((target) => target.kind !== "official" || OFFICIAL_DIR !== undefined);
 
-afterAll(async () => {
-  await browser?.close();
-  await site?.stop();
-  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
-});
-
-describe.each(TARGETS)("examples/react-chat against $name", (target) => {
-  let server: Running | undefined;
-  let skipReason: string | undefined;
-
+describeWithBrowser("examples/react-chat in chromium", () => {
   beforeAll(async () => {
-    const dir = mkdtempSync(join(tmpdir(), "devmind-react-chat-"));
-    tempDirs.push(dir);
-    if (target.kind === "official") {
-      if (OFFICIAL_DIR === undefined || !existsSync(join(OFFICIAL_DIR, "node_modules", "@langchain", "langgraph-api"))) {
-        skipReason = "REACT_CHAT_OFFICIAL_DIR does not name a directory with @langchain/langgraph-api installed";
-        return;
-      }
-      server = await startOfficialServer(target, dir, OFFICIAL_DIR);
-      return;
-    }
-    server = await startDevmind(target, dir);
-    skipReason = await protocolMissing(server.url);
+    const out = mkdtempSync(join(tmpdir(), "devmind-react-chat-build-"));
+    tempDirs.push(out);
+    await buildReactChat(out);
+    site = await serveStatic(out);
+    browser = await launchChromium();
   }, 180_000);
 
   afterAll(async () => {
-    await server?.stop();
+    await browser?.close();
+    await site?.stop();
+    for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
   });
 
-  it("messages and tool calls in order; the approval across a reload; devmind killed mid-run; an edit forks; Stop", async (context) => {
-    if (skipReason !== undefined) {
-      console.warn(`SKIPPED examples/react-chat against ${target.name}: ${skipReason}`);
-      context.skip();
-      return;
-    }
-    const running = server as Running;
-    const { page, probe } = await openProbedPage(browser as Browser, (site as StaticServer).url);
-    await page.context().route(`${running.url}/**`, (route) => route.continue());
-    const notes = target.notesFile(running.dir);
-    const [first, second, final] = target.answers;
-    const home = `${(site as StaticServer).url}/?apiUrl=${encodeURIComponent(running.url)}&assistantId=${target.assistant}`;
-    const threadOf = (): string => new URL(page.url()).searchParams.get("thread") ?? "";
-    /** Sends a message whose answer is slow, stops it: the run ends `interrupted`, no answer appears. */
-    const stopSlowMessage = async (before: string[]): Promise<void> => {
-      await page.getByTestId("input").fill(SLOW_TASK);
-      await page.getByTestId("send").click();
-      const stopped = await waitUntil("the thread id in the URL", () => threadOf() || undefined, PAGE_WAIT_MS);
-      await waitUntil("the slow run to be running", async () => ((await threadRuns(running.url, stopped)).some((run) => run.status === "running") ? true : undefined), PAGE_WAIT_MS);
-      // enabled once the page knows the run (the click waits for that)
-      await page.getByTestId("stop").click();
-      await waitForStatus(page, "idle");
-      await waitUntil("the stopped run to end as interrupted", async () => ((await threadRuns(running.url, stopped)).some((run) => run.status === "interrupted") ? true : undefined), PAGE_WAIT_MS);
-      await waitForMessages(page, [...before, `human:${SLOW_TASK}`], "the stopped message without an answer");
-      expect((await threadRuns(running.url, stopped)).filter((run) => run.status === "running" || run.status === "pending")).toEqual([]);
-    };
-    try {
-      await page.goto(home);
-      await waitForStatus(page, "idle");
-      let stoppedThread = "";
+  describe.each(ACTIVE_TARGETS)("examples/react-chat against $name", (target) => {
+    let server: Running | undefined;
+
+    beforeAll(async () => {
+      const dir = mkdtempSync(join(tmpdir(), "devmind-react-chat-"));
+      tempDirs.push(dir);
       if (target.kind === "official") {
-        await stopSlowMessage([]);
-        stoppedThread = threadOf();
+        if (OFFICIAL_DIR === undefined || !existsSync(join(OFFICIAL_DIR, "node_modules", "@langchain", "langgraph-api"))) {
+          throw new Error("REACT_CHAT_OFFICIAL_DIR does not name a directory with @langchain/langgraph-api installed");
+        }
+        server = await startOfficialServer(target, dir, OFFICIAL_DIR);
+        return;
       }
+      server = await startDevmind(target, dir);
+      const missing = await protocolMissing(server.url);
+      if (missing !== undefined) throw new Error(missing);
+    }, 180_000);
 
-      // a new thread: the task, a free tool call, a call waiting for approval
-      await page.getByTestId("new-thread").click();
-      await waitForMessages(page, [], "the new thread's empty page");
-      await page.getByTestId("input").fill(TASK);
-      await page.getByTestId("send").click();
-      const waiting = [`human:${TASK}`, `ai:${first}`, `ai:${second}`];
-      const before = await waitForMessages(page, waiting, "the approval's messages");
-      await page.getByTestId("approve").waitFor({ timeout: PAGE_WAIT_MS });
-      if (stoppedThread !== "") expect(threadOf()).not.toBe(stoppedThread);
-      expect(before[1]?.calls).toEqual([{ name: target.freeTool.name, status: "done", result: expect.stringMatching(target.freeTool.result) }]);
-      expect(before[2]?.calls).toEqual([{ name: target.approvalTool, status: expect.not.stringMatching(/^done$/), result: "" }]);
-      expect(await page.getByTestId("action-request").getAttribute("data-name")).toBe(target.approvalTool);
-      expect(contentOf(notes)).toBe("");
+    afterAll(async () => {
+      await server?.stop();
+    });
 
-      // a reload binds the same thread (it is in the URL) and shows the same messages and approval
-      const thread = threadOf();
-      await page.reload();
-      const reloaded = await waitForMessages(page, waiting, "the messages after the reload");
-      expect(threadOf()).toBe(thread);
-      expect(reloaded.map((message) => message.id)).toEqual(before.map((message) => message.id));
-      await page.getByTestId("approve").click();
-      const answered = [...waiting, `ai:${final}`];
-      const done = await waitForMessages(page, answered, "the final answer");
-      await waitForStatus(page, "idle");
-      expect(done[2]?.calls).toEqual([{ name: target.approvalTool, status: "done", result: expect.stringMatching(target.approvedResult) }]);
-      expect(contentOf(notes)).toBe(`${target.line}\n`);
+    it("messages and tool calls in order; the approval across a reload; devmind killed mid-run; an edit forks; Stop", async () => {
+      const running = server as Running;
+      const { page, probe } = await openProbedPage(browser as Browser, (site as StaticServer).url);
+      await page.context().route(`${running.url}/**`, (route) => route.continue());
+      const notes = target.notesFile(running.dir);
+      const [first, second, final] = target.answers;
+      const home = `${(site as StaticServer).url}/?apiUrl=${encodeURIComponent(running.url)}&assistantId=${target.assistant}`;
+      const threadOf = (): string => new URL(page.url()).searchParams.get("thread") ?? "";
+      /** Sends a message whose answer is slow, stops it: the run ends `interrupted`, no answer appears. */
+      const stopSlowMessage = async (before: string[]): Promise<void> => {
+        await page.getByTestId("input").fill(SLOW_TASK);
+        await page.getByTestId("send").click();
+        const stopped = await waitUntil("the thread id in the URL", () => threadOf() || undefined, PAGE_WAIT_MS);
+        await waitUntil("the slow run to be running", async () => ((await threadRuns(running.url, stopped)).some((run) => run.status === "running") ? true : undefined), PAGE_WAIT_MS);
+        // enabled once the page knows the run (the click waits for that)
+        await page.getByTestId("stop").click();
+        await waitForStatus(page, "idle");
+        await waitUntil("the stopped run to end as interrupted", async () => ((await threadRuns(running.url, stopped)).some((run) => run.status === "interrupted") ? true : undefined), PAGE_WAIT_MS);
+        await waitForMessages(page, [...before, `human:${SLOW_TASK}`], "the stopped message without an answer");
+        expect((await threadRuns(running.url, stopped)).filter((run) => run.status === "running" || run.status === "pending")).toEqual([]);
+      };
+      try {
+        await page.goto(home);
+        await waitForStatus(page, "idle");
+        let stoppedThread = "";
+        if (target.kind === "official") {
+          await stopSlowMessage([]);
+          stoppedThread = threadOf();
+        }
 
-      // a follow-up; devmind is killed (SIGKILL) while the model "thinks" and started again on the
-      // same port and data: the run continues in the new process, and the page, never reloaded,
-      // reconnects and shows every message once
-      await page.getByTestId("input").fill(FOLLOW_UP);
-      await page.getByTestId("send").click();
-      if (target.kind === "devmind") {
-        await waitUntil("the follow-up's run to be running", async () => ((await threadRuns(running.url, thread)).some((run) => run.status === "running") ? true : undefined), PAGE_WAIT_MS);
-        await running.kill();
-        // a long outage: the SDK gives up after its five retries, the page waits for GET /ok and
-        // mounts the chat again; a short one: the SDK's own retries reconnect (either way, below)
-        if (target.outage === "past-retries") await waitForStatus(page, "reconnecting");
-        await running.start();
+        // a new thread: the task, a free tool call, a call waiting for approval
+        await page.getByTestId("new-thread").click();
+        await waitForMessages(page, [], "the new thread's empty page");
+        await page.getByTestId("input").fill(TASK);
+        await page.getByTestId("send").click();
+        const waiting = [`human:${TASK}`, `ai:${first}`, `ai:${second}`];
+        const before = await waitForMessages(page, waiting, "the approval's messages");
+        await page.getByTestId("approve").waitFor({ timeout: PAGE_WAIT_MS });
+        if (stoppedThread !== "") expect(threadOf()).not.toBe(stoppedThread);
+        expect(before[1]?.calls).toEqual([{ name: target.freeTool.name, status: "done", result: expect.stringMatching(target.freeTool.result) }]);
+        expect(before[2]?.calls).toEqual([{ name: target.approvalTool, status: expect.not.stringMatching(/^done$/), result: "" }]);
+        expect(await page.getByTestId("action-request").getAttribute("data-name")).toBe(target.approvalTool);
+        expect(contentOf(notes)).toBe("");
+
+        // a reload binds the same thread (it is in the URL) and shows the same messages and approval
+        const thread = threadOf();
+        await page.reload();
+        const reloaded = await waitForMessages(page, waiting, "the messages after the reload");
+        expect(threadOf()).toBe(thread);
+        expect(reloaded.map((message) => message.id)).toEqual(before.map((message) => message.id));
+        await page.getByTestId("approve").click();
+        const answered = [...waiting, `ai:${final}`];
+        const done = await waitForMessages(page, answered, "the final answer");
+        await waitForStatus(page, "idle");
+        expect(done[2]?.calls).toEqual([{ name: target.approvalTool, status: "done", result: expect.stringMatching(target.approvedResult) }]);
+        expect(contentOf(notes)).toBe(`${target.line}\n`);
+
+        // a follow-up; devmind is killed (SIGKILL) while the model "thinks" and started again on the
+        // same port and data: the run continues in the new process, and the page, never reloaded,
+        // reconnects and shows every message once
+        await page.getByTestId("input").fill(FOLLOW_UP);
+        await page.getByTestId("send").click();
+        if (target.kind === "devmind") {
+          await waitUntil("the follow-up's run to be running", async () => ((await threadRuns(running.url, thread)).some((run) => run.status === "running") ? true : undefined), PAGE_WAIT_MS);
+          await running.kill();
+          // a long outage: the SDK gives up after its five retries, the page waits for GET /ok and
+          // mounts the chat again; a short one: the SDK's own retries reconnect (either way, below)
+          if (target.outage === "past-retries") await waitForStatus(page, "reconnecting");
+          await running.start();
+        }
+        const followed = await waitForMessages(page, [...answered, `human:${FOLLOW_UP}`, `ai:${FOLLOW_UP_ANSWER.content}`], "the follow-up's answer");
+        await waitForStatus(page, "idle");
+        if (target.kind === "devmind") {
+          // the follow-up's run (the newest) was killed mid-model-call and finished by the new process
+          const runs = await threadRuns(running.url, thread);
+          const newest = runs.reduce((a, b) => (a.created_at > b.created_at ? a : b));
+          expect([newest.status, newest.attempt]).toEqual(["success", 2]);
+        }
+        expect(followed.slice(0, answered.length).map((message) => message.id)).toEqual(done.map((message) => message.id));
+        expect(new Set(followed.map((message) => message.id)).size).toBe(followed.length);
+
+        // edit the follow-up: the thread forks from the checkpoint before it (the first message has none)
+        expect(await page.getByTestId("edit").first().isDisabled()).toBe(true);
+        await page.getByTestId("edit").nth(1).click();
+        await page.getByTestId("edit-input").fill(EDITED_FOLLOW_UP);
+        await page.getByTestId("edit-save").click();
+        const forked = await waitForMessages(page, [...answered, `human:${EDITED_FOLLOW_UP}`, `ai:${FOLLOW_UP_ANSWER.content}`], "the edited follow-up's answer");
+        await waitForStatus(page, "idle");
+        expect(forked.slice(0, answered.length).map((message) => message.id)).toEqual(done.map((message) => message.id));
+        expect(forked.slice(answered.length).map((message) => message.id)).not.toContain(followed[answered.length + 1]?.id);
+        expect(new Set(forked.map((message) => message.id)).size).toBe(forked.length);
+        expect(contentOf(notes)).toBe(`${target.line}\n`);
+        if (target.kind === "devmind") await stopSlowMessage(await texts(page));
+        expect(pageTrouble(probe)).toEqual([]);
+      } catch (error) {
+        await saveScreenshot(page, `react-chat-${target.kind}-${target.assistant}.png`).catch(() => undefined);
+        const shownError = await page.getByTestId("error").textContent({ timeout: 1_000 }).catch(() => null);
+        const status = await page.getByTestId("status").textContent({ timeout: 1_000 }).catch(() => null);
+        const runs = threadOf() === "" ? [] : await threadRuns(running.url, threadOf()).catch(() => []);
+        const messages = await texts(page).catch(() => []);
+        throw new Error(`${(error as Error).message}\npage: ${JSON.stringify({ ...probe, status, shownError, messages })}\nruns: ${JSON.stringify(runs)}`, { cause: error });
+      } finally {
+        await page.context().close();
       }
-      const followed = await waitForMessages(page, [...answered, `human:${FOLLOW_UP}`, `ai:${FOLLOW_UP_ANSWER.content}`], "the follow-up's answer");
-      await waitForStatus(page, "idle");
-      if (target.kind === "devmind") {
-        // the follow-up's run (the newest) was killed mid-model-call and finished by the new process
-        const runs = await threadRuns(running.url, thread);
-        const newest = runs.reduce((a, b) => (a.created_at > b.created_at ? a : b));
-        expect([newest.status, newest.attempt]).toEqual(["success", 2]);
-      }
-      expect(followed.slice(0, answered.length).map((message) => message.id)).toEqual(done.map((message) => message.id));
-      expect(new Set(followed.map((message) => message.id)).size).toBe(followed.length);
-
-      // edit the follow-up: the thread forks from the checkpoint before it (the first message has none)
-      expect(await page.getByTestId("edit").first().isDisabled()).toBe(true);
-      await page.getByTestId("edit").nth(1).click();
-      await page.getByTestId("edit-input").fill(EDITED_FOLLOW_UP);
-      await page.getByTestId("edit-save").click();
-      const forked = await waitForMessages(page, [...answered, `human:${EDITED_FOLLOW_UP}`, `ai:${FOLLOW_UP_ANSWER.content}`], "the edited follow-up's answer");
-      await waitForStatus(page, "idle");
-      expect(forked.slice(0, answered.length).map((message) => message.id)).toEqual(done.map((message) => message.id));
-      expect(forked.slice(answered.length).map((message) => message.id)).not.toContain(followed[answered.length + 1]?.id);
-      expect(new Set(forked.map((message) => message.id)).size).toBe(forked.length);
-      expect(contentOf(notes)).toBe(`${target.line}\n`);
-      if (target.kind === "devmind") await stopSlowMessage(await texts(page));
-      expect(pageTrouble(probe)).toEqual([]);
-    } catch (error) {
-      await saveScreenshot(page, `react-chat-${target.kind}-${target.assistant}.png`).catch(() => undefined);
-      const shownError = await page.getByTestId("error").textContent({ timeout: 1_000 }).catch(() => null);
-      const status = await page.getByTestId("status").textContent({ timeout: 1_000 }).catch(() => null);
-      const runs = threadOf() === "" ? [] : await threadRuns(running.url, threadOf()).catch(() => []);
-      const messages = await texts(page).catch(() => []);
-      throw new Error(`${(error as Error).message}\npage: ${JSON.stringify({ ...probe, status, shownError, messages })}\nruns: ${JSON.stringify(runs)}`, { cause: error });
-    } finally {
-      await page.context().close();
-    }
-  }, FLOW_MS);
+    }, FLOW_MS);
+  });
 });
 
 /** The thread's runs as the LangGraph API lists them. */
