@@ -21,7 +21,6 @@ import { createRuntime, type Runtime } from "../../src/runtime/runtime.js";
 import { chaosTask, type ChaosWorkerOptions } from "../fixtures/chaos-worker.js";
 
 import { auditChaos, chaosScript } from "../helpers/chaos-audit.js";
-void auditChaos; void chaosScript;
 import { killLiveChildren, spawnFixture, waitForLine, type FixtureChild } from "../helpers/child-process.js";
 import { dropSchema, freshSchemaName, migrateNewSchema, openBackend, TEST_DATABASE_URL } from "../helpers/databases.js";
 import { NetnsLab, netnsUnavailableReason, type WorkerNet } from "../helpers/netns.js";
@@ -33,17 +32,26 @@ const CHILD_BOUND_MS = 240_000;
 /** The slow, non-idempotent call: appends one line to `<tag>.effects` after this long. */
 const SLOW_CALL_S = 3;
 
+/** The degraded links: each worker's forwarder delays each direction this long (300 ms a round trip) … */
+const LINK_DELAY_MS = 150;
+/** … and its namespace drops this share of the packets in each direction. */
+const LINK_LOSS = 0.05;
+const BATCH_WORKERS = 3;
+const BATCH_RUNS = 12;
+const BATCH_MAX_ATTEMPTS = 6;
+
 const SKIP = TEST_DATABASE_URL === undefined ? "no PostgreSQL" : netnsUnavailableReason();
 if (SKIP !== null && TEST_DATABASE_URL !== undefined) {
   if (process.env["DEVMIND_REQUIRE_NETNS"] === "1") throw new Error(`DEVMIND_REQUIRE_NETNS=1 but network namespaces cannot be made: ${SKIP}`);
   console.warn(`[devmind tests] partition tests skipped: ${SKIP}. They need root, iproute2 and nftables on Linux (DEVMIND_REQUIRE_NETNS=1 makes this a failure).`);
 }
 
-/** c1: the slow command (the partition falls in it); c2: an append after it; then the answer. */
+/** Two slow commands, each appending its line to `<tag>.effects` at its end (a partition falls in one), then the answer. */
 function slowScript(): ScriptedTurn[] {
+  const slow = (id: string) => ({ id, name: "run_command", args: { command: `sleep ${SLOW_CALL_S}; echo {{tag}}:${id} >> {{tag}}.effects` } });
   return [
-    { tool_calls: [{ id: "c1", name: "run_command", args: { command: `sleep ${SLOW_CALL_S}; echo {{tag}}:c1 >> {{tag}}.effects` } }], delay_ms: 50 },
-    { tool_calls: [{ id: "c2", name: "append_file", args: { path: "{{tag}}.effects", content: "{{tag}}:c2\n" } }], delay_ms: 50 },
+    { tool_calls: [slow("c1")], delay_ms: 50 },
+    { tool_calls: [slow("c2")], delay_ms: 50 },
     { content: "done", delay_ms: 50 },
   ];
 }
@@ -141,13 +149,15 @@ describe.runIf(SKIP === null)("partition: workers in network namespaces cut off 
       .filter((entry) => entry["event"] === event);
   }
 
-  const owner = async (scoped: Database, runId: string): Promise<{ owner: string | null; attempt: number; status: string; c1: string | null }> => {
-    const row = await scoped.query<{ owner: string | null; attempt: number; status: string; c1: string | null }>(
-      `SELECT r.lease_owner AS owner, r.attempt, r.status, l.status AS c1 FROM "${scoped.schema}".runs r
-         LEFT JOIN "${scoped.schema}".tool_ledger l ON l.run_id = r.run_id AND l.tool_call_id = 'c1' WHERE r.run_id = $1`,
-      [runId],
+  /** True when `worker` holds the run and the call `call` of it is in flight (its ledger row `started`). */
+  const inCall = async (scoped: Database, runId: string, call: string, worker: Worker): Promise<boolean> => {
+    const row = await scoped.query<{ owner: string | null; status: string | null }>(
+      `SELECT r.lease_owner AS owner, l.status FROM "${scoped.schema}".runs r
+         LEFT JOIN "${scoped.schema}".tool_ledger l ON l.run_id = r.run_id AND l.tool_call_id = $2 WHERE r.run_id = $1`,
+      [runId, call],
     );
-    return row.rows[0] as { owner: string | null; attempt: number; status: string; c1: string | null };
+    const found = row.rows[0];
+    return found?.status === "started" && found.owner?.split(":").includes(String(worker.child.pid)) === true;
   };
 
   it("a worker cut off in a slow non-idempotent call: the run is taken over and ends once, the call ran once, the old worker's late writes are fenced", async () => {
@@ -157,10 +167,7 @@ describe.runIf(SKIP === null)("partition: workers in network namespaces cut off 
     const tag = randomUUID();
     const run = await runtime.runs.create({ threadId: tag, input: { messages: [chaosTask(tag)] } });
     // A is inside c1 (the ledger says started, the lease is A's): cut it off there
-    await until("A inside the slow call", 60_000, async () => {
-      const now = await owner(scoped, run.run_id);
-      return now.c1 === "started" && now.owner?.split(":").includes(String(a.child.pid));
-    });
+    await until("A inside the slow call", 60_000, () => inCall(scoped, run.run_id, "c1", a));
     a.net.partition();
     const cutAt = Date.now();
     const b = await startWorker(1, options);
@@ -211,6 +218,111 @@ describe.runIf(SKIP === null)("partition: workers in network namespaces cut off 
     expect(fenced[0]).toMatchObject({ run_id: run.run_id, epoch: 1 });
     expect(logged(a, "run.owner_gone")).toEqual([]);
     expect(logged(b, "run.owner_gone")).toEqual([]);
+    await runtime.close();
+    await scoped.close();
+  }, 240_000);
+
+  it("300 ms round trips and 5% packet loss on every worker link: every run ends once, nothing appended twice, one holder per run", async () => {
+    const { db: scoped, schema, workspace, runtime } = await setup();
+    const leaseMs = 3_000;
+    const options = { schema, workspace, script: chaosScript({ tool: 200, answer: 100 }), concurrency: 2, leaseMs, maxAttempts: BATCH_MAX_ATTEMPTS };
+    const began = Date.now();
+    const batch = await Promise.all(
+      Array.from({ length: BATCH_WORKERS }, async (_, i) => {
+        const worker = await startWorker(10 + i, options, LINK_DELAY_MS);
+        return worker;
+      }),
+    );
+    for (const worker of batch) worker.net.setLoss(LINK_LOSS);
+    const tags = new Map<string, string>();
+    for (let i = 0; i < BATCH_RUNS; i += 1) {
+      const tag = randomUUID();
+      const run = await runtime.runs.create({ threadId: tag, input: { messages: [chaosTask(tag)] } });
+      tags.set(run.run_id, tag);
+    }
+    await until("every run of the batch ends", 240_000, async () => {
+      const open = await scoped.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${schema}".runs WHERE status NOT IN ('success', 'error', 'timeout', 'cancelled')`);
+      return open.rows[0]?.n === 0;
+    });
+    const dropped = batch.reduce((sum, worker) => sum + worker.net.dropped(), 0);
+    for (const worker of batch) expect(worker.child.process.exitCode, `worker ${worker.child.pid} exited: ${worker.child.stderr().slice(-2_000)}`).toBeNull();
+    await killLiveChildren();
+    for (const worker of batch) worker.killedAt = Date.now();
+
+    const { problems, stats } = await auditChaos({
+      db: scoped,
+      schema,
+      workspace,
+      tags,
+      runs: BATCH_RUNS,
+      maxAttempts: BATCH_MAX_ATTEMPTS,
+      lifeOf: (name) => batch.find((w) => typeof name === "string" && name.split(":").includes(String(w.child.pid))),
+    });
+    const fenced = batch.reduce((sum, worker) => sum + logged(worker, "run.fenced").length, 0);
+    const summary = {
+      runs: BATCH_RUNS,
+      success: stats.success,
+      maxAttempts: stats.maxAttempts,
+      takeovers: stats.claimEvents - stats.faultResumes - BATCH_RUNS,
+      fencedWrites: fenced,
+      toolOutcomeUnknown: stats.unknown,
+      linesMissing: stats.linesMissing,
+      droppedPackets: dropped,
+      seconds: Math.round((Date.now() - began) / 1000),
+    };
+    console.log(`partition batch summary ${JSON.stringify(summary)}`);
+    expect(problems).toEqual([]);
+    expect(stats.success + stats.maxAttempts).toBe(BATCH_RUNS);
+    expect(stats.success).toBeGreaterThanOrEqual(BATCH_RUNS / 2);
+    // the loss was real: packets were dropped and TCP carried on
+    expect(dropped).toBeGreaterThan(0);
+    await runtime.close();
+    await scoped.close();
+  }, 300_000);
+
+  it("a partition that never heals: the run ends error MAX_ATTEMPTS after its attempts, each call ran at most once", async () => {
+    const { db: scoped, schema, workspace, runtime } = await setup();
+    const maxAttempts = 2;
+    const options = { schema, workspace, script: slowScript(), concurrency: 1, leaseMs: LEASE_MS, maxAttempts, autoApprove: "run_command" };
+    // the reaper that ends the run runs here, beside PostgreSQL (no slots: it claims nothing)
+    reaper = createRuntime({ db: scoped, config: loadConfig({ DEVMIND_WORKSPACE: workspace, DEVMIND_LEASE_MS: String(LEASE_MS), DEVMIND_MAX_ATTEMPTS: String(maxAttempts) }) });
+    await reaper.worker({ concurrency: 0 }).start();
+    const a = await startWorker(20, options);
+    const tag = randomUUID();
+    const run = await runtime.runs.create({ threadId: tag, input: { messages: [chaosTask(tag)] } });
+    await until("A inside c1", 60_000, () => inCall(scoped, run.run_id, "c1", a));
+    a.net.partition();
+    const b = await startWorker(21, options);
+    await until("B inside c2", 60_000, () => inCall(scoped, run.run_id, "c2", b));
+    b.net.partition();
+    const ended = await until("the run ends", 60_000, async () => {
+      const now = await runtime.runs.get(run.run_id);
+      return now.status === "running" || now.status === "pending" ? undefined : now;
+    });
+    // both commands finish in their cut-off workers; nothing else runs them
+    await until("both commands appended", 30_000, async () => lines(join(workspace, `${tag}.effects`)).length >= 2);
+    await sleep(LEASE_MS * 2);
+    const effects = counts(lines(join(workspace, `${tag}.effects`)));
+    const events = (await scoped.query<{ type: string; data: Record<string, unknown> }>(`SELECT type, data FROM "${schema}".run_events WHERE run_id = $1 ORDER BY seq`, [run.run_id])).rows;
+    const ledger = (await scoped.query<{ id: string; status: string; code: string | null; epoch: number }>(
+      `SELECT tool_call_id AS id, status, result->'error'->>'code' AS code, lease_epoch::int AS epoch FROM "${schema}".tool_ledger WHERE run_id = $1 ORDER BY tool_call_id`,
+      [run.run_id],
+    )).rows;
+    console.log(`partition never-heals summary ${JSON.stringify({ runs: 1, attempts: ended.attempt, status: ended.status, code: ended.error?.code, effects, droppedPackets: a.net.dropped() + b.net.dropped() })}`);
+
+    expect(ended).toMatchObject({ status: "error", stop_reason: "max_attempts", attempt: maxAttempts, error: { code: "MAX_ATTEMPTS" } });
+    expect(ended.error?.message).toMatch(/DEVMIND_MAX_ATTEMPTS/);
+    expect(events.filter((e) => e.type === "run.succeeded" || e.type === "run.failed").map((e) => e.type)).toEqual(["run.failed"]);
+    expect(events[events.length - 1]?.type).toBe("run.failed");
+    expect(effects).toEqual({ [`${tag}:c1`]: 1, [`${tag}:c2`]: 1 });
+    // c1 was in flight when A was cut off: B did not run it again; c2 was in flight when the attempts ran out
+    expect(ledger).toEqual([
+      { id: "c1", status: "failed", code: "TOOL_OUTCOME_UNKNOWN", epoch: 2 },
+      { id: "c2", status: "started", code: null, epoch: 2 },
+    ]);
+    // cut off, not dead: neither process was taken for gone
+    expect(a.child.process.exitCode).toBeNull();
+    expect(b.child.process.exitCode).toBeNull();
     await runtime.close();
     await scoped.close();
   }, 240_000);
