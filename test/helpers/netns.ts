@@ -82,6 +82,10 @@ export class NetnsLab {
       if (!used.includes(` 10.213.${third}.`)) break;
     }
     this.subnet = `10.213.${third}`;
+    // a test process that ends without its afterAll (an uncaught error) still deletes them
+    process.once("exit", () => {
+      for (const net of this.nets) net.close();
+    });
   }
 
   /** A namespace for worker `index` (0..62), its veth pair up, both ends addressed. */

@@ -102,7 +102,10 @@ describe.runIf(SKIP === null)("partition: workers in network namespaces cut off 
     await reaper?.close();
     reaper = undefined;
     await killLiveChildren();
-    for (const worker of workers) await worker.proxy.close();
+    for (const worker of workers) {
+      await worker.proxy.close();
+      worker.net.close();
+    }
     workers.length = 0;
   });
 
@@ -216,13 +219,16 @@ describe.runIf(SKIP === null)("partition: workers in network namespaces cut off 
     // A lived on through the partition and said its write was refused
     expect(a.child.process.exitCode).toBeNull();
     expect(fenced[0]).toMatchObject({ run_id: run.run_id, epoch: 1 });
+    // crash detection by session lock was on (no fallback to the lease), and did not take A for dead:
+    // its lock's session (through the forwarder) lived on, so the lease was the fence
+    expect(logged(a, "database.liveness_lease")).toEqual([]);
     expect(logged(a, "run.owner_gone")).toEqual([]);
     expect(logged(b, "run.owner_gone")).toEqual([]);
     await runtime.close();
     await scoped.close();
   }, 240_000);
 
-  it("300 ms round trips and 5% packet loss on every worker link: every run ends once, nothing appended twice, one holder per run", async () => {
+  it("300 ms round trips and 5% packet loss on every worker link, one worker cut off for two leases: every run ends once, nothing appended twice, one holder per run", async () => {
     const { db: scoped, schema, workspace, runtime } = await setup();
     const leaseMs = 3_000;
     const options = { schema, workspace, script: chaosScript({ tool: 200, answer: 100 }), concurrency: 2, leaseMs, maxAttempts: BATCH_MAX_ATTEMPTS };
@@ -240,10 +246,22 @@ describe.runIf(SKIP === null)("partition: workers in network namespaces cut off 
       const run = await runtime.runs.create({ threadId: tag, input: { messages: [chaosTask(tag)] } });
       tags.set(run.run_id, tag);
     }
+    // one worker is cut off for two leases while it holds a run with a call in flight, then heals
+    const victim = await until("a worker with a call in flight", 120_000, async () => {
+      const owners = await scoped.query<{ owner: string }>(
+        `SELECT r.lease_owner AS owner FROM "${schema}".tool_ledger l JOIN "${schema}".runs r USING (run_id) WHERE l.status = 'started' AND r.status = 'running'`,
+      );
+      return batch.find((w) => owners.rows.some(({ owner }) => owner.split(":").includes(String(w.child.pid))));
+    });
+    victim.net.partition();
+    await sleep(leaseMs * 2);
+    victim.net.heal();
     await until("every run of the batch ends", 240_000, async () => {
       const open = await scoped.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${schema}".runs WHERE status NOT IN ('success', 'error', 'timeout', 'cancelled')`);
       return open.rows[0]?.n === 0;
     });
+    // the cut-off worker, back on the network, finds its lease gone and says so
+    await until("the cut-off worker logs its writes fenced", 60_000, async () => logged(victim, "run.fenced").length > 0);
     const dropped = batch.reduce((sum, worker) => sum + worker.net.dropped(), 0);
     for (const worker of batch) expect(worker.child.process.exitCode, `worker ${worker.child.pid} exited: ${worker.child.stderr().slice(-2_000)}`).toBeNull();
     await killLiveChildren();
@@ -274,8 +292,9 @@ describe.runIf(SKIP === null)("partition: workers in network namespaces cut off 
     expect(problems).toEqual([]);
     expect(stats.success + stats.maxAttempts).toBe(BATCH_RUNS);
     expect(stats.success).toBeGreaterThanOrEqual(BATCH_RUNS / 2);
-    // the loss was real: packets were dropped and TCP carried on
+    // the loss was real: packets were dropped and TCP carried on; the cut-off worker's run was taken over
     expect(dropped).toBeGreaterThan(0);
+    expect(summary.takeovers).toBeGreaterThanOrEqual(1);
     await runtime.close();
     await scoped.close();
   }, 300_000);

@@ -160,8 +160,14 @@ export function createWorker(deps: WorkerDeps): Worker {
       try {
         deps.logger.info({ event: "run.claimed", run_id: claimed.run.run_id, attempt: claimed.run.attempt, epoch: claimed.epoch, worker: owner }, "run claimed");
         const after = await executeWithRecovery(deps.executorDeps(drain.signal), claimed, owner, { trigger: "worker", health, leaseMs: deps.leaseMs, stop: drain.signal });
-        if (after === null) {
+        if (after === null && drain.signal.aborted) {
           deps.logger.info({ event: "run.left", run_id: claimed.run.run_id, worker: owner }, "run left to its lease (another worker continues it)");
+        } else if (after === null) {
+          // the database came back and the lease was gone: the renewal (a fenced write) was refused
+          deps.logger.warn(
+            { event: "run.fenced", run_id: claimed.run.run_id, attempt: claimed.run.attempt, epoch: claimed.epoch, worker: owner },
+            `lease lost while the database was away: run taken over or ended by another worker; this worker's writes for attempt ${claimed.run.attempt} were refused (fenced)`,
+          );
         } else if (fencedOut(claimed.run.attempt, after)) {
           // the lease lapsed (a partition, a stall) and the run moved on without this worker: its
           // writes since were refused by the fence, and what the record says is not its doing
