@@ -225,7 +225,7 @@ describe.runIf(SKIP === null)("partition: workers in network namespaces cut off 
     const fencedLogged = await until("the cut-off worker logs its writes fenced", 60_000, async () => logged(victim, "run.fenced").length > 0).catch(() => false);
     const victimState = fencedLogged
       ? "fenced"
-      : `silent (exit ${victim.child.process.exitCode}, signal ${victim.child.process.signalCode}; sockets: ${spawnSync("ip", ["netns", "exec", victim.net.ns, "ss", "-tn"], { encoding: "utf8" }).stdout.trim().split("\n").length - 1})`;
+      : `silent (exit ${victim.child.process.exitCode}, signal ${victim.child.process.signalCode}; sockets: ${spawnSync("ip", ["netns", "exec", victim.net.ns, "ss", "-tnoH"], { encoding: "utf8" }).stdout.replace(/\s+/g, " ").trim()})`;
     const dropped = batch.reduce((sum, worker) => sum + worker.net.dropped(), 0);
     for (const worker of batch) expect(worker.child.process.exitCode, `worker ${worker.child.pid} exited: ${worker.child.stderr().slice(-2_000)}`).toBeNull();
     await killLiveChildren();
