@@ -27,12 +27,15 @@ const live = new Set<FixtureChild>();
  * Runs the fixture program `script` (`test/fixtures/NAME.ts`, relative to the repository root or
  * absolute) as `node <its compiled .js> ...args` from the repository root; the global setup
  * compiled it (test/setup/build-outputs.ts). The child is killed with SIGKILL if it runs longer
- * than `timeoutMs`, so no test waits on a child forever.
+ * than `timeoutMs`, so no test waits on a child forever. `prefix`: a command that execs the rest
+ * (e.g. `ip netns exec <ns>`, which keeps the pid: the child is still node itself).
  */
-export function spawnFixture(script: string, args: string[], timeoutMs: number): FixtureChild {
+export function spawnFixture(script: string, args: string[], timeoutMs: number, prefix: readonly string[] = []): FixtureChild {
   const program = builtFixture(script);
   if (!existsSync(program)) throw new Error(`${program} is missing: fixtures are compiled by the integration tests' global setup`);
-  const child = spawn(process.execPath, [...CHILD_NODE_FLAGS, program, ...args], {
+  const argv = [process.execPath, ...CHILD_NODE_FLAGS, program, ...args];
+  const [command, ...rest] = [...prefix, ...argv] as [string, ...string[]];
+  const child = spawn(command, rest, {
     cwd: REPO_ROOT,
     stdio: ["pipe", "pipe", "pipe"],
   });

@@ -6,7 +6,7 @@ import { createServer, connect, type Server, type Socket } from "node:net";
  * hang until the client's connect timeout) and a drop of every connection at once.
  */
 export interface PgProxy {
-  /** The proxy's port on 127.0.0.1. */
+  /** The proxy's port on its listen address (127.0.0.1 unless `listenHost`). */
   readonly port: number;
   /** `url` with host and port replaced by the proxy's. */
   urlFor(url: string): string;
@@ -61,8 +61,18 @@ function lastReadyStatus(chunk: Buffer): string | null {
   return null;
 }
 
+/** Where a proxy listens and how slow it is. */
+export interface PgProxyOptions {
+  /** The address to listen on (default 127.0.0.1), e.g. the root side of a test veth pair. */
+  listenHost?: string;
+  /** Every chunk is forwarded this long after it arrived, in each direction, in order (default 0). */
+  delayMs?: number;
+}
+
 /** Starts a proxy to `target` (host, port). */
-export async function startPgProxy(target: { host: string; port: number }): Promise<PgProxy> {
+export async function startPgProxy(target: { host: string; port: number }, options: PgProxyOptions = {}): Promise<PgProxy> {
+  const listenHost = options.listenHost ?? "127.0.0.1";
+  const delayMs = options.delayMs ?? 0;
   const pipes = new Set<Pipe>();
   let stalled = false;
   let accepted = 0;
@@ -70,6 +80,11 @@ export async function startPgProxy(target: { host: string; port: number }): Prom
   let armed: { marker: Buffer; left: number; done: () => void } | null = null;
 
   const send = (pipe: Pipe, to: "server" | "client", chunk: Buffer): void => {
+    // timers of one duration fire in the order they were set: the stream keeps its order
+    if (delayMs > 0) setTimeout(() => forward(pipe, to, chunk), delayMs);
+    else forward(pipe, to, chunk);
+  };
+  const forward = (pipe: Pipe, to: "server" | "client", chunk: Buffer): void => {
     if (stalled || (to === "server" && pipe.server === null)) {
       pipe.held.push({ to, chunk });
       return;
@@ -104,7 +119,7 @@ export async function startPgProxy(target: { host: string; port: number }): Prom
   };
   const flush = (pipe: Pipe): void => {
     const held = pipe.held.splice(0);
-    for (const { to, chunk } of held) send(pipe, to, chunk);
+    for (const { to, chunk } of held) forward(pipe, to, chunk);
   };
 
   const listener: Server = createServer((client) => {
@@ -130,7 +145,7 @@ export async function startPgProxy(target: { host: string; port: number }): Prom
     });
     if (!stalled) connectServer(pipe);
   });
-  await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => listener.listen(0, listenHost, resolve));
   const address = listener.address();
   if (address === null || typeof address === "string") throw new Error("proxy has no port");
 
@@ -144,7 +159,7 @@ export async function startPgProxy(target: { host: string; port: number }): Prom
     },
     urlFor(url) {
       const parsed = new URL(url);
-      parsed.hostname = "127.0.0.1";
+      parsed.hostname = listenHost;
       parsed.port = String(address.port);
       return parsed.toString();
     },

@@ -192,8 +192,21 @@ export function createWorker(deps: WorkerDeps): Worker {
         const after = await executeWithRecovery(deps.executorDeps(stop), claimed, owner, { trigger, health, leaseMs: deps.leaseMs, stop });
         // a run handed over that ended in the meantime is not continued: nothing to remember
         if (after?.status !== "pending") handedOver.delete(claimed.run.run_id);
-        if (after === null) {
+        if (after === null && stop.aborted) {
           deps.logger.info({ event: "run.left", run_id: claimed.run.run_id, worker: owner }, "run left to its lease (another worker continues it)");
+        } else if (after === null) {
+          // the database came back and the lease was gone: the renewal (a fenced write) was refused
+          deps.logger.warn(
+            { event: "run.fenced", run_id: claimed.run.run_id, attempt: claimed.run.attempt, epoch: claimed.epoch, worker: owner },
+            `lease lost while the database was away: run taken over or ended by another worker; this worker's writes for attempt ${claimed.run.attempt} were refused (fenced)`,
+          );
+        } else if (fencedOut(claimed.run.attempt, after)) {
+          // the lease lapsed (a partition, a stall) and the run moved on without this worker: its
+          // writes since were refused by the fence, and what the record says is not its doing
+          deps.logger.warn(
+            { event: "run.fenced", run_id: after.run_id, attempt: claimed.run.attempt, epoch: claimed.epoch, now: { attempt: after.attempt, status: after.status, stop_reason: after.stop_reason }, worker: owner },
+            `lease lost: run ${after.status === "running" || after.status === "pending" ? `taken over (attempt ${after.attempt})` : `ended ${after.status} by another worker`}; this worker's writes for attempt ${claimed.run.attempt} were refused (fenced)`,
+          );
         } else {
           deps.logger.info({ event: "run.executed", run_id: after.run_id, status: after.status, stop_reason: after.stop_reason, ...(after.error === null ? {} : { error: after.error }), worker: owner }, `run ${after.status}`);
           // drained at a step boundary and released: wake idle workers of every process, so one
@@ -324,4 +337,14 @@ export function createWorker(deps: WorkerDeps): Worker {
       liveness = undefined;
     },
   };
+}
+
+/**
+ * True when the run as stored after an attempt is no longer that attempt's: another worker claimed
+ * it since (a higher attempt), or a reaper ended it for its lapsed leases (`max_attempts`, which
+ * only a reaper sets). The attempt's fenced writes were refused; a log must not report the run's
+ * state as this worker's outcome.
+ */
+export function fencedOut(attempt: number, after: { attempt: number; stop_reason: string | null }): boolean {
+  return after.attempt > attempt || after.stop_reason === "max_attempts";
 }
