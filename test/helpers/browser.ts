@@ -2,7 +2,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium, type Browser, type Page } from "playwright-core";
-import { describe } from "vitest";
+import { describe, it } from "vitest";
 import { noticeOnce } from "./notice-once.js";
 
 /** The system chromium (Debian package `chromium`); tests never download a browser. */
@@ -28,6 +28,9 @@ if (BROWSER_TIER_SKIPPED) {
 
 /** `describe` for a block of the browser tier: skipped (reported) without chromium, see BROWSER_TIER_SKIPPED. */
 export const describeWithBrowser = (BROWSER_TIER_SKIPPED ? describe.skip : describe) as typeof describe;
+
+/** `it` for one test of the browser tier in a file whose other tests need no browser. */
+export const itWithBrowser = (BROWSER_TIER_SKIPPED ? it.skip : it) as typeof it;
 
 /** Flags for a quiet headless chromium in a container: no sandbox, no GPU, no network of its own. */
 export const CHROMIUM_ARGS = [

@@ -11,7 +11,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchChromium, openProbedPage } from "../helpers/browser.js";
+import { itWithBrowser, launchChromium, openProbedPage } from "../helpers/browser.js";
 import { runCli, spawnCli } from "../helpers/cli.js";
 import { cliContext, ndjson, type CliContext } from "../helpers/cli-env.js";
 import { spawnServe, type ServeProcess } from "../helpers/server-process.js";
@@ -70,7 +70,7 @@ describe.each(BACKENDS)("a run whose process died during a non-idempotent call (
     expect(line).toContain("[1 outcome unknown] run the command");
   }, 180_000);
 
-  it("GET /runs/{id} carries it; the page marks the run in its list, its header and its timeline", async () => {
+  itWithBrowser("GET /runs/{id} carries it; the page marks the run in its list, its header and its timeline", async () => {
     serve = await spawnServe(["--port", "0", "--workers", "0"], env);
     const record = (await (await fetch(`${serve.url}/runs/${runId}`)).json()) as Record<string, unknown>;
     expect(record["unknown_outcomes"]).toEqual(UNKNOWN);
