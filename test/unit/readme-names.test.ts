@@ -34,6 +34,7 @@ const OTHER_VARIABLES: Record<string, string[]> = {
   DEVMIND_TEST_ALL_ON_PGLITE: ["test/helpers/databases.ts"],
   DEVMIND_REQUIRE_CHROMIUM: ["test/helpers/browser.ts", ".ci/run"],
   DEVMIND_TEST_CHROMIUM: ["test/helpers/browser.ts"],
+  DEVMIND_REQUIRE_NETNS: ["test/int/partition.int.test.ts", ".ci/run"],
   DEVMIND_BENCH_DATABASE_URL: ["bench/bench-env.ts"],
   DEVMIND_TEST_CPU_LOG: ["test/setup/cpu-probe.ts", ".ci/run"],
   DEVMIND_HOST_PORT: ["docker-compose.yml"],
