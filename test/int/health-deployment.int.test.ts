@@ -46,8 +46,7 @@ async function until(check: () => Promise<boolean> | boolean, timeoutMs: number,
 /**
  * How long the test samples `/health` while the disk stays full, and how often. Kept short: the
  * PostgreSQL server is shared with the suite's other files, and while a tablespace is full any of
- * their sessions that evicts one of its dirty buffers gets the write error (bench/README's
- * `npm run bench -- crash` and test runs of this file alone give longer samples).
+ * their sessions that evicts one of its dirty buffers gets the write error.
  */
 const SAMPLE_MS = 8_000;
 const SAMPLE_EVERY_MS = 250;
