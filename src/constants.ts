@@ -280,6 +280,8 @@ export const PURGE_DEFAULTS = {
 export const RUNTIME_DEFAULTS = {
   /** Listeners a run's cancel signal may have before Node warns: one per model or tool call in flight, and the calls' own timers. */
   runSignalMaxListeners: 1_000,
+  /** Model and tool calls under way a run's call tally times for the metrics at most (a graph that never ends its calls stays bounded). */
+  callTallyMaxOpenCalls: 1_000,
   /**
    * How often a running run looks for a cancel request when this process cannot LISTEN for them
    * (with LISTEN, a request reaches it at once, and the lease heartbeat reads it besides).

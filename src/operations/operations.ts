@@ -106,6 +106,7 @@ function combine(observers: readonly RunObserver[]): RunObserver | undefined {
       const attempts = observers.map((observer) => observeAttempt(observer, run)).filter((a): a is AttemptObserver => a !== undefined);
       if (attempts.length === 0) return undefined;
       const callbacks = attempts.flatMap((a) => [...(a.callbacks ?? [])]);
+      const callers = attempts.filter((a) => a.call !== undefined);
       return {
         event: (event) => {
           for (const a of attempts) a.event(event);
@@ -114,6 +115,7 @@ function combine(observers: readonly RunObserver[]): RunObserver | undefined {
           for (const a of attempts) a.end(outcome);
         },
         ...(callbacks.length === 0 ? {} : { callbacks }),
+        ...(callers.length === 0 ? {} : { call: (call) => callers.forEach((a) => a.call?.(call)) }),
       };
     },
   };

@@ -17,7 +17,7 @@ import { EventStore, type StoredRunEvent } from "./events/event-store.js";
 import type { RunEventData } from "./events/run-events.js";
 import type { ExecutorDeps } from "./execution/executor.js";
 import type { RunObserver } from "./execution/run-observer.js";
-export type { AttemptObserver, RunObserver } from "./execution/run-observer.js";
+export type { AttemptObserver, ObservedCall, RunObserver } from "./execution/run-observer.js";
 import { DatabaseHealth, type DatabaseHealthReport } from "./execution/fault-recovery.js";
 import { LiveDeltaPublisher } from "./events/live-deltas.js";
 import { LiveMessagePublisher } from "./events/live-messages.js";

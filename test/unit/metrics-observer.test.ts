@@ -57,6 +57,24 @@ describe("metrics observer", () => {
     expect(await value(metrics, "devmind_tool_calls_total", { graph: "mine", tool: "add", outcome: "success" })).toBe(1);
   });
 
+  it("a user graph's own calls count by the model's own name; a tool call the graph reported itself only once", async () => {
+    const metrics = createRunMetrics(new Registry());
+    const attempt = metricsObserver(metrics, "configured").attempt(run({ graph_id: "mine" }));
+    attempt?.call?.({ kind: "model", name: "gpt-own", ok: true, durationMs: 120, usage: { input_tokens: 7, output_tokens: 2 } });
+    attempt?.call?.({ kind: "model", name: "gpt-own", ok: true, durationMs: null, usage: { input_tokens: 1, output_tokens: 1 } });
+    attempt?.call?.({ kind: "model", name: "gpt-own", ok: false, durationMs: 30, usage: { input_tokens: 0, output_tokens: 0 } });
+    attempt?.event({ type: "tool.call.started", tool_call_id: "c2", tool: "add", args: {} });
+    attempt?.call?.({ kind: "tool", name: "add", ok: true, durationMs: 1, toolCallId: "c2" });
+    attempt?.call?.({ kind: "tool", name: "add", ok: false, durationMs: 2 });
+    expect(await value(metrics, "devmind_model_tokens_total", { graph: "mine", model: "gpt-own", direction: "input" })).toBe(8);
+    expect(await value(metrics, "devmind_model_tokens_total", { graph: "mine", model: "gpt-own", direction: "output" })).toBe(3);
+    expect(await value(metrics, "devmind_model_tokens_total", { model: "configured" })).toBe(0);
+    const durations = (await metrics.registry.getMetricsAsJSON()).find((m) => m.name === "devmind_model_call_duration_seconds")?.values.filter((v) => (v as { metricName?: string }).metricName === "devmind_model_call_duration_seconds_count") ?? [];
+    expect(durations.map((v) => [v.labels["outcome"], v.value]).sort()).toEqual([["error", 1], ["success", 1]]);
+    expect(await value(metrics, "devmind_tool_calls_total", { graph: "mine", tool: "add", outcome: "success" })).toBe(0);
+    expect(await value(metrics, "devmind_tool_calls_total", { graph: "mine", tool: "add", outcome: "error" })).toBe(1);
+  });
+
   it("an attempt that lost its lease counts a takeover, not an end; the reaper's takeovers count by reason", async () => {
     const metrics = createRunMetrics(new Registry());
     const observer = metricsObserver(metrics, "m");

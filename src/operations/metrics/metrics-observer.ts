@@ -1,5 +1,5 @@
 import type { RunEventData } from "../../runtime/events/run-events.js";
-import type { AttemptObserver, RunObserver } from "../../runtime/runtime.js";
+import type { AttemptObserver, ObservedCall, RunObserver } from "../../runtime/runtime.js";
 import type { RunRecord } from "../../runtime/queue/run-record.js";
 import { LeaseLostError } from "../../errors.js";
 import { OPERATIONS_DEFAULTS } from "../constants.js";
@@ -14,8 +14,9 @@ export function toolOutcome(ok: boolean, errorCode: string | null): "success" | 
 /**
  * A run observer that counts what attempts executed here do into `metrics`, from their events
  * (run.started / run.resumed, node.finished, model.*, tool.call.finished, a `tools` end of a
- * plain ToolNode) and their end (the stored record: status, stop reason, created_at). `model`:
- * the model label of the agent's model calls (the configured model's name).
+ * plain ToolNode), the calls a user graph's own chat models and tools made (`call`, labelled
+ * with the model's own name) and their end (the stored record: status, stop reason,
+ * created_at). `model`: the model label of the agent's model calls (the configured model's name).
  */
 export function metricsObserver(metrics: RunMetrics, model: string): RunObserver {
   const labels = new BoundedLabels();
@@ -28,6 +29,14 @@ export function metricsObserver(metrics: RunMetrics, model: string): RunObserver
       // calls the graph reports itself (tool.call.*): LangGraph's tools stream of the same call is not counted again
       const reported = new Set<string>();
       let counted = false;
+      /** A tool call that is not one the graph reported itself (tool.call.*), counted once. */
+      const toolEnded = (name: string | null, ok: boolean, durationMs: number | undefined | null, toolCallId: unknown): void => {
+        if (typeof toolCallId === "string" && reported.has(toolCallId)) return;
+        const outcome = ok ? "success" : "error";
+        const tool = labels.value("tool", name);
+        metrics.toolCalls.inc({ graph, tool, outcome });
+        if (durationMs !== undefined && durationMs !== null) metrics.toolDuration.observe({ graph, tool, outcome }, durationMs / 1000);
+      };
       const started = (): void => {
         if (counted) return;
         counted = true;
@@ -78,16 +87,21 @@ export function metricsObserver(metrics: RunMetrics, model: string): RunObserver
               const data = event.data as { event?: unknown; name?: unknown; toolCallId?: unknown } | null;
               const kind = data?.event;
               if (kind !== "on_tool_end" && kind !== "on_tool_error") return;
-              if (typeof data?.toolCallId === "string" && reported.has(data.toolCallId)) return;
-              const outcome = kind === "on_tool_end" ? "success" : "error";
-              const tool = labels.value("tool", typeof data?.name === "string" ? data.name : null);
-              metrics.toolCalls.inc({ graph, tool, outcome });
-              if (event.duration_ms !== undefined) metrics.toolDuration.observe({ graph, tool, outcome }, event.duration_ms / 1000);
+              toolEnded(typeof data?.name === "string" ? data.name : null, kind === "on_tool_end", event.duration_ms, data?.toolCallId);
               return;
             }
             default:
               return;
           }
+        },
+        call(call: ObservedCall) {
+          if (call.kind === "tool") return toolEnded(call.name, call.ok, call.durationMs, call.toolCallId);
+          // a user graph's own chat model, by its own name (not the configured model's)
+          const model = labels.value("model", call.name);
+          if (call.durationMs !== null) metrics.modelDuration.observe({ graph, model, outcome: call.ok ? "success" : "error" }, call.durationMs / 1000);
+          if (!call.ok) return;
+          metrics.modelTokens.inc({ graph, model, direction: "input" }, call.usage.input_tokens);
+          metrics.modelTokens.inc({ graph, model, direction: "output" }, call.usage.output_tokens);
         },
         end({ run: after, error }) {
           if (after === null) {

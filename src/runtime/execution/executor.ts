@@ -163,6 +163,7 @@ export async function executeClaimed(given: ExecutorDeps, claimed: ClaimedRun, o
     noOpenResumes: claimed.noOpenResumes === true,
     started,
     callbacks: observed?.callbacks,
+    observeCall: observed?.call,
     signals: { cancel: cancel.signal, lost: lost.signal, fault: fault.signal },
     append,
     rider: batcher,

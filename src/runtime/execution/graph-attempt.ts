@@ -23,6 +23,7 @@ import type { AgentEvent } from "../../vocabulary/events.js";
 import { reachedBreakpoint, stoppedAtBreakpoint } from "./breakpoints.js";
 import { graphChunks } from "./graph-stream-events.js";
 import { CallTally } from "./call-tally.js";
+import type { ObservedCall } from "./run-observer.js";
 import { interruptsOf, nodesGone } from "./graph-state.js";
 import { plainJson } from "../events/plain-json.js";
 import { isHitlRequest } from "../interrupts/hitl-decisions.js";
@@ -46,6 +47,8 @@ export interface Attempt {
   started: number;
   /** LangChain callback handlers the graph runs with (an observer's tracer); none by default. */
   callbacks?: readonly unknown[] | undefined;
+  /** Told each model and tool call of a graph that reports none itself (the observer's `call`); none by default. */
+  observeCall?: ((call: ObservedCall) => void) | undefined;
   signals: { cancel: AbortSignal; lost: AbortSignal; fault: AbortSignal };
   /** Stores events in order (fenced; retried through a database fault); `hold`: they wait for the next checkpoint write (see `RunEventBatcher`). */
   append: (events: NewRunEvent[], options?: { hold?: boolean }) => Promise<unknown>;
@@ -169,7 +172,7 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
   const elapsed = (): number => Date.now() - attempt.started;
   let counters: RunCounters = { modelRounds: run.model_rounds, toolCalls: run.tool_calls, usage: run.usage };
   // a graph that keeps no counters of its own: its model and tool calls are counted as they happen
-  const tally = hooks.counters === undefined ? new CallTally() : null;
+  const tally = hooks.counters === undefined ? new CallTally(attempt.observeCall) : null;
   const counts = (): RunCounts => ({ ...(tally === null ? counters : tally.added(counters)), activeMsDelta: elapsed() });
   const countFrom = (state: StateSnapshot): void => {
     if (hooks.counters !== undefined) counters = hooks.counters(state.values);
@@ -292,6 +295,7 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
     const recording = run.limits.maxStreamEvents === undefined ? null : { limit: run.limits.maxStreamEvents, emit: (event: GraphRunEvent) => emit(attempt, event) };
     // a graph that stops itself on a cancel reads it from its handle; LangGraph is not aborted for it
     const cancel = hooks.stopsItself === true ? [] : [attempt.signals.cancel];
+    const streamModes = graphStreamModes(run, graphRunsTools(graph));
     const options = {
       ...config,
       configurable: { ...config.configurable, ...fork, ...fenceConfigurable(fence), [CHECKPOINT_RIDER_KEY]: attempt.rider, [CHECKPOINT_MEMO_KEY]: attempt.memo, [RUN_HANDLE_KEY]: handle },
@@ -300,9 +304,11 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
       ...(run.context === null || run.context === undefined ? {} : { context: run.context }),
       signal: AbortSignal.any([...cancel, attempt.signals.lost, attempt.signals.fault, stop.signal]),
       ...(tally === null ? {} : { callbacks: [tally] }),
-      streamMode: graphStreamModes(run, graphRunsTools(graph)),
+      streamMode: streamModes,
       subgraphs: true,
     } as RunnableConfig;
+    // LangGraph's tools stream reports the tool calls when it is on; the tally when it is off
+    if (tally !== null) tally.observeTools = !streamModes.includes("tools");
     const stream = await graphChunks(graph, input, options, run.run_id, recording);
     for await (const [ns, mode, payload] of stream) {
       if (mode === "messages") {

@@ -12,7 +12,22 @@ export interface AttemptObserver {
   end(outcome: { run: RunRecord | null; error: unknown }): void;
   /** LangChain callback handlers the attempt's graph runs with (a tracer), if any. */
   readonly callbacks?: readonly unknown[];
+  /**
+   * A model or tool call of a graph that reports no step events of its own (a user graph's chat
+   * models and tools), as LangChain's callbacks saw it end; the built-in agent's calls come as
+   * `model.*` / `tool.call.*` events instead.
+   */
+  call?(call: ObservedCall): void;
 }
+
+/**
+ * One call a user graph made, as it ended: `name` the model (`ls_model_name`, else the model's
+ * class) or the tool, null when unknown; `durationMs` null when its start was not seen;
+ * `toolCallId` the id of the tool call a model asked for, when the tool was run with one.
+ */
+export type ObservedCall =
+  | { kind: "model"; name: string | null; ok: boolean; durationMs: number | null; usage: { input_tokens: number; output_tokens: number } }
+  | { kind: "tool"; name: string | null; ok: boolean; durationMs: number | null; toolCallId?: string };
 
 /**
  * Watches what the runtime does, without taking part (metrics, traces): the executor hands it
@@ -53,5 +68,16 @@ export function observeAttempt(observer: RunObserver | undefined, run: RunRecord
       }
     },
     ...(safe.callbacks === undefined ? {} : { callbacks: safe.callbacks }),
+    ...(safe.call === undefined
+      ? {}
+      : {
+          call: (call: ObservedCall) => {
+            try {
+              safe.call?.(call);
+            } catch {
+              // an observer's failure is its own
+            }
+          },
+        }),
   };
 }
