@@ -2,7 +2,8 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { toDatabaseFault } from "../../src/db/database-faults.js";
 import { throughQueryable, type Database, type Queryable, type Statement } from "../../src/db/types.js";
-import { TEST_DATABASE_URL } from "./databases.js";
+import { REQUIRE_POSTGRES, TEST_DATABASE_URL } from "./databases.js";
+import { createPgCluster, type PgCluster } from "./pg-cluster.js";
 
 /**
  * A PostgreSQL database of its own for a fault test, on the test server: faults are made by
@@ -24,16 +25,20 @@ export interface FaultDatabase {
   drop(): Promise<void>;
 }
 
-/** Creates a fresh database named `devmind_fault_…` on the test server. */
-export async function createFaultDatabase(options: { tablespace?: string } = {}): Promise<FaultDatabase> {
-  if (TEST_DATABASE_URL === undefined) throw new Error("fault tests need DEVMIND_TEST_DATABASE_URL");
+/**
+ * Creates a fresh database named `devmind_fault_…` on the test server, or on `serverUrl` (a
+ * small disk's own cluster: `SmallDisk.serverUrl`), in `tablespace` when given.
+ */
+export async function createFaultDatabase(options: { tablespace?: string; serverUrl?: string } = {}): Promise<FaultDatabase> {
+  const server = options.serverUrl ?? TEST_DATABASE_URL;
+  if (server === undefined) throw new Error("fault tests need DEVMIND_TEST_DATABASE_URL");
   const name = `devmind_fault_${Date.now().toString(36)}_${randomBytes(3).toString("hex")}`;
-  const adminUrl = new URL(TEST_DATABASE_URL);
+  const adminUrl = new URL(server);
   adminUrl.pathname = "/postgres";
   const admin = new pg.Pool({ connectionString: adminUrl.toString(), max: 2, application_name: "devmind-fault-admin" });
   admin.on("error", () => undefined);
   await admin.query(`CREATE DATABASE "${name}"${options.tablespace === undefined ? "" : ` TABLESPACE "${options.tablespace}"`}`);
-  const url = new URL(TEST_DATABASE_URL);
+  const url = new URL(server);
   url.pathname = `/${name}`;
   const killBackends = async (): Promise<number> => {
     const result = await admin.query("SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", [name]);
@@ -59,23 +64,34 @@ export async function createFaultDatabase(options: { tablespace?: string } = {})
 }
 
 /**
- * A small disk for a database: a tmpfs mounted in a temp directory and a tablespace on it, so a
- * database created in it fills up for real (SQLSTATE 53100). Needs root (mount) and a PostgreSQL
- * server on this machine; returns null where either is missing, or when
- * DEVMIND_TEST_INJECT_DISK_FULL=1 asks to try the fallback (the caller then injects the failure
- * at the database seam).
+ * A small disk for a database: a tmpfs mounted in a temp directory and a tablespace on it, in a
+ * PostgreSQL cluster of its own started for it (`createPgCluster`), so a database created in it
+ * fills up for real (SQLSTATE 53100) and no other test's session meets the full tablespace (a
+ * shared server's sessions would, when they evict its dirty buffers).
  */
 export interface SmallDisk {
   readonly tablespace: string;
-  /** Removes the tablespace (its databases must be dropped first), unmounts and deletes the directory. */
+  /** The URL of its cluster (database `postgres`): give it to `createFaultDatabase({ serverUrl })`. */
+  readonly serverUrl: string;
+  /** Stops and removes the cluster, unmounts and deletes the directory. */
   remove(): Promise<void>;
 }
 
-/** Mounts a tmpfs of `sizeMb` and creates a tablespace on it; null when this machine cannot. */
-export async function createSmallDisk(sizeMb: number): Promise<SmallDisk | null> {
-  if (TEST_DATABASE_URL === undefined || process.getuid?.() !== 0 || process.env["DEVMIND_TEST_INJECT_DISK_FULL"] === "1") return null;
-  const host = new URL(TEST_DATABASE_URL).hostname;
-  if (!["127.0.0.1", "localhost", "::1", "[::1]"].includes(host)) return null;
+/**
+ * What `createSmallDisk` made: a small disk; `inject` where this machine cannot mount a tmpfs
+ * (not root) or DEVMIND_TEST_INJECT_DISK_FULL=1 asks for the fallback (the caller injects the
+ * failure at the database seam); `skip` where the tmpfs was made but no cluster could be
+ * started (no server programs, initdb failing), with why.
+ */
+export type SmallDiskOutcome = { kind: "disk"; disk: SmallDisk } | { kind: "inject" } | { kind: "skip"; why: string };
+
+/**
+ * Mounts a tmpfs of `sizeMb`, starts a cluster of its own and creates a tablespace on the tmpfs.
+ * Where no cluster can be made it answers `skip`, or throws when DEVMIND_REQUIRE_POSTGRES=1 (a
+ * run that requires PostgreSQL must not skip the full-disk cases).
+ */
+export async function createSmallDisk(sizeMb: number): Promise<SmallDiskOutcome> {
+  if (process.getuid?.() !== 0 || process.env["DEVMIND_TEST_INJECT_DISK_FULL"] === "1") return { kind: "inject" };
   const { execFileSync } = await import("node:child_process");
   const { mkdtempSync, rmSync } = await import("node:fs");
   const { tmpdir } = await import("node:os");
@@ -91,40 +107,41 @@ export async function createSmallDisk(sizeMb: number): Promise<SmallDisk | null>
   };
   if (!run("mount", ["-t", "tmpfs", "-o", `size=${sizeMb}m,mode=0700`, "tmpfs", dir])) {
     rmSync(dir, { recursive: true, force: true });
-    return null;
+    return { kind: "inject" };
   }
   const unmount = (): void => {
-    run("umount", [dir]);
+    // lazily when busy: the directory never stays mounted
+    if (!run("umount", [dir])) run("umount", ["-l", dir]);
     rmSync(dir, { recursive: true, force: true });
   };
-  if (!run("chown", ["postgres:postgres", dir])) {
-    unmount();
-    return null;
-  }
-  const tablespace = `devmind_small_${Date.now().toString(36)}`;
-  const adminUrl = new URL(TEST_DATABASE_URL);
-  adminUrl.pathname = "/postgres";
-  const admin = new pg.Client({ connectionString: adminUrl.toString() });
-  admin.on("error", () => undefined);
+  let cluster: PgCluster | undefined;
   try {
-    await admin.connect();
-    await admin.query(`CREATE TABLESPACE "${tablespace}" LOCATION '${dir.replace(/'/g, "''")}'`);
-  } catch {
-    await admin.end().catch(() => undefined);
+    if (!run("chown", ["postgres:postgres", dir])) throw new Error(`cannot give ${dir} to the postgres user`);
+    cluster = await createPgCluster();
+    const tablespace = `devmind_small_${Date.now().toString(36)}`;
+    await cluster.sql(`CREATE TABLESPACE "${tablespace}" LOCATION '${dir.replace(/'/g, "''")}'`);
+    const made = cluster;
+    return {
+      kind: "disk",
+      disk: {
+        tablespace,
+        serverUrl: made.url(),
+        async remove() {
+          try {
+            await made.destroy();
+          } finally {
+            unmount();
+          }
+        },
+      },
+    };
+  } catch (error) {
+    await cluster?.destroy().catch(() => undefined);
     unmount();
-    return null;
+    const why = `no PostgreSQL cluster of its own for a small disk: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`;
+    if (REQUIRE_POSTGRES) throw new Error(`${why} (DEVMIND_REQUIRE_POSTGRES=1)`);
+    return { kind: "skip", why };
   }
-  return {
-    tablespace,
-    async remove() {
-      try {
-        await admin.query(`DROP TABLESPACE IF EXISTS "${tablespace}"`);
-      } finally {
-        await admin.end().catch(() => undefined);
-        unmount();
-      }
-    },
-  };
 }
 
 /**

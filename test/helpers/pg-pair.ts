@@ -1,21 +1,8 @@
-import { execFile } from "node:child_process";
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import pg from "pg";
 import { freePort } from "./pgbouncer.js";
-
-const run = promisify(execFile);
-
-/** The newest local PostgreSQL's programs (initdb, pg_ctl, pg_basebackup), or undefined. */
-export const PG_BIN = (() => {
-  const root = "/usr/lib/postgresql";
-  if (!existsSync(root)) return undefined;
-  const versions = readdirSync(root).filter((v) => /^\d+$/.test(v)).sort((a, b) => Number(b) - Number(a));
-  const bin = versions.map((v) => join(root, v, "bin")).find((dir) => existsSync(join(dir, "initdb")) && existsSync(join(dir, "pg_basebackup")));
-  return bin;
-})();
+import { pgWorkDir } from "./pg-cluster.js";
 
 /** A primary and a streaming standby made by this test, in a temporary directory. */
 export interface PgPair {
@@ -41,24 +28,12 @@ export interface PgPair {
  * `postgres`. About 6 s on a 2-core machine, mostly initdb.
  */
 export async function createPgPair(options: { synchronous: boolean }): Promise<PgPair> {
-  if (PG_BIN === undefined) throw new Error("no PostgreSQL server programs under /usr/lib/postgresql");
-  const bin = PG_BIN;
-  const asRoot = process.getuid?.() === 0;
-  const dir = mkdtempSync(join(tmpdir(), "devmind-pgpair-"));
-  if (asRoot) {
-    const { stdout } = await run("id", ["-u", "postgres"]);
-    const { stdout: gid } = await run("id", ["-g", "postgres"]);
-    chownSync(dir, Number(stdout.trim()), Number(gid.trim()));
-  }
-  const exec = async (program: string, args: string[]): Promise<void> => {
-    const [file, argv] = asRoot ? ["runuser", ["-u", "postgres", "--", join(bin, program), ...args]] : [join(bin, program), args];
-    await run(file, argv, { timeout: 60_000 });
-  };
+  const { dir, exec, common: local } = await pgWorkDir("devmind-pgpair-");
   const primaryPort = await freePort();
   const standbyPort = await freePort();
   const primaryDir = join(dir, "primary");
   const standbyDir = join(dir, "standby");
-  const common = `-k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c shared_buffers=16MB -c max_connections=60`;
+  const common = `${local} -c max_connections=60`;
   let started: string[] = [];
   const destroy = async (): Promise<void> => {
     for (const data of started) await exec("pg_ctl", ["-D", data, "-m", "immediate", "-w", "stop"]).catch(() => undefined);

@@ -2,7 +2,7 @@
  * `/health` answers for the deployment, not the process (issue 37, PostgreSQL): a server with
  * `--workers 0` (it executes nothing itself) and a worker of its own (another runtime, another
  * pool: another process as far as the database can tell) on a database whose tablespace is a
- * small tmpfs. The disk fills while runs are queued: the worker's writes are refused, and the
+ * small tmpfs, in a PostgreSQL cluster the test starts for it. The disk fills while runs are queued: the worker's writes are refused, and the
  * server's `/health` says `degraded` (refusing_writes) from then on — sampled every 250 ms while
  * the disk stays full, every sample degraded — and `ok` once space is back and the runs finish.
  * The server's 503s during an outage are logged once (`request.unavailable`), not per request.
@@ -44,9 +44,8 @@ async function until(check: () => Promise<boolean> | boolean, timeoutMs: number,
 }
 
 /**
- * How long the test samples `/health` while the disk stays full, and how often. Kept short: the
- * PostgreSQL server is shared with the suite's other files, and while a tablespace is full any of
- * their sessions that evicts one of its dirty buffers gets the write error.
+ * How long the test samples `/health` while the disk stays full, and how often. The full
+ * tablespace is in a cluster of the test's own (`createSmallDisk`): no other file's session meets it.
  */
 const SAMPLE_MS = 8_000;
 const SAMPLE_EVERY_MS = 250;
@@ -67,14 +66,16 @@ async function open(url: string, workspace: string, wrap?: (db: Database) => Dat
 }
 
 describe.runIf(TEST_DATABASE_URL !== undefined)("/health answers for the deployment (PostgreSQL)", () => {
-  it("a full tablespace seen by a separate worker: the --workers 0 server's /health is degraded within seconds, stays degraded while full, ok once space is back", async () => {
-    const disk = await createSmallDisk(40);
-    if (disk === null) {
-      console.warn("[health-deployment] no tmpfs tablespace here (needs root and a local server): skipped");
+  it("a full tablespace seen by a separate worker: the --workers 0 server's /health is degraded within seconds, stays degraded while full, ok once space is back", async (context) => {
+    const made = await createSmallDisk(40);
+    if (made.kind !== "disk") {
+      console.warn(`[health-deployment] full disk skipped: ${made.kind === "skip" ? made.why : "no tmpfs here (needs root)"}`);
+      context.skip();
       return;
     }
+    const disk = made.disk;
     cleanups.push(() => disk.remove());
-    const fault = await createFaultDatabase({ tablespace: disk.tablespace });
+    const fault = await createFaultDatabase({ tablespace: disk.tablespace, serverUrl: disk.serverUrl });
     cleanups.push(() => fault.drop());
     const workspace = realpathSync(mkdtempSync(join(tmpdir(), "devmind-health-")));
     cleanups.push(() => rmSync(workspace, { recursive: true, force: true }));
