@@ -200,18 +200,20 @@ describeWithBrowser.each(BACKENDS)("web page on %s", (backend) => {
     expectQuiet(probe, ["401 GET /runs", "401 POST /assistants/search"]);
   }, TEST_MS);
   itOnPrimary(backend)("cancels a running run from the page; a run that stopped for approval has ended and is rejected instead", async () => {
-    stack = await startServerStack(owner, [{ content: "slow", delay_ms: 20_000 }]);
+    // the model answers only after every wait below could have run out (a cancel ends its wait at
+    // once), so on a loaded machine the run is still thinking when the page cancels it
+    stack = await startServerStack(owner, [{ content: "slow", delay_ms: 4 * UI_TIMEOUT }]);
     const first = await open(stack);
     const page0 = first.page;
     await page0.getByLabel("Task").fill("think slowly");
     await page0.getByRole("button", { name: "Run", exact: true }).click();
     await expect.poll(() => page0.getByTestId("run-status").textContent(), { timeout: UI_TIMEOUT }).toBe("running");
-    await page0.getByRole("button", { name: "Cancel run" }).click();
+    await page0.getByRole("button", { name: "Cancel run" }).click({ timeout: UI_TIMEOUT });
     // a cancelled run is `interrupted` (LangGraph Platform's word), stop reason cancelled
     await expect.poll(() => page0.getByTestId("run-status").textContent(), { timeout: UI_TIMEOUT }).toBe("interrupted");
     await expect.poll(() => page0.getByTestId("stop-reason").textContent(), { timeout: UI_TIMEOUT }).toBe("cancelled");
-    expect(await page0.getByRole("button", { name: "Cancel run" }).isHidden()).toBe(true);
-    expect((await stack.runtime.runs.list({ limit: 1 }))[0]).toMatchObject({ status: "interrupted", stop_reason: "cancelled" });
+    await expect.poll(() => page0.getByRole("button", { name: "Cancel run" }).isHidden(), { timeout: UI_TIMEOUT }).toBe(true);
+    await expect.poll(async () => (await stack?.runtime.runs.list({ limit: 1 }))?.[0], { timeout: UI_TIMEOUT }).toMatchObject({ status: "interrupted", stop_reason: "cancelled" });
     expectQuiet(first.probe);
     await stack.close();
 
@@ -221,15 +223,16 @@ describeWithBrowser.each(BACKENDS)("web page on %s", (backend) => {
     await page.getByRole("button", { name: "Run", exact: true }).click();
     const approval = page.locator('[data-testid="approval"][data-tool="write_file"]');
     await approval.waitFor({ timeout: UI_TIMEOUT });
-    // nothing runs while the thread waits: no cancel, a rejection answers it
-    expect(await page.getByRole("button", { name: "Cancel run" }).isHidden()).toBe(true);
+    // nothing runs while the thread waits: no cancel (the card may show a moment before the run's
+    // status), a rejection answers it
+    await expect.poll(() => page.getByRole("button", { name: "Cancel run" }).isHidden(), { timeout: UI_TIMEOUT }).toBe(true);
     await approval.getByRole("button", { name: "Reject" }).click();
     await approval.getByTestId("reject-reason").fill("not now");
     await approval.getByTestId("send-reject").click();
     await expect.poll(() => page.getByTestId("answer").textContent(), { timeout: UI_TIMEOUT }).toBe("left it alone");
-    expect(await page.getByTestId("approval-panel").isHidden()).toBe(true);
+    await expect.poll(() => page.getByTestId("approval-panel").isHidden(), { timeout: UI_TIMEOUT }).toBe(true);
     expect(existsSync(join(stack.workspace, "never.txt"))).toBe(false);
-    expect((await stack.runtime.runs.list({ limit: 1 }))[0]).toMatchObject({ status: "success", stop_reason: "completed" });
+    await expect.poll(async () => (await stack?.runtime.runs.list({ limit: 1 }))?.[0], { timeout: UI_TIMEOUT }).toMatchObject({ status: "success", stop_reason: "completed" });
     expectQuiet(probe);
   }, TEST_MS);
 
