@@ -40,6 +40,27 @@ describe("span observer", () => {
     expect(byName("execute_tool add")[0]?.attributes["gen_ai.tool.call.id"]).toBe("c2");
   });
 
+  it("a user graph's own chat model and tool calls (the call tally) are spans under the node that made them, named by the model's own name", () => {
+    const { exporter, observer } = setup();
+    const attempt = observer.attempt(run());
+    attempt?.event({ type: "node.started", node: "ask", task_id: "k1", ns: [] });
+    attempt?.call?.({ kind: "model", name: "gpt-own", ok: true, durationMs: 40, usage: { input_tokens: 7, output_tokens: 2 } });
+    attempt?.call?.({ kind: "model", name: "gpt-own", ok: false, durationMs: 5, usage: { input_tokens: 0, output_tokens: 0 } });
+    attempt?.call?.({ kind: "tool", name: "add", ok: true, durationMs: 1, toolCallId: "c9" });
+    attempt?.event({ type: "node.finished", node: "ask", task_id: "k1", ns: [], duration_ms: 50, error: null, interrupted: false });
+    attempt?.end({ run: run({ status: "success", stop_reason: "completed" }), error: undefined });
+    const spans = exporter.getFinishedSpans();
+    const node = spans.find((span) => span.name === "node ask");
+    const chats = spans.filter((span) => span.name === "chat gpt-own");
+    expect(chats.map((span) => [span.attributes["gen_ai.request.model"], span.attributes["gen_ai.usage.input_tokens"], span.attributes["gen_ai.usage.output_tokens"], span.status.code])).toEqual([
+      ["gpt-own", 7, 2, 0],
+      ["gpt-own", undefined, undefined, 2],
+    ]);
+    const tool = spans.find((span) => span.name === "execute_tool add");
+    expect(tool?.attributes["gen_ai.tool.call.id"]).toBe("c9");
+    for (const span of [...chats, tool]) expect(span?.parentSpanContext?.spanId).toBe(node?.spanContext().spanId);
+  });
+
   it("a malformed traceparent is ignored: the run's span starts a trace of its own", () => {
     const { exporter, observer } = setup();
     observer.attempt(run({ trace_parent: "00-xyz-00f067aa0ba902b7-01" }))?.end({ run: null, error: new Error("stopped") });

@@ -1,6 +1,6 @@
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Attributes, type Context, type Span, type Tracer } from "@opentelemetry/api";
 import type { RunEventData } from "../../runtime/events/run-events.js";
-import type { AttemptObserver, RunObserver } from "../../runtime/runtime.js";
+import type { AttemptObserver, ObservedCall, RunObserver } from "../../runtime/runtime.js";
 import type { RunRecord } from "../../runtime/queue/run-record.js";
 import { OPERATIONS_DEFAULTS } from "../constants.js";
 import { parseTraceParent } from "./traceparent.js";
@@ -17,7 +17,8 @@ export function runParentContext(run: RunRecord): Context {
  * conventions): `invoke_agent GRAPH` per run attempt, child of the run's stored traceparent (the
  * request that created it, or the run it resumes: one trace across processes, restarts and a
  * human's resume a day later); `node NAME` per graph task under it; `chat MODEL` per model call
- * and `execute_tool TOOL` per tool call under the node in flight. `model`: the agent's model name.
+ * and `execute_tool TOOL` per tool call under the node in flight (a user graph's own chat models
+ * and tools too, from `call`, named by the model's own name). `model`: the agent's model name.
  */
 export function spanObserver(tracer: Tracer, model: string): RunObserver {
   return {
@@ -144,6 +145,22 @@ export function spanObserver(tracer: Tracer, model: string): RunObserver {
             default:
               return;
           }
+        },
+        call(call: ObservedCall) {
+          // told as the call ends, inside the node that made it: a span of its duration under that node
+          const startTime = Date.now() - (call.durationMs ?? 0);
+          if (call.kind === "tool") {
+            if (call.toolCallId !== undefined && reported.has(call.toolCallId)) return;
+            const span = startTool(call.toolCallId ?? "", call.name ?? "tool", startTime);
+            if (!call.ok) span.setStatus({ code: SpanStatusCode.ERROR });
+            span.end();
+            return;
+          }
+          const name = call.name ?? "unknown";
+          const span = tracer.startSpan(`chat ${name}`, { kind: SpanKind.CLIENT, startTime, attributes: { "gen_ai.operation.name": "chat", "gen_ai.request.model": name } }, parentOf([]));
+          if (call.ok) span.setAttributes({ "gen_ai.usage.input_tokens": call.usage.input_tokens, "gen_ai.usage.output_tokens": call.usage.output_tokens });
+          else span.setStatus({ code: SpanStatusCode.ERROR });
+          span.end();
         },
         end({ run: after, error }) {
           for (const map of [tools, models, nodes] as Map<unknown, Span>[]) {
