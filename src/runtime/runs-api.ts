@@ -10,7 +10,7 @@ import type { DevmindConfig } from "../config.js";
 import { RUNS_CHANNEL, RUNTIME_DEFAULTS } from "../constants.js";
 import { notify } from "../db/channels.js";
 import type { Database, Queryable } from "../db/types.js";
-import { RunConflictError } from "../errors.js";
+import { RunConflictError, RunNotFoundError } from "../errors.js";
 import type { ActionRequest } from "../vocabulary/hitl.js";
 import { decisionsResume, planDecisions } from "./interrupts/decide.js";
 import { DecisionStore, type DecisionRecord, type NewDecision } from "./interrupts/decision-store.js";
@@ -204,7 +204,7 @@ export function createRunsApi(deps: RunsApiDeps): RunsApi {
           return repeatedAnswer(runId, taken, next);
         }
       },
-      { maxMs: RUNTIME_DEFAULTS.answerFaultWaitMs, onFault: () => (repeat = true) },
+      { maxMs: RUNTIME_DEFAULTS.answerFaultWaitMs, only: "unreachable", onFault: () => (repeat = true) },
     );
   };
 
@@ -323,14 +323,29 @@ export function createRunsApi(deps: RunsApiDeps): RunsApi {
         }
       };
       await assistants.ready();
-      const { run, claimed } =
-        executeHere === true
-          ? await runs.createClaimed(resolve, { owner, leaseMs: config.worker.leaseMs }, created)
-          : { run: await runs.create(resolve, created), claimed: null };
-      if (claimed !== null) reserved.set(run.run_id, claimed);
-      // created to execute here but queued behind another run of its thread: a worker continues it
-      if (executeHere === true && claimed === null) await notify(db, RUNS_CHANNEL, run.run_id);
-      return run;
+      // the id is chosen here, once: a try after a database fault first looks for the run an earlier
+      // try made (its commit's answer lost), and that run is the answer (issue 37)
+      const runId = randomUUID();
+      let faulted = false;
+      const once = async (): Promise<RunRecord> => {
+        const made = faulted ? await runs.get(runId).catch((error: unknown) => (error instanceof RunNotFoundError ? null : Promise.reject(error))) : null;
+        if (made !== null) {
+          const ours = executeHere === true && made.status === "running" && made.lease?.owner === owner;
+          if (ours && !reserved.has(made.run_id)) reserved.set(made.run_id, { run: made, epoch: made.lease?.epoch ?? 0 });
+          if (executeHere === true && !ours) await notify(db, RUNS_CHANNEL, made.run_id);
+          return made;
+        }
+        const withId = async (tx: Queryable): Promise<CreateRunOptions> => ({ ...(await resolve(tx)), runId });
+        const { run, claimed } =
+          executeHere === true
+            ? await runs.createClaimed(withId, { owner, leaseMs: config.worker.leaseMs }, created)
+            : { run: await runs.create(withId, created), claimed: null };
+        if (claimed !== null) reserved.set(run.run_id, claimed);
+        // created to execute here but queued behind another run of its thread: a worker continues it
+        if (executeHere === true && claimed === null) await notify(db, RUNS_CHANNEL, run.run_id);
+        return run;
+      };
+      return retryDatabaseFaults(once, { maxMs: RUNTIME_DEFAULTS.answerFaultWaitMs, only: "unreachable", onFault: () => (faulted = true) });
     },
     delete: (runId) => runs.delete(runId),
     async rollback(runId) {
@@ -381,7 +396,7 @@ export function createRunsApi(deps: RunsApiDeps): RunsApi {
             throw error;
           }
         },
-        { maxMs: RUNTIME_DEFAULTS.answerFaultWaitMs, onFault: () => (faulted = true) },
+        { maxMs: RUNTIME_DEFAULTS.answerFaultWaitMs, only: "unreachable", onFault: () => (faulted = true) },
       );
     },
     async wait(runId, waitOptions = {}) {

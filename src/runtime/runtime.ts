@@ -221,7 +221,7 @@ export interface RunsApi {
    * `audit.key`: the decision key (issue 37), the same on every retry of this one answer: a repeat
    * whose first try committed (its answer lost in a failover) returns what that try did; the same
    * key with another request is RUN_CONFLICT. Without one, a key is made per call, and the call
-   * itself retries a database fault with it (for `RUNTIME_DEFAULTS.answerFaultWaitMs` at most).
+   * itself retries a lost connection with it (for `RUNTIME_DEFAULTS.answerFaultWaitMs` at most).
    */
   decide(runId: string, body: unknown, audit: AnswerAudit, next?: NextRunOptions): Promise<RunRecord>;
   get(runId: string): Promise<RunRecord>;

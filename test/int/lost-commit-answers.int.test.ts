@@ -2,9 +2,10 @@
  * Ambiguous commits cost nothing for the writes a caller repeats (issue 37, PostgreSQL): the
  * fault proxy lets the write and its COMMIT reach the server, swallows the answer and drops the
  * connection (test/helpers/pg-proxy.ts `loseAnswer`), as a failover does. Decisions on an
- * approval, a resume value and a cancel retry through the fault with the key of their one
- * answer (decisions, resumes: `decision_keys`, migration 0017) or by checking what the first try
- * did (cancel): the call returns what the first try did — no RUN_CONFLICT, nothing stored twice.
+ * approval, a resume value, a run's creation and a cancel retry through the fault with the key of
+ * their one answer (decisions, resumes: `decision_keys`, migration 0017; a run: its id, chosen
+ * before the first try) or by checking what the first try did (cancel): the call returns what the
+ * first try did — no RUN_CONFLICT, nothing stored twice.
  * A caller's own retry with the same key is the same answer; with another request, a conflict.
  */
 import { mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
@@ -136,6 +137,17 @@ describe.runIf(TEST_DATABASE_URL !== undefined)("an answer to a waiting run whos
     const state = await runtime.threads.state(created.thread_id);
     const messages = (state.values as { messages: { content: unknown }[] }).messages;
     expect(messages.map((message) => message.content)).toEqual(["hi", "answered yes"]);
+  }, 60_000);
+
+  it("a run's creation: committed, answer lost: create retries, finds the run its first try made (claimed for execute here), one run on the thread", async () => {
+    const { db, proxy, runtime } = await setUp();
+    const lost = proxy.loseAnswer("runs_create");
+    const created = await runtime.runs.create({ input: { messages: ["write a.txt"] }, executeHere: true });
+    await lost;
+    expect(await count(db, `SELECT count(*)::int AS n FROM devmind.runs WHERE thread_id = $1`, [created.thread_id])).toBe(1);
+    expect(await eventTypes(runtime, created.run_id)).toEqual(["run.created"]);
+    // the lost try claimed the run for this process: execute() runs it
+    expect(await runtime.runs.execute(created.run_id)).toMatchObject({ status: "success", stop_reason: "interrupt", waiting: true, attempt: 1 });
   }, 60_000);
 
   it("a cancel: committed, answer lost: cancel retries, finds the run cancelled by its own first try, and returns it", async () => {
