@@ -2,9 +2,9 @@
  * Ambiguous commits cost nothing for the writes a caller repeats (issue 37, PostgreSQL): the
  * fault proxy lets the write and its COMMIT reach the server, swallows the answer and drops the
  * connection (test/helpers/pg-proxy.ts `loseAnswer`), as a failover does. Decisions on an
- * approval, a resume value, a run's creation and a cancel retry through the fault with the key of
- * their one answer (decisions, resumes: `decision_keys`, migration 0017; a run: its id, chosen
- * before the first try) or by checking what the first try did (cancel): the call returns what the
+ * approval, a resume value, a run's or a thread's creation and a cancel retry through the fault with the key of
+ * their one answer (decisions, resumes: `decision_keys`, migration 0017; a run, a thread: its id,
+ * chosen before the first try) or by checking what the first try did (cancel): the call returns what the
  * first try did — no RUN_CONFLICT, nothing stored twice.
  * A caller's own retry with the same key is the same answer; with another request, a conflict.
  */
@@ -148,6 +148,17 @@ describe.runIf(TEST_DATABASE_URL !== undefined)("an answer to a waiting run whos
     expect(await eventTypes(runtime, created.run_id)).toEqual(["run.created"]);
     // the lost try claimed the run for this process: execute() runs it
     expect(await runtime.runs.execute(created.run_id)).toMatchObject({ status: "success", stop_reason: "interrupt", waiting: true, attempt: 1 });
+  }, 60_000);
+
+  it("a thread's creation: committed, answer lost: create retries and returns the thread its first try made, not 'already exists'", async () => {
+    const { db, proxy, runtime } = await setUp();
+    const lost = proxy.loseAnswer("threads_create");
+    const thread = await runtime.threads.create({ threadId: "6b0e9c1e-4a6f-4c2e-9a51-0c1d2e3f4a5b", metadata: { owner: "alice" } });
+    await lost;
+    expect(thread).toMatchObject({ thread_id: "6b0e9c1e-4a6f-4c2e-9a51-0c1d2e3f4a5b", metadata: { owner: "alice" } });
+    expect(await count(db, `SELECT count(*)::int AS n FROM devmind.threads`, [])).toBe(1);
+    // a caller's second create of the id (no fault) is still "already exists"
+    await expect(runtime.threads.create({ threadId: thread.thread_id, metadata: { owner: "alice" } })).rejects.toMatchObject({ code: "RUN_CONFLICT" });
   }, 60_000);
 
   it("a cancel: committed, answer lost: cancel retries, finds the run cancelled by its own first try, and returns it", async () => {
