@@ -318,6 +318,11 @@ export const RUNTIME_DEFAULTS = {
   reaperMinPauseMs: 50,
   /** `runs.execute` waits this long at most for a database that went away mid-run, then throws. */
   executeFaultWaitMs: 600_000,
+  /**
+   * `runs.create` / `decide` / `resume` / `cancel` retry a lost connection (a commit whose answer may be lost) this
+   * long at most, each try first looking for what an earlier one did (issue 37); then the fault is thrown.
+   */
+  answerFaultWaitMs: 15_000,
   /** `runtime.health()`: no answer within this is `down`. */
   healthTimeoutMs: 5_000,
   /** `runtime.health()`: an answer slower than this is `degraded`. */

@@ -10,7 +10,7 @@ import type { DevmindConfig } from "../config.js";
 import { RUNS_CHANNEL, RUNTIME_DEFAULTS } from "../constants.js";
 import { notify } from "../db/channels.js";
 import type { Database, Queryable } from "../db/types.js";
-import { RunConflictError } from "../errors.js";
+import { RunConflictError, RunNotFoundError } from "../errors.js";
 import type { ActionRequest } from "../vocabulary/hitl.js";
 import { decisionsResume, planDecisions } from "./interrupts/decide.js";
 import { DecisionStore, type DecisionRecord, type NewDecision } from "./interrupts/decision-store.js";
@@ -33,11 +33,12 @@ import { isHitlRequest, planHitlResume } from "./interrupts/hitl-decisions.js";
 import { hitlResumeValue, planResume } from "./interrupts/resume-plan.js";
 import { ResumeStore, type ResumeCommand } from "./interrupts/resume-store.js";
 import { argsDigest } from "./interrupts/digest.js";
+import { answerDigest, checkDecisionKey, DecisionKeys, DecisionKeyTaken, type KeyedAnswer } from "./interrupts/decision-keys.js";
 import { AssistantStore } from "./assistants/assistant-store.js";
 import { mergeAssistantConfig, mergeAssistantContext } from "./assistants/assistant-merge.js";
 import { FINAL_STATUSES } from "./queue/status.js";
 import type { RunGraphConfig } from "./queue/run-record.js";
-import type { LiveEvent, RunsApi } from "./runtime.js";
+import type { AnswerAudit, LiveEvent, RunsApi } from "./runtime.js";
 
 const ASSISTANT_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const TERMINAL: readonly RunStatus[] = FINAL_STATUSES;
@@ -90,6 +91,7 @@ export interface RunsApiDeps {
  */
 export function createRunsApi(deps: RunsApiDeps): RunsApi {
   const { db, config, runs, events, decisions, resumes, checkpointer, completions, threads, graphs, assistants, policy, owner, reserved, listeners, everyRun, executorDeps, liveMessages, executionHealth, orphans, runEnds } = deps;
+  const keys = new DecisionKeys(db);
   const pendingApprovals = async (runId: string): Promise<ActionRequest[]> => {
     const run = await runs.get(runId);
     return (run.interrupts ?? []).flatMap((item) => (isHitlRequest(item.value) ? (item.value.actionRequests as ActionRequest[]) : []));
@@ -157,16 +159,130 @@ export function createRunsApi(deps: RunsApiDeps): RunsApi {
    * every waiting interrupt has its value (or the resume is a Command's update / goto), creates
    * the run that resumes the thread in the same transaction and returns it; else the waiting run.
    */
-  const recordResume = async (run: RunRecord, planned: { interruptIds: string[]; command: ResumeCommand }, waiting: number, audit: { principal: string; reason?: string }, next: NextRunOptions) => {
+  const recordResume = async (run: RunRecord, planned: { interruptIds: string[]; command: ResumeCommand }, waiting: number, audit: AnswerAudit, next: NextRunOptions, keyed: Keyed) => {
     const complete = planned.interruptIds.length >= waiting || planned.command.update !== undefined || planned.command.goto !== undefined;
     const given: NewRunEvent = { type: "resume.given", interrupt_ids: planned.interruptIds, by: audit.principal, reason: audit.reason ?? null, value_digest: argsDigest(planned.command) };
     const outcome = await db.transaction(async (tx) => {
       const stored = await resumes.record(run.run_id, { ...planned, principal: audit.principal, reason: audit.reason ?? null }, { tx });
       if (stored === null) throw new RunConflictError(`run ${run.run_id} is not what its thread waits on (it was resumed, or a newer run started)`, { runId: run.run_id });
       await events.append(run.run_id, [given], undefined, { tx });
-      return complete ? await createResumeRun(tx, run, next, [given]) : null;
+      const created = complete ? await createResumeRun(tx, run, next, [given]) : null;
+      await keys.store(tx, run.run_id, keyed.key, keyed.digest, audit.principal, created?.run.run_id ?? null);
+      return created;
     });
     return announced(outcome, run.run_id);
+  };
+
+  /** What a repeated answer replies (its first try committed): the run that try created, else the waiting run. */
+  const repeatedAnswer = async (runId: string, answer: KeyedAnswer, next: NextRunOptions): Promise<RunRecord> => {
+    if (answer.nextRunId === null) return runs.get(runId);
+    const run = await runs.get(answer.nextRunId);
+    // created claimed for execute() here by the try whose answer was lost: the claim is this process's own
+    const claimed = next.executeHere === true && run.status === "running" && run.lease?.owner === owner && !reserved.has(run.run_id);
+    if (claimed) reserved.set(run.run_id, { run, epoch: run.lease?.epoch ?? 0 });
+    return announced({ run, claimed: reserved.has(run.run_id) }, runId);
+  };
+
+  /**
+   * Runs `once` (one try of an answer to a waiting run, storing `keyed` in its transaction), and
+   * while it fails on a database fault, tries again with the same key — first asking whether an
+   * earlier try committed (its answer lost): then that try's outcome is the reply. A key the
+   * caller gave is looked up before the first try too (the caller may be retrying).
+   */
+  const keyedAnswer = async (runId: string, keyed: Keyed, givenKey: boolean, next: NextRunOptions, once: () => Promise<RunRecord>): Promise<RunRecord> => {
+    let repeat = givenKey;
+    return retryDatabaseFaults(
+      async () => {
+        const stored = repeat ? await keys.find(runId, keyed.key, keyed.digest) : null;
+        if (stored !== null) return repeatedAnswer(runId, stored, next);
+        try {
+          return await once();
+        } catch (error) {
+          if (!(error instanceof DecisionKeyTaken)) throw error;
+          const taken = await keys.find(runId, keyed.key, keyed.digest);
+          if (taken === null) throw error;
+          return repeatedAnswer(runId, taken, next);
+        }
+      },
+      { maxMs: RUNTIME_DEFAULTS.answerFaultWaitMs, only: "unreachable", onFault: () => (repeat = true) },
+    );
+  };
+
+  /** A key and digest for one answer: the caller's key (checked) or a new one. */
+  const keyFor = (kind: "decide" | "resume", body: unknown, audit: AnswerAudit): Keyed => ({
+    key: audit.key === undefined ? randomUUID() : checkDecisionKey(audit.key),
+    digest: answerDigest(kind, body, audit),
+  });
+
+  /** One try of `decide` (see RunsApi.decide), its key stored with the decisions. */
+  const decideOnce = async (runId: string, body: unknown, audit: AnswerAudit, next: NextRunOptions, keyed: Keyed): Promise<RunRecord> => {
+    const run = await runs.get(runId);
+    if (!run.waiting) throw notWaiting(run);
+    // the first waiting interrupt in LangChain's HITL shape, whichever graph raised it
+    const waiting = await waitingInterrupts(run);
+    const target = waiting.find((item) => isHitlRequest(item.value));
+    if (target === undefined) throw new RunConflictError(`run ${runId} has no approval waiting`);
+    const request = target.value as HitlRequest;
+    const already = await decisions.list(runId);
+    let planned: NewDecision[];
+    let resume: (decided: DecisionRecord[]) => unknown;
+    if (request.actionRequests.every((action) => typeof action.tool_call_id === "string")) {
+      // requests that name their calls (the agent's): decided together or a subset at a time
+      const requests = request.actionRequests as ActionRequest[];
+      const editCheck = await graphs.hooks(run.graph_id).editCheck?.();
+      planned = planDecisions(body, requests, already, editCheck, audit);
+      resume = (decided) => {
+        const byCall = new Map(decided.map((record) => [record.tool_call_id, record]));
+        return requests.every((item) => byCall.has(item.tool_call_id)) ? decisionsResume(requests, byCall) : undefined;
+      };
+    } else {
+      // LangChain's middleware (createAgent): one decision per action request, in order, all at once
+      const value = planHitlResume(body, request);
+      const reason = (body as { reason?: unknown } | null)?.reason;
+      planned = value.decisions.map((decision, index) => {
+        const action = request.actionRequests[index] as HitlRequest["actionRequests"][number];
+        const edited = (decision as { editedAction?: { args?: object } }).editedAction;
+        const message = (decision as { message?: string }).message ?? (typeof reason === "string" ? reason : audit.reason);
+        return {
+          toolCallId: action.tool_call_id ?? `${target.id}#${index}`,
+          tool: action.name,
+          decision: decision["type"] as NewDecision["decision"],
+          args: (edited?.args ?? action.args ?? {}) as object,
+          principal: audit.principal,
+          ...(message === undefined ? {} : { reason: message }),
+        };
+      });
+      resume = () => value;
+    }
+    // the decisions and their approval.decided events (on the waiting run) and — once every
+    // request is decided — the resume and the run that continues the thread commit together,
+    // with the decision key
+    const outcome = await db
+      .transaction(async (tx) => {
+        const recorded = await decisions.record(runId, planned, { tx });
+        const decided: NewRunEvent[] = recorded.map((d): NewRunEvent => ({ type: "approval.decided", tool_call_id: d.tool_call_id, decision: d.decision, by: d.principal, reason: d.reason }));
+        const value = resume([...already, ...recorded]);
+        let created: { run: RunRecord; claimed: boolean } | null = null;
+        if (value === undefined) {
+          await events.append(runId, decided, undefined, { tx });
+        } else {
+          const command: ResumeCommand = { values: { [target.id]: value } };
+          const stored = await resumes.record(runId, { interruptIds: [target.id], command, principal: audit.principal, reason: audit.reason ?? null }, { tx });
+          if (stored === null) throw notWaiting(run);
+          const given: NewRunEvent = { type: "resume.given", interrupt_ids: [target.id], by: audit.principal, reason: audit.reason ?? null, value_digest: argsDigest(command) };
+          await events.append(runId, [...decided, given], undefined, { tx });
+          created = waiting.length <= 1 ? await createResumeRun(tx, run, next, [given]) : null;
+        }
+        await keys.store(tx, runId, keyed.key, keyed.digest, audit.principal, created?.run.run_id ?? null);
+        return created;
+      })
+      .catch(async (error: unknown) => {
+        if ((error as { code?: unknown } | null)?.code !== "23505") throw error;
+        // a concurrent try with this very key decided first: its outcome is the reply
+        if ((await keys.find(runId, keyed.key, keyed.digest)) !== null) throw new DecisionKeyTaken(keyed.key);
+        throw (await decisions.conflictOf(runId, planned.map((d) => d.toolCallId))) ?? error;
+      });
+    return announced(outcome, runId);
   };
 
   const runsApi: RunsApi = {
@@ -207,14 +323,29 @@ export function createRunsApi(deps: RunsApiDeps): RunsApi {
         }
       };
       await assistants.ready();
-      const { run, claimed } =
-        executeHere === true
-          ? await runs.createClaimed(resolve, { owner, leaseMs: config.worker.leaseMs }, created)
-          : { run: await runs.create(resolve, created), claimed: null };
-      if (claimed !== null) reserved.set(run.run_id, claimed);
-      // created to execute here but queued behind another run of its thread: a worker continues it
-      if (executeHere === true && claimed === null) await notify(db, RUNS_CHANNEL, run.run_id);
-      return run;
+      // the id is chosen here, once: a try after a database fault first looks for the run an earlier
+      // try made (its commit's answer lost), and that run is the answer (issue 37)
+      const runId = randomUUID();
+      let faulted = false;
+      const once = async (): Promise<RunRecord> => {
+        const made = faulted ? await runs.get(runId).catch((error: unknown) => (error instanceof RunNotFoundError ? null : Promise.reject(error))) : null;
+        if (made !== null) {
+          const ours = executeHere === true && made.status === "running" && made.lease?.owner === owner;
+          if (ours && !reserved.has(made.run_id)) reserved.set(made.run_id, { run: made, epoch: made.lease?.epoch ?? 0 });
+          if (executeHere === true && !ours) await notify(db, RUNS_CHANNEL, made.run_id);
+          return made;
+        }
+        const withId = async (tx: Queryable): Promise<CreateRunOptions> => ({ ...(await resolve(tx)), runId });
+        const { run, claimed } =
+          executeHere === true
+            ? await runs.createClaimed(withId, { owner, leaseMs: config.worker.leaseMs }, created)
+            : { run: await runs.create(withId, created), claimed: null };
+        if (claimed !== null) reserved.set(run.run_id, claimed);
+        // created to execute here but queued behind another run of its thread: a worker continues it
+        if (executeHere === true && claimed === null) await notify(db, RUNS_CHANNEL, run.run_id);
+        return run;
+      };
+      return retryDatabaseFaults(once, { maxMs: RUNTIME_DEFAULTS.answerFaultWaitMs, only: "unreachable", onFault: () => (faulted = true) });
     },
     delete: (runId) => runs.delete(runId),
     async rollback(runId) {
@@ -239,77 +370,35 @@ export function createRunsApi(deps: RunsApiDeps): RunsApi {
       return after ?? runs.get(runId);
     },
     async decide(runId, body, audit, next = {}) {
-      const run = await runs.get(runId);
-      if (!run.waiting) throw notWaiting(run);
-      // the first waiting interrupt in LangChain's HITL shape, whichever graph raised it
-      const waiting = await waitingInterrupts(run);
-      const target = waiting.find((item) => isHitlRequest(item.value));
-      if (target === undefined) throw new RunConflictError(`run ${runId} has no approval waiting`);
-      const request = target.value as HitlRequest;
-      const already = await decisions.list(runId);
-      let planned: NewDecision[];
-      let resume: (decided: DecisionRecord[]) => unknown;
-      if (request.actionRequests.every((action) => typeof action.tool_call_id === "string")) {
-        // requests that name their calls (the agent's): decided together or a subset at a time
-        const requests = request.actionRequests as ActionRequest[];
-        const editCheck = await graphs.hooks(run.graph_id).editCheck?.();
-        planned = planDecisions(body, requests, already, editCheck, audit);
-        resume = (decided) => {
-          const byCall = new Map(decided.map((record) => [record.tool_call_id, record]));
-          return requests.every((item) => byCall.has(item.tool_call_id)) ? decisionsResume(requests, byCall) : undefined;
-        };
-      } else {
-        // LangChain's middleware (createAgent): one decision per action request, in order, all at once
-        const value = planHitlResume(body, request);
-        const reason = (body as { reason?: unknown } | null)?.reason;
-        planned = value.decisions.map((decision, index) => {
-          const action = request.actionRequests[index] as HitlRequest["actionRequests"][number];
-          const edited = (decision as { editedAction?: { args?: object } }).editedAction;
-          const message = (decision as { message?: string }).message ?? (typeof reason === "string" ? reason : audit.reason);
-          return {
-            toolCallId: action.tool_call_id ?? `${target.id}#${index}`,
-            tool: action.name,
-            decision: decision["type"] as NewDecision["decision"],
-            args: (edited?.args ?? action.args ?? {}) as object,
-            principal: audit.principal,
-            ...(message === undefined ? {} : { reason: message }),
-          };
-        });
-        resume = () => value;
-      }
-      // the decisions and their approval.decided events (on the waiting run) and — once every
-      // request is decided — the resume and the run that continues the thread commit together
-      const outcome = await db
-        .transaction(async (tx) => {
-          const recorded = await decisions.record(runId, planned, { tx });
-          const decided: NewRunEvent[] = recorded.map((d): NewRunEvent => ({ type: "approval.decided", tool_call_id: d.tool_call_id, decision: d.decision, by: d.principal, reason: d.reason }));
-          const value = resume([...already, ...recorded]);
-          if (value === undefined) {
-            await events.append(runId, decided, undefined, { tx });
-            return null;
-          }
-          const command: ResumeCommand = { values: { [target.id]: value } };
-          const stored = await resumes.record(runId, { interruptIds: [target.id], command, principal: audit.principal, reason: audit.reason ?? null }, { tx });
-          if (stored === null) throw notWaiting(run);
-          const given: NewRunEvent = { type: "resume.given", interrupt_ids: [target.id], by: audit.principal, reason: audit.reason ?? null, value_digest: argsDigest(command) };
-          await events.append(runId, [...decided, given], undefined, { tx });
-          return waiting.length <= 1 ? await createResumeRun(tx, run, next, [given]) : null;
-        })
-        .catch(async (error: unknown) => {
-          throw ((error as { code?: unknown } | null)?.code === "23505" ? await decisions.conflictOf(runId, planned.map((d) => d.toolCallId)) : null) ?? error;
-        });
-      return announced(outcome, runId);
+      const keyed = keyFor("decide", body, audit);
+      return keyedAnswer(runId, keyed, audit.key !== undefined, next, () => decideOnce(runId, body, audit, next, keyed));
     },
     get: (runId) => runs.get(runId),
     list: (filter = {}) => runs.list(filter),
-    cancel: (runId) =>
-      // the status change and its events commit together: never an interrupted run without run.cancelled
-      events.writeWith(runId, async (tx) => {
-        const run = await runs.requestCancel(runId, { tx });
-        const stored: NewRunEvent[] = [{ type: "run.cancel_requested" }];
-        if (run.status === "interrupted") stored.push({ type: "run.cancelled" });
-        return { value: run, events: stored };
-      }),
+    async cancel(runId) {
+      // a retry after a database fault finds the run cancelled — by its own first try, whose answer
+      // was lost, or by another caller: either way what the caller asked holds (checked, not repeated)
+      let faulted = false;
+      return retryDatabaseFaults(
+        async () => {
+          try {
+            // the status change and its events commit together: never an interrupted run without run.cancelled
+            return await events.writeWith(runId, async (tx) => {
+              const run = await runs.requestCancel(runId, { tx });
+              const stored: NewRunEvent[] = [{ type: "run.cancel_requested" }];
+              if (run.status === "interrupted") stored.push({ type: "run.cancelled" });
+              return { value: run, events: stored };
+            });
+          } catch (error) {
+            if (!faulted || !(error instanceof RunConflictError)) throw error;
+            const run = await runs.get(runId);
+            if ((run.status === "running" && run.cancel_requested) || (run.status === "interrupted" && run.stop_reason === "cancelled")) return run;
+            throw error;
+          }
+        },
+        { maxMs: RUNTIME_DEFAULTS.answerFaultWaitMs, only: "unreachable", onFault: () => (faulted = true) },
+      );
+    },
     async wait(runId, waitOptions = {}) {
       return (await runsApi.waitEnd(runId, waitOptions)).run;
     },
@@ -361,13 +450,16 @@ export function createRunsApi(deps: RunsApiDeps): RunsApi {
     pendingApprovals,
     lastEventSeq: (runId) => events.lastSeq(runId),
     async resume(runId, body, audit, next = {}) {
-      const run = await runs.get(runId);
-      if (!run.waiting) throw notWaiting(run);
-      const waiting = await waitingInterrupts(run);
-      // a value for one waiting HITL request (and nothing else) is its decisions: audited per decision
-      const decisionsValue = hitlResumeValue(body, waiting);
-      if (decisionsValue !== undefined) return runsApi.decide(runId, decisionsValue, audit, next);
-      return recordResume(run, planResume(body, waiting), waiting.length, audit, next);
+      const keyed = keyFor("resume", body, audit);
+      return keyedAnswer(runId, keyed, audit.key !== undefined, next, async () => {
+        const run = await runs.get(runId);
+        if (!run.waiting) throw notWaiting(run);
+        const waiting = await waitingInterrupts(run);
+        // a value for one waiting HITL request (and nothing else) is its decisions: audited per decision
+        const decisionsValue = hitlResumeValue(body, waiting);
+        if (decisionsValue !== undefined) return decideOnce(runId, decisionsValue, audit, next, keyed);
+        return recordResume(run, planResume(body, waiting), waiting.length, audit, next, keyed);
+      });
     },
     resumes: (runId) => resumes.list(runId),
     interrupted: (listOptions = {}) => runs.listInterrupted(listOptions.limit, listOptions.threadAccess),
@@ -375,6 +467,12 @@ export function createRunsApi(deps: RunsApiDeps): RunsApi {
     releaseCompletion: (runId) => completions.release(runId),
   };
   return runsApi;
+}
+
+/** The decision key of one answer, and the digest of its request (compared between its tries). */
+interface Keyed {
+  key: string;
+  digest: string;
 }
 
 /** Why a run cannot be decided or resumed: its thread does not wait on it. */

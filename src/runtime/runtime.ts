@@ -73,6 +73,16 @@ export type { ThreadRecord } from "./threads/thread-store.js";
 export type { StateOptions } from "./threads/thread-state.js";
 export type { Worker, WorkerOptions } from "./queue/worker.js";
 export type { InterruptedRun } from "./queue/run-store.js";
+/**
+ * Who answers a waiting run (decisions or a resume value), why, and the decision key kept across
+ * the retries of this one answer (issue 37; e.g. the HTTP `Idempotency-Key`).
+ */
+export interface AnswerAudit {
+  principal: string;
+  reason?: string;
+  key?: string;
+}
+
 /** Whether an interrupt value has LangChain's HITL shape (decided with `runs.decide`). */
 export { isHitlRequest } from "./interrupts/hitl-decisions.js";
 /** A value as the JSON LangGraph clients read (messages as dicts); the HTTP API and webhooks send it. */
@@ -208,8 +218,12 @@ export interface RunsApi {
    * returned — queued for workers, or claimed for `execute` here with `next.executeHere`; until
    * then the waiting run is returned. `next`: what the new run starts with (default: the waiting
    * run's config, context, limits, metadata and stream modes).
+   * `audit.key`: the decision key (issue 37), the same on every retry of this one answer: a repeat
+   * whose first try committed (its answer lost in a failover) returns what that try did; the same
+   * key with another request is RUN_CONFLICT. Without one, a key is made per call, and the call
+   * itself retries a lost connection with it (for `RUNTIME_DEFAULTS.answerFaultWaitMs` at most).
    */
-  decide(runId: string, body: unknown, audit: { principal: string; reason?: string }, next?: NextRunOptions): Promise<RunRecord>;
+  decide(runId: string, body: unknown, audit: AnswerAudit, next?: NextRunOptions): Promise<RunRecord>;
   get(runId: string): Promise<RunRecord>;
   /** Runs newest first; `waiting: true` only the run a thread waits on (ended at an interrupt, not resumed yet). */
   list(options?: { status?: RunStatus; threadId?: string; limit?: number; before?: string; metadata?: Record<string, unknown>; waiting?: boolean }): Promise<RunRecord[]>;
@@ -295,9 +309,9 @@ export interface RunsApi {
    * audited like a decision: who, when, why and the digest of the value, stored on the waiting
    * run. Once every waiting interrupt has a value, the run that resumes the thread is created and
    * returned (as `decide` does); until then the waiting run. A HITL-shaped interrupt's value is
-   * validated as decisions.
+   * validated as decisions. `audit.key`: the decision key, as for `decide`.
    */
-  resume(runId: string, body: ResumeBody, audit: { principal: string; reason?: string }, next?: NextRunOptions): Promise<RunRecord>;
+  resume(runId: string, body: ResumeBody, audit: AnswerAudit, next?: NextRunOptions): Promise<RunRecord>;
   /** Every resume of a run, oldest first (the audit trail). */
   resumes(runId: string): Promise<ResumeRecord[]>;
   /**

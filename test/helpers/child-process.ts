@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, realpathSync } from "node:fs";
 import { CHILD_NODE_FLAGS, REPO_ROOT, builtFixture } from "../setup/build-outputs.js";
 
 /** How a child ended. `timedOut` means we killed it for running past its bound. */
@@ -33,7 +33,9 @@ const live = new Set<FixtureChild>();
 export function spawnFixture(script: string, args: string[], timeoutMs: number, prefix: readonly string[] = []): FixtureChild {
   const program = builtFixture(script);
   if (!existsSync(program)) throw new Error(`${program} is missing: fixtures are compiled by the integration tests' global setup`);
-  const argv = [process.execPath, ...CHILD_NODE_FLAGS, program, ...args];
+  // its real path: a fixture starts its main only when argv[1] is its own module's path, which
+  // node reports resolved (a node_modules that is a symlink, as in a git worktree, differs)
+  const argv = [process.execPath, ...CHILD_NODE_FLAGS, realpathSync(program), ...args];
   const [command, ...rest] = [...prefix, ...argv] as [string, ...string[]];
   const child = spawn(command, rest, {
     cwd: REPO_ROOT,

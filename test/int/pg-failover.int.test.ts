@@ -147,6 +147,17 @@ describeWithPostgres("failover from a primary to its promoted standby", () => {
       console.log(
         `failover summary ${JSON.stringify({ ownerGone: ownerGone.length, leaseRecoveredLines: leaseRecovered.length, runs: RUNS, success: stats.success, maxAttempts: stats.maxAttempts, faultResumes: stats.faultResumes, recoveredRuns: stats.recovered, toolOutcomeUnknown: stats.unknown, unknownButAppended: stats.unknownButAppended, linesMissing: stats.linesMissing, promotedMs, settledMs })}`,
       );
+      if (problems.length > 0 || stats.recovered > 0) {
+        // what each worker saw of the failover, for the cause (the bench keeps a failed round's output)
+        const seen = /^(database\.|liveness\.|run\.(recovered|owner_gone|fenced|resumed|error|executed|max_attempts))/;
+        for (const worker of workers) {
+          const lines = worker.child
+            .stderr()
+            .split("\n")
+            .filter((line) => seen.test(/"event":"([^"]+)"/.exec(line)?.[1] ?? ""));
+          console.log(`failover worker ${worker.child.pid} (failover at ${new Date(failoverAt).toISOString()}):\n${lines.join("\n")}`);
+        }
+      }
       expect(problems).toEqual([]);
       expect(stats.success).toBe(RUNS);
       // no process died, so no attempt was spent: the workers continued their runs through the failover

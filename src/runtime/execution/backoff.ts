@@ -15,7 +15,13 @@ export { Backoff, type BackoffOptions } from "../../db/backoff.js";
  */
 export async function retryDatabaseFaults<T>(
   fn: () => Promise<T>,
-  options: { maxMs: number; signal?: AbortSignal | undefined; onFault?: ((error: unknown, attempt: number) => void) | undefined },
+  options: {
+    maxMs: number;
+    signal?: AbortSignal | undefined;
+    onFault?: ((error: unknown, attempt: number) => void) | undefined;
+    /** `unreachable`: only a lost connection is retried; storage refusing writes is thrown at once. */
+    only?: "unreachable" | undefined;
+  },
 ): Promise<T> {
   const backoff = new Backoff({ firstMs: DATABASE_FAULT_DEFAULTS.backoffFirstMs, maxMs: DATABASE_FAULT_DEFAULTS.backoffMaxMs });
   const giveUpAt = Date.now() + options.maxMs;
@@ -23,7 +29,8 @@ export async function retryDatabaseFaults<T>(
     try {
       return await fn();
     } catch (error) {
-      if (databaseFaultOf(error) === null || Date.now() >= giveUpAt) throw error;
+      const kind = databaseFaultOf(error);
+      if (kind === null || (options.only !== undefined && kind !== options.only) || Date.now() >= giveUpAt) throw error;
       options.onFault?.(error, backoff.attempts + 1);
       if (!(await backoff.wait(options.signal))) throw error;
     }

@@ -45,6 +45,11 @@ export const REAPED_RUN_EVENTS = {
 
 /** What `create` needs. */
 export interface CreateRunOptions {
+  /**
+   * The run's id (a new uuid when absent): chosen once by a caller that retries the creation
+   * through a database fault, so the retry can find the run a first try whose answer was lost made.
+   */
+  runId?: string | undefined;
   /** The conversation; a new uuid when absent. */
   threadId?: string | undefined;
   /**
@@ -245,7 +250,7 @@ export class RunStore {
     if (multitask !== "reject" && multitask !== "enqueue") {
       throw runInputError(`multitask must be "reject" or "enqueue", got ${JSON.stringify(multitask)}`, { field: "multitask" });
     }
-    const runId = randomUUID();
+    const runId = options.runId === undefined ? randomUUID() : checkRunId(options.runId);
     const lockKey = `${RUN_THREAD_LOCK_PREFIX}${this.db.schema}:${threadId}`;
     const lease = options.claimFor === undefined ? undefined : checkLease(options.claimFor);
     const extras = runExtras(options);

@@ -249,7 +249,18 @@ export function createWorker(deps: WorkerDeps): Worker {
       // owners of lapsed leases are waiting too; once it is back, they get a lease to renew
       const sinceRecovery = Date.now() - health.recoveredAt;
       if (health.lastFaultAt > 0 && !(sinceRecovery >= graceMs)) {
-        await pause(Number.isFinite(sinceRecovery) ? Math.max(RUNTIME_DEFAULTS.reaperMinPauseMs, graceMs - sinceRecovery) : period);
+        // the grace counts from when the database answers this reaper itself, looked at every
+        // owner check: a worker whose other work was quiet may have seen an answer in the first
+        // moment of an outage (a failover) and nothing since, and its grace would run out blind,
+        // before the owners of the lapsed leases could reach the new primary
+        await pause(Math.min(LIVENESS_DEFAULTS.ownerCheckMs, Number.isFinite(sinceRecovery) ? Math.max(RUNTIME_DEFAULTS.reaperMinPauseMs, graceMs - sinceRecovery) : period));
+        await deps.runs.nextLeaseExpiry().then(
+          () => health.reachable(),
+          (error: unknown) => {
+            const kind = databaseFaultOf(error);
+            if (kind !== null) health.fault(kind, error);
+          },
+        );
         continue;
       }
       try {

@@ -1,5 +1,7 @@
 import { assistantIdFor } from "../../graphs/assistant-id.js";
-import { SERVER_DEFAULTS, THREAD_DEFAULTS } from "../../constants.js";
+import { RUNTIME_DEFAULTS, SERVER_DEFAULTS, THREAD_DEFAULTS } from "../../constants.js";
+import { canonicalJson } from "../../vocabulary/canonical-json.js";
+import { retryDatabaseFaults } from "../execution/backoff.js";
 import type { Database, Queryable, Row } from "../../db/types.js";
 import { RunConflictError, ThreadNotFoundError } from "../../errors.js";
 import { checkThreadId, runInputError } from "../queue/run-record.js";
@@ -64,12 +66,23 @@ export class ThreadStore {
    * (default) throws RunConflictError, "do_nothing" returns the stored thread.
    */
   async create(options: { threadId?: string | undefined; metadata?: Record<string, unknown> | undefined; ifExists?: "raise" | "do_nothing" | undefined; ttlMinutes?: number | undefined } = {}): Promise<ThreadRecord> {
+    // the id is chosen once: a try after a lost connection (its first try's commit may have
+    // landed, the answer lost) that finds the thread with this id and these metadata is that
+    // try's own success, not "already exists" (issue 37)
     const threadId = options.threadId === undefined ? crypto.randomUUID() : checkThreadId(options.threadId);
     const metadata = checkMetadata(options.metadata);
-    const result = await this.db.query(this.sql.create, [threadId, metadata, checkTtl(options.ttlMinutes)]);
-    const row = result.rows[0];
-    if (row === undefined) throw new Error(`thread ${threadId} was neither created nor found`);
-    if (row["created"] !== true && (options.ifExists ?? "raise") === "raise") {
+    const ttl = checkTtl(options.ttlMinutes);
+    let faulted = false;
+    const row = await retryDatabaseFaults(
+      async () => {
+        const found = (await this.db.query(this.sql.create, [threadId, metadata, ttl])).rows[0];
+        if (found === undefined) throw new Error(`thread ${threadId} was neither created nor found`);
+        return found;
+      },
+      { maxMs: RUNTIME_DEFAULTS.answerFaultWaitMs, only: "unreachable", onFault: () => (faulted = true) },
+    );
+    const ownRepeat = faulted && canonicalJson(row["metadata"] ?? {}) === canonicalJson(JSON.parse(metadata) as unknown);
+    if (row["created"] !== true && !ownRepeat && (options.ifExists ?? "raise") === "raise") {
       throw new RunConflictError(`thread ${threadId} already exists`, { threadId, conflict: "thread_exists" });
     }
     return threadFromRow(row);

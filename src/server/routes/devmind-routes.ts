@@ -104,7 +104,10 @@ export function devmindRoutes(deps: AppDeps): Hono<Env> {
   app.post("/runs/:id/decisions", async (c) => {
     const body = parseDecisions(await readJson(c));
     await visibleRun(c, runtime, "update", c.req.param("id"));
-    const run = await runtime.runs.decide(c.req.param("id"), { decisions: body.decisions }, { principal: c.get("principal"), ...(body.reason === undefined ? {} : { reason: body.reason }) });
+    // a client's retry of one answer sends the same Idempotency-Key: a repeat whose first try
+    // committed (its answer lost) gets that try's outcome, not RUN_CONFLICT (issue 37)
+    const key = c.req.header("idempotency-key");
+    const run = await runtime.runs.decide(c.req.param("id"), { decisions: body.decisions }, { principal: c.get("principal"), ...(body.reason === undefined ? {} : { reason: body.reason }), ...(key === undefined ? {} : { key }) });
     return c.json(runWire(run));
   });
 
