@@ -25,9 +25,11 @@ export const BUILT_CLI = join(REPO_ROOT, "dist", "src", "cli", "main.js");
 
 /**
  * Where the fixture programs' bundles go: under node_modules, so bare imports left out of a bundle
- * (PGlite, tsx) resolve from the repository and git ignores it.
+ * (PGlite, tsx) resolve from the repository and git ignores it. DEVMIND_TEST_BUILD_DIR (a folder
+ * inside the checkout) puts them elsewhere: worktrees that share one node_modules (a symlink)
+ * would otherwise build over each other's bundles (a child then runs another branch's fixture).
  */
-export const FIXTURE_BUILD_DIR = join(REPO_ROOT, "node_modules", ".cache", "devmind-test-build");
+export const FIXTURE_BUILD_DIR = process.env["DEVMIND_TEST_BUILD_DIR"] || join(REPO_ROOT, "node_modules", ".cache", "devmind-test-build");
 
 /**
  * The program a fixture child runs, given its source path (absolute or relative to the root): the
