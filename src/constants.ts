@@ -65,11 +65,42 @@ export const MEMORY_DATA_DIR = "memory://";
 /** Schema names must be plain lower-case SQL identifiers of at most 63 bytes. */
 export const SCHEMA_NAME_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
 
-/** Pool sizing and timeouts for the PostgreSQL client. */
+/**
+ * Pool sizing and timeouts for the PostgreSQL client. Every wait on the server is bounded, so a
+ * connection that died silently (a network partition, a host that vanished: no RST, no FIN) is
+ * found and replaced instead of being waited on forever (docs/partition.md).
+ */
 export const PG_POOL_DEFAULTS = {
   max: 10,
+  /** Connecting, and waiting for a pooled connection, gives up after this. */
   connectionTimeoutMillis: 10_000,
   idleTimeoutMillis: 30_000,
+  /**
+   * TCP keepalive on every connection (pool, LISTEN, liveness lock): the first probe after this
+   * much idle time (the kernel's default is 2 hours), so an idle connection to a vanished peer is
+   * closed by the kernel rather than kept.
+   */
+  keepAliveInitialDelayMs: 10_000,
+  /**
+   * A statement (BEGIN and COMMIT too) with no answer for this long: its connection is taken for
+   * dead. A cancel request is sent for it (best effort), the connection is destroyed (failing the
+   * statements sent behind it) and never reused, and the caller gets DATABASE_UNREACHABLE (cause
+   * `query_timeout`), a fault it waits out like any other. Migration scripts are not bounded.
+   */
+  queryTimeoutMs: 60_000,
+  /** Sending that cancel request (its own short connection) gives up after this. */
+  cancelTimeoutMs: 2_000,
+} as const;
+
+/**
+ * The watchdog of the dedicated LISTEN connection (src/db/pg-listener.ts): a connection that only
+ * listens sends nothing, so a silent death would leave the process deaf to notifications for good.
+ */
+export const PG_LISTEN_DEFAULTS = {
+  /** It is asked `SELECT 1` this often while idle … */
+  checkMs: 10_000,
+  /** … and taken for dead (destroyed, reconnected, every channel listened again) without an answer within this. */
+  checkTimeoutMs: 5_000,
 } as const;
 
 /**

@@ -47,6 +47,7 @@ const STORAGE_CODES = new Set(["53100", "53000", "53200", "25006", "42501", "58P
 const UNREACHABLE_MESSAGES = [
   /timeout exceeded when trying to connect/i,
   /Connection terminated/i,
+  /Query read timeout/i,
   /connection timeout/i,
   /Client has encountered a connection error and is not queryable/i,
   /Client was closed and is not queryable/i,

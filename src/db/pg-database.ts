@@ -6,6 +6,7 @@ import { classifyDriverError, databaseFaultOf, toDatabaseFault } from "./databas
 import { PgListener } from "./pg-listener.js";
 import { PRIMARY_CHECK_SQL, PrimaryLocator } from "./pg-primary.js";
 import { checkReplication } from "./pg-replication.js";
+import { isQueryTimeout, queryTimeoutError, sendCancel } from "./pg-cancel.js";
 import { parsePgUrl } from "./pg-url.js";
 import type { SessionLockTarget } from "./session-lock.js";
 import type { CommittingQueryable, Database, Queryable, QueryResult, Row, Statement } from "./types.js";
@@ -46,6 +47,31 @@ interface Runner {
   query(text: string): Promise<pg.QueryResult>;
 }
 
+/**
+ * A statement's config with its answer bounded: pg's `query_timeout` rejects it after `timeoutMs`
+ * and, on a pipelined client (the pool's), destroys the connection, which fails every statement
+ * sent behind it. 0: unbounded.
+ */
+function bounded(config: pg.QueryConfig, timeoutMs: number): pg.QueryConfig {
+  return timeoutMs > 0 ? ({ ...config, query_timeout: timeoutMs } as pg.QueryConfig) : config;
+}
+
+/** A driver error as devmind's: a statement without an answer in time is DATABASE_UNREACHABLE (query_timeout). */
+function mapStatementError(error: unknown, printable: string, timeoutMs: number): unknown {
+  return isQueryTimeout(error) ? queryTimeoutError(error, printable, timeoutMs) : mapPgError(error, printable);
+}
+
+/**
+ * A client given up on (a statement without an answer in time): the server is asked, once, to
+ * cancel what its backend runs, since the backend may still run it or hold its locks.
+ */
+function cancelOnce(client: pg.PoolClient): void {
+  const marked = client as unknown as { devmindCancelSent?: boolean };
+  if (marked.devmindCancelSent === true) return;
+  marked.devmindCancelSent = true;
+  void sendCancel(client);
+}
+
 class PgQueryable implements Queryable {
   constructor(
     private readonly runner: Runner,
@@ -53,20 +79,23 @@ class PgQueryable implements Queryable {
     /** False behind a transaction pooler: a named statement prepared on one server connection is unknown on the next. */
     private readonly named: boolean,
     private readonly onFault: (error: unknown) => void,
+    /** Each statement's answer is awaited at most this long (PG_POOL_DEFAULTS.queryTimeoutMs; 0: unbounded). */
+    protected readonly queryTimeoutMs: number,
   ) {}
 
   async query<R = Row>(sql: string | Statement, values: readonly unknown[] = []): Promise<QueryResult<R>> {
     const text = typeof sql === "string" ? sql : sql.text;
     const config: pg.QueryConfig = typeof sql !== "string" && this.named ? { name: sql.name, text, values: values as unknown[] } : { text, values: values as unknown[] };
     try {
-      const result = await this.runner.query(config);
+      const result = await this.runner.query(bounded(config, this.queryTimeoutMs));
       return { rows: result.rows as R[], rowCount: result.rowCount ?? result.rows.length };
     } catch (error) {
       this.onFault(error);
-      throw mapPgError(error, this.printable);
+      throw mapStatementError(error, this.printable, this.queryTimeoutMs);
     }
   }
 
+  /** A script (a migration) is not bounded: a long one is legitimate. */
   async execScript(sql: string): Promise<void> {
     try {
       await this.runner.query(sql);
@@ -94,8 +123,9 @@ class PgTransactionQueryable extends PgQueryable implements CommittingQueryable 
     printable: string,
     named: boolean,
     onFault: (error: unknown) => void,
+    queryTimeoutMs: number,
   ) {
-    super(client, printable, named, onFault);
+    super(client, printable, named, onFault, queryTimeoutMs);
   }
 
   override query<R = Row>(sql: string | Statement, values: readonly unknown[] = []): Promise<QueryResult<R>> {
@@ -114,7 +144,7 @@ class PgTransactionQueryable extends PgQueryable implements CommittingQueryable 
 
   queryAndCommit<R = Row>(sql: string | Statement, values: readonly unknown[] = []): Promise<QueryResult<R>> {
     const sent = this.query<R>(sql, values);
-    this.commitSent = this.client.query("COMMIT");
+    this.commitSent = this.client.query(bounded({ text: "COMMIT" }, this.queryTimeoutMs));
     this.commitSent.catch(() => undefined);
     return sent;
   }
@@ -175,6 +205,10 @@ export interface PgOpenOptions {
   directUrl?: string | undefined;
   /** Where failovers, a pooler without a direct URL and lagging standbys are reported. */
   logger?: Logger | undefined;
+  /** Each statement's answer is awaited at most this long (default PG_POOL_DEFAULTS.queryTimeoutMs; 0: unbounded). */
+  queryTimeoutMs?: number | undefined;
+  /** The LISTEN connection's watchdog (default PG_LISTEN_DEFAULTS). */
+  listenCheck?: { checkMs: number; checkTimeoutMs: number } | undefined;
 }
 
 /**
@@ -205,8 +239,9 @@ export class PgDatabase extends PgQueryable implements Database {
     listener: (db: PgDatabase) => PgListener,
     /** Where a connection that keeps its session goes: the direct URL, or the URL without a pooler; null: none. */
     private readonly sessionSource: PrimaryLocator | null,
+    queryTimeoutMs: number,
   ) {
-    super({ query: (config: pg.QueryConfig | string) => this.queryOnce(config) }, location, sessions, (error) => suspectHost(locator, error));
+    super({ query: (config: pg.QueryConfig | string) => this.queryOnce(config) }, location, sessions, (error) => suspectHost(locator, error), queryTimeoutMs);
     this.listener = listener(this);
   }
 
@@ -224,6 +259,7 @@ export class PgDatabase extends PgQueryable implements Database {
     // LISTEN needs the primary too (a standby refuses it); a failure here only means polling later
     await direct?.locate().catch(() => undefined);
 
+    const queryTimeoutMs = options.queryTimeoutMs ?? PG_POOL_DEFAULTS.queryTimeoutMs;
     const pool = new pg.Pool({
       // every new connection goes to the host the locator holds for the primary now
       Client: locatedClient(locator),
@@ -231,6 +267,9 @@ export class PgDatabase extends PgQueryable implements Database {
       connectionTimeoutMillis: options.connectionTimeoutMs ?? PG_POOL_DEFAULTS.connectionTimeoutMillis,
       idleTimeoutMillis: PG_POOL_DEFAULTS.idleTimeoutMillis,
       application_name: "devmind",
+      // an idle connection to a vanished peer is closed by the kernel (its default waits 2 hours)
+      keepAlive: true,
+      keepAliveInitialDelayMillis: PG_POOL_DEFAULTS.keepAliveInitialDelayMs,
       // statements are sent as they are called: a transaction's independent statements, BEGIN and
       // COMMIT share round trips (PgTransactionQueryable); a lone statement behaves as ever
       pipeline: true,
@@ -241,7 +280,7 @@ export class PgDatabase extends PgQueryable implements Database {
     pool.on("error", () => undefined);
     let sessions: boolean;
     try {
-      sessions = await inspectServer(pool, printable);
+      sessions = await inspectServer(pool, printable, queryTimeoutMs);
     } catch (error) {
       await pool.end().catch(() => undefined);
       throw error;
@@ -255,8 +294,9 @@ export class PgDatabase extends PgQueryable implements Database {
         onConnectFailed: () => source.suspect(),
         notify: async (channel, payload) => void (await self.query("SELECT pg_notify($1, $2)", [channel, payload])),
         logger,
+        check: options.listenCheck,
       });
-    }, direct ?? (sessions ? locator : null));
+    }, direct ?? (sessions ? locator : null), queryTimeoutMs);
     if (!sessions) {
       logger.info(
         { event: "database.pooler", location: printable, direct_url: direct !== null },
@@ -279,12 +319,19 @@ export class PgDatabase extends PgQueryable implements Database {
       broken ??= error;
     };
     const client = await this.checkout(onError);
-    const onFault = (error: unknown): void => suspectHost(this.locator, error);
-    const tx = new PgTransactionQueryable(client, this.location, this.sessions, onFault);
+    const onFault = (error: unknown): void => {
+      suspectHost(this.locator, error);
+      // a statement without an answer in time: the connection is dead to us (pg destroyed it)
+      if (isQueryTimeout(error)) {
+        broken ??= error;
+        cancelOnce(client);
+      }
+    };
+    const tx = new PgTransactionQueryable(client, this.location, this.sessions, onFault, this.queryTimeoutMs);
     try {
       // BEGIN goes out with the statements `fn` sends before it first waits (pipeline mode): no round trip of its own
       tx.holdWrites();
-      const begun = client.query("BEGIN");
+      const begun = client.query(bounded({ text: "BEGIN" }, this.queryTimeoutMs));
       begun.catch(() => undefined);
       const running = fn(tx);
       running.catch(() => undefined);
@@ -296,18 +343,19 @@ export class PgDatabase extends PgQueryable implements Database {
         await tx.drained();
       }
       if (tx.committing) await tx.committed();
-      else await client.query("COMMIT");
+      else await client.query(bounded({ text: "COMMIT" }, this.queryTimeoutMs));
       return result;
     } catch (error) {
       onFault(error);
       if (broken === null && !tx.committing) {
         try {
-          await client.query("ROLLBACK");
+          await client.query(bounded({ text: "ROLLBACK" }, this.queryTimeoutMs));
         } catch (rollbackError) {
+          onFault(rollbackError);
           broken = rollbackError;
         }
       }
-      throw mapPgError(error, this.location);
+      throw mapStatementError(error, this.location, this.queryTimeoutMs);
     } finally {
       client.removeListener("error", onError);
       // pg-pool re-adds its idle listener on release; a broken client is destroyed, not returned
@@ -350,6 +398,11 @@ export class PgDatabase extends PgQueryable implements Database {
       return await client.query(config as pg.QueryConfig);
     } catch (error) {
       if (classifyDriverError(error) === "unreachable") broken ??= error;
+      // no answer in time: pg destroyed the connection; the server is asked to stop the statement
+      if (isQueryTimeout(error)) {
+        broken ??= error;
+        cancelOnce(client);
+      }
       throw error;
     } finally {
       client.removeListener("error", onError);
@@ -432,15 +485,16 @@ function suspectHost(locator: PrimaryLocator, error: unknown): void {
  * session — a pooler hands out its own connection id (BackendKeyData), which is not the server
  * backend's pid. Returns true when there is no pooler in between.
  */
-async function inspectServer(pool: pg.Pool, printable: string): Promise<boolean> {
+async function inspectServer(pool: pg.Pool, printable: string, queryTimeoutMs: number): Promise<boolean> {
   let client: pg.PoolClient;
   try {
     client = await pool.connect();
   } catch (error) {
     throw mapPgError(error, printable);
   }
+  let failed: Error | undefined;
   try {
-    const result = await client.query<{ pid: number; standby: boolean }>("SELECT pg_backend_pid() AS pid, pg_is_in_recovery() AS standby");
+    const result = await client.query<{ pid: number; standby: boolean }>(bounded({ text: "SELECT pg_backend_pid() AS pid, pg_is_in_recovery() AS standby" }, queryTimeoutMs));
     const row = result.rows[0];
     if (row?.standby === true) {
       throw new DatabaseError(
@@ -453,8 +507,13 @@ async function inspectServer(pool: pg.Pool, printable: string): Promise<boolean>
     const processId = (client as unknown as { processID: number | null }).processID;
     return processId === null || processId === row?.pid;
   } catch (error) {
+    if (isQueryTimeout(error)) {
+      failed = error as Error;
+      throw queryTimeoutError(error, printable, queryTimeoutMs);
+    }
     throw mapPgError(error, printable);
   } finally {
-    client.release();
+    // a connection that did not answer in time is destroyed, not pooled
+    client.release(failed);
   }
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
-import { PG_POOL_DEFAULTS, PG_TOPOLOGY_DEFAULTS } from "../constants.js";
+import { PG_LISTEN_DEFAULTS, PG_POOL_DEFAULTS, PG_TOPOLOGY_DEFAULTS } from "../constants.js";
 import { DatabaseError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { Backoff } from "./backoff.js";
@@ -29,6 +29,8 @@ export interface PgListenerOptions {
   /** Sends a notification through the database's pool (the test behind a pooler). */
   notify: (channel: string, payload: string) => Promise<void>;
   logger: Logger;
+  /** The watchdog's period and bound (default PG_LISTEN_DEFAULTS). */
+  check?: { checkMs: number; checkTimeoutMs: number } | undefined;
 }
 
 /**
@@ -46,6 +48,11 @@ export interface PgListenerOptions {
  * every `listen` rejects with DATABASE_LISTEN_UNAVAILABLE — callers fall back to their bounded
  * polls — and the reason is logged once (`database.listen_unavailable`), naming
  * DEVMIND_DATABASE_DIRECT_URL.
+ *
+ * A connection that only listens sends nothing, so one that died silently (a network partition,
+ * a vanished host: no FIN, no RST) would never be noticed and every notification after it lost.
+ * A watchdog asks it `SELECT 1` every `checkMs`; without an answer within `checkTimeoutMs` it is
+ * destroyed (logged once, `database.listen_lost`) and replaced as any dropped connection is.
  */
 export class PgListener {
   private readonly handlers = new Map<string, Set<Handler>>();
@@ -58,9 +65,12 @@ export class PgListener {
   /** Set once LISTEN proved useless over this URL (a transaction pooler); never cleared. */
   private unavailable: DatabaseError | null = null;
   private readonly printable: string;
+  private watchdog: NodeJS.Timeout | null = null;
+  private readonly check: { checkMs: number; checkTimeoutMs: number };
 
   constructor(private readonly options: PgListenerOptions) {
     this.printable = options.printable;
+    this.check = options.check ?? PG_LISTEN_DEFAULTS;
   }
 
   /** See `Database.listen`. Rejects (and registers nothing) if the LISTEN cannot be made now. */
@@ -95,6 +105,7 @@ export class PgListener {
     this.handlers.clear();
     if (this.retryTimer !== null) clearTimeout(this.retryTimer);
     this.retryTimer = null;
+    this.stopWatchdog();
     const client = this.client;
     this.client = null;
     await this.queue;
@@ -136,8 +147,11 @@ export class PgListener {
       connectionString: this.options.url(),
       connectionTimeoutMillis: PG_POOL_DEFAULTS.connectionTimeoutMillis,
       application_name: LISTENER_APPLICATION_NAME,
-      // a silently dead peer (network cut) is noticed by TCP keepalive instead of never
+      // an idle connection to a vanished peer is closed by the kernel (its own default waits 2 hours)
       keepAlive: true,
+      keepAliveInitialDelayMillis: PG_POOL_DEFAULTS.keepAliveInitialDelayMs,
+      // the first statements (the session check, LISTEN) are bounded too: a half-open connection fails them
+      query_timeout: PG_POOL_DEFAULTS.queryTimeoutMs,
     });
     client.on("notification", (message) => this.dispatch(message.channel, message.payload ?? ""));
     client.on("error", () => this.lost(client));
@@ -165,7 +179,45 @@ export class PgListener {
     this.client = client;
     this.listening = new Set();
     this.reconnectBackoff.reset();
+    this.startWatchdog(client);
     return client;
+  }
+
+  private startWatchdog(client: pg.Client): void {
+    this.stopWatchdog();
+    this.watchdog = setInterval(() => {
+      // through the queue: one statement at a time on this connection, never beside a LISTEN
+      this.queue = this.queue.then(() => this.ping(client)).catch(() => undefined);
+    }, this.check.checkMs);
+    this.watchdog.unref();
+  }
+
+  private stopWatchdog(): void {
+    if (this.watchdog !== null) clearInterval(this.watchdog);
+    this.watchdog = null;
+  }
+
+  /** `SELECT 1` on the listening connection; no answer within the bound: destroyed, and so replaced. */
+  private async ping(client: pg.Client): Promise<void> {
+    if (this.closed || this.client !== client) return;
+    let timer: NodeJS.Timeout | undefined;
+    const answered = await Promise.race([
+      client.query("SELECT 1").then(
+        () => true,
+        () => false,
+      ),
+      new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), this.check.checkTimeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (answered || this.closed || this.client !== client) return;
+    this.options.logger.warn(
+      { event: "database.listen_lost", location: this.printable, timeout_ms: this.check.checkTimeoutMs },
+      `the LISTEN connection to ${this.printable} did not answer within ${this.check.checkTimeoutMs} ms: taken for dead and replaced (notifications meanwhile are lost; callers poll)`,
+    );
+    destroyConnection(client);
+    this.lost(client);
   }
 
   /**
@@ -216,6 +268,7 @@ export class PgListener {
 
   private lost(client: pg.Client): void {
     if (this.client !== client) return;
+    this.stopWatchdog();
     this.client = null;
     this.listening = new Set();
     client.end().catch(() => undefined);
@@ -232,6 +285,11 @@ export class PgListener {
     // a pending reconnect alone must not keep the process alive
     this.retryTimer.unref();
   }
+}
+
+/** Closes a client's socket at once: `end()` would wait for the answer of a statement that never comes. */
+function destroyConnection(client: pg.Client): void {
+  (client as unknown as { connection?: { stream?: { destroy?: () => void } } }).connection?.stream?.destroy?.();
 }
 
 function closedError(printable: string): DatabaseError {

@@ -153,8 +153,12 @@ async function connect(target: SessionLockTarget): Promise<pg.Client> {
     connectionString: target.url(),
     application_name: SESSION_LOCK_APPLICATION_NAME,
     connectionTimeoutMillis: PG_POOL_DEFAULTS.connectionTimeoutMillis,
-    // a half-open TCP connection (a host that vanished) is noticed by the kernel's keepalive
+    // a half-open TCP connection (a host that vanished) is noticed by the kernel's keepalive, after
+    // this much idle time rather than the kernel's default 2 hours
     keepAlive: true,
+    keepAliveInitialDelayMillis: PG_POOL_DEFAULTS.keepAliveInitialDelayMs,
+    // taking the lock (at start and after a reconnect) is bounded: a relock that hung would never retry
+    query_timeout: PG_POOL_DEFAULTS.queryTimeoutMs,
   });
   // an error before `attach` must not be unhandled
   client.on("error", () => undefined);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { classifyDriverError, databaseFaultOf, isDatabaseFault, toDatabaseFault } from "../../src/db/database-faults.js";
+import { isQueryTimeout, queryTimeoutError } from "../../src/db/pg-cancel.js";
 import { DatabaseError, DevmindError } from "../../src/errors.js";
 import { Backoff } from "../../src/runtime/execution/backoff.js";
 
@@ -26,6 +27,8 @@ describe("classifyDriverError", () => {
     "Connection terminated unexpectedly",
     "Connection terminated due to connection timeout",
     "timeout exceeded when trying to connect",
+    // pg's query_timeout: a statement without an answer in time (PG_POOL_DEFAULTS.queryTimeoutMs)
+    "Query read timeout",
     "Client has encountered a connection error and is not queryable",
     "PGlite is closed",
   ])("pg's code-less %j is unreachable", (message) => {
@@ -107,5 +110,19 @@ describe("Backoff", () => {
     const waiting = backoff.wait(abort.signal);
     abort.abort();
     expect(await waiting).toBe(false);
+  });
+});
+
+describe("a statement without an answer in time", () => {
+  it("is recognised by pg's message only, and becomes DATABASE_UNREACHABLE with cause query_timeout, naming the bound", () => {
+    const raw = new Error("Query read timeout");
+    expect(isQueryTimeout(raw)).toBe(true);
+    expect(isQueryTimeout(new Error("Query read timeout exceeded"))).toBe(false);
+    expect(isQueryTimeout("Query read timeout")).toBe(false);
+    const mapped = queryTimeoutError(raw, "postgres://u:***@db:5432/x", 60_000);
+    expect(mapped).toMatchObject({ code: "DATABASE_UNREACHABLE", details: { location: "postgres://u:***@db:5432/x", cause: "query_timeout" } });
+    expect(mapped.message).toMatch(/within 60000 ms/);
+    expect(mapped.cause).toBe(raw);
+    expect(databaseFaultOf(mapped)).toBe("unreachable");
   });
 });

@@ -200,12 +200,13 @@ export function createWorker(deps: WorkerDeps): Worker {
             { event: "run.fenced", run_id: claimed.run.run_id, attempt: claimed.run.attempt, epoch: claimed.epoch, worker: owner },
             `lease lost while the database was away: run taken over or ended by another worker; this worker's writes for attempt ${claimed.run.attempt} were refused (fenced)`,
           );
-        } else if (fencedOut(claimed.run.attempt, after)) {
+        } else if (fencedOut(claimed.run.attempt, after, stop.aborted)) {
           // the lease lapsed (a partition, a stall) and the run moved on without this worker: its
-          // writes since were refused by the fence, and what the record says is not its doing
+          // writes since were refused by the fence, and what the record says is not its doing (a
+          // run a reaper re-queued reads `pending` until it is claimed again: not a release of ours)
           deps.logger.warn(
             { event: "run.fenced", run_id: after.run_id, attempt: claimed.run.attempt, epoch: claimed.epoch, now: { attempt: after.attempt, status: after.status, stop_reason: after.stop_reason }, worker: owner },
-            `lease lost: run ${after.status === "running" || after.status === "pending" ? `taken over (attempt ${after.attempt})` : `ended ${after.status} by another worker`}; this worker's writes for attempt ${claimed.run.attempt} were refused (fenced)`,
+            `lease lost: run ${fencedFate(after, claimed.run.attempt)}; this worker's writes for attempt ${claimed.run.attempt} were refused (fenced)`,
           );
         } else {
           deps.logger.info({ event: "run.executed", run_id: after.run_id, status: after.status, stop_reason: after.stop_reason, ...(after.error === null ? {} : { error: after.error }), worker: owner }, `run ${after.status}`);
@@ -352,10 +353,20 @@ export function createWorker(deps: WorkerDeps): Worker {
 
 /**
  * True when the run as stored after an attempt is no longer that attempt's: another worker claimed
- * it since (a higher attempt), or a reaper ended it for its lapsed leases (`max_attempts`, which
- * only a reaper sets). The attempt's fenced writes were refused; a log must not report the run's
- * state as this worker's outcome.
+ * it since (a higher attempt), a reaper ended it for its lapsed leases (`max_attempts`, which
+ * only a reaper sets), or a reaper put it back in the queue and no one claimed it yet (`pending`
+ * at the same attempt, while this worker did not release it itself: `releasedHere` is true only
+ * when the worker was draining or handing the run over, the only times it releases a run). The
+ * attempt's fenced writes were refused; a log must not report the run's state as this worker's
+ * outcome.
  */
-export function fencedOut(attempt: number, after: { attempt: number; stop_reason: string | null }): boolean {
-  return after.attempt > attempt || after.stop_reason === "max_attempts";
+export function fencedOut(attempt: number, after: { attempt: number; status: string; stop_reason: string | null }, releasedHere = false): boolean {
+  return after.attempt > attempt || after.stop_reason === "max_attempts" || (after.status === "pending" && !releasedHere);
+}
+
+/** What a `run.fenced` line says became of the run, as stored after the fenced attempt. */
+function fencedFate(after: { attempt: number; status: string }, attempt: number): string {
+  if (after.status === "pending") return after.attempt > attempt ? `taken over (attempt ${after.attempt}) and queued again` : "put back in the queue after its lease lapsed";
+  if (after.status === "running") return `taken over (attempt ${after.attempt})`;
+  return `ended ${after.status} by another worker`;
 }
