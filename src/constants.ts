@@ -564,6 +564,13 @@ export const SERVER_DEFAULTS = {
   streamCheckpointWaitMs: 25,
   /** ...and waited for at most this long (a task outside the run's checkpoints then goes without it). */
   streamCheckpointPatienceMs: 5_000,
+  /**
+   * A step whose tasks all finished is sent (its updates, values, checkpoint) right after its last
+   * task's `node.finished`; its checkpoint, saved asynchronously, may be stored a moment later (or
+   * by the next attempt, after a worker died): the stream holds the parts after that event for it
+   * this long at most (the run's end ends the wait too).
+   */
+  streamStepPatienceMs: 60_000,
   /** Live message chunks one stream holds back at most (those of tasks it has not sent the start of yet). */
   streamChunksMax: 10_000,
   /** The one assistant and graph the LangGraph API serves. */
