@@ -70,6 +70,12 @@ export const PG_POOL_DEFAULTS = {
   max: 10,
   connectionTimeoutMillis: 10_000,
   idleTimeoutMillis: 30_000,
+  /**
+   * A channel whose last listener left stays LISTENed this long (ms): streams open and close one
+   * after another on the same channels (a client's next run), and each would otherwise wait for
+   * an UNLISTEN and a LISTEN on the listening connection before its first read.
+   */
+  listenLingerMs: 10_000,
 } as const;
 
 /**

@@ -198,7 +198,9 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
       // read (again, if `startOf` read it while its tasks ran) once the run wrote a checkpoint of
       // its own: by then the start's tasks have their results
       const parentId = first.parentConfig?.configurable?.["checkpoint_id"];
-      start = first.metadata?.source === "fork" || typeof parentId !== "string" ? undefined : await runtime.threads.stateAt(threadId, parentId, { run: ofRun });
+      // (the checkpoint this read's walk stopped at is that parent, read just now, when the read found the run's first)
+      const stopped = [read.stoppedAt, read.after].find((snapshot) => snapshot !== undefined && checkpointIdOf(snapshot) === parentId);
+      start = first.metadata?.source === "fork" || typeof parentId !== "string" ? undefined : (stopped ?? (await runtime.threads.stateAt(threadId, parentId, { run: ofRun })));
       [startKnown, startFinal] = [true, true];
     }
   };
@@ -531,7 +533,7 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
   // the run as last read: its status decides when the stream ends
   let latest: RunRecord = initial;
   try {
-    await retryDatabaseFaults(readSnapshots, faultRetry);
+    // the checkpoints are read in each pass, after its events (the first pass too)
     for (;;) {
       if (signal.aborted) return;
       poked = false;
@@ -546,9 +548,11 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
         // the run's final event commits with its final status: the run is read once, when it
         // ended (a pass that read no final event saw the run before it ended, as a status read
         // first would have); whatever was written before it ended is read below
-        if (!TERMINAL.has(latest.status) && read.some((event) => FINAL_EVENT_TYPES.includes(event.type))) latest = await runtime.runs.get(key);
-        else if (latest.status === "pending" && read.some((event) => event.type === "run.started")) latest = { ...latest, status: "running" };
-        await readSnapshots();
+        // (both reads after the events: the checkpoints read are at least those the events knew of)
+        const ended = !TERMINAL.has(latest.status) && read.some((event) => FINAL_EVENT_TYPES.includes(event.type));
+        if (!ended && latest.status === "pending" && read.some((event) => event.type === "run.started")) latest = { ...latest, status: "running" };
+        const [run] = await Promise.all([ended ? runtime.runs.get(key) : latest, readSnapshots()]);
+        latest = run;
         return { run: latest, events: read };
       }, faultRetry);
 

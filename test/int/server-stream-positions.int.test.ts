@@ -19,7 +19,7 @@ const KEY = { "x-api-key": TEST_KEYS.alice };
 
 /** `talk` streams its answer a character at a time; `after` writes a custom event and a message of its own. */
 const talker = new StateGraph(MessagesAnnotation)
-  .addNode("talk", async (state) => ({ messages: [await new FakeListChatModel({ responses: ["hello there"], sleep: 40 }).invoke(state.messages)] }))
+  .addNode("talk", async (state) => ({ messages: [await new FakeListChatModel({ responses: ["hello there"], sleep: 100 }).invoke(state.messages)] }))
   .addNode("after", (_state, config: LangGraphRunnableConfig) => {
     config.writer?.({ step: "after" });
     return { messages: [new AIMessage({ content: "and more", id: "ai-after" })] };
@@ -92,9 +92,12 @@ describe.each(BACKENDS)("stream positions with streamed tokens on %s", (backend)
 
   it("the protocol: every durable event has its live seq read later; since any position (a live chunk's too) gives exactly the events after it", async () => {
     const threadId = randomUUID();
-    await sendCommand(server.url, threadId, { id: 1, method: "run.start", params: { assistant_id: "talker", input: { messages: [{ role: "user", content: "hi" }] } } }, KEY);
     const channels = ["lifecycle", "values", "updates", "messages", "custom", "checkpoints", "tasks"];
-    const live = (await readProtocolEvents(server.url, threadId, { channels }, { headers: KEY, until: rootEnds(1) })).events;
+    // subscribed before the run exists (it follows the thread's first run), so the tokens come live
+    const following = readProtocolEvents(server.url, threadId, { channels }, { headers: KEY, until: rootEnds(1), limitMs: 60_000 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await sendCommand(server.url, threadId, { id: 1, method: "run.start", params: { assistant_id: "talker", input: { messages: [{ role: "user", content: "hi" }] } } }, KEY);
+    const live = (await following).events;
     const chunks = live.filter((event) => event.event_id.includes(":live:"));
     expect(chunks.length).toBeGreaterThan(2);
     const later = (await readProtocolEvents(server.url, threadId, { channels, since: 0 }, { headers: KEY, until: rootEnds(1) })).events;
