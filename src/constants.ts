@@ -90,6 +90,12 @@ export const PG_POOL_DEFAULTS = {
   queryTimeoutMs: 60_000,
   /** Sending that cancel request (its own short connection) gives up after this. */
   cancelTimeoutMs: 2_000,
+  /**
+   * A channel whose last listener left stays LISTENed this long (ms): streams open and close one
+   * after another on the same channels (a client's next run), and each would otherwise wait for
+   * an UNLISTEN and a LISTEN on the listening connection before its first read.
+   */
+  listenLingerMs: 10_000,
 } as const;
 
 /**
@@ -602,6 +608,13 @@ export const SERVER_DEFAULTS = {
   streamCheckpointWaitMs: 25,
   /** ...and waited for at most this long (a task outside the run's checkpoints then goes without it). */
   streamCheckpointPatienceMs: 5_000,
+  /**
+   * A step whose tasks all finished is sent (its updates, values, checkpoint) right after its last
+   * task's `node.finished`; its checkpoint, saved asynchronously, may be stored a moment later (or
+   * by the next attempt, after a worker died): the stream holds the parts after that event for it
+   * this long at most (the run's end ends the wait too).
+   */
+  streamStepPatienceMs: 60_000,
   /** Live message chunks one stream holds back at most (those of tasks it has not sent the start of yet). */
   streamChunksMax: 10_000,
   /** The one assistant and graph the LangGraph API serves. */

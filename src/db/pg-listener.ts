@@ -56,6 +56,8 @@ export interface PgListenerOptions {
  */
 export class PgListener {
   private readonly handlers = new Map<string, Set<Handler>>();
+  /** Channels without handlers still LISTENed for a while (PG_POOL_DEFAULTS.listenLingerMs), each with the timer that ends it. */
+  private readonly lingering = new Map<string, NodeJS.Timeout>();
   private client: pg.Client | null = null;
   private listening = new Set<string>();
   private queue: Promise<void> = Promise.resolve();
@@ -83,6 +85,7 @@ export class PgListener {
     const set = this.handlers.get(name) ?? new Set<Handler>();
     this.handlers.set(name, set);
     set.add(handler);
+    this.stopLingering(name);
     try {
       await this.sync();
     } catch (error) {
@@ -94,8 +97,23 @@ export class PgListener {
       if (!active) return;
       active = false;
       this.remove(name, handler);
-      if (!this.closed) await this.sync().catch(() => undefined);
+      if (this.closed || this.handlers.has(name)) return;
+      if (!this.listening.has(name)) return void (await this.sync().catch(() => undefined));
+      // the channel stays LISTENed a while for the next listener (no UNLISTEN + LISTEN between two streams)
+      this.stopLingering(name);
+      const timer = setTimeout(() => {
+        this.lingering.delete(name);
+        if (!this.closed) void this.sync().catch(() => undefined);
+      }, PG_POOL_DEFAULTS.listenLingerMs);
+      timer.unref?.();
+      this.lingering.set(name, timer);
     };
+  }
+
+  private stopLingering(name: string): void {
+    const timer = this.lingering.get(name);
+    if (timer !== undefined) clearTimeout(timer);
+    this.lingering.delete(name);
   }
 
   /** Ends the listening connection and forgets every handler. Safe to call twice. */
@@ -103,6 +121,7 @@ export class PgListener {
     if (this.closed) return;
     this.closed = true;
     this.handlers.clear();
+    for (const name of [...this.lingering.keys()]) this.stopLingering(name);
     if (this.retryTimer !== null) clearTimeout(this.retryTimer);
     this.retryTimer = null;
     this.stopWatchdog();
@@ -136,7 +155,7 @@ export class PgListener {
       this.listening.add(name);
     }
     for (const name of [...this.listening]) {
-      if (this.handlers.has(name)) continue;
+      if (this.handlers.has(name) || this.lingering.has(name)) continue;
       await client.query(`UNLISTEN "${name}"`);
       this.listening.delete(name);
     }

@@ -57,10 +57,12 @@ export interface RunStreamOptions {
   /** The run as the caller just made or read it (its ids, graph, config and a status no newer than the database's): not read again. */
   run?: RunRecord | undefined;
   /**
-   * A message that streamed as chunks keeps the position its whole `messages` part has when the
-   * run is read later (where no chunk streamed): the part is yielded `silent` (or the closing
-   * chunk with the message as `whole`), so positions after it are the same live and read later
-   * (the protocol projection needs that; LangGraph's wire sends no such part).
+   * A message that streamed as chunks always keeps the position its whole `messages` part has
+   * when the run is read later (where no chunk streamed), so every stream numbers a run's parts
+   * alike, live or read later. On LangGraph's wire that position is a closing chunk (what the
+   * chunks lacked) or no part at all (an id skipped). With `streamedWhole` (the protocol
+   * projection) the part is yielded anyway: `silent` when nothing was lacking, and with the whole
+   * message as `whole`.
    */
   streamedWhole?: boolean | undefined;
   /** Called with the run as the stream read it when it ended (interrupted or terminal), before the stream ends. */
@@ -122,7 +124,10 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
   let index = -1;
   function* send(part: RawPart, held = false): Generator<StreamPart> {
     index += 1;
-    if (index > after && !held) yield { ...part, id: formatPartId(index) };
+    if (index <= after || held) return;
+    if (options.streamedWhole === true) yield { ...part, id: formatPartId(index) };
+    // LangGraph's wire: a streamed message's position is held (no part), its closing chunk has no whole
+    else if (part.silent !== true) yield { event: part.event, data: part.data, id: formatPartId(index) };
   }
   // LangGraph Platform's first part: the run and its attempt (1 for the first; a later attempt,
   // after a worker died, announces itself again where it starts, as the official server's do)
@@ -193,7 +198,9 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
       // read (again, if `startOf` read it while its tasks ran) once the run wrote a checkpoint of
       // its own: by then the start's tasks have their results
       const parentId = first.parentConfig?.configurable?.["checkpoint_id"];
-      start = first.metadata?.source === "fork" || typeof parentId !== "string" ? undefined : await runtime.threads.stateAt(threadId, parentId, { run: ofRun });
+      // (the checkpoint this read's walk stopped at is that parent, read just now, when the read found the run's first)
+      const stopped = [read.stoppedAt, read.after].find((snapshot) => snapshot !== undefined && checkpointIdOf(snapshot) === parentId);
+      start = first.metadata?.source === "fork" || typeof parentId !== "string" ? undefined : (stopped ?? (await runtime.threads.stateAt(threadId, parentId, { run: ofRun })));
       [startKnown, startFinal] = [true, true];
     }
   };
@@ -268,8 +275,9 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
             }
             // streamed as chunks: only what they lacked, if anything
             const closing = closingChunk(wire, sent);
-            if (closing !== undefined) parts.push({ event: "messages", data: [closing, sent.metadata], ...(options.streamedWhole === true ? { whole: wire } : {}) });
-            else if (options.streamedWhole === true) parts.push({ event: "messages", data: [wire, sent.metadata], whole: wire, silent: true });
+            // (positions are the stored data's: the part is there, and holds its position, whether or not chunks streamed)
+            if (closing !== undefined) parts.push({ event: "messages", data: [closing, sent.metadata], whole: wire });
+            else parts.push({ event: "messages", data: [wire, sent.metadata], whole: wire, silent: true });
           }
         }
         if (modes.has("values")) parts.push({ event: "values", data: toWire(snapshot.values ?? {}) });
@@ -438,7 +446,50 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
    * outside the run's checkpoints) is waited for SERVER_DEFAULTS.streamCheckpointPatienceMs.
    */
   let waiting: { seq: number; since: number } | undefined;
+  // top-level tasks whose `node.finished` (no error, no interrupt) the stream came to
+  const finishedTasks = new Set<string>();
+  // a `node.finished` was just sent: the step it may complete is looked at before the next part
+  let stepCheck: { since: number } | undefined;
+  /**
+   * The step sent as soon as it is stored: right after the `node.finished` of the last of the
+   * tasks that make the next checkpoint (its producer's: the previous checkpoint's, or the run's
+   * start's), that checkpoint's parts (and the interrupt check of the one before) go, as
+   * LangGraph streams a step's writes, values and checkpoint once its tasks finished. A pure
+   * function of what is stored (the run's events and checkpoints), so a stream read later
+   * numbers its parts alike; the parts after that event wait for the checkpoint (saved
+   * asynchronously), at most SERVER_DEFAULTS.streamStepPatienceMs or until the run stopped.
+   * Returns true while waiting. A step with a task that failed, paused or ran before this run
+   * has no such event: its checkpoint goes before the first task it starts (`byTask`).
+   */
+  async function* stepDone(settledUpTo: number, paused: boolean): AsyncGenerator<StreamPart, boolean> {
+    if (stepCheck === undefined) return false;
+    const patient = !paused && Date.now() - stepCheck.since <= SERVER_DEFAULTS.streamStepPatienceMs;
+    const next = cursor.values;
+    if (next === 0 && !startKnown) {
+      // the run's first step: its producer is the run's start, known once its first checkpoint is read
+      if (snapshots.length === 0 && patient) return true;
+      stepCheck = undefined;
+      return false;
+    }
+    const producer = next > 0 ? snapshots[next - 1] : start;
+    const tasks = producer?.tasks.filter((task) => !task.name.startsWith("__")) ?? [];
+    if (tasks.length === 0 || !tasks.every((task) => finishedTasks.has(task.id))) {
+      stepCheck = undefined;
+      return false;
+    }
+    if (snapshots.length <= next && patient) return true;
+    stepCheck = undefined;
+    yield* sendStart();
+    while (cursor.values <= next) {
+      const unit = nextCheckpointUnit(settledUpTo);
+      if (unit === undefined) break;
+      yield* tokens();
+      yield* emit(unit);
+    }
+    return false;
+  }
   async function* byTask(events: StoredRunEvent[], settledUpTo: number, paused: boolean): AsyncGenerator<StreamPart, boolean> {
+    if (yield* stepDone(settledUpTo, paused)) return true;
     for (const event of events) {
       if (signal.aborted) return false;
       if (waiting?.seq !== event.seq) waiting = { seq: event.seq, since: Date.now() };
@@ -464,6 +515,11 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
       yield* emit(eventUnit(event, attached), event.seq);
       // its tokens may follow now
       if (isRunEvent(event) && event.type === "node.started" && event.ns.length === 0) startedTasks.add(event.task_id);
+      if (isRunEvent(event) && event.type === "node.finished" && event.ns.length === 0 && event.error === null && !event.interrupted) {
+        finishedTasks.add(event.task_id);
+        stepCheck = { since: Date.now() };
+        if (yield* stepDone(settledUpTo, paused)) return true;
+      }
     }
     if (paused) {
       for (let unit = nextCheckpointUnit(settledUpTo); unit !== undefined && !signal.aborted; unit = nextCheckpointUnit(settledUpTo)) {
@@ -477,7 +533,7 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
   // the run as last read: its status decides when the stream ends
   let latest: RunRecord = initial;
   try {
-    await retryDatabaseFaults(readSnapshots, faultRetry);
+    // the checkpoints are read in each pass, after its events (the first pass too)
     for (;;) {
       if (signal.aborted) return;
       poked = false;
@@ -492,9 +548,11 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
         // the run's final event commits with its final status: the run is read once, when it
         // ended (a pass that read no final event saw the run before it ended, as a status read
         // first would have); whatever was written before it ended is read below
-        if (!TERMINAL.has(latest.status) && read.some((event) => FINAL_EVENT_TYPES.includes(event.type))) latest = await runtime.runs.get(key);
-        else if (latest.status === "pending" && read.some((event) => event.type === "run.started")) latest = { ...latest, status: "running" };
-        await readSnapshots();
+        // (both reads after the events: the checkpoints read are at least those the events knew of)
+        const ended = !TERMINAL.has(latest.status) && read.some((event) => FINAL_EVENT_TYPES.includes(event.type));
+        if (!ended && latest.status === "pending" && read.some((event) => event.type === "run.started")) latest = { ...latest, status: "running" };
+        const [run] = await Promise.all([ended ? runtime.runs.get(key) : latest, readSnapshots()]);
+        latest = run;
         return { run: latest, events: read };
       }, faultRetry);
 

@@ -20,6 +20,8 @@ export interface RunSnapshots {
    * since the caller read it (they are final once a newer checkpoint exists).
    */
   after: StateSnapshot | undefined;
+  /** The older checkpoint of another run (or the run's input) the walk stopped at, as read: the run's start when it is its first checkpoint's parent. */
+  stoppedAt?: StateSnapshot | undefined;
 }
 
 /** The id of a snapshot's checkpoint. */
@@ -174,6 +176,7 @@ export class ThreadStateReader {
     const found: StateSnapshot[] = [];
     let newestId: string | undefined;
     let after: StateSnapshot | undefined;
+    let stoppedAt: StateSnapshot | undefined;
     let seen = 0;
     for await (const snapshot of graph.getStateHistory({ configurable: { thread_id: threadId } })) {
       seen += 1;
@@ -183,10 +186,13 @@ export class ThreadStateReader {
         break;
       }
       if (ofRun(snapshot, runId)) found.push(snapshot);
-      else if (found.length > 0) break;
+      else if (found.length > 0) {
+        stoppedAt = snapshot;
+        break;
+      }
       if (seen >= THREAD_STATE_LIMITS.runScanMax) break;
     }
-    return { snapshots: found.reverse(), newestId: newestId ?? afterId, after };
+    return { snapshots: found.reverse(), newestId: newestId ?? afterId, after, stoppedAt };
   }
 
   /**
