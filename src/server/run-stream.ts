@@ -65,6 +65,8 @@ export interface RunStreamOptions {
   streamedWhole?: boolean | undefined;
   /** Called with the run as the stream read it when it ended (interrupted or terminal), before the stream ends. */
   ended?: ((run: RunRecord) => void) | undefined;
+  /** Called each time the stream sent everything stored so far and waits for more (a reader of the run as it is now stops there). */
+  idle?: (() => void) | undefined;
   signal: AbortSignal;
 }
 
@@ -502,6 +504,7 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
       const paused = TERMINAL.has(run.status);
       const settledUpTo = paused ? snapshots.length : snapshots.length - 1;
       if (yield* byTask(events, settledUpTo, paused)) {
+        options.idle?.();
         await sleep(SERVER_DEFAULTS.streamCheckpointWaitMs);
         continue;
       }
@@ -523,6 +526,7 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
         return;
       }
       if (!poked) {
+        options.idle?.();
         const pollMs = run.status === "running" ? SERVER_DEFAULTS.streamPollMs : 1_000;
         await wakeableSleep(pollMs, (done) => {
           wake = done;
