@@ -304,7 +304,7 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
     };
   };
   // without stream_subgraphs a subgraph's custom writes reach the parent's stream (as LangGraph's do)
-  const subgraphs = options.subgraphs === true ? new SubgraphParts(runtime, threadId, modes, initial.created_at) : undefined;
+  const subgraphs = options.subgraphs === true ? new SubgraphParts(runtime, threadId, modes, initial.created_at, ofRun) : undefined;
   /** A later attempt of the run (a worker died and another took it over) starts with its own metadata part. */
   const attemptPart = (event: StoredRunEvent): { event: string; data: unknown }[] => {
     if (!isRunEvent(event)) return [];

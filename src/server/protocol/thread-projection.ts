@@ -143,7 +143,9 @@ export async function* runProjection(runtime: Runtime, run: RunRecord, ordinal: 
   if (signal.aborted) return;
   const last = ended ?? (await runtime.runs.get(run.run_id).catch(() => run));
   const now = Date.now();
-  const terminal = terminalOf(last, interrupted || last.stop_reason === "interrupt");
+  // the run's own record says whether it stopped at an interrupt (a resumed subgraph's stream
+  // shows the interrupt it answered again); the events only for a record without a stop reason
+  const terminal = terminalOf(last, last.stop_reason === "interrupt" || ((last.stop_reason ?? null) === null && interrupted));
   const subgraphEnds = lifecycle.finish(terminal, now);
   const closing: ProjectedEvent[] = [...projector.finishAll(now), ...(await finalValueEvents(runtime, last, projector.seenEvents())), ...subgraphEnds, { method: "lifecycle", params: { namespace: [], timestamp: now, data: terminal } }];
   const part = lastPart + 1;
