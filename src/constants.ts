@@ -762,4 +762,8 @@ export const PROTOCOL_DEFAULTS = {
   idlePollMs: 500,
   /** Longest a WebSocket subscription holds a run's terminal lifecycle for the session's other subscriptions to come to it (ms). */
   sessionOrderWaitMs: 2_000,
+  /** Longest subscription id `subscription.unsubscribe` / `subscription.reconnect` accept (an id names its filter: see subscription-id.ts). */
+  subscriptionIdMaxChars: 65_536,
+  /** Most subscriptions one `subscription.reconnect` restores. */
+  reconnectSubscriptionsMax: 32,
 } as const;

@@ -67,6 +67,8 @@ export interface RunStreamOptions {
   streamedWhole?: boolean | undefined;
   /** Called with the run as the stream read it when it ended (interrupted or terminal), before the stream ends. */
   ended?: ((run: RunRecord) => void) | undefined;
+  /** Called each time the stream sent everything stored so far and waits for more (a reader of the run as it is now stops there). */
+  idle?: (() => void) | undefined;
   signal: AbortSignal;
 }
 
@@ -310,7 +312,7 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
     };
   };
   // without stream_subgraphs a subgraph's custom writes reach the parent's stream (as LangGraph's do)
-  const subgraphs = options.subgraphs === true ? new SubgraphParts(runtime, threadId, modes, initial.created_at) : undefined;
+  const subgraphs = options.subgraphs === true ? new SubgraphParts(runtime, threadId, modes, initial.created_at, ofRun) : undefined;
   /** A later attempt of the run (a worker died and another took it over) starts with its own metadata part. */
   const attemptPart = (event: StoredRunEvent): { event: string; data: unknown }[] => {
     if (!isRunEvent(event)) return [];
@@ -560,6 +562,7 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
       const paused = TERMINAL.has(run.status);
       const settledUpTo = paused ? snapshots.length : snapshots.length - 1;
       if (yield* byTask(events, settledUpTo, paused)) {
+        options.idle?.();
         await sleep(SERVER_DEFAULTS.streamCheckpointWaitMs);
         continue;
       }
@@ -581,6 +584,7 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
         return;
       }
       if (!poked) {
+        options.idle?.();
         const pollMs = run.status === "running" ? SERVER_DEFAULTS.streamPollMs : 1_000;
         await wakeableSleep(pollMs, (done) => {
           wake = done;

@@ -1,6 +1,7 @@
 import { withStateMessageIds } from "./message-ids.js";
 import type { StateSnapshot } from "@langchain/langgraph";
 import { isRunEvent, type Runtime, type StoredRunEvent } from "../runtime/runtime.js";
+import type { GraphOfRun } from "../runtime/threads/thread-state.js";
 import { interruptsOf, toWire } from "./wire.js";
 import { checkpointParts, modeEvent, taskResultParts, taskStartParts, type ModePart } from "./stream-modes.js";
 
@@ -35,13 +36,15 @@ export class SubgraphParts {
 
   /**
    * `runCreatedAt`: when the streamed run was created; a subgraph checkpoint older than it was
-   * written by an earlier run of the thread (the one this run resumes).
+   * written by an earlier run of the thread (the one this run resumes). `run`: the streamed run's
+   * graph, which reads its subgraphs' checkpoints (not the graph of the thread's newest run).
    */
   constructor(
     private readonly runtime: Runtime,
     private readonly threadId: string,
     private readonly modes: ReadonlySet<string>,
     private readonly runCreatedAt: string = "",
+    private readonly run?: GraphOfRun,
   ) {}
 
   /**
@@ -70,7 +73,7 @@ export class SubgraphParts {
 
   /** Reads (again) a namespace's checkpoints (a running subgraph adds some). */
   async refresh(ns: readonly string[]): Promise<void> {
-    const all = await this.runtime.threads.namespaceSnapshots(this.threadId, ns.join("|"));
+    const all = await this.runtime.threads.namespaceSnapshots(this.threadId, ns.join("|"), this.run);
     const first = all[0];
     const input = first?.metadata?.source === "input" ? first : undefined;
     this.lists.set(ns.join("|"), { input, steps: input === undefined ? all : all.slice(1) });

@@ -132,7 +132,12 @@ describe.each(BACKENDS)("the event-based protocol on %s", (backend) => {
     expect(started.body["type"]).toBe("success");
     const deep = await readProtocolEvents(server.url, threadId, { channels: ["lifecycle", "custom"] }, { headers: KEY, until: rootEnds(1) });
     const inner = deep.events.filter((event) => event.params.namespace.length === 1);
-    expect(inner.map((event) => event.method)).toEqual(["lifecycle", "custom"]);
+    // started when first seen, completed after its parent reported the task's result
+    expect(inner.map((event) => [event.method, event.params.data["event"] ?? null])).toEqual([
+      ["lifecycle", "started"],
+      ["custom", null],
+      ["lifecycle", "completed"],
+    ]);
     expect(inner[0]?.params.namespace[0]).toMatch(/^outer:/);
     expect(inner[1]?.params.data["payload"]).toEqual({ step: "inner ran" });
     const shallow = await readProtocolEvents(server.url, threadId, { channels: ["lifecycle", "custom"], namespaces: [[]], depth: 0 }, { headers: KEY, until: rootEnds(1) });

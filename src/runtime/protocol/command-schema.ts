@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { Channel } from "@langchain/protocol";
 import { isSupportedChannel } from "@langchain/langgraph/stream";
+import { PROTOCOL_DEFAULTS } from "../../constants.js";
 
 const record = z.record(z.string(), z.unknown());
 const namespace = z.array(z.string().max(512)).max(64);
@@ -33,8 +34,9 @@ const ListCheckpoints = z.object({ namespace: namespace.optional(), limit: z.num
 const StateFork = z.object({ checkpoint_id: z.string().min(1).max(256), input: z.unknown().optional(), config: record.nullish() }).passthrough();
 const GetTree = z.object({ run_id: z.string().max(256).optional() }).passthrough();
 const Subscribe = z.object({ channels: z.array(z.string()).min(1).max(32), namespaces: z.array(namespace).max(64).optional(), depth: z.number().int().nonnegative().optional(), since: z.number().int().nonnegative().optional() }).passthrough();
-const Unsubscribe = z.object({ subscription_id: z.string().min(1).max(256) }).passthrough();
-const Reconnect = z.object({ run_id: z.string().max(256).optional(), last_event_id: z.string().max(512).optional(), subscriptions: z.array(z.string()).optional() }).passthrough();
+const subscriptionId = z.string().min(1).max(PROTOCOL_DEFAULTS.subscriptionIdMaxChars);
+const Unsubscribe = z.object({ subscription_id: subscriptionId }).passthrough();
+const Reconnect = z.object({ run_id: z.string().min(1).max(256), last_event_id: z.string().min(1).max(1024).optional(), subscriptions: z.array(subscriptionId).max(PROTOCOL_DEFAULTS.reconnectSubscriptionsMax).optional() }).passthrough();
 
 /** The params schema of each method this server answers. */
 export const COMMAND_PARAMS = {

@@ -32,3 +32,33 @@ export function positionOf(seq: number): EventPosition {
 export function durableEventId(runId: string, position: EventPosition): string {
   return `${runId}:${position.part}:${position.index}`;
 }
+
+/**
+ * The `event_id` of a live token chunk (never stored): its run, the part before it, the message,
+ * the chunk's place in the message and its index among the chunk's events
+ * (`RUN_ID:live:PART:MESSAGE_ID:CHUNK:INDEX`). The part names its position, so a client can
+ * resume after it (`eventIdPosition`).
+ */
+export function liveEventId(runId: string, part: number, messageId: string, chunk: number, index: number): string {
+  return `${runId}:live:${part}:${messageId}:${chunk}:${index}`;
+}
+
+/** What an `event_id` names: a run's position (`RUN_ID:part:index`, or a live chunk's), or a bare `seq`. */
+export type EventIdPosition = { runId: string; part: number; index: number } | { seq: number };
+
+const DURABLE_ID = /^([^:]+):(\d{1,9}):(\d{1,9})$/;
+const LIVE_ID = /^([^:]+):live:(\d{1,9}):.+:\d+:\d+$/;
+
+/**
+ * The position an `event_id` this server sent names (`durableEventId`, `liveEventId`; a live
+ * chunk's is the end of the part before it, as its `seq`), or a decimal `seq`; undefined for
+ * anything else. The run is named by id: its ordinal is the caller's to find.
+ */
+export function eventIdPosition(eventId: string): EventIdPosition | undefined {
+  if (/^\d{1,15}$/.test(eventId)) return { seq: Number(eventId) };
+  const durable = DURABLE_ID.exec(eventId);
+  if (durable !== null) return { runId: durable[1] as string, part: Number(durable[2]), index: Number(durable[3]) };
+  const live = LIVE_ID.exec(eventId);
+  if (live !== null) return { runId: live[1] as string, part: Number(live[2]), index: partSeqSpan - 1 };
+  return undefined;
+}

@@ -198,10 +198,12 @@ export class ThreadStateReader {
   /**
    * Every checkpoint of one subgraph invocation on `threadId`, oldest first: the namespace
    * `checkpointNs` (`node:task_id`, nested ones joined with `|`) that LangGraph gives a subgraph
-   * task. None for a namespace the thread's graph has no subgraph for.
+   * task. None for a namespace the thread's graph has no subgraph for. `run`: the run whose
+   * subgraph it is, when the caller has it: its graph reads it (a later run of the thread may run
+   * another graph, without that subgraph).
    */
-  async namespaceSnapshots(threadId: string, checkpointNs: string): Promise<StateSnapshot[]> {
-    const graph = await this.graphFor(threadId);
+  async namespaceSnapshots(threadId: string, checkpointNs: string, run?: GraphOfRun): Promise<StateSnapshot[]> {
+    const graph = await this.graphFor(threadId, run);
     const found: StateSnapshot[] = [];
     try {
       for await (const snapshot of graph.getStateHistory({ configurable: { thread_id: threadId, checkpoint_ns: checkpointNs } })) {

@@ -72,7 +72,7 @@ export interface ThreadsApi {
   /** The checkpoints run `runId` wrote after checkpoint `afterId`, oldest first (see ThreadStateReader). */
   runSnapshots(threadId: string, runId: string, afterId: string | undefined, run?: GraphOfRun): Promise<RunSnapshots>;
   /** Every checkpoint of one subgraph invocation (namespace `node:task_id[|...]`), oldest first (see ThreadStateReader). */
-  namespaceSnapshots(threadId: string, checkpointNs: string): Promise<StateSnapshot[]>;
+  namespaceSnapshots(threadId: string, checkpointNs: string, run?: GraphOfRun): Promise<StateSnapshot[]>;
 }
 
 /**
@@ -173,6 +173,6 @@ export function createThreadsApi(db: Database, graphFor: (threadId: string, tagg
       return checkpointId;
     },
     runSnapshots: (threadId, runId, afterId, run) => reader.runSnapshots(threadId, runId, afterId, run),
-    namespaceSnapshots: (threadId, checkpointNs) => reader.namespaceSnapshots(threadId, checkpointNs),
+    namespaceSnapshots: (threadId, checkpointNs, run) => reader.namespaceSnapshots(threadId, checkpointNs, run),
   };
 }

@@ -14,7 +14,8 @@ import { validate, RunCreateBody } from "../validation.js";
 import { interruptsOf, toWire } from "../wire.js";
 import { commandFailure, protocolError } from "./protocol-errors.js";
 import { errorBody } from "../http-errors.js";
-import { latestRun } from "./thread-runs.js";
+import { latestRun, threadRunsOldestFirst } from "./thread-runs.js";
+import { runAgentTree } from "./thread-now.js";
 
 type Ctx = Context<{ Variables: AuthVariables }>;
 
@@ -70,7 +71,9 @@ async function dispatch(scope: CommandScope, id: number, method: CommandMethod, 
     case "input.respond":
       return inputRespond(scope, id, params as CommandParams<"input.respond">);
     case "input.inject": {
-      const { message } = params as CommandParams<"input.inject">;
+      const { message, namespace } = params as CommandParams<"input.inject">;
+      // a run's input is the root graph's: a subgraph's input cannot be reached from outside it
+      if (namespace !== undefined && namespace.length > 0) return protocolError(id, "not_supported", "input.inject reaches the root graph only (namespace [])");
       const assistantId = (await latestRun(runtime, threadId))?.assistant_id;
       if (assistantId === undefined) return protocolError(id, "no_such_run", "input.inject needs a run on the thread first (run.start)");
       const run = await createRun(scope, { assistant_id: assistantId, input: { messages: [{ role: message.role, content: message.content, ...(message.name === undefined ? {} : { name: message.name }) }] }, multitask_strategy: "enqueue" });
@@ -115,10 +118,12 @@ async function dispatch(scope: CommandScope, id: number, method: CommandMethod, 
       return success(id, { run_id: run, thread_id: threadId }, threadId);
     }
     case "agent.getTree": {
+      const { run_id: runId } = params as CommandParams<"agent.getTree">;
       await visibleThread(scope.c, runtime, "read", threadId);
-      const run = await latestRun(runtime, threadId);
-      const status = run === undefined ? "started" : run.status === "running" || run.status === "pending" ? "running" : run.status === "success" ? (run.stop_reason === "interrupt" ? "interrupted" : "completed") : run.status === "interrupted" ? "interrupted" : "failed";
-      return success(id, { tree: { namespace: [], status, graph_name: run?.graph_id ?? "", children: [] } }, threadId);
+      const runs = await threadRunsOldestFirst(runtime, threadId);
+      const run = runId === undefined ? runs[runs.length - 1] : runs.find((candidate) => candidate.run_id === runId);
+      if (run === undefined) return protocolError(id, "no_such_run", runId === undefined ? "no run on this thread yet (run.start first)" : `no run ${JSON.stringify(runId.slice(0, 100))} on this thread`);
+      return success(id, { tree: await runAgentTree(runtime, runs, run) }, threadId);
     }
     case "subscription.subscribe":
     case "subscription.unsubscribe":

@@ -4,7 +4,9 @@ import type { Context } from "hono";
 import { WebSocketServer, type RawData, type WebSocket } from "ws";
 import type { AppDeps } from "../app.js";
 import type { AuthVariables } from "../auth.js";
-import { CommandEnvelope, COMMAND_PARAMS, filterOf, issuesText } from "../../runtime/protocol/command-schema.js";
+import { CommandEnvelope, COMMAND_PARAMS, filterOf, issuesText, type EventFilter } from "../../runtime/protocol/command-schema.js";
+import { subscriptionIdOf } from "../../runtime/protocol/subscription-id.js";
+import { planReconnect } from "./reconnect.js";
 import { handleCommand } from "./protocol-commands.js";
 import { protocolError } from "./protocol-errors.js";
 import { SinceBeyondEndError, startOrdinal, type ProjectionFrom } from "./thread-projection.js";
@@ -62,15 +64,16 @@ function frameText(data: RawData): string {
 /**
  * One WebSocket session on a thread (the protocol's in-band model): every frame is a command;
  * `subscription.subscribe` starts a subscription (the answer `{subscription_id}` first, then its
- * events, each JSON frame an event), `subscription.unsubscribe` ends one, other commands are
- * answered as over HTTP (`handleCommand`). A frame that is not JSON, or a bad command, is
- * answered with the protocol's error and the connection and its subscriptions live on.
- * Subscriptions end when the socket closes.
+ * events, each JSON frame an event), `subscription.unsubscribe` ends one,
+ * `subscription.reconnect` restores subscriptions by id after a position (`planReconnect`: the
+ * answer, then each one's events after it), other commands are answered as over HTTP
+ * (`handleCommand`). A frame that is not JSON, or a bad command, is answered with the
+ * protocol's error and the connection and its subscriptions live on. Subscriptions end when the
+ * socket closes; their ids name their filters, so a later connection restores them.
  */
 export function openProtocolSession(c: Ctx, deps: AppDeps, threadId: string, absent: boolean, socket: WebSocket): void {
-  const subscriptions = new Map<string, AbortController>();
+  const subscriptions = new Map<string, { controller: AbortController; filter: EventFilter }>();
   const order = new SessionOrder();
-  let next = 0;
   const closed = new AbortController();
   const send = (message: unknown): void => {
     if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(message));
@@ -78,9 +81,34 @@ export function openProtocolSession(c: Ctx, deps: AppDeps, threadId: string, abs
   deps.shutdown?.addEventListener("abort", () => socket.close(1001, "server shutting down"), { once: true });
   socket.on("close", () => {
     closed.abort();
-    for (const controller of subscriptions.values()) controller.abort();
+    for (const { controller } of subscriptions.values()) controller.abort();
     subscriptions.clear();
   });
+  /** Sends a subscription's events (`filter`, from `from`) until it is ended; a subscription open under the same id is replaced. */
+  const follow = async (subscriptionId: string, filter: EventFilter, from: ProjectionFrom): Promise<void> => {
+    subscriptions.get(subscriptionId)?.controller.abort();
+    const controller = new AbortController();
+    const entry = { controller, filter: { channels: filter.channels, namespaces: filter.namespaces, depth: filter.depth } };
+    subscriptions.set(subscriptionId, entry);
+    order.open(subscriptionId);
+    closed.signal.addEventListener("abort", () => controller.abort(), { once: true });
+    try {
+      for await (const event of filteredEvents(c, deps, threadId, filter, from, absent, controller.signal, (seq) => order.reach(subscriptionId, seq))) {
+        if (controller.signal.aborted) break;
+        if (isRootTerminal(event) && typeof event.seq === "number") await order.othersReached(subscriptionId, event.seq, controller.signal);
+        if (controller.signal.aborted) break;
+        send(event);
+      }
+    } catch (error) {
+      if (!controller.signal.aborted) send(protocolError(null, "unknown_error", `subscription ${subscriptionId.slice(0, 100)} ended: ${(error as Error).message.slice(0, 200)}`));
+    } finally {
+      // a reconnect may have replaced it under the same id: only its own entry goes
+      if (subscriptions.get(subscriptionId) === entry) {
+        subscriptions.delete(subscriptionId);
+        order.close(subscriptionId);
+      }
+    }
+  };
   socket.on("message", (data, isBinary) => {
     void (async () => {
       let raw: unknown;
@@ -108,36 +136,34 @@ export function openProtocolSession(c: Ctx, deps: AppDeps, threadId: string, abs
           if (error instanceof SinceBeyondEndError) return send(protocolError(id, "invalid_argument", error.message));
           return send(protocolError(id, "unknown_error", "could not read the thread's runs; try again"));
         }
-        next += 1;
-        const subscriptionId = `sub-${next}`;
-        const controller = new AbortController();
-        subscriptions.set(subscriptionId, controller);
-        order.open(subscriptionId);
-        closed.signal.addEventListener("abort", () => controller.abort(), { once: true });
+        const subscriptionId = subscriptionIdOf(filtered.filter);
         send({ type: "success", id, result: { subscription_id: subscriptionId }, meta: { thread_id: threadId } });
-        try {
-          for await (const event of filteredEvents(c, deps, threadId, filtered.filter, from, absent, controller.signal, (seq) => order.reach(subscriptionId, seq))) {
-            if (controller.signal.aborted) break;
-            if (isRootTerminal(event) && typeof event.seq === "number") await order.othersReached(subscriptionId, event.seq, controller.signal);
-            if (controller.signal.aborted) break;
-            send(event);
-          }
-        } catch (error) {
-          if (!controller.signal.aborted) send(protocolError(null, "unknown_error", `subscription ${subscriptionId} ended: ${(error as Error).message.slice(0, 200)}`));
-        } finally {
-          subscriptions.delete(subscriptionId);
-          order.close(subscriptionId);
-        }
+        await follow(subscriptionId, filtered.filter, from);
         return;
       }
       if (method === "subscription.unsubscribe") {
         const params = COMMAND_PARAMS["subscription.unsubscribe"].safeParse(envelope.data.params ?? {});
         if (!params.success) return send(protocolError(id, "invalid_argument", `invalid params for ${method}: ${issuesText(params.error)}`));
-        const controller = subscriptions.get(params.data.subscription_id);
-        if (controller === undefined) return send(protocolError(id, "no_such_subscription", `no subscription ${JSON.stringify(params.data.subscription_id.slice(0, 100))} on this connection`));
-        controller.abort();
+        const open = subscriptions.get(params.data.subscription_id);
+        if (open === undefined) return send(protocolError(id, "no_such_subscription", `no subscription ${JSON.stringify(params.data.subscription_id.slice(0, 100))} on this connection`));
+        open.controller.abort();
         subscriptions.delete(params.data.subscription_id);
+        order.close(params.data.subscription_id);
         return send({ type: "success", id, result: {}, meta: { thread_id: threadId } });
+      }
+      if (method === "subscription.reconnect") {
+        const params = COMMAND_PARAMS["subscription.reconnect"].safeParse(envelope.data.params ?? {});
+        if (!params.success) return send(protocolError(id, "invalid_argument", `invalid params for ${method}: ${issuesText(params.error)}`));
+        let plan: Awaited<ReturnType<typeof planReconnect>>;
+        try {
+          plan = await planReconnect(c, deps.runtime, threadId, id, params.data, new Map([...subscriptions].map(([key, open]) => [key, open.filter])));
+        } catch {
+          return send(protocolError(id, "unknown_error", "could not read the thread's events; try again"));
+        }
+        if ("error" in plan) return send(plan);
+        send({ type: "success", id, result: plan.result, meta: { thread_id: threadId } });
+        await Promise.all([...plan.subscriptions].map(([subscriptionId, filter]) => follow(subscriptionId, { ...filter, since: plan.since }, plan.from)));
+        return;
       }
       send(await handleCommand({ c, runtime: deps.runtime, threadId, selfUrl: deps.selfUrl?.() }, raw));
     })();

@@ -3,8 +3,9 @@ import { PROTOCOL_DEFAULTS } from "../../constants.js";
 import { hasErrorCode } from "../../errors.js";
 import type { RunRecord } from "../../runtime/queue/run-record.js";
 import type { Runtime } from "../../runtime/runtime.js";
-import { durableEventId, positionOf, seqOf, type EventPosition } from "../../runtime/protocol/event-position.js";
+import { durableEventId, liveEventId, positionOf, seqOf, type EventPosition } from "../../runtime/protocol/event-position.js";
 import { RunPartProjector, type ProjectedEvent } from "../../runtime/protocol/part-events.js";
+import { SubgraphLifecycle, withSubgraphLifecycle } from "../../runtime/protocol/subgraph-lifecycle.js";
 import { sleep } from "../../sleep.js";
 import { runStream } from "../run-stream.js";
 import { latestRun, threadRunsOldestFirst } from "./thread-runs.js";
@@ -89,9 +90,20 @@ export async function* threadProjection(runtime: Runtime, threadId: string, from
   }
 }
 
-async function* runProjection(runtime: Runtime, run: RunRecord, ordinal: number, since: number | undefined, signal: AbortSignal): AsyncGenerator<ProtocolEvent> {
+/** Options of `runProjection`. */
+export interface RunProjectionOptions {
+  /** Called whenever the run's stream has sent all it can for now (it waits for the run): a caller that wants the run as it is now stops there. */
+  idle?: (() => void) | undefined;
+}
+
+/**
+ * The protocol events of one run (`ordinal`: its place in the thread), after `since`, as
+ * `threadProjection` sends them; ends with the run (or when `signal` aborts).
+ */
+export async function* runProjection(runtime: Runtime, run: RunRecord, ordinal: number, since: number | undefined, signal: AbortSignal, options: RunProjectionOptions = {}): AsyncGenerator<ProtocolEvent> {
   const answered = run.resumes_run === null ? [] : [...new Set((await runtime.runs.resumes(run.resumes_run).catch(() => [])).flatMap((resume) => resume.interrupt_ids))];
   const projector = new RunPartProjector(run.graph_id, answered);
+  const lifecycle = new SubgraphLifecycle();
   let lastPart = 0;
   const chunksSeen = new Map<string, number>();
   const wire = (event: ProjectedEvent, position: EventPosition, eventId: string): ProtocolEvent => ({ type: "event", seq: seqOf(position), event_id: eventId, method: event.method, params: event.params }) as ProtocolEvent;
@@ -100,7 +112,7 @@ async function* runProjection(runtime: Runtime, run: RunRecord, ordinal: number,
   // the run as its stream last read it when it ended (not read again here)
   let ended: RunRecord | undefined;
   try {
-    for await (const part of runStream(runtime, run.run_id, { modes: MODES, subgraphs: true, run, signal, streamedWhole: true, ended: (last) => (ended = last) })) {
+    for await (const part of runStream(runtime, run.run_id, { modes: MODES, subgraphs: true, run, signal, streamedWhole: true, ended: (last) => (ended = last), idle: options.idle })) {
       const now = Date.now();
       const events = projector.events(part, now);
       if (part.id === undefined) {
@@ -112,12 +124,12 @@ async function* runProjection(runtime: Runtime, run: RunRecord, ordinal: number,
         const chunk = (chunksSeen.get(messageId) ?? 0) + 1;
         chunksSeen.set(messageId, chunk);
         for (const [index, event] of events.entries()) {
-          if (since === undefined || seqOf(position) > since) yield wire(event, position, `${run.run_id}:live:${messageId}:${chunk}:${index}`);
+          if (since === undefined || seqOf(position) > since) yield wire(event, position, liveEventId(run.run_id, lastPart, messageId, chunk, index));
         }
         continue;
       }
       lastPart = Number(part.id) + 1;
-      for (const [at, event] of events.entries()) {
+      for (const [at, event] of withSubgraphLifecycle(lifecycle, events, now).entries()) {
         if (event.method === "input.requested") interrupted = true;
         const position = { ordinal, part: lastPart, index: event.slot ?? at };
         if (after(position)) yield wire(event, position, durableEventId(run.run_id, position));
@@ -131,7 +143,11 @@ async function* runProjection(runtime: Runtime, run: RunRecord, ordinal: number,
   if (signal.aborted) return;
   const last = ended ?? (await runtime.runs.get(run.run_id).catch(() => run));
   const now = Date.now();
-  const closing: ProjectedEvent[] = [...projector.finishAll(now), ...(await finalValueEvents(runtime, last, projector.seenEvents())), { method: "lifecycle", params: { namespace: [], timestamp: now, data: terminalOf(last, interrupted || last.stop_reason === "interrupt") } }];
+  // the run's own record says whether it stopped at an interrupt (a resumed subgraph's stream
+  // shows the interrupt it answered again); the events only for a record without a stop reason
+  const terminal = terminalOf(last, last.stop_reason === "interrupt" || ((last.stop_reason ?? null) === null && interrupted));
+  const subgraphEnds = lifecycle.finish(terminal, now);
+  const closing: ProjectedEvent[] = [...projector.finishAll(now), ...(await finalValueEvents(runtime, last, projector.seenEvents())), ...subgraphEnds, { method: "lifecycle", params: { namespace: [], timestamp: now, data: terminal } }];
   const part = lastPart + 1;
   for (const [index, event] of closing.entries()) {
     const position = { ordinal, part, index };
