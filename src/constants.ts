@@ -623,6 +623,20 @@ export const SERVER_DEFAULTS = {
   assistantId: "fe096781-5601-53d2-b2f6-0d3403f7e9ca",
   /** The principal recorded on decisions when no API keys are configured (loopback only). */
   anonymousPrincipal: "anonymous",
+  /**
+   * The local owner (a CLI command beside `serve` / `dev` on the embedded database) proves it with
+   * this header: the key the server wrote in the data directory's lock file (mode 0600). Read only
+   * from a loopback peer; never logged.
+   */
+  localOwnerHeader: "x-devmind-local-owner",
+  /** With a proven local owner key: who acts (the CLI's `--by`, URI-encoded), recorded on decisions and resumes; ignored from anyone else. */
+  localOwnerByHeader: "x-devmind-by",
+  /** The principal of a proven local owner that names nobody (`localOwnerByHeader` absent). */
+  localOwnerPrincipal: "local-owner",
+  /** Longest name `localOwnerByHeader` may carry (decoded); longer, or with control characters, is 400 BAD_REQUEST. */
+  localOwnerByMaxChars: 200,
+  /** Random bytes of the local owner key (base64url in the lock file). */
+  localOwnerKeyBytes: 32,
   /** `runs.wait` / `join` hold the request at most this long, then answer with the run as it is. */
   waitMaxMs: 3_600_000,
   /** `Retry-After` (seconds) on a 503 while the database is away or refuses writes. */

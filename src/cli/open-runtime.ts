@@ -32,7 +32,7 @@ export interface OpenedRuntime {
    * `serve` / `dev` once listening: records the server's URL in the embedded database's lock file,
    * so CLI commands beside it go through its API (remote/local-server.ts). Nothing on PostgreSQL.
    */
-  announceServer?(url: string): void;
+  announceServer?(url: string, ownerKey?: string): void;
   /** The local server this command goes through (remote/local-server.ts), or undefined: the runtime is in this process. */
   server?: string | undefined;
 }
@@ -183,7 +183,7 @@ export async function openRuntime(options: OpenRuntimeOptions = {}): Promise<Ope
     })();
     return closing;
   };
-  return { config, database: { location: db.location, schema: db.schema }, runtime: opened, logger, redactor, operations, close, announceServer: (url) => db.announceServer?.(url) };
+  return { config, database: { location: db.location, schema: db.schema }, runtime: opened, logger, redactor, operations, close, ...(db.announceServer === undefined ? {} : { announceServer: (url: string, ownerKey?: string) => db.announceServer?.(url, ownerKey) }) };
 }
 
 /** One line per migration applied now, at `level` (none when the schema was up to date: a debug line). */

@@ -88,15 +88,15 @@ async function serveProject(name: "serve" | "dev", options: ServeOptions): Promi
       }
       const { startServer } = await import("../server/start-server.js");
       const current = reloader;
-      const server = await startServer({ runtime: opened.runtime, config: opened.config, host: options.host, port: options.port, workers, logger: opened.logger.child({ component: "server" }), http, ui, auth, metrics: opened.operations?.metrics, traceContext: opened.operations?.traceContext, ...(current === undefined ? {} : { dev: { status: () => current.status() } }) });
+      const server = await startServer({ runtime: opened.runtime, config: opened.config, host: options.host, port: options.port, workers, logger: opened.logger.child({ component: "server" }), http, ui, auth, metrics: opened.operations?.metrics, traceContext: opened.operations?.traceContext, localOwner: opened.announceServer !== undefined, ...(current === undefined ? {} : { dev: { status: () => current.status() } }) });
       return { opened, server, workers };
     } catch (error) {
       await opened.close();
       throw error;
     }
   });
-  // CLI commands beside this server (embedded database) go through its API
-  opened.announceServer?.(server.url);
+  // CLI commands beside this server (embedded database) go through its API, as the local owner
+  opened.announceServer?.(server.url, server.localOwnerKey);
   // as LangGraph's dev server tells its process where it listens (project code may build a Client from it)
   process.env["LANGGRAPH_API_URL"] ??= server.url;
   const signals = onStopSignals(`${name}: shutting down (streams end, runs stop at their next step and go back to the queue; again to quit at once)`);

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { closeSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, openSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
 import { DatabaseError } from "../errors.js";
 
@@ -11,21 +11,27 @@ interface LockOwner {
   startedAt: string;
   /** The holder is a `devmind serve` / `dev` listening here (`HeldLock.announce`). */
   url?: string;
+  /** That server's local owner key: a caller presenting it acts as the owner of the database (`localOwnerGate`). */
+  ownerKey?: string;
 }
 
 /** A held lock; `release()` removes the file if it is still ours. */
 export interface HeldLock {
   readonly path: string;
-  /** Records in the file that the holder serves the HTTP API at `url` (replaced atomically: a reader sees the old or the new file). */
-  announce(url: string): void;
+  /**
+   * Records in the file that the holder serves the HTTP API at `url`, with the server's local owner
+   * key (replaced atomically: a reader sees the old or the new file; mode 0600, so only the user
+   * who could open the database directly reads the key).
+   */
+  announce(url: string, ownerKey?: string): void;
   release(): void;
 }
 
 /** Who holds a lock file, as `readLockHolder` finds it. */
 export type LockHolder =
   | { state: "free" }
-  /** A live process on this host (or one on another host, which cannot be checked); `url` when it is a server. */
-  | { state: "held"; pid: number; host: string; startedAt: string; url: string | null; path: string }
+  /** A live process on this host (or one on another host, which cannot be checked); `url` (and its local owner key) when it is a server. */
+  | { state: "held"; pid: number; host: string; startedAt: string; url: string | null; path: string; ownerKey: string | null }
   /** The recorded process no longer exists on this host: the next opener takes the lock over. */
   | { state: "stale"; pid: number; host: string; startedAt: string; url: string | null; path: string };
 
@@ -37,7 +43,7 @@ export function readLockHolder(path: string): LockHolder {
   const owner = readOwner(path);
   if (owner === "missing" || owner === "unreadable") return { state: "free" };
   const fields = { pid: owner.pid, host: owner.host, startedAt: owner.startedAt, url: owner.url ?? null, path };
-  return isLive(owner) ? { state: "held", ...fields } : { state: "stale", ...fields };
+  return isLive(owner) ? { state: "held", ...fields, ownerKey: owner.ownerKey ?? null } : { state: "stale", ...fields };
 }
 
 /**
@@ -86,7 +92,14 @@ function readOwner(path: string): LockOwner | "missing" | "unreadable" {
   try {
     const parsed = JSON.parse(text) as Partial<LockOwner>;
     if (typeof parsed.pid === "number" && typeof parsed.host === "string" && typeof parsed.token === "string") {
-      return { pid: parsed.pid, host: parsed.host, token: parsed.token, startedAt: String(parsed.startedAt ?? ""), ...(typeof parsed.url === "string" ? { url: parsed.url } : {}) };
+      return {
+        pid: parsed.pid,
+        host: parsed.host,
+        token: parsed.token,
+        startedAt: String(parsed.startedAt ?? ""),
+        ...(typeof parsed.url === "string" ? { url: parsed.url } : {}),
+        ...(typeof parsed.ownerKey === "string" && parsed.ownerKey !== "" ? { ownerKey: parsed.ownerKey } : {}),
+      };
     }
   } catch {
     // a torn write of a crashed holder: treated as stale below
@@ -131,10 +144,12 @@ function holdLock(path: string, owner: LockOwner): HeldLock {
     }
   };
   process.once("exit", release);
-  const announce = (url: string): void => {
+  const announce = (url: string, ownerKey?: string): void => {
     if (released) return;
     const staging = `${path}.${process.pid}.tmp`;
-    writeFileSync(staging, JSON.stringify({ ...owner, url }), { mode: 0o600 });
+    // a fresh file (O_EXCL) of mode 0600: never a leftover someone else made, whose mode would stay
+    rmSync(staging, { force: true });
+    writeFileSync(staging, JSON.stringify({ ...owner, url, ...(ownerKey === undefined ? {} : { ownerKey }) }), { mode: 0o600, flag: "wx" });
     renameSync(staging, path);
   };
   return { path, announce, release };

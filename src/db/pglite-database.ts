@@ -146,8 +146,8 @@ export class PgliteDatabase extends PgliteQueryable implements Database {
     }
   }
 
-  announceServer(url: string): void {
-    this.lock?.announce(url);
+  announceServer(url: string, ownerKey?: string): void {
+    this.lock?.announce(url, ownerKey);
   }
 
   async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {

@@ -114,10 +114,12 @@ export interface Database extends Queryable {
   sessionTarget?(): { url: () => string; printable: string } | null;
   /**
    * PGlite: records in the data directory's lock file that a `devmind serve` / `dev` listening at
-   * `url` holds it, so a CLI command finding the directory held goes through that server's API
-   * (`readLockHolder`). Absent on PostgreSQL, where any number of processes share the database.
+   * `url` holds it, with the server's local owner key (`ownerKey`, read from the 0600 lock file by
+   * that CLI command, which proves with it that it could open the database itself), so a CLI command
+   * finding the directory held goes through that server's API (`readLockHolder`). Absent on
+   * PostgreSQL, where any number of processes share the database.
    */
-  announceServer?(url: string): void;
+  announceServer?(url: string, ownerKey?: string): void;
   /** Releases connections (and the data-directory lock for PGlite). Safe to call twice. */
   close(): Promise<void>;
 }

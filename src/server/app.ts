@@ -5,6 +5,7 @@ import type { DevmindConfig } from "../config.js";
 import { SERVER_CORS, SERVER_DEFAULTS } from "../constants.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { requireApiKey, type AuthVariables } from "./auth.js";
+import { localOwnerGate } from "./local-owner.js";
 import type { CustomAuth } from "./custom-auth/auth-types.js";
 import { requireAuthenticatedUser } from "./custom-auth/authenticate.js";
 import { rejectForeignBrowserRequests } from "./web/browser-guard.js";
@@ -55,6 +56,11 @@ export interface AppDeps {
   metrics?: MetricsEndpoint | null | undefined;
   /** Runs created by a request carry its W3C trace context (`src/operations/tracing`); none: not stored. */
   traceContext?: MiddlewareHandler | undefined;
+  /**
+   * `serve` / `dev` on the embedded database: the key of the local owner (`localOwnerGate`), which
+   * the server writes into the data directory's lock file for CLI commands beside it. None: no local owner.
+   */
+  localOwnerKey?: string | undefined;
 }
 
 /** The version `/info` reports. */
@@ -121,6 +127,8 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AuthVariables }> {
     }),
   );
 
+  // before any gate: a CLI command beside the server proves it could open the database itself
+  if (deps.localOwnerKey !== undefined) app.use("*", localOwnerGate(deps.localOwnerKey));
   // the project's http app (behind the key check, before every route of ours) and its UI bundles
   if (deps.http !== undefined) mountUserHttp(app, deps.http, deps.config.server.apiKeys, deps.auth);
   if (deps.ui !== undefined) app.route("/", uiAssetRoutes(deps.ui));
@@ -168,6 +176,7 @@ export function callerGate(deps: Pick<AppDeps, "auth" | "config">): MiddlewareHa
   const guard = rejectForeignBrowserRequests(deps.config.server.apiKeys);
   const keyCheck = requireApiKey(deps.config.server.apiKeys);
   return async (c, next) => {
+    if (c.get("localOwner") === true) return next();
     await guard(c, async () => {
       await keyCheck(c, next);
     });

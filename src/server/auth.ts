@@ -8,9 +8,10 @@ import type { AuthContext, CustomAuth } from "./custom-auth/auth-types.js";
 /**
  * Context variables the gate sets: `principal`, the name of the caller's key or the identity the
  * project's auth handler returned; with a handler also `auth` (the user) and `authHandler` (its
- * `on(...)` handlers, for `authorize`).
+ * `on(...)` handlers, for `authorize`). `localOwner`: the caller proved the server's local owner
+ * key (`localOwnerGate`): no key or handler is asked, and `principal` is the name it gave.
  */
-export type AuthVariables = { principal: string; auth?: AuthContext | undefined; authHandler?: CustomAuth | undefined };
+export type AuthVariables = { principal: string; auth?: AuthContext | undefined; authHandler?: CustomAuth | undefined; localOwner?: boolean | undefined };
 
 /** The key a request presents: `x-api-key: KEY` or `Authorization: Bearer KEY`. */
 export function presentedKey(headers: { get(name: string): string | null | undefined }): string | undefined {
@@ -45,6 +46,7 @@ export function matchKey(entries: readonly ApiKeyEntry[], key: string): ApiKeyEn
  */
 export function requireApiKey(entries: readonly ApiKeyEntry[]): MiddlewareHandler<{ Variables: AuthVariables }> {
   return async (c, next) => {
+    if (c.get("localOwner") === true) return next();
     if (entries.length === 0) {
       c.set("principal", SERVER_DEFAULTS.anonymousPrincipal);
       return next();

@@ -5,6 +5,7 @@ import type { Runtime } from "../runtime/runtime.js";
 import type { Worker } from "../runtime/runtime.js";
 import { ConfigError } from "../errors.js";
 import { createApp, type AppDeps } from "./app.js";
+import { newLocalOwnerKey } from "./local-owner.js";
 import { checkBindable } from "./bind-check.js";
 import { bindLoopbackFetch } from "./loopback-fetch.js";
 import { selfBaseUrl } from "./run-request.js";
@@ -38,6 +39,11 @@ export interface StartServerOptions {
   metrics?: AppDeps["metrics"];
   /** Stores each request's W3C trace context with the runs it creates (`Operations.traceContext`). */
   traceContext?: AppDeps["traceContext"];
+  /**
+   * `serve` / `dev` on the embedded database: accept a local owner (`localOwnerGate`) with a fresh
+   * key, `RunningServer.localOwnerKey`, which the caller writes into the data directory's lock file.
+   */
+  localOwner?: boolean | undefined;
 }
 
 /** A listening server. */
@@ -45,6 +51,8 @@ export interface RunningServer {
   /** `http://host:port`, e.g. for `new Client({ apiUrl: server.url })`. */
   url: string;
   port: number;
+  /** With `localOwner`: the key a local owner presents (to be written into the 0600 lock file, never printed or logged). */
+  localOwnerKey?: string | undefined;
   /**
    * Ends open streams, stops the workers (their runs stop at a step boundary and go back to the
    * queue) and closes the listener. The caller closes the runtime and the database afterwards.
@@ -68,7 +76,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   checkBindable(host, options.config, options.auth !== undefined);
   const shutdown = new AbortController();
   let selfUrl: string | undefined;
-  const app = createApp({ runtime: options.runtime, config: options.config, shutdown: shutdown.signal, logger: options.logger, heartbeatMs: options.heartbeatMs, http: options.http, ui: options.ui, auth: options.auth, dev: options.dev, selfUrl: () => selfUrl, metrics: options.metrics, traceContext: options.traceContext });
+  const localOwnerKey = options.localOwner === true ? newLocalOwnerKey() : undefined;
+  const app = createApp({ localOwnerKey, runtime: options.runtime, config: options.config, shutdown: shutdown.signal, logger: options.logger, heartbeatMs: options.heartbeatMs, http: options.http, ui: options.ui, auth: options.auth, dev: options.dev, selfUrl: () => selfUrl, metrics: options.metrics, traceContext: options.traceContext });
   const wantedPort = options.port ?? options.config.server.port;
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, hostname: host, port: wantedPort }, () => resolve(s));
@@ -110,6 +119,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   return {
     url,
     port,
+    ...(localOwnerKey === undefined ? {} : { localOwnerKey }),
     close() {
       closing ??= (async () => {
         unbindLoopback();

@@ -94,7 +94,7 @@ export function mountUserHttp(app: Hono<{ Variables: AuthVariables }>, http: Use
   const authenticate = auth === undefined ? undefined : requireAuthenticatedUser(auth);
   app.use("*", rememberCallerKeys());
   app.use("*", async (c, next) => {
-    if (isOpenRequest(c)) return next();
+    if (isOpenRequest(c) || c.get("localOwner") === true) return next();
     if (authenticate !== undefined) {
       await authenticate(c, next);
       return;

@@ -7,9 +7,9 @@
  * and the runs are all there; a lock naming a server that does not answer is DATABASE_LOCKED
  * saying what to do.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, type AddressInfo } from "node:net";
-import { hostname, tmpdir } from "node:os";
+import { hostname, tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
@@ -58,6 +58,17 @@ async function runOf(server: ServeProcess, runId: string): Promise<RunJson> {
   return (await (await fetch(`${server.url}/runs/${runId}`, { headers: { "x-api-key": KEY } })).json()) as RunJson;
 }
 
+/** The `approval.decided` events of run `runId`'s thread, as `devmind events --json` (through the server) prints them for the run that resumed it. */
+async function decidedBy(env: Record<string, string>, runId: string, cwd?: string): Promise<Record<string, unknown>[]> {
+  const runs = ndjson((await runCli(["runs", "--json"], env, cwd === undefined ? {} : { cwd })).stdout);
+  const decided: Record<string, unknown>[] = [];
+  for (const run of runs.filter((item) => item["resumes_run"] === runId || item["run_id"] === runId)) {
+    const events = ndjson((await runCli(["events", String(run["run_id"]), "--json"], env, cwd === undefined ? {} : { cwd })).stdout);
+    for (const event of events.filter((item) => item["type"] === "approval.decided")) decided.push({ tool_call_id: event["tool_call_id"], decision: event["decision"], by: event["by"], reason: event["reason"] });
+  }
+  return decided;
+}
+
 /** Waits until the run stopped (on the server's workers): finished, or its thread waits at an interrupt. */
 function stopped(server: ServeProcess, runId: string): Promise<RunJson> {
   return waitUntil(`run ${runId} stopped`, async () => {
@@ -87,8 +98,12 @@ describe("CLI commands beside a devmind serve holding the embedded database", ()
     // with API keys set, the CLI sends the first one of the same configuration
     const env = { DEVMIND_DATA_DIR: join(dir, "data"), DEVMIND_WORKSPACE: workspace, DEVMIND_MODEL: `scripted:${turns}`, DEVMIND_API_KEYS: `cli=${KEY}` };
     const server = await serve(env);
-    const lock = JSON.parse(readFileSync(join(dir, "data", "pgdata.lock"), "utf8")) as { pid: number; url?: string };
+    const lockPath = join(dir, "data", "pgdata.lock");
+    const lock = JSON.parse(readFileSync(lockPath, "utf8")) as { pid: number; url?: string; ownerKey?: string };
     expect(lock).toMatchObject({ pid: server.pid, url: server.url });
+    // the local owner key: only this user reads it
+    expect(lock.ownerKey).toMatch(/^[\w-]{43}$/);
+    expect(statSync(lockPath).mode & 0o777).toBe(0o600);
 
     const queued = await runCli(["run", "--detach", "--max-tool-calls", "5", "write a.txt"], env);
     expect(queued.code, queued.stderr).toBe(0);
@@ -117,9 +132,11 @@ describe("CLI commands beside a devmind serve holding the embedded database", ()
     expect(types).toContain("approval.requested");
     expect(ndjson(events.stdout).map((event) => event["seq"])).toEqual(types.map((_, index) => index + 1));
 
-    const approved = await runCli(["approve", first, "--reason", "fine"], env);
+    const approved = await runCli(["approve", first, "--reason", "fine", "--by", "Zoë at the desk"], env);
     expect(approved.code, approved.stderr).toBe(0);
-    expect(approved.stdout).toContain('approved write_file(path="a.txt", content="yes")');
+    expect(approved.stdout).toContain('approved write_file(path="a.txt", content="yes") by Zoë at the desk');
+    // recorded as the decider, as on the direct path (not the name of the CLI's key)
+    expect(await decidedBy(env, first)).toEqual([{ tool_call_id: "c1", decision: "approve", by: "Zoë at the desk", reason: "fine" }]);
     expect(approved.stdout).toMatch(new RegExp(`run \\S+ continues the thread of run ${first} on the devmind server at ${server.url.replace(/\./g, "\\.")}`));
     expect(approved.stdout).toMatch(/✓ write_file\(path="a\.txt", content="yes"\)/);
     expect(approved.stdout).toMatch(/run \S+: success \(completed\) · 2 model rounds · 1 tool call/);
@@ -133,6 +150,8 @@ describe("CLI commands beside a devmind serve holding the embedded database", ()
     const result = ndjson(rejected.stdout).at(-1);
     expect(result).toMatchObject({ type: "result", status: "success", stop_reason: "completed", answer: "left b.txt alone", resumes_run: second });
     expect(existsSync(join(workspace, "b.txt"))).toBe(false);
+    // without --by: the direct path's default, cli:<login>
+    expect(await decidedBy(env, second)).toEqual([{ tool_call_id: "c2", decision: "reject", by: `cli:${userInfo().username}`, reason: "not b" }]);
 
     // a decision on a run no longer waiting: exit 2 as on the direct path, nothing changed
     const again = await runCli(["approve", second], env);
@@ -150,7 +169,19 @@ describe("CLI commands beside a devmind serve holding the embedded database", ()
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain("[RUN_NOT_FOUND]");
 
-    // a key the server does not know: refused, said, exit 2
+    // the CLI is the local owner (it read the lock file): its key is not what lets it in
+    const otherKey = await runCli(["runs"], { ...env, DEVMIND_API_KEYS: "cli=not-the-key" });
+    expect(otherKey.code, otherKey.stderr).toBe(0);
+    expect(otherKey.stdout).toContain(first);
+    // an HTTP client with that key is refused; a wrong owner key changes nothing, and a name it claims is not read
+    for (const headers of <Record<string, string>[]>[{ "x-api-key": "not-the-key" }, { "x-api-key": "not-the-key", "x-devmind-local-owner": "guess", "x-devmind-by": "root" }]) {
+      const response = await fetch(`${server.url}/runs`, { headers });
+      expect(response.status).toBe(403);
+      expect(await response.json()).toMatchObject({ error: "FORBIDDEN", message: "the API key is not valid" });
+    }
+    // a lock written by a server without an owner key (an older devmind): the CLI's key, refused when wrong, said, exit 2
+    const { ownerKey: _ownerKey, ...withoutKey } = JSON.parse(readFileSync(lockPath, "utf8")) as Record<string, unknown>;
+    writeFileSync(lockPath, JSON.stringify(withoutKey), { mode: 0o600 });
     const refused = await runCli(["runs"], { ...env, DEVMIND_API_KEYS: "cli=not-the-key" });
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain(`the devmind server at ${server.url} refused the request (403: the API key is not valid)`);
@@ -209,6 +240,116 @@ export const graph = new StateGraph(State)
     const answered = await runCli(["resume", waiting, "--value", '"large"'], env, { cwd: project });
     expect(answered.code, answered.stderr).toBe(0);
     expect(answered.stdout).toContain('answer: "large"');
+  }, 400_000);
+
+  it("a project with an auth handler: the CLI goes through as the local owner (runs, show, approve --by); a wrong or missing owner key still meets the handler; the key is in no log, event or output", async () => {
+    const project = tempDir("devmind-cli-server-auth-");
+    writeFileSync(join(project, "package.json"), JSON.stringify({ type: "module" }));
+    symlinkSync(join(REPO_ROOT, "node_modules"), join(project, "node_modules"), "dir");
+    writeFileSync(join(project, "langgraph.json"), JSON.stringify({ graphs: { publish: "./publish.ts:graph" }, auth: { path: "./auth.ts:auth" } }));
+    // bearer tokens only; every thread belongs to its creator
+    writeFileSync(
+      join(project, "auth.ts"),
+      `import { Auth, HTTPException } from "@langchain/langgraph-sdk/auth";
+const USERS: Record<string, string> = { "tok-bob": "bob" };
+export const auth = new Auth()
+  .authenticate(async (request: Request) => {
+    const user = USERS[(request.headers.get("authorization") ?? "").replace(/^Bearer /i, "")];
+    if (user === undefined) throw new HTTPException(401, { message: "no such user here" });
+    return { identity: user, permissions: ["me"] };
+  })
+  .on("threads", ({ action, value, user }) => {
+    if (action === "create" || action === "create_run") {
+      const withMetadata = value as { metadata?: Record<string, unknown> | null };
+      withMetadata.metadata ??= {};
+      withMetadata.metadata["owner"] = user.identity;
+    }
+    return { owner: user.identity };
+  });
+`,
+    );
+    // a graph that asks a human before it publishes (LangChain's HITL request shape)
+    writeFileSync(
+      join(project, "publish.ts"),
+      `import { Annotation, END, START, StateGraph, interrupt } from "@langchain/langgraph";
+const State = Annotation.Root({ note: Annotation<string>, outcome: Annotation<unknown> });
+export const graph = new StateGraph(State)
+  .addNode("gate", (state) => ({
+    outcome: interrupt({
+      actionRequests: [{ name: "publish", args: { note: state.note }, description: "publish the note" }],
+      reviewConfigs: [{ actionName: "publish", allowedDecisions: ["approve", "reject"] }],
+    }),
+  }))
+  .addEdge(START, "gate")
+  .addEdge("gate", END)
+  .compile();
+`,
+    );
+    seedDataDir(join(project, ".devmind"));
+    const env = { DEVMIND_WORKSPACE: join(project, "ws"), LOG_LEVEL: "debug" };
+    const server = await serve(env, [], project);
+    const ownerKey = (JSON.parse(readFileSync(join(project, ".devmind", "pgdata.lock"), "utf8")) as { ownerKey: string }).ownerKey;
+    const asOwner = { "x-devmind-local-owner": ownerKey };
+    const outputs: string[] = [];
+    const cli = async (args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> => {
+      const result = await runCli(args, env, { cwd: project });
+      outputs.push(result.stdout, result.stderr);
+      return result;
+    };
+
+    const queued = await cli(["run", "--detach", "--graph", "publish", "--input", '{"note":"hello"}']);
+    expect(queued.code, queued.stderr).toBe(0);
+    const runId = queued.stdout.trim();
+    const waiting = await waitUntil("the run waits", async () => {
+      const run = (await (await fetch(`${server.url}/runs/${runId}`, { headers: asOwner })).json()) as RunJson;
+      return run.status === "pending" || run.status === "running" ? undefined : run;
+    }, 60_000);
+    expect(waiting).toMatchObject({ status: "success", stop_reason: "interrupt" });
+
+    const runs = await cli(["runs"]);
+    expect(runs.code, runs.stderr).toBe(0);
+    expect(runs.stdout).toContain(runId);
+    const show = await cli(["show", runId]);
+    expect(show.code, show.stderr).toBe(0);
+    expect(show.stdout).toContain(`run ${runId}: success (interrupt)`);
+    expect(show.stdout).toContain('publish(note="hello")');
+
+    // without the owner key, or with a wrong one: the handler answers (401), and a claimed name is never read
+    for (const headers of <Record<string, string>[]>[{}, { "x-devmind-local-owner": "wrong" }, { "x-devmind-local-owner": `${ownerKey}x`, "x-devmind-by": "root" }]) {
+      const response = await fetch(`${server.url}/runs/${runId}`, { headers });
+      expect(response.status).toBe(401);
+      expect(await response.text()).toContain("no such user here");
+    }
+    // a user the handler knows sees only its own threads: the owner's run is not bob's, owner key or not
+    for (const headers of <Record<string, string>[]>[{ authorization: "Bearer tok-bob" }, { authorization: "Bearer tok-bob", "x-devmind-local-owner": "wrong", "x-devmind-by": "root" }]) {
+      expect((await fetch(`${server.url}/runs/${runId}`, { headers })).status).toBe(404);
+    }
+
+    const approved = await cli(["approve", runId, "--by", "ops on call", "--reason", "looks right"]);
+    expect(approved.code, approved.stderr).toBe(0);
+    expect(approved.stdout).toContain('approved publish(note="hello") by ops on call');
+    expect(approved.stdout).toMatch(/run \S+: success \(completed\)/);
+    expect(await decidedBy(env, runId, project)).toEqual([{ tool_call_id: expect.any(String), decision: "approve", by: "ops on call", reason: "looks right" }]);
+
+    // bob's own waiting run, decided by bob's token with a claimed name: recorded as bob, the name ignored
+    const thread = (await (await fetch(`${server.url}/threads`, { method: "POST", headers: { authorization: "Bearer tok-bob", "content-type": "application/json" }, body: "{}" })).json()) as { thread_id: string };
+    const created = await fetch(`${server.url}/threads/${thread.thread_id}/runs/wait`, { method: "POST", headers: { authorization: "Bearer tok-bob", "content-type": "application/json" }, body: JSON.stringify({ assistant_id: "publish", input: { note: "bob's" } }) });
+    expect(created.status).toBe(200);
+    const bobsRun = (await (await fetch(`${server.url}/threads/${thread.thread_id}/runs`, { headers: { authorization: "Bearer tok-bob" } })).json()) as { run_id: string }[];
+    const bobsWaiting = bobsRun[0]?.run_id as string;
+    const decided = await fetch(`${server.url}/runs/${bobsWaiting}/decisions`, {
+      method: "POST",
+      headers: { authorization: "Bearer tok-bob", "x-devmind-local-owner": "wrong", "x-devmind-by": "someone-else", "content-type": "application/json" },
+      body: JSON.stringify({ decisions: [{ type: "approve" }] }),
+    });
+    expect(decided.status, await decided.clone().text()).toBe(200);
+    expect((await decidedBy(env, bobsWaiting, project)).map((item) => item["by"])).toEqual(["bob"]);
+
+    // the key: in no event, no output of the CLI, no log line of the server (LOG_LEVEL=debug)
+    const events = await cli(["events", runId, "--json"]);
+    expect(events.code, events.stderr).toBe(0);
+    await server.stop();
+    for (const text of [...outputs, server.stdout(), server.stderr()]) expect(text).not.toContain(ownerKey);
   }, 400_000);
 
   it("a lock naming a server that does not answer: DATABASE_LOCKED saying what to do, exit 2", async () => {

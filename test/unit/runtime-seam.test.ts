@@ -154,7 +154,7 @@ describe("the seam above src/runtime", () => {
   });
 
   it("the server depends on the runtime and the config, never on the database", () => {
-    expectTypeOf<keyof AppDeps>().toEqualTypeOf<"runtime" | "config" | "shutdown" | "logger" | "heartbeatMs" | "http" | "ui" | "selfUrl" | "auth" | "dev" | "metrics" | "traceContext">();
+    expectTypeOf<keyof AppDeps>().toEqualTypeOf<"runtime" | "config" | "shutdown" | "logger" | "heartbeatMs" | "http" | "ui" | "selfUrl" | "auth" | "dev" | "metrics" | "traceContext" | "localOwnerKey">();
     expectTypeOf<StartServerOptions>().not.toHaveProperty("db");
     expect(Object.keys(ALLOWED).every((module) => !module.startsWith("cli/") && !module.startsWith("server/"))).toBe(true);
   });

@@ -23,7 +23,7 @@ export async function openRuntimeOrServer(options: OpenRuntimeOptions = {}): Pro
     // loaded only here: a command on PostgreSQL does not load the embedded database's modules for it
     const { embeddedDatabaseHolder } = await import("../../db/open-database.js");
     const holder = embeddedDatabaseHolder(config.dataDir);
-    if (holder.state === "held" && holder.url !== null) return await throughServer(config, holder.url, { pid: holder.pid, lockFile: holder.path });
+    if (holder.state === "held" && holder.url !== null) return await throughServer(config, holder.url, { pid: holder.pid, lockFile: holder.path, ownerKey: holder.ownerKey });
     if (holder.state === "stale") {
       process.stderr.write(
         `devmind: process ${holder.pid}${holder.url === null ? "" : ` (a devmind server at ${holder.url})`}, which held ${config.dataDir}, is gone; ` +
@@ -34,8 +34,8 @@ export async function openRuntimeOrServer(options: OpenRuntimeOptions = {}): Pro
   return openRuntime({ ...options, config });
 }
 
-async function throughServer(config: DevmindConfig, url: string, holder: { pid: number; lockFile: string }): Promise<OpenedRuntime> {
-  const client = new ServerClient(url, config.server.apiKeys[0]?.key, holder);
+async function throughServer(config: DevmindConfig, url: string, holder: { pid: number; lockFile: string; ownerKey: string | null }): Promise<OpenedRuntime> {
+  const client = new ServerClient(url, config.server.apiKeys[0]?.key, { pid: holder.pid, lockFile: holder.lockFile }, holder.ownerKey);
   const graphs = await client.json<GraphFlags[]>("GET", "/graphs");
   const redactor = createRedactor(configSecrets(config));
   const logger = createLogger({ level: config.logLevel, redact: redactor.text });

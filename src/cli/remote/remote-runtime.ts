@@ -29,8 +29,9 @@ type CommandRuntime = {
  * the server until it stops, and the timeline gets its stored events as they are stored
  * (`subscribe`). Only the methods of `CommandRuntime` exist; the commands that reach this runtime
  * call no other (the cast below is where that is relied on). Decisions and values are recorded
- * with the principal the server gives the CLI's key (loopback without keys: the server's own),
- * not `--by`.
+ * with the command's principal (`--by`, default `cli:<login>`), as on the direct path: the CLI is
+ * the server's local owner (server-client.ts). A server that wrote no owner key in the lock file
+ * records the principal of the CLI's API key instead.
  */
 export function remoteRuntime(client: ServerClient, graphs: readonly GraphFlags[]): Runtime {
   const flags = new Map(graphs.map((graph) => [graph.graph_id, graph]));
@@ -63,13 +64,13 @@ export function remoteRuntime(client: ServerClient, graphs: readonly GraphFlags[
       decisions: async () => [],
       decide: async (runId, body, audit) => {
         const { decisions } = body as { decisions: unknown[] };
-        const run = await client.json<{ run_id: string }>("POST", `/runs/${encodeURIComponent(runId)}/decisions`, { decisions, ...(audit.reason === undefined ? {} : { reason: audit.reason }) });
+        const run = await client.json<{ run_id: string }>("POST", `/runs/${encodeURIComponent(runId)}/decisions`, { decisions, ...(audit.reason === undefined ? {} : { reason: audit.reason }) }, { by: audit.principal });
         return full(run.run_id);
       },
-      resume: async (runId, body) => {
+      resume: async (runId, body, audit) => {
         const waiting = await full(runId);
         const resume = "value" in body ? body.value : "values" in body ? body.values : body.command.resume;
-        const run = await client.json<{ run_id: string }>("POST", `/threads/${encodeURIComponent(waiting.thread_id)}/runs`, { assistant_id: waiting.assistant_id, command: { resume } });
+        const run = await client.json<{ run_id: string }>("POST", `/threads/${encodeURIComponent(waiting.thread_id)}/runs`, { assistant_id: waiting.assistant_id, command: { resume } }, { by: audit.principal });
         return full(run.run_id);
       },
       create: async (options) => {

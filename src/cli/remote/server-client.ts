@@ -1,27 +1,41 @@
-import { CLI_DEFAULTS } from "../../constants.js";
+import { CLI_DEFAULTS, SERVER_DEFAULTS } from "../../constants.js";
 import { DatabaseError, DevmindError, HttpRequestError, RunConflictError, type DevmindErrorCode } from "../../errors.js";
 
 /**
  * The HTTP API of a local `devmind serve` / `dev`, as the CLI uses it when that server holds the
- * embedded database (local-server.ts): JSON requests with the configured API key (the first of
- * DEVMIND_API_KEYS, when keys are set), errors turned back into the DevmindError the command would
- * have thrown in process (same code, so the same message shape and exit code), and a run's stored
- * events read from `GET /runs/{id}/events` (SSE).
+ * embedded database (local-server.ts): JSON requests as the local owner (the key the server wrote
+ * into the data directory's 0600 lock file, which this user could read: the trust of opening the
+ * database directly, so neither the API keys nor the project's auth handler are asked, and the
+ * name a decision or resume gives with `by` is recorded as its principal), with the configured
+ * API key too (the first of DEVMIND_API_KEYS) for a server that wrote no owner key; errors turned
+ * back into the DevmindError the command would have thrown in process (same code, so the same
+ * message shape and exit code), and a run's stored events read from `GET /runs/{id}/events` (SSE).
+ * The owner key goes only to this server on loopback, in a header, and is never printed.
  */
 export class ServerClient {
   constructor(
     readonly url: string,
     private readonly apiKey: string | undefined,
     private readonly holder: { pid: number; lockFile: string },
+    private readonly ownerKey: string | null = null,
   ) {}
 
-  private headers(extra: Record<string, string> = {}): Record<string, string> {
-    return { accept: "application/json", ...(this.apiKey === undefined ? {} : { "x-api-key": this.apiKey }), ...extra };
+  private headers(extra: Record<string, string> = {}, by?: string): Record<string, string> {
+    return {
+      accept: "application/json",
+      ...(this.apiKey === undefined ? {} : { "x-api-key": this.apiKey }),
+      ...(this.ownerKey === null ? {} : { [SERVER_DEFAULTS.localOwnerHeader]: this.ownerKey, ...(by === undefined ? {} : { [SERVER_DEFAULTS.localOwnerByHeader]: encodeURIComponent(by) }) }),
+      ...extra,
+    };
   }
 
-  /** `method path` with a JSON body; the parsed JSON answer, or the error the server answered with. */
-  async json<T>(method: "GET" | "POST", path: string, body?: unknown): Promise<T> {
-    const response = await this.fetch(path, { method, headers: this.headers(body === undefined ? {} : { "content-type": "application/json" }), ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  /**
+   * `method path` with a JSON body; the parsed JSON answer, or the error the server answered with.
+   * `by`: who acts (a decision's or resume's principal, the CLI's `--by`), recorded by the server
+   * for the local owner only.
+   */
+  async json<T>(method: "GET" | "POST", path: string, body?: unknown, options: { by?: string } = {}): Promise<T> {
+    const response = await this.fetch(path, { method, headers: this.headers(body === undefined ? {} : { "content-type": "application/json" }, options.by), ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
     if (!response.ok) throw await this.failure(response);
     return (await response.json()) as T;
   }
