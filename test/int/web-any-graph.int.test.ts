@@ -106,6 +106,8 @@ describeWithBrowser(`web page for any graph on ${PRIMARY_ENGINE}`, () => {
       }),
     ]);
     ({ page, probe } = await openProbedPage(browser, server.url));
+    // the page's actions (fill, click, select) wait as long as its polls do
+    page.setDefaultTimeout(UI_TIMEOUT);
     expect((await page.goto(`${server.url}/`))?.status()).toBe(200);
   }, TEST_MS);
   afterAll(async () => {

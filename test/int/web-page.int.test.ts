@@ -46,6 +46,8 @@ describeWithBrowser.each(BACKENDS)("web page on %s", (backend) => {
 
   async function open(server: ServerStack): Promise<{ page: Page; probe: PageProbe }> {
     const opened = await openProbedPage(browser, server.url);
+    // the page's actions (fill, click) wait as long as its polls: on a loaded machine its form can take a while to be drawn
+    opened.page.setDefaultTimeout(UI_TIMEOUT);
     const response = await opened.page.goto(`${server.url}/`);
     expect(response?.status()).toBe(200);
     return opened;
