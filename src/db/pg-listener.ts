@@ -127,8 +127,11 @@ export class PgListener {
     this.stopWatchdog();
     const client = this.client;
     this.client = null;
+    // ended first: a statement in flight on a dead connection (a LISTEN, the watchdog's check) is
+    // failed at once (pg destroys the socket of a client with an active query), so the queue settles
+    const ended = client?.end().catch(() => undefined);
     await this.queue;
-    await client?.end().catch(() => undefined);
+    await ended;
   }
 
   private remove(name: string, handler: Handler): void {
