@@ -7,6 +7,7 @@
  * error while the connection lives on and nothing is stored.
  */
 import { randomUUID } from "node:crypto";
+import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "../../src/db/types.js";
 import { deep, subask, subfail, tools } from "../fixtures/protocol/graphs.js";
@@ -22,14 +23,31 @@ const ALL = ["lifecycle", "values", "updates", "messages", "tools", "checkpoints
 const phase = (event: WireEvent): [number, unknown] => [event.params.namespace.length, event.params.data["event"]];
 const lifecycles = (events: WireEvent[]): WireEvent[] => events.filter((event) => event.method === "lifecycle");
 
+/** `held`: a subgraph `outer` whose node waits until the test lets it go (a run that is running for as long as the test needs). */
+function heldGraph(): { graph: unknown; release: () => void } {
+  let release = (): void => undefined;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const waiting = new StateGraph(MessagesAnnotation)
+    .addNode("wait", async () => {
+      await gate;
+      return {};
+    })
+    .addEdge(START, "wait")
+    .addEdge("wait", END)
+    .compile();
+  return { graph: new StateGraph(MessagesAnnotation).addNode("outer", waiting).addEdge(START, "outer").addEdge("outer", END).compile(), release };
+}
+
 describe.each(BACKENDS)("the protocol's commands and subgraph lifecycle on %s", (backend) => {
   let owner: Database;
   let server: TestServer;
+  const held = heldGraph();
   beforeAll(async () => {
     owner = await openBackend(backend);
-    server = await startTestServer(owner, [], { workers: 2, graphs: { agent: false, tools, deep, subask, subfail } });
+    server = await startTestServer(owner, [], { workers: 2, graphs: { agent: false, tools, deep, subask, subfail, held: held.graph as never } });
   }, 120_000);
   afterAll(async () => {
+    held.release();
     await server?.close();
     await owner?.close();
   });
@@ -184,6 +202,33 @@ describe.each(BACKENDS)("the protocol's commands and subgraph lifecycle on %s", 
     } finally {
       socket.close();
     }
+  });
+
+  it("agent.getTree and a reconnect's current_namespaces while the run runs: the root running, its subgraph started; completed once it ends", async () => {
+    const threadId = randomUUID();
+    const runId = await start(threadId, "held");
+    try {
+      const entered = await readProtocolEvents(server.url, threadId, { channels: ["lifecycle"] }, { headers: KEY, until: (events) => events.some((event) => event.params.namespace.length === 1) });
+      expect(entered.events.map(phase)).toEqual([
+        [0, "started"],
+        [1, "started"],
+      ]);
+      const running = await sendCommand(server.url, threadId, { id: 2, method: "agent.getTree", params: {} }, KEY);
+      expect((running.body["result"] as { tree: unknown }).tree).toMatchObject({ namespace: [], status: "running", graph_name: "held", children: [{ status: "started", graph_name: "outer" }] });
+      const socket = await ProtocolSocket.open(server.url, threadId, KEY);
+      try {
+        const subscribed = await socket.command({ id: 1, method: "subscription.subscribe", params: { channels: ["lifecycle"] } });
+        const answer = await socket.command({ id: 2, method: "subscription.reconnect", params: { run_id: runId, subscriptions: [(subscribed["result"] as { subscription_id: string }).subscription_id] } });
+        expect(answer).toMatchObject({ result: { restored: true, missed_events: 2, current_namespaces: [{ namespace: [], status: "running" }, { status: "started" }] } });
+      } finally {
+        socket.close();
+      }
+    } finally {
+      held.release();
+    }
+    await readProtocolEvents(server.url, threadId, { channels: ["lifecycle"] }, { headers: KEY, until: rootEnds(1) });
+    const done = await sendCommand(server.url, threadId, { id: 3, method: "agent.getTree", params: {} }, KEY);
+    expect((done.body["result"] as { tree: unknown }).tree).toMatchObject({ status: "completed", children: [{ status: "completed" }] });
   });
 
   it("agent.getTree's bad input: an unknown run, a run_id that is not a string, a thread that does not exist: the protocol's error, nothing stored", async () => {
