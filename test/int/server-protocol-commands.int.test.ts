@@ -243,7 +243,12 @@ describe.each(BACKENDS)("the protocol's commands and subgraph lifecycle on %s", 
     const absent = await sendCommand(server.url, nowhere, { id: 3, method: "agent.getTree", params: {} }, KEY);
     expect(absent.body).toMatchObject({ type: "error", id: 3 });
     await expect(server.runtime.threads.get(nowhere)).rejects.toThrow();
+    // a thread without a run has no tree yet (the official server: no run bound)
+    const empty = (await server.runtime.threads.create()).thread_id;
+    const noRun = await sendCommand(server.url, empty, { id: 4, method: "agent.getTree", params: {} }, KEY);
+    expect(noRun.body).toMatchObject({ type: "error", id: 4, error: "no_such_run" });
     expect((await server.runtime.runs.list({ threadId })).length).toBe(1);
+    expect(await server.runtime.runs.list({ threadId: empty })).toEqual([]);
   });
 
   it("input.inject: a run with the message, queued behind the active one; a subgraph namespace is not_supported and stores nothing", async () => {
