@@ -10,7 +10,7 @@ import { randomUUID } from "node:crypto";
 import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "../../src/db/types.js";
-import { deep, subask, subfail, tools } from "../fixtures/protocol/graphs.js";
+import { chat, deep, subask, subfail, tools } from "../fixtures/protocol/graphs.js";
 import { BACKENDS, openBackend } from "../helpers/databases.js";
 import { ProtocolSocket } from "../helpers/protocol-socket.js";
 import { isRootEnd, readProtocolEvents, rootEnds, sendCommand, type WireEvent } from "../helpers/protocol-sse.js";
@@ -44,7 +44,7 @@ describe.each(BACKENDS)("the protocol's commands and subgraph lifecycle on %s", 
   const held = heldGraph();
   beforeAll(async () => {
     owner = await openBackend(backend);
-    server = await startTestServer(owner, [], { workers: 2, graphs: { agent: false, tools, deep, subask, subfail, held: held.graph as never } });
+    server = await startTestServer(owner, [], { workers: 2, graphs: { agent: false, tools, deep, subask, subfail, chat, held: held.graph as never } });
   }, 120_000);
   afterAll(async () => {
     held.release();
@@ -320,6 +320,27 @@ describe.each(BACKENDS)("the protocol's commands and subgraph lifecycle on %s", 
       }
     } finally {
       second.close();
+    }
+  });
+
+  it("subscription.reconnect after a live token's event_id: the message comes whole after it, as with since", async () => {
+    const threadId = randomUUID();
+    const runId = await start(threadId, "chat");
+    const seen = (await readProtocolEvents(server.url, threadId, { channels: ["messages", "lifecycle"] }, { headers: KEY, until: rootEnds(1) })).events;
+    const chunk = seen.filter((event) => event.event_id.includes(":live:")).at(-1);
+    expect(chunk).toBeDefined();
+    const socket = await ProtocolSocket.open(server.url, threadId, KEY);
+    try {
+      const subscribed = await socket.command({ id: 1, method: "subscription.subscribe", params: { channels: ["messages", "lifecycle"] } });
+      expect(await socket.until(() => socket.events().some(isRootEnd))).toBe(true);
+      const before = socket.events().length;
+      const answer = await socket.command({ id: 2, method: "subscription.reconnect", params: { run_id: runId, last_event_id: chunk?.event_id, subscriptions: [(subscribed["result"] as { subscription_id: string }).subscription_id] } });
+      const whole = ["message-start", "content-block-start", "content-block-delta", "content-block-finish", "message-finish"];
+      expect(answer).toMatchObject({ result: { restored: true, missed_events: whole.length + 1 } });
+      expect(await socket.until(() => socket.events().slice(before).some(isRootEnd))).toBe(true);
+      expect(socket.events().slice(before).map((event) => String(event.params.data["event"]))).toEqual([...whole, "completed"]);
+    } finally {
+      socket.close();
     }
   });
 
