@@ -7,9 +7,10 @@
  * error while the connection lives on and nothing is stored.
  */
 import { randomUUID } from "node:crypto";
+import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "../../src/db/types.js";
-import { deep, subask, subfail, tools } from "../fixtures/protocol/graphs.js";
+import { chat, deep, subask, subfail, tools } from "../fixtures/protocol/graphs.js";
 import { BACKENDS, openBackend } from "../helpers/databases.js";
 import { ProtocolSocket } from "../helpers/protocol-socket.js";
 import { isRootEnd, readProtocolEvents, rootEnds, sendCommand, type WireEvent } from "../helpers/protocol-sse.js";
@@ -22,14 +23,31 @@ const ALL = ["lifecycle", "values", "updates", "messages", "tools", "checkpoints
 const phase = (event: WireEvent): [number, unknown] => [event.params.namespace.length, event.params.data["event"]];
 const lifecycles = (events: WireEvent[]): WireEvent[] => events.filter((event) => event.method === "lifecycle");
 
+/** `held`: a subgraph `outer` whose node waits until the test lets it go (a run that is running for as long as the test needs). */
+function heldGraph(): { graph: unknown; release: () => void } {
+  let release = (): void => undefined;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const waiting = new StateGraph(MessagesAnnotation)
+    .addNode("wait", async () => {
+      await gate;
+      return {};
+    })
+    .addEdge(START, "wait")
+    .addEdge("wait", END)
+    .compile();
+  return { graph: new StateGraph(MessagesAnnotation).addNode("outer", waiting).addEdge(START, "outer").addEdge("outer", END).compile(), release };
+}
+
 describe.each(BACKENDS)("the protocol's commands and subgraph lifecycle on %s", (backend) => {
   let owner: Database;
   let server: TestServer;
+  const held = heldGraph();
   beforeAll(async () => {
     owner = await openBackend(backend);
-    server = await startTestServer(owner, [], { workers: 2, graphs: { agent: false, tools, deep, subask, subfail } });
+    server = await startTestServer(owner, [], { workers: 2, graphs: { agent: false, tools, deep, subask, subfail, chat, held: held.graph as never } });
   }, 120_000);
   afterAll(async () => {
+    held.release();
     await server?.close();
     await owner?.close();
   });
@@ -186,6 +204,33 @@ describe.each(BACKENDS)("the protocol's commands and subgraph lifecycle on %s", 
     }
   });
 
+  it("agent.getTree and a reconnect's current_namespaces while the run runs: the root running, its subgraph started; completed once it ends", async () => {
+    const threadId = randomUUID();
+    const runId = await start(threadId, "held");
+    try {
+      const entered = await readProtocolEvents(server.url, threadId, { channels: ["lifecycle"] }, { headers: KEY, until: (events) => events.some((event) => event.params.namespace.length === 1) });
+      expect(entered.events.map(phase)).toEqual([
+        [0, "started"],
+        [1, "started"],
+      ]);
+      const running = await sendCommand(server.url, threadId, { id: 2, method: "agent.getTree", params: {} }, KEY);
+      expect((running.body["result"] as { tree: unknown }).tree).toMatchObject({ namespace: [], status: "running", graph_name: "held", children: [{ status: "started", graph_name: "outer" }] });
+      const socket = await ProtocolSocket.open(server.url, threadId, KEY);
+      try {
+        const subscribed = await socket.command({ id: 1, method: "subscription.subscribe", params: { channels: ["lifecycle"] } });
+        const answer = await socket.command({ id: 2, method: "subscription.reconnect", params: { run_id: runId, subscriptions: [(subscribed["result"] as { subscription_id: string }).subscription_id] } });
+        expect(answer).toMatchObject({ result: { restored: true, missed_events: 2, current_namespaces: [{ namespace: [], status: "running" }, { status: "started" }] } });
+      } finally {
+        socket.close();
+      }
+    } finally {
+      held.release();
+    }
+    await readProtocolEvents(server.url, threadId, { channels: ["lifecycle"] }, { headers: KEY, until: rootEnds(1) });
+    const done = await sendCommand(server.url, threadId, { id: 3, method: "agent.getTree", params: {} }, KEY);
+    expect((done.body["result"] as { tree: unknown }).tree).toMatchObject({ status: "completed", children: [{ status: "completed" }] });
+  });
+
   it("agent.getTree's bad input: an unknown run, a run_id that is not a string, a thread that does not exist: the protocol's error, nothing stored", async () => {
     const threadId = randomUUID();
     await start(threadId, "tools");
@@ -198,7 +243,12 @@ describe.each(BACKENDS)("the protocol's commands and subgraph lifecycle on %s", 
     const absent = await sendCommand(server.url, nowhere, { id: 3, method: "agent.getTree", params: {} }, KEY);
     expect(absent.body).toMatchObject({ type: "error", id: 3 });
     await expect(server.runtime.threads.get(nowhere)).rejects.toThrow();
+    // a thread without a run has no tree yet (the official server: no run bound)
+    const empty = (await server.runtime.threads.create()).thread_id;
+    const noRun = await sendCommand(server.url, empty, { id: 4, method: "agent.getTree", params: {} }, KEY);
+    expect(noRun.body).toMatchObject({ type: "error", id: 4, error: "no_such_run" });
     expect((await server.runtime.runs.list({ threadId })).length).toBe(1);
+    expect(await server.runtime.runs.list({ threadId: empty })).toEqual([]);
   });
 
   it("input.inject: a run with the message, queued behind the active one; a subgraph namespace is not_supported and stores nothing", async () => {
@@ -270,6 +320,27 @@ describe.each(BACKENDS)("the protocol's commands and subgraph lifecycle on %s", 
       }
     } finally {
       second.close();
+    }
+  });
+
+  it("subscription.reconnect after a live token's event_id: the message comes whole after it, as with since", async () => {
+    const threadId = randomUUID();
+    const runId = await start(threadId, "chat");
+    const seen = (await readProtocolEvents(server.url, threadId, { channels: ["messages", "lifecycle"] }, { headers: KEY, until: rootEnds(1) })).events;
+    const chunk = seen.filter((event) => event.event_id.includes(":live:")).at(-1);
+    expect(chunk).toBeDefined();
+    const socket = await ProtocolSocket.open(server.url, threadId, KEY);
+    try {
+      const subscribed = await socket.command({ id: 1, method: "subscription.subscribe", params: { channels: ["messages", "lifecycle"] } });
+      expect(await socket.until(() => socket.events().some(isRootEnd))).toBe(true);
+      const before = socket.events().length;
+      const answer = await socket.command({ id: 2, method: "subscription.reconnect", params: { run_id: runId, last_event_id: chunk?.event_id, subscriptions: [(subscribed["result"] as { subscription_id: string }).subscription_id] } });
+      const whole = ["message-start", "content-block-start", "content-block-delta", "content-block-finish", "message-finish"];
+      expect(answer).toMatchObject({ result: { restored: true, missed_events: whole.length + 1 } });
+      expect(await socket.until(() => socket.events().slice(before).some(isRootEnd))).toBe(true);
+      expect(socket.events().slice(before).map((event) => String(event.params.data["event"]))).toEqual([...whole, "completed"]);
+    } finally {
+      socket.close();
     }
   });
 

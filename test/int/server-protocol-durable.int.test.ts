@@ -1,8 +1,10 @@
 /**
  * The protocol's events are a view of what is stored: a subscription resumed with `since` in
  * another `devmind serve` process, after the first one stopped, gets exactly the events after
- * that position (counted: none missed, none twice) and follows the runs that come after. And the
- * project's auth handler applies to every command and event stream as to the other routes.
+ * that position (counted: none missed, none twice) and follows the runs that come after; a
+ * WebSocket subscription restored there with `subscription.reconnect` (its id and the last event
+ * it got) alike. And the project's auth handler applies to every command and event stream as to
+ * the other routes.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -19,6 +21,7 @@ import { seedDataDir } from "../helpers/pglite-template.js";
 import { isRootEnd, readProtocolEvents, rootEnds, sendCommand, type WireEvent } from "../helpers/protocol-sse.js";
 import { startTestServer, TEST_KEYS, type TestServer } from "../helpers/server.js";
 import { spawnServe, type ServeProcess } from "../helpers/server-process.js";
+import { ProtocolSocket } from "../helpers/protocol-socket.js";
 
 const CONFIG = fileURLToPath(new URL("../fixtures/protocol/langgraph.json", import.meta.url));
 const AUTH = fileURLToPath(new URL("../fixtures/auth/", import.meta.url));
@@ -79,6 +82,62 @@ describe(`a protocol subscription across server processes (${PRIMARY_ENGINE})`, 
       await owner.close();
     }
   }, 180_000);
+
+  it("a WebSocket subscription restored with subscription.reconnect in another process after a restart: 0 missed, 0 duplicated, the answer counts what it missed, and it follows the next run", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "devmind-protocol-"));
+    dirs.push(dir);
+    const schema = `protows_${Date.now().toString(36)}_${process.pid}`;
+    if (TEST_DATABASE_URL === undefined) seedDataDir(dir);
+    const env = { ...(TEST_DATABASE_URL === undefined ? { DEVMIND_DATA_DIR: dir } : { DATABASE_URL: TEST_DATABASE_URL, DEVMIND_DB_SCHEMA: schema }), DEVMIND_WORKSPACE: join(dir, "ws"), DEVMIND_API_KEYS: `alice=${TEST_KEYS.alice}` };
+    const first = await spawnServe(["--config", CONFIG, "--port", "0", "--workers", "1"], env);
+    processes.push(first);
+    const threadId = randomUUID();
+    const runIds: string[] = [];
+    for (const [id, graph] of [[1, "tools"], [2, "deep"]] as const) {
+      const started = await sendCommand(first.url, threadId, { id, method: "run.start", params: { assistant_id: graph, input: { messages: [{ role: "user", content: `weather ${id}?` }] } } }, KEY);
+      runIds.push((started.body["result"] as { run_id: string }).run_id);
+    }
+    const reference = (await readProtocolEvents(first.url, threadId, { channels: ALL, since: 0 }, { headers: KEY, until: rootEnds(2) })).events;
+    // the subgraphs' lifecycle is among them: started and completed for each of `deep`'s two namespaces
+    expect(reference.filter((event) => event.method === "lifecycle" && event.params.namespace.length > 0).map((event) => event.params.data["event"])).toEqual(["started", "started", "completed", "completed"]);
+    const socket = await ProtocolSocket.open(first.url, threadId, KEY);
+    const subscribed = await socket.command({ id: 1, method: "subscription.subscribe", params: { channels: ALL, since: 0 } });
+    const subscriptionId = (subscribed["result"] as { subscription_id: string }).subscription_id;
+    const half = Math.floor(reference.length / 2);
+    expect(await socket.until(() => socket.events().length >= half)).toBe(true);
+    socket.close();
+    const before = socket.events().slice(0, half);
+    await first.stop();
+
+    const second = await spawnServe(["--config", CONFIG, "--port", "0", "--workers", "1"], env);
+    processes.push(second);
+    const resumed = await ProtocolSocket.open(second.url, threadId, KEY);
+    try {
+      const answer = await resumed.command({ id: 1, method: "subscription.reconnect", params: { run_id: runIds[1], last_event_id: before.at(-1)?.event_id, subscriptions: [subscriptionId] } });
+      expect(answer).toMatchObject({ type: "success", result: { restored: true, missed_events: reference.length - half } });
+      const third = await resumed.command({ id: 2, method: "run.start", params: { assistant_id: "tools", input: { messages: [{ role: "user", content: "weather 3?" }] } } });
+      const thirdRun = (third["result"] as { run_id: string }).run_id;
+      expect(await resumed.until(() => resumed.events().some((event) => isRootEnd(event) && event.event_id.startsWith(thirdRun)))).toBe(true);
+      const after = resumed.events();
+      const ids = (events: WireEvent[]): string[] => events.map((event) => event.event_id);
+      const got = [...ids(before), ...ids(after)];
+      const missed = ids(reference).filter((id) => !got.includes(id)).length;
+      const duplicated = got.length - new Set(got).size;
+      expect({ missed, duplicated }).toEqual({ missed: 0, duplicated: 0 });
+      expect(ids(after).slice(0, reference.length - half)).toEqual(ids(reference).slice(half));
+      const tail = after.slice(reference.length - half);
+      expect([tail[0]?.params.data["event"], tail.at(-1)?.params.data["event"]]).toEqual(["started", "completed"]);
+      expect(tail.every((event) => event.event_id.startsWith(thirdRun))).toBe(true);
+    } finally {
+      resumed.close();
+    }
+    if (TEST_DATABASE_URL !== undefined) {
+      await second.stop();
+      const owner = await openBackend("postgres");
+      await owner.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await owner.close();
+    }
+  }, 180_000);
 });
 
 describe(`the protocol behind the project's auth handler (${PRIMARY_ENGINE})`, () => {
@@ -113,6 +172,12 @@ describe(`the protocol behind the project's auth handler (${PRIMARY_ENGINE})`, (
     const hijack = await sendCommand(server.url, threadId, { id: 4, method: "run.start", params: { assistant_id: "notes", input: { note: "bob was here" } } }, as("tok-bob"));
     expect(hijack.body).toMatchObject({ type: "error", id: 4 });
     expect((await server.runtime.runs.list({ threadId })).length).toBe(1);
+    // the agent tree too: the owner's, and an error for another user (nothing of it told)
+    const tree = await sendCommand(server.url, threadId, { id: 5, method: "agent.getTree", params: {} }, as("tok-alice"));
+    expect(tree.body).toMatchObject({ type: "success", result: { tree: { namespace: [], graph_name: "notes" } } });
+    const peekTree = await sendCommand(server.url, threadId, { id: 6, method: "agent.getTree", params: {} }, as("tok-bob"));
+    expect(peekTree.body).toMatchObject({ type: "error", id: 6, error: "invalid_argument" });
+    expect(JSON.stringify(peekTree.body)).not.toContain("notes");
     // the WebSocket's upgrade goes through the same gate: bob's is refused 404, no token 401
     const upgrade = (token: string | null): Promise<number> =>
       new Promise((resolve, reject) => {

@@ -40,9 +40,11 @@ function success(id: number, result: Record<string, unknown>, threadId: string):
  * runtime's operations as the LangGraph routes do them, with the same auth: `run.start` (a run,
  * or the resume of the thread's interrupt, with the multitask strategy asked, default enqueue;
  * `config.configurable.checkpoint_id` forks), `input.respond` (a run resuming the interrupts
- * named), `input.inject` (a run with the message), `state.get`, `state.listCheckpoints`,
- * `state.fork`, `agent.getTree`. Subscriptions are the event stream's (`POST .../stream/events`,
- * or in-band on the WebSocket): over HTTP they are `not_supported`.
+ * named), `input.inject` (a run with the message, queued behind the active one; the root graph
+ * only), `state.get`, `state.listCheckpoints`, `state.fork`, `agent.getTree` (the run's tree of
+ * subgraphs: `runAgentTree`). Subscriptions are the event stream's (`POST .../stream/events`, or
+ * in-band on the WebSocket, where `subscription.reconnect` restores them): over HTTP they are
+ * `not_supported`.
  */
 export async function handleCommand(scope: CommandScope, raw: unknown): Promise<Answer> {
   const envelope = CommandEnvelope.safeParse(raw);
