@@ -520,6 +520,17 @@ export const CLI_BUNDLE = {
   entry: "cli-program.js",
   /** Packages left out of the bundle: PGlite finds its WebAssembly and data files next to its modules; tsx loads graphs. */
   external: ["@electric-sql/pglite", "@electric-sql/pglite-pgvector", "tsx", "esbuild"],
+  /**
+   * Packages the graphs bundle (CLI_BUNDLE.graphsFile) holds anyway, though it leaves every other
+   * package to node_modules: esbuild writes a package left out as a static import at the top of
+   * the one file, so it loads at every start, while one inside is evaluated only when a command
+   * reaches its module. These are what few commands need (the OpenAI client: a model call; the
+   * PostgreSQL driver: DATABASE_URL; Hono, ws, metrics, cron schedules: a service) and that a
+   * project's graph never shares objects with devmind through (LangGraph, LangChain core and zod
+   * stay shared, never here; a project's Hono app is mounted as any copy of Hono is, see
+   * user-http.ts). The OpenAI client alone is 230 modules, Hono 35.
+   */
+  graphsInline: ["@langchain/openai", "openai", "hono", "@hono/node-server", "ws", "pg", "prom-client", "cron-parser", "luxon"],
 } as const;
 
 /** Timing and layout of the `devmind` CLI (src/cli). */
