@@ -591,6 +591,8 @@ export const SERVER_DEFAULTS = {
   localOwnerHeader: "x-devmind-local-owner",
   /** With a proven local owner key: who acts (the CLI's `--by`, URI-encoded), recorded on decisions and resumes; ignored from anyone else. */
   localOwnerByHeader: "x-devmind-by",
+  /** With a proven local owner key: why (the CLI's `resume --value … --reason`, URI-encoded), recorded with a resume; ignored from anyone else. */
+  localOwnerReasonHeader: "x-devmind-reason",
   /** The principal of a proven local owner that names nobody (`localOwnerByHeader` absent). */
   localOwnerPrincipal: "local-owner",
   /** Longest name `localOwnerByHeader` may carry (decoded); longer, or with control characters, is 400 BAD_REQUEST. */
