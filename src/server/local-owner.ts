@@ -71,7 +71,6 @@ function decoded(value: string, header: string): string {
 function claimedName(header: string | null): string {
   if (header === null || header === "") return SERVER_DEFAULTS.localOwnerPrincipal;
   const name = decoded(header, SERVER_DEFAULTS.localOwnerByHeader);
-  // eslint-disable-next-line no-control-regex
   if (name.trim() === "" || name.length > SERVER_DEFAULTS.localOwnerByMaxChars || /[\u0000-\u001f\u007f]/.test(name)) {
     throw httpError("BAD_REQUEST", `${SERVER_DEFAULTS.localOwnerByHeader} must name who acts in 1-${SERVER_DEFAULTS.localOwnerByMaxChars} printable characters`);
   }
