@@ -525,12 +525,13 @@ export const CLI_BUNDLE = {
    * package to node_modules: esbuild writes a package left out as a static import at the top of
    * the one file, so it loads at every start, while one inside is evaluated only when a command
    * reaches its module. These are what few commands need (the OpenAI client: a model call; the
-   * PostgreSQL driver: DATABASE_URL; Hono, ws, metrics, cron schedules: a service) and that a
-   * project's graph never shares objects with devmind through (LangGraph, LangChain core and zod
-   * stay shared, never here; a project's Hono app is mounted as any copy of Hono is, see
-   * user-http.ts). The OpenAI client alone is 230 modules, Hono 35.
+   * PostgreSQL driver: DATABASE_URL; ws, metrics, cron schedules: a service) and that a project
+   * never shares objects with devmind through. Never here: LangGraph, LangChain core and zod
+   * (a graph's values cross), nor Hono (a project's `http` app is mounted into devmind's, and an
+   * error its route throws is devmind's 500 only when both are one copy). The OpenAI client alone
+   * is 230 modules.
    */
-  graphsInline: ["@langchain/openai", "openai", "hono", "@hono/node-server", "ws", "pg", "prom-client", "cron-parser", "luxon"],
+  graphsInline: ["@langchain/openai", "openai", "ws", "pg", "prom-client", "cron-parser", "luxon"],
 } as const;
 
 /** Timing and layout of the `devmind` CLI (src/cli). */
