@@ -564,6 +564,18 @@ export const CLI_BUNDLE = {
   entry: "cli-program.js",
   /** Packages left out of the bundle: PGlite finds its WebAssembly and data files next to its modules; tsx loads graphs. */
   external: ["@electric-sql/pglite", "@electric-sql/pglite-pgvector", "tsx", "esbuild"],
+  /**
+   * Packages the graphs bundle (CLI_BUNDLE.graphsFile) holds anyway, though it leaves every other
+   * package to node_modules: esbuild writes a package left out as a static import at the top of
+   * the one file, so it loads at every start, while one inside is evaluated only when a command
+   * reaches its module. These are what few commands need (the OpenAI client: a model call; the
+   * PostgreSQL driver: DATABASE_URL; ws, metrics, cron schedules: a service) and that a project
+   * never shares objects with devmind through. Never here: LangGraph, LangChain core and zod
+   * (a graph's values cross), nor Hono (a project's `http` app is mounted into devmind's, and an
+   * error its route throws is devmind's 500 only when both are one copy). The OpenAI client alone
+   * is 230 modules.
+   */
+  graphsInline: ["@langchain/openai", "openai", "ws", "pg", "prom-client", "cron-parser", "luxon"],
 } as const;
 
 /** Timing and layout of the `devmind` CLI (src/cli). */
@@ -631,6 +643,8 @@ export const SERVER_DEFAULTS = {
   localOwnerHeader: "x-devmind-local-owner",
   /** With a proven local owner key: who acts (the CLI's `--by`, URI-encoded), recorded on decisions and resumes; ignored from anyone else. */
   localOwnerByHeader: "x-devmind-by",
+  /** With a proven local owner key: why (the CLI's `resume --value … --reason`, URI-encoded), recorded with a resume; ignored from anyone else. */
+  localOwnerReasonHeader: "x-devmind-reason",
   /** The principal of a proven local owner that names nobody (`localOwnerByHeader` absent). */
   localOwnerPrincipal: "local-owner",
   /** Longest name `localOwnerByHeader` may carry (decoded); longer, or with control characters, is 400 BAD_REQUEST. */

@@ -7,7 +7,7 @@
 import { renameSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { build } from "esbuild";
+import { build, type Plugin } from "esbuild";
 import { CLI_BUNDLE } from "../constants.js";
 
 /** dist/src/cli/, where the compiled entry and the bundles live. */
@@ -19,7 +19,8 @@ function cliBuildDir(): string {
  * Bundles `<dir>/cli-program.js` twice (see `bundleProgram`): with everything it imports but
  * PGlite and the TypeScript loader (CLI_BUNDLE.external) into `<dir>/CLI_BUNDLE.file`, and with
  * devmind's own modules alone, every package left to node_modules, into
- * `<dir>/CLI_BUNDLE.graphsFile`. Returns both paths. The second is one file like the first: split
+ * `<dir>/CLI_BUNDLE.graphsFile` (but CLI_BUNDLE.graphsInline, which only some commands reach: left
+ * out, they would load at every start). Returns both paths. The second is one file like the first: split
  * at its dynamic imports (esbuild's code splitting, so the packages of modules a command never
  * reaches stay unloaded) it measured slower on what it is for, `devmind run --graph` on
  * PostgreSQL (2.36 against 2.00 CPU-s, mean of 8 alternating), faster only on a usage error.
@@ -28,7 +29,7 @@ export async function buildCliBundle(dir: string = cliBuildDir()): Promise<strin
   const entry = join(dir, CLI_BUNDLE.entry);
   const whole = join(dir, CLI_BUNDLE.file);
   const ownModules = join(dir, CLI_BUNDLE.graphsFile);
-  await Promise.all([bundleProgram(entry, whole), bundleProgram(entry, ownModules, { packagesExternal: true })]);
+  await Promise.all([bundleProgram(entry, whole), bundleProgram(entry, ownModules, { packagesExternal: true, inline: CLI_BUNDLE.graphsInline })]);
   return [whole, ownModules];
 }
 
@@ -38,9 +39,38 @@ export interface BundleOptions {
    * true: every package import stays an import, resolved from node_modules when the bundle runs
    * (only the program's own modules are bundled); false (default): only CLI_BUNDLE.external do.
    * A bundle of own modules alone keeps its layout (it is small, and its imports stay readable);
-   * a whole bundle is written without comments and indentation (see `bundleProgram`).
+   * a whole bundle, or one with `inline` packages, is written without comments and indentation
+   * (see `bundleProgram`).
    */
   packagesExternal?: boolean;
+  /**
+   * With `packagesExternal`: packages bundled all the same (their own package imports stay
+   * imports unless listed too). A package left out is a static import at the top of the bundle,
+   * loaded at every start, even when only a module a command never reaches imports it; one
+   * bundled in is evaluated when that module first runs.
+   */
+  inline?: readonly string[];
+}
+
+/** The package an import specifier names (`@scope/name` or `name`), or null for a relative, absolute or `node:` one. */
+function packageOf(specifier: string): string | null {
+  if (specifier.startsWith(".") || specifier.startsWith("/") || specifier.startsWith("node:")) return null;
+  const parts = specifier.split("/");
+  return specifier.startsWith("@") ? parts.slice(0, 2).join("/") : (parts[0] ?? null);
+}
+
+/** esbuild's `packages: "external"`, but for the packages in `inline`. */
+function externalPackagesBut(inline: readonly string[]): Plugin {
+  const bundled = new Set(inline);
+  return {
+    name: "external-packages-but",
+    setup(builder) {
+      builder.onResolve({ filter: /^[^./]/ }, (args) => {
+        const name = packageOf(args.path);
+        return name === null || bundled.has(name) ? undefined : { path: args.path, external: true };
+      });
+    },
+  };
 }
 
 /**
@@ -65,8 +95,12 @@ export async function bundleProgram(entry: string, outfile: string, options: Bun
       format: "esm",
       target: "node20",
       keepNames: true,
-      minifyWhitespace: options.packagesExternal !== true,
-      ...(options.packagesExternal === true ? { packages: "external" as const } : { external: [...CLI_BUNDLE.external] }),
+      minifyWhitespace: options.packagesExternal !== true || (options.inline ?? []).length > 0,
+      ...(options.packagesExternal !== true
+        ? { external: [...CLI_BUNDLE.external] }
+        : options.inline === undefined || options.inline.length === 0
+          ? { packages: "external" as const }
+          : { plugins: [externalPackagesBut(options.inline)] }),
       logLevel: "error",
       banner: { js: 'import { createRequire as __devmindCreateRequire } from "node:module"; const require = __devmindCreateRequire(import.meta.url);' },
     });

@@ -3,7 +3,6 @@ import { CONFIG_DEFAULTS, PGLITE_LOCK_FILE } from "../constants.js";
 import { readLockHolder, type LockHolder } from "./lock-file.js";
 import type { Logger } from "../logger.js";
 import { validateSchemaName } from "./identifiers.js";
-import { PgDatabase } from "./pg-database.js";
 import { PgliteDatabase } from "./pglite-database.js";
 import type { DataDirProgress } from "./pglite-data-dir.js";
 import type { Database } from "./types.js";
@@ -65,6 +64,8 @@ export interface OpenDatabaseOptions {
 export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<Database> {
   const schema = validateSchemaName(options.schema ?? CONFIG_DEFAULTS.dbSchema);
   if (options.url !== undefined && options.url !== "") {
+    // loaded only here: on the embedded database, the PostgreSQL driver (pg and its modules) is never loaded
+    const { PgDatabase } = await import("./pg-database.js");
     return PgDatabase.open(options.url, schema, {
       max: options.maxConnections,
       connectionTimeoutMs: options.connectionTimeoutMs,

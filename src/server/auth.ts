@@ -9,9 +9,10 @@ import type { AuthContext, CustomAuth } from "./custom-auth/auth-types.js";
  * Context variables the gate sets: `principal`, the name of the caller's key or the identity the
  * project's auth handler returned; with a handler also `auth` (the user) and `authHandler` (its
  * `on(...)` handlers, for `authorize`). `localOwner`: the caller proved the server's local owner
- * key (`localOwnerGate`): no key or handler is asked, and `principal` is the name it gave.
+ * key (`localOwnerGate`): no key or handler is asked, and `principal` is the name it gave;
+ * `auditReason` the reason it gave for a resume run by `command.resume`.
  */
-export type AuthVariables = { principal: string; auth?: AuthContext | undefined; authHandler?: CustomAuth | undefined; localOwner?: boolean | undefined };
+export type AuthVariables = { principal: string; auth?: AuthContext | undefined; authHandler?: CustomAuth | undefined; localOwner?: boolean | undefined; auditReason?: string | undefined };
 
 /** The key a request presents: `x-api-key: KEY` or `Authorization: Bearer KEY`. */
 export function presentedKey(headers: { get(name: string): string | null | undefined }): string | undefined {

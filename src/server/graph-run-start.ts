@@ -183,7 +183,7 @@ function isDecisionsBody(value: unknown): boolean {
  * names (its config and context under the run's) with the request's `input` passed through
  * unchanged, its `config` (configurable, recursion_limit, tags) and `context`; or — with
  * `command` — the run that resumes the thread's waiting run (CONTRACT section 3: a resume is a
- * new run), its resume audited with `principal`: `command.resume` `{decisions: [...]}` on a
+ * new run), its resume audited with `audit` (who, and the reason when given): `command.resume` `{decisions: [...]}` on a
  * HITL-shaped interrupt is decided (`runtime.runs.decide`), anything else is
  * `runtime.runs.resume`'s Command (one value, or a map keyed by interrupt id; `update` and `goto`
  * passed through). A Command's `update` / `goto` on a thread that waits on nothing starts a run
@@ -195,7 +195,7 @@ export async function startGraphRun(
   thread: string,
   target: { assistantId: string; graphId: string | null },
   body: RunCreateBody,
-  principal: string,
+  audit: { principal: string; reason?: string | undefined },
   completion: RunCompletionOptions = {},
   threadMustExist?: { access?: AccessFilter | undefined },
 ): Promise<StartedRun> {
@@ -219,19 +219,20 @@ export async function startGraphRun(
     if (waiting === undefined) {
       if (command.resume !== undefined) throw new RunConflictError(`thread ${thread} has no interrupted run to resume`, { threadId: thread });
       // a Command's update / goto with nothing to resume: a run that starts with it
-      const commanded = { ...(command.update === undefined ? {} : { update: command.update }), ...(command.goto === undefined ? {} : { goto: command.goto }), by: principal };
+      const commanded = { ...(command.update === undefined ? {} : { update: command.update }), ...(command.goto === undefined ? {} : { goto: command.goto }), by: audit.principal };
       return { run: await runtime.runs.create({ ...created, input: null, command: commanded }) };
     }
     if (target.graphId !== null && waiting.graph_id !== target.graphId) throw new RunConflictError(`thread ${thread}'s interrupted run is of graph ${waiting.graph_id}, not ${target.graphId}`, { threadId: thread, graphId: waiting.graph_id });
     // the resuming run takes the request's options (not `checkpointId`: it continues where the thread waits)
     const { checkpointId: _checkpointId, ...resumeOptions } = options;
     const next: NextRunOptions = { ...shared, ...resumeOptions };
+    const resumeAudit = { principal: audit.principal, ...(audit.reason === undefined ? {} : { reason: audit.reason }) };
     const hitl = (waiting.interrupts ?? []).some((item) => isHitlRequest(item.value));
     if (hitl && isDecisionsBody(command.resume) && command.update === undefined && command.goto === undefined) {
-      return { run: await runtime.runs.decide(waiting.run_id, command.resume, { principal }, next) };
+      return { run: await runtime.runs.decide(waiting.run_id, command.resume, resumeAudit, next) };
     }
     const given = Object.fromEntries(Object.entries({ resume: command.resume, update: command.update, goto: command.goto }).filter(([, value]) => value !== undefined));
-    return { run: await runtime.runs.resume(waiting.run_id, { command: given }, { principal }, next) };
+    return { run: await runtime.runs.resume(waiting.run_id, { command: given }, resumeAudit, next) };
   }
   const from = options.checkpointId === undefined ? undefined : await runtime.threads.stateAt(thread, options.checkpointId);
   if (options.checkpointId !== undefined && from?.createdAt === undefined) {

@@ -36,7 +36,8 @@ function isLoopbackPeer(address: string): boolean {
  * same trust here — the API keys and the project's auth handler are not asked (the gates skip a
  * request with `localOwner` set), every thread is visible, and the name it claims in
  * SERVER_DEFAULTS.localOwnerByHeader (`--by`) becomes the `principal` recorded on its decisions
- * and resumes (else SERVER_DEFAULTS.localOwnerPrincipal). Anything else — no key, a wrong key, a
+ * and resumes (else SERVER_DEFAULTS.localOwnerPrincipal), and the one in
+ * SERVER_DEFAULTS.localOwnerReasonHeader the reason of a resume (`auditReason`). Anything else — no key, a wrong key, a
  * peer that is not loopback, a request made in process — passes on unchanged to the usual gate,
  * and the claimed name is never read for it. The header is removed from the request either way,
  * so neither the project's handler nor its routes ever see a key.
@@ -51,20 +52,25 @@ export function localOwnerGate(key: string): MiddlewareHandler<{ Variables: Auth
     if (peer === undefined || !isLoopbackPeer(peer) || !timingSafeEqual(digest(presented), expected)) return next();
     c.set("localOwner", true);
     c.set("principal", claimedName(c.req.raw.headers.get(SERVER_DEFAULTS.localOwnerByHeader)));
+    const reason = c.req.raw.headers.get(SERVER_DEFAULTS.localOwnerReasonHeader);
+    if (reason !== null && reason !== "") c.set("auditReason", decoded(reason, SERVER_DEFAULTS.localOwnerReasonHeader));
     return next();
   };
+}
+
+/** A URI-encoded header's text; 400 when it is not URI-encoded. */
+function decoded(value: string, header: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    throw httpError("BAD_REQUEST", `${header} is not URI-encoded`);
+  }
 }
 
 /** The decoded `--by` of a local owner's request; 400 for one that is not a short printable name. */
 function claimedName(header: string | null): string {
   if (header === null || header === "") return SERVER_DEFAULTS.localOwnerPrincipal;
-  let name: string;
-  try {
-    name = decodeURIComponent(header);
-  } catch {
-    throw httpError("BAD_REQUEST", `${SERVER_DEFAULTS.localOwnerByHeader} is not URI-encoded`);
-  }
-  // eslint-disable-next-line no-control-regex
+  const name = decoded(header, SERVER_DEFAULTS.localOwnerByHeader);
   if (name.trim() === "" || name.length > SERVER_DEFAULTS.localOwnerByMaxChars || /[\u0000-\u001f\u007f]/.test(name)) {
     throw httpError("BAD_REQUEST", `${SERVER_DEFAULTS.localOwnerByHeader} must name who acts in 1-${SERVER_DEFAULTS.localOwnerByMaxChars} printable characters`);
   }

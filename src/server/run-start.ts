@@ -25,7 +25,8 @@ export interface StartedRun {
  * Starts what a LangGraph run request asks for on `threadId` (null: a new thread, as for
  * stateless runs) with the graph its `assistant_id` names (404 for none loaded), the same for
  * every graph (`startGraphRun`): a new run with the request's input, or — with `command` — the
- * run that resumes the thread's waiting run, its resume recorded with `principal`.
+ * run that resumes the thread's waiting run, its resume recorded with `principal` (and
+ * `options.reason`, the local owner's `--reason`).
  * Multitask `interrupt` / `rollback` stop (and roll back) the thread's active runs first. Run
  * options devmind does not implement are refused naming them.
  * `on_completion: "delete"` (stateless runs only; 422 on a thread's) has the workers delete the
@@ -37,7 +38,7 @@ export async function startRun(
   threadId: string | null,
   body: RunCreateBody,
   principal: string,
-  options: { holdCompletionMs?: number; access?: RunAccess | undefined } = {},
+  options: { holdCompletionMs?: number; access?: RunAccess | undefined; reason?: string | undefined } = {},
 ): Promise<StartedRun> {
   // the auth handler's filter on the run's thread (another user's is 404) and the owner metadata a new thread gets
   const filter = options.access?.filter;
@@ -51,7 +52,7 @@ export async function startRun(
       throw await inRefusalOrder(runtime, null, body.assistant_id, filter, error);
     }
     try {
-      return await startGraphRun(runtime, threadId, { assistantId: body.assistant_id, graphId: null }, body, principal, {}, { access: filter });
+      return await startGraphRun(runtime, threadId, { assistantId: body.assistant_id, graphId: null }, body, { principal, reason: options.reason }, {}, { access: filter });
     } catch (error) {
       throw await inRefusalOrder(runtime, threadId, body.assistant_id, filter, forRun(error));
     }
@@ -87,7 +88,7 @@ export async function startRun(
     if ((body.multitask_strategy === "interrupt" || body.multitask_strategy === "rollback") && !createdHere && body.command == null) {
       await interruptThread(runtime, thread, body.multitask_strategy === "rollback");
     }
-    return await startGraphRun(runtime, thread, { assistantId: assistant.assistant_id, graphId }, body, principal, completion);
+    return await startGraphRun(runtime, thread, { assistantId: assistant.assistant_id, graphId }, body, { principal, reason: options.reason }, completion);
   } catch (error) {
     if (createdHere) await runtime.threads.delete(thread).catch(() => undefined);
     throw error;

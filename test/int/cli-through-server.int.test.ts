@@ -209,10 +209,13 @@ export const graph = new StateGraph(State)
     const asked = await detached(["--graph", "ask", "--input", '{"question":"colour?"}'], env, project);
     expect(await stopped(server, asked)).toMatchObject({ stop_reason: "interrupt" });
 
-    const resumed = await runCli(["resume", asked, "--value", '"blue"'], env, { cwd: project });
+    const resumed = await runCli(["resume", asked, "--value", '"blue"', "--by", "Ann", "--reason", "her pick"], env, { cwd: project });
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stdout).toContain('answer: "blue"');
     expect(resumed.stdout).toMatch(/run \S+: success \(completed\)/);
+    // recorded as given, as on the direct path
+    const given = ndjson((await runCli(["events", asked, "--json"], env, { cwd: project })).stdout).filter((event) => event["type"] === "resume.given");
+    expect(given.map((event) => [event["by"], event["reason"]])).toEqual([["Ann", "her pick"]]);
 
     // another run waits at the interrupt when the server dies without a word (SIGKILL: the lock stays)
     const waiting = await detached(["--graph", "ask", "--input", '{"question":"size?"}'], env, project);

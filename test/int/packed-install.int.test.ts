@@ -10,6 +10,7 @@ import { spawn } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../setup/build-outputs.js";
 
@@ -101,6 +102,18 @@ describe("the packed package installed into a new project", () => {
     const runs = await run(devmind(), ["runs"], project, { DEVMIND_DATA_DIR: join(project, ".devmind") });
     expect(runs.code, runs.stderr).toBe(0);
     expect(runs.stdout).toMatch(/ success +interrupt /);
+  });
+
+  it("a first command loads no module of what it does not use: the OpenAI client, ws, pg, prom-client, cron-parser", async () => {
+    // every module file the process loads (ESM, and CommonJS entered by an import), recorded by a loader hook
+    const loaded = join(dir, "loaded.txt");
+    writeFileSync(join(dir, "record-hooks.mjs"), `import { appendFileSync } from "node:fs";\nexport async function load(url, context, next) { appendFileSync(${JSON.stringify(loaded)}, url + "\\n"); return next(url, context); }\n`);
+    writeFileSync(join(dir, "record.mjs"), `import { register } from "node:module";\nregister(${JSON.stringify(pathToFileURL(join(dir, "record-hooks.mjs")).href)});\n`);
+    const first = await run(devmind(), ["run", "--graph", "review", "--input", '{"topic":"what loads"}'], project, { DEVMIND_DATA_DIR: join(dir, "data-loads"), NODE_OPTIONS: `--import ${pathToFileURL(join(dir, "record.mjs")).href}` });
+    expect(first.code, first.stdout + first.stderr).toBe(3);
+    const packages = new Set(readFileSync(loaded, "utf8").split("\n").flatMap((url) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)?.slice(1, 2) ?? []));
+    expect(packages.has("@langchain/langgraph")).toBe(true);
+    for (const unused of ["@langchain/openai", "openai", "ws", "pg", "prom-client", "cron-parser", "luxon"]) expect(packages.has(unused), unused).toBe(false);
   });
 
   it("holds one PGlite: the pgvector extension is an optional peer, not installed with devmind", () => {

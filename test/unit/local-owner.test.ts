@@ -19,7 +19,7 @@ function app(): Hono<{ Variables: AuthVariables }> {
   });
   hono.use("*", localOwnerGate(KEY));
   hono.use("*", requireApiKey([{ name: "ci", key: "the-api-key" }]));
-  hono.get("/who", (c) => c.json({ principal: c.get("principal"), owner: c.get("localOwner") === true, keySeen: c.req.header("x-devmind-local-owner") ?? null }));
+  hono.get("/who", (c) => c.json({ principal: c.get("principal"), owner: c.get("localOwner") === true, keySeen: c.req.header("x-devmind-local-owner") ?? null, ...(c.get("auditReason") === undefined ? {} : { reason: c.get("auditReason") }) }));
   return hono;
 }
 
@@ -36,11 +36,12 @@ describe("localOwnerGate", () => {
       expect(await who({ "x-devmind-local-owner": KEY, "x-devmind-by": encodeURIComponent("Zoë at the desk") }, peer)).toEqual({ status: 200, body: { principal: "Zoë at the desk", owner: true, keySeen: null } });
     }
     expect(await who({ "x-devmind-local-owner": KEY }, "127.0.0.1")).toEqual({ status: 200, body: { principal: "local-owner", owner: true, keySeen: null } });
+    expect(await who({ "x-devmind-local-owner": KEY, "x-devmind-by": "ann", "x-devmind-reason": encodeURIComponent("her pick, 100%") }, "127.0.0.1")).toEqual({ status: 200, body: { principal: "ann", owner: true, keySeen: null, reason: "her pick, 100%" } });
   });
 
   it("no key, a wrong key, a peer off loopback or a request made in process: the API key check as for anyone, the claimed name unread", async () => {
     const cases: [Record<string, string>, string | undefined][] = [
-      [{ "x-devmind-by": "root" }, "127.0.0.1"],
+      [{ "x-devmind-by": "root", "x-devmind-reason": "forged" }, "127.0.0.1"],
       [{ "x-devmind-local-owner": `${KEY}x`, "x-devmind-by": "root" }, "127.0.0.1"],
       [{ "x-devmind-local-owner": "", "x-devmind-by": "root" }, "127.0.0.1"],
       [{ "x-devmind-local-owner": KEY, "x-devmind-by": "root" }, "10.1.2.3"],

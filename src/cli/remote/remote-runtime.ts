@@ -70,7 +70,7 @@ export function remoteRuntime(client: ServerClient, graphs: readonly GraphFlags[
       resume: async (runId, body, audit) => {
         const waiting = await full(runId);
         const resume = "value" in body ? body.value : "values" in body ? body.values : body.command.resume;
-        const run = await client.json<{ run_id: string }>("POST", `/threads/${encodeURIComponent(waiting.thread_id)}/runs`, { assistant_id: waiting.assistant_id, command: { resume } }, { by: audit.principal });
+        const run = await client.json<{ run_id: string }>("POST", `/threads/${encodeURIComponent(waiting.thread_id)}/runs`, { assistant_id: waiting.assistant_id, command: { resume } }, { by: audit.principal, ...(audit.reason === undefined ? {} : { reason: audit.reason }) });
         return full(run.run_id);
       },
       create: async (options) => {

@@ -20,22 +20,28 @@ export class ServerClient {
     private readonly ownerKey: string | null = null,
   ) {}
 
-  private headers(extra: Record<string, string> = {}, by?: string): Record<string, string> {
+  private headers(extra: Record<string, string> = {}, audit: { by?: string; reason?: string } = {}): Record<string, string> {
     return {
       accept: "application/json",
       ...(this.apiKey === undefined ? {} : { "x-api-key": this.apiKey }),
-      ...(this.ownerKey === null ? {} : { [SERVER_DEFAULTS.localOwnerHeader]: this.ownerKey, ...(by === undefined ? {} : { [SERVER_DEFAULTS.localOwnerByHeader]: encodeURIComponent(by) }) }),
+      ...(this.ownerKey === null
+        ? {}
+        : {
+            [SERVER_DEFAULTS.localOwnerHeader]: this.ownerKey,
+            ...(audit.by === undefined ? {} : { [SERVER_DEFAULTS.localOwnerByHeader]: encodeURIComponent(audit.by) }),
+            ...(audit.reason === undefined ? {} : { [SERVER_DEFAULTS.localOwnerReasonHeader]: encodeURIComponent(audit.reason) }),
+          }),
       ...extra,
     };
   }
 
   /**
    * `method path` with a JSON body; the parsed JSON answer, or the error the server answered with.
-   * `by`: who acts (a decision's or resume's principal, the CLI's `--by`), recorded by the server
-   * for the local owner only.
+   * `by`: who acts (a decision's or resume's principal, the CLI's `--by`), and `reason` (a resume's
+   * `--reason`), recorded by the server for the local owner only.
    */
-  async json<T>(method: "GET" | "POST", path: string, body?: unknown, options: { by?: string } = {}): Promise<T> {
-    const response = await this.fetch(path, { method, headers: this.headers(body === undefined ? {} : { "content-type": "application/json" }, options.by), ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  async json<T>(method: "GET" | "POST", path: string, body?: unknown, audit: { by?: string; reason?: string } = {}): Promise<T> {
+    const response = await this.fetch(path, { method, headers: this.headers(body === undefined ? {} : { "content-type": "application/json" }, audit), ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
     if (!response.ok) throw await this.failure(response);
     return (await response.json()) as T;
   }

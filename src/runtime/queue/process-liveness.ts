@@ -1,6 +1,6 @@
 import { createHash, randomInt } from "node:crypto";
 import type { Database } from "../../db/types.js";
-import { SessionLock } from "../../db/session-lock.js";
+import type { SessionLock } from "../../db/session-lock.js";
 import type { Logger } from "../../logger.js";
 import { livenessSql } from "./liveness-sql.js";
 
@@ -30,6 +30,8 @@ export interface Liveness {
 export async function startLiveness(db: Database, processId: string, logger: Logger): Promise<Liveness> {
   const lease: Liveness = { mode: "lease", close: async () => undefined };
   if (db.kind !== "postgres") return lease;
+  // loaded only on PostgreSQL: the embedded database never loads the driver (pg)
+  const { SessionLock: Lock } = await import("../../db/session-lock.js");
   const sql = livenessSql(db.schema);
   const namespace = livenessNamespace(db.schema);
   const fallback = (why: string): Liveness => {
@@ -50,7 +52,7 @@ export async function startLiveness(db: Database, processId: string, logger: Log
     });
   };
   try {
-    taken = await SessionLock.take(target, namespace, () => randomInt(0, 0x7fffffff), logger, register);
+    taken = await Lock.take(target, namespace, () => randomInt(0, 0x7fffffff), logger, register);
   } catch (error) {
     return fallback(`the liveness connection to ${target.printable} failed (${error instanceof Error ? error.message : String(error)})`);
   }

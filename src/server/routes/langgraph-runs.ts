@@ -84,7 +84,8 @@ export function langgraphRunRoutes(deps: AppDeps): Hono<Env> {
   // the request's run body as the auth handler leaves it (owner metadata, the user in configurable), and the thread filter
   const authorized = async (c: Context<Env>, threadId: string | null, read: RunCreateBodyType) => {
     const { body, access } = await authorizeRunCreate(c, threadId, withAuthUser(c, read));
-    return { body, options: { access } };
+    const reason = c.get("auditReason");
+    return { body, options: { access, ...(reason === undefined ? {} : { reason }) } };
   };
 
   // a stateless run with on_completion "delete" read by this request: its thread is deleted once the request is done with it
