@@ -5,7 +5,6 @@
  * `node` on these files instead of `node --import tsx` on the sources, which costs about 1.8 s of
  * CPU more per start. The global setup (test/setup/global-setup.ts) builds whichever is stale.
  */
-import { createHash } from "node:crypto";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { isAbsolute, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -25,12 +24,13 @@ export const CHILD_NODE_FLAGS: readonly string[] = ["--liftoff-only"];
 export const BUILT_CLI = join(REPO_ROOT, "dist", "src", "cli", "main.js");
 
 /**
- * Where the fixture programs' bundles go: under node_modules, so bare imports left out of a bundle
- * (PGlite, tsx) resolve from the repository and git ignores it. One folder per checkout (a digest
- * of its path): git worktrees that share one node_modules (a symlink) would otherwise start each
- * other's fixtures, built from another branch's sources whenever that build was the newer one.
+ * Where the fixture programs' bundles go: `.test-build/` in the checkout (git ignores it). Bare
+ * imports left out of a bundle (PGlite, tsx) resolve from the checkout's node_modules, and a
+ * bundle finds the checkout's migrations/ walking up from where it lies. Not under node_modules:
+ * git worktrees that share one node_modules (a symlink) would start each other's fixtures, built
+ * from another branch's sources, with the migrations of the checkout node_modules belongs to.
  */
-export const FIXTURE_BUILD_DIR = join(REPO_ROOT, "node_modules", ".cache", "devmind-test-build", createHash("sha256").update(REPO_ROOT).digest("hex").slice(0, 12));
+export const FIXTURE_BUILD_DIR = join(REPO_ROOT, ".test-build");
 
 /**
  * The program a fixture child runs, given its source path (absolute or relative to the root): the

@@ -5,7 +5,7 @@
  *   it is current, and so are the CLI's two bundles; child processes run
  *   `node dist/src/cli/main.js`;
  * - the fixture programs: each of `test/fixtures/*.ts` bundled from its source with what it
- *   imports into node_modules/.cache, run with plain `node` (see build-outputs.ts);
+ *   imports into .test-build/, run with plain `node` (see build-outputs.ts);
  * - one migrated PGlite template: the product's own (`dist/pglite-template`, which `npm run build`
  *   makes and every new embedded data directory is copied from; built here too when missing or
  *   stale, initdb being the slow part, 5-20 s on a loaded machine), opened once into the run's

@@ -332,7 +332,7 @@ export function runSql(schema: string) {
      * A run ended here gets its final event in the same statement: $2 the `run.cancelled` event,
      * $3 the `run.failed` one, as JSON `{type, ...fields}` built in code (so they are typed), its
      * `message` replaced by the run's error message,
-     * since no worker is left to write it; every changed run is announced on RUNS_CHANNEL (so idle
+     * since no worker is left to write it; $4 run ids left out (the caller executes them); every changed run is announced on RUNS_CHANNEL (so idle
      * workers in every process claim a re-queued run, or the run queued behind an ended one, at
      * once) and an ended one on RUN_EVENTS_CHANNEL (followers) and RUN_ENDS_CHANNEL (waiters).
      */
@@ -340,7 +340,7 @@ export function runSql(schema: string) {
       "runs_requeue_expired",
       `WITH expired AS (
          SELECT e.run_id FROM ${runs} e
-          WHERE e.status = 'running' AND e.lease_expires_at < now()
+          WHERE e.status = 'running' AND e.lease_expires_at < now() AND e.run_id <> ALL($4::uuid[])
             FOR UPDATE SKIP LOCKED
        ), changed AS (
          UPDATE ${runs} AS r

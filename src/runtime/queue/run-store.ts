@@ -516,9 +516,10 @@ export class RunStore {
    * MAX_ATTEMPTS); a run whose cancel was requested ends as interrupted. A run ended here gets its
    * final event (`run.failed` with stop_reason max_attempts, or `run.cancelled`) in the same
    * statement, and every changed run is announced to workers (RUNS_CHANNEL) in every process.
-   * Call it periodically from workers; it never runs anything itself.
+   * Call it periodically from workers; it never runs anything itself. `executingHere`: runs this
+   * process is executing (their owner is alive: it is the caller), left to their own heartbeat.
    */
-  async requeueExpired(options: { maxAttempts: number }): Promise<RequeueResult> {
+  async requeueExpired(options: { maxAttempts: number; executingHere?: readonly string[] }): Promise<RequeueResult> {
     const { min, max } = CONFIG_BOUNDS.maxAttempts;
     if (!Number.isInteger(options.maxAttempts) || options.maxAttempts < min || options.maxAttempts > max) {
       throw runInputError(`maxAttempts must be an integer from ${min} to ${max}, got ${String(options.maxAttempts)}`, { field: "maxAttempts" });
@@ -527,6 +528,7 @@ export class RunStore {
       options.maxAttempts,
       JSON.stringify(REAPED_RUN_EVENTS.cancelled),
       JSON.stringify(REAPED_RUN_EVENTS.failed),
+      [...(options.executingHere ?? [])],
     ]);
     const outcome: RequeueResult = { requeued: [], failed: [], cancelled: [] };
     for (const row of result.rows) {

@@ -272,7 +272,10 @@ export function createWorker(deps: WorkerDeps): Worker {
             `recovering ${gone.length} run(s) whose owner process is gone (the database freed its liveness lock), before their leases expire`,
           );
         }
-        const { requeued, failed } = await deps.runs.requeueExpired({ maxAttempts: deps.maxAttempts });
+        // a run this process executes has a live owner (this process): a lapsed lease of one means
+        // its heartbeat was late (a starved process, a queue for connections), not that it died;
+        // taking it would spend an attempt and make an in-flight tool call's outcome unknown
+        const { requeued, failed } = await deps.runs.requeueExpired({ maxAttempts: deps.maxAttempts, executingHere: [...executing.keys()] });
         if (requeued.length > 0) deps.observer?.leases("expired", requeued.length);
         if (failed.length > 0) deps.observer?.leases("max_attempts", failed.length);
         if (requeued.length > 0) {
