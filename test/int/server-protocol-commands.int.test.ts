@@ -132,6 +132,12 @@ describe.each(BACKENDS)("the protocol's commands and subgraph lifecycle on %s", 
       [0, "completed"],
     ]);
     expect(second[1]?.params.namespace).toEqual(lifecycles(first)[1]?.params.namespace);
+    // the resumed run answers the interrupt once and never asks it again (its subgraph's stream shows the pause again)
+    const resumed = (await readProtocolEvents(server.url, asked, { channels: ["lifecycle", "input", "tasks"], since: first.at(-1)?.seq }, { headers: KEY, until: rootEnds(1) })).events;
+    const mentions = (event: { params: { data: unknown } }): boolean => JSON.stringify(event.params.data).includes(interruptId);
+    expect(resumed.filter((event) => event.method === "input.answered").map((event) => event.params.data)).toEqual([{ interrupt_ids: [interruptId] }]);
+    expect(resumed.filter((event) => event.method !== "input.answered" && mentions(event)).map((event) => event.method)).toEqual([]);
+    expect(resumed.some((event) => event.method === "tasks" && (event.params.namespace as string[]).length === 1)).toBe(true);
 
     const failed = randomUUID();
     await start(failed, "subfail");

@@ -49,7 +49,8 @@ function checkpointEnvelope(data: unknown): Record<string, unknown> | undefined 
  * message as message-start .. message-finish; a streamed one as its chunks' deltas, then at the
  * part of its whole message its blocks' finish and message-finish, in the slots those have
  * among the whole message's events, so a stream read later numbers them alike; open ones are
- * finished at the run's end), `input.requested` per interrupt,
+ * finished at the run's end), `input.requested` per interrupt (not one this run answers, which a
+ * resumed subgraph shows again, nor that paused task's `tasks` result),
  * `lifecycle` `started` for the root (first part; then `input.answered` with the interrupts the
  * run resumes) and each subgraph namespace when first seen.
  * Deterministic: the same parts give the same events, in any process.
@@ -110,6 +111,8 @@ export class RunPartProjector {
         if (isRecord(part.data) && Array.isArray(part.data["__interrupt__"])) {
           for (const item of part.data["__interrupt__"] as unknown[]) {
             if (!isRecord(item) || typeof item["id"] !== "string") continue;
+            // a resumed subgraph's stream shows the interrupt this run answers again: asked once, answered once
+            if (this.answered.includes(item["id"])) continue;
             out.push({ method: "input.requested", params: { namespace: ns, timestamp, data: { interrupt_id: item["id"], payload: item["value"] } } });
           }
           return out;
@@ -118,8 +121,10 @@ export class RunPartProjector {
       case "values":
         if (isRecord(part.data) && "__interrupt__" in part.data) return out;
         break;
-      case "tools":
       case "tasks":
+        if (this.answeredTaskResult(part.data)) return out;
+        break;
+      case "tools":
       case "custom":
         break;
       default:
@@ -129,6 +134,15 @@ export class RunPartProjector {
       out.push({ method: event.method, params: { ...(event.params as ProjectedEvent["params"]), timestamp } });
     }
     return out;
+  }
+
+  /**
+   * A paused task's result whose interrupts are all ones this run answers: the earlier run sent
+   * it; a resumed subgraph's stream shows it again, and a client would take the pause as new.
+   */
+  private answeredTaskResult(data: unknown): boolean {
+    if (this.answered.length === 0 || !isRecord(data) || !Array.isArray(data["interrupts"]) || data["interrupts"].length === 0) return false;
+    return (data["interrupts"] as unknown[]).every((item) => isRecord(item) && typeof item["id"] === "string" && this.answered.includes(item["id"]));
   }
 
   /** Finishes every message still streaming (the run ended): their blocks as they came. */
