@@ -8,20 +8,17 @@
  * first try did — no RUN_CONFLICT, nothing stored twice.
  * A caller's own retry with the same key is the same answer; with another request, a conflict.
  */
-import { mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { END, MessagesAnnotation, START, StateGraph, interrupt } from "@langchain/langgraph";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
-import { migrate } from "../../src/db/migrate.js";
-import { openDatabase } from "../../src/db/open-database.js";
 import type { Database } from "../../src/db/types.js";
 import { ScriptedChatModel } from "../../src/model/scripted-model.js";
 import { createRuntime, type Runtime } from "../../src/runtime/runtime.js";
 import { TEST_DATABASE_URL } from "../helpers/databases.js";
-import { createFaultDatabase } from "../helpers/fault-database.js";
-import { startPgProxy, type PgProxy } from "../helpers/pg-proxy.js";
+import { lostAnswerDatabase } from "../helpers/lost-answer-database.js";
+import type { PgProxy } from "../helpers/pg-proxy.js";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -54,16 +51,7 @@ interface Setup {
 
 /** A fault database behind the proxy, migrated, with a runtime whose agent writes a.txt (approval needed) and the asking graph. */
 async function setUp(): Promise<Setup> {
-  const fault = await createFaultDatabase();
-  cleanups.push(() => fault.drop());
-  const target = new URL(TEST_DATABASE_URL as string);
-  const proxy = await startPgProxy({ host: target.hostname, port: Number(target.port || 5432) });
-  cleanups.push(() => proxy.close());
-  const db = await openDatabase({ url: proxy.urlFor(fault.url), schema: "devmind", maxConnections: 4, connectionTimeoutMs: 2_000 });
-  cleanups.push(() => db.close());
-  await migrate(db);
-  const workspace = realpathSync(mkdtempSync(join(tmpdir(), "devmind-lost-answers-")));
-  cleanups.push(() => rmSync(workspace, { recursive: true, force: true }));
+  const { proxy, db, workspace } = await lostAnswerDatabase(cleanups, "devmind-lost-answers-");
   const model = new ScriptedChatModel([{ tool_calls: [{ id: "w1", name: "write_file", args: { path: "a.txt", content: "x" } }] }, { content: "written" }]);
   const config = loadConfig({ DEVMIND_LEASE_MS: "10000", DEVMIND_WORKSPACE: workspace });
   const runtime = createRuntime({ db, model, config, graphs: { asking: askingGraph() } });

@@ -6,21 +6,15 @@
  * claim and its finish — the run ends once and `success`, its events have no duplicate and no
  * gap, and its non-idempotent tool ran exactly once (no TOOL_OUTCOME_UNKNOWN, no RUN_CONFLICT).
  */
-import { mkdtempSync, realpathSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { loadConfig } from "../../src/config.js";
-import { migrate } from "../../src/db/migrate.js";
-import { openDatabase } from "../../src/db/open-database.js";
 import { ScriptedChatModel } from "../../src/model/scripted-model.js";
 import type { ScriptedTurn } from "../../src/model/scripted-turns.js";
 import { createRuntime } from "../../src/runtime/runtime.js";
 import { defineTool } from "../../src/tools/define-tool.js";
 import { TEST_DATABASE_URL } from "../helpers/databases.js";
-import { createFaultDatabase } from "../helpers/fault-database.js";
-import { startPgProxy } from "../helpers/pg-proxy.js";
+import { lostAnswerDatabase } from "../helpers/lost-answer-database.js";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -71,16 +65,7 @@ const CASES: { write: string; marker: string; nth: number }[] = [
 
 describe.runIf(TEST_DATABASE_URL !== undefined)("a commit whose answer is lost costs nothing (PostgreSQL)", () => {
   it.each(CASES)("$write: committed, answer lost, connection dropped: one run end, no duplicate or missing event, the side effect once", async ({ marker, nth }) => {
-    const fault = await createFaultDatabase();
-    cleanups.push(() => fault.drop());
-    const target = new URL(TEST_DATABASE_URL as string);
-    const proxy = await startPgProxy({ host: target.hostname, port: Number(target.port || 5432) });
-    cleanups.push(() => proxy.close());
-    const db = await openDatabase({ url: proxy.urlFor(fault.url), schema: "devmind", maxConnections: 4, connectionTimeoutMs: 2_000 });
-    cleanups.push(() => db.close());
-    await migrate(db);
-    const workspace = realpathSync(mkdtempSync(join(tmpdir(), "devmind-lost-commit-")));
-    cleanups.push(() => rmSync(workspace, { recursive: true, force: true }));
+    const { proxy, db, workspace } = await lostAnswerDatabase(cleanups, "devmind-lost-commit-");
     const config = loadConfig({ DEVMIND_LEASE_MS: "10000", DEVMIND_MAX_ATTEMPTS: "3", DEVMIND_WORKSPACE: workspace });
     const runtime = createRuntime({ db, model: new ScriptedChatModel(SCRIPT), tools: [sideEffect], config });
     cleanups.push(() => runtime.close());

@@ -4,11 +4,10 @@
  * connection that died silently is found by its watchdog and replaced. A silent death is made
  * with the TCP forwarder's stall (test/helpers/pg-proxy.ts): connections stay open, nothing flows.
  */
-import { Writable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { PgDatabase } from "../../src/db/pg-database.js";
 import { DatabaseError } from "../../src/errors.js";
-import { createLogger } from "../../src/logger.js";
+import { captureLog } from "../helpers/log-lines.js";
 import { TEST_DATABASE_URL } from "../helpers/databases.js";
 import { until } from "../helpers/partition-kit.js";
 import { startPgProxy, type PgProxy } from "../helpers/pg-proxy.js";
@@ -17,26 +16,6 @@ const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
 });
-
-/** A logger whose JSON lines are kept. */
-function capturedLogger(): { logger: ReturnType<typeof createLogger>; events: () => string[] } {
-  const chunks: string[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      chunks.push(chunk.toString());
-      done();
-    },
-  });
-  return {
-    logger: createLogger({ level: "debug", destination }),
-    events: () =>
-      chunks
-        .join("")
-        .split("\n")
-        .filter((line) => line.startsWith("{"))
-        .map((line) => String((JSON.parse(line) as { event?: string }).event)),
-  };
-}
 
 async function proxied(): Promise<PgProxy> {
   const target = new URL(TEST_DATABASE_URL as string);
@@ -86,7 +65,7 @@ describe.runIf(TEST_DATABASE_URL !== undefined)("bounded waits on PostgreSQL", (
 
   it("a LISTEN connection that stops answering is found by its watchdog, replaced, and notifications arrive again", async () => {
     const proxy = await proxied();
-    const log = capturedLogger();
+    const log = captureLog("debug");
     const db = await PgDatabase.open(proxy.urlFor(TEST_DATABASE_URL as string), "public", { logger: log.logger, listenCheck: { checkMs: 200, checkTimeoutMs: 400 } });
     cleanups.push(() => db.close());
     const sender = await PgDatabase.open(TEST_DATABASE_URL as string, "public", { max: 1 });
@@ -98,13 +77,13 @@ describe.runIf(TEST_DATABASE_URL !== undefined)("bounded waits on PostgreSQL", (
     await sender.query("SELECT pg_notify($1, 'before')", [channel]);
     await until("the first notification", 10_000, async () => heard.includes("before"));
     proxy.stall();
-    await until("the watchdog to take the connection for dead", 10_000, async () => log.events().includes("database.listen_lost"));
+    await until("the watchdog to take the connection for dead", 10_000, async () => log.events("database.listen_lost").length > 0);
     proxy.resume();
     // a notification reaches only a connection listening again: send until one arrives (bounded)
     await until("a notification after the stall", 30_000, async () => {
       await sender.query("SELECT pg_notify($1, 'after')", [channel]);
       return heard.includes("after");
     });
-    expect(log.events().filter((event) => event === "database.listen_lost")).toHaveLength(1);
+    expect(log.events("database.listen_lost")).toHaveLength(1);
   }, 60_000);
 });
