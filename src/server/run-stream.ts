@@ -65,6 +65,15 @@ export interface RunStreamOptions {
    * message as `whole`.
    */
   streamedWhole?: boolean | undefined;
+  /**
+   * A subgraph's live chunks wait until a stored part of their namespace was sent (the subgraph's
+   * first checkpoint, with its first task's start), so a subgraph's first part is always a stored
+   * one: the protocol announces a namespace (`lifecycle` `started`) at its first part, and a
+   * stream read later (no chunks) must put it at the same place. A namespace's first stored task
+   * start gives such a part (`lifecycle|ns`, silent) where nothing else did. Chunks whose task
+   * completes before that are dropped (their message comes whole).
+   */
+  chunksAfterNamespace?: boolean | undefined;
   /** Called with the run as the stream read it when it ended (interrupted or terminal), before the stream ends. */
   ended?: ((run: RunRecord) => void) | undefined;
   /** Called each time the stream sent everything stored so far and waits for more (a reader of the run as it is now stops there). */
@@ -124,8 +133,12 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
   const after = options.after ?? -1;
   const from = options.from;
   let index = -1;
+  // the namespaces (and their prefixes) of the stored parts sent so far: "" for the root
+  const namespacesSent = new Set<string>([""]);
   function* send(part: RawPart, held = false): Generator<StreamPart> {
     index += 1;
+    const ns = part.event.split("|").slice(1);
+    for (let depth = 1; depth <= ns.length; depth += 1) namespacesSent.add(ns.slice(0, depth).join("|"));
     if (index <= after || held) return;
     if (options.streamedWhole === true) yield { ...part, id: formatPartId(index) };
     // LangGraph's wire: a streamed message's position is held (no part), its closing chunk has no whole
@@ -338,7 +351,8 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
 
   /**
    * What to do with a live chunk now: send it once the stream sent its top-level task's start
-   * (its `node.started`, or the checkpoint that starts it), wait before that, drop it once the
+   * (its `node.started`, or the checkpoint that starts it) and, with `chunksAfterNamespace`, a
+   * stored part of its namespace; wait before that, drop it once the
    * checkpoint completing that task was sent (its message came whole, or closed its chunks), and
    * drop every chunk of a message whose first chunk this stream did not get (it joined mid-way,
    * or a notification was lost): such a message comes whole with its checkpoint.
@@ -362,6 +376,7 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
       if (chunk.ns.length === 0 && typeof step === "number" && snapshots.slice(0, cursor.values).some((snapshot) => (snapshot.metadata?.step ?? -1) >= step)) return "drop";
     }
     const started = startedTasks.has(task) || (start >= 0 && cursor.values === start + 1);
+    if (started && options.chunksAfterNamespace === true && !namespacesSent.has(chunk.ns.join("|"))) return "wait";
     return started ? "send" : "wait";
   };
 
@@ -490,6 +505,15 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
     }
     return false;
   }
+  /**
+   * With `chunksAfterNamespace`: a stored task start in a namespace no part was sent in yet first
+   * gives a `lifecycle|ns` part (no data, `silent`), so every subgraph has a stored first part
+   * where its tokens may follow, also one that stores no checkpoints (`checkpointer: false`).
+   */
+  const namespaceMark = (event: StoredRunEvent): RawPart[] => {
+    if (options.chunksAfterNamespace !== true || !isRunEvent(event) || event.type !== "node.started" || event.ns.length === 0) return [];
+    return namespacesSent.has(event.ns.join("|")) ? [] : [{ event: `lifecycle|${event.ns.join("|")}`, data: null, silent: true }];
+  };
   async function* byTask(events: StoredRunEvent[], settledUpTo: number, paused: boolean): AsyncGenerator<StreamPart, boolean> {
     if (yield* stepDone(settledUpTo, paused)) return true;
     for (const event of events) {
@@ -514,7 +538,7 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
           yield* emit(unit);
         }
       }
-      yield* emit(eventUnit(event, attached), event.seq);
+      yield* emit(eventUnit(event, [...namespaceMark(event), ...attached]), event.seq);
       // its tokens may follow now
       if (isRunEvent(event) && event.type === "node.started" && event.ns.length === 0) startedTasks.add(event.task_id);
       if (isRunEvent(event) && event.type === "node.finished" && event.ns.length === 0 && event.error === null && !event.interrupted) {

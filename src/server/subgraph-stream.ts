@@ -33,6 +33,8 @@ function hasTasks(snapshot: StateSnapshot): boolean {
  */
 export class SubgraphParts {
   private readonly lists = new Map<string, NamespaceCheckpoints>();
+  /** Namespaces of subgraphs that store no checkpoints (`checkpointer: false`): none is waited for. */
+  private readonly unsaved = new Set<string>();
 
   /**
    * `runCreatedAt`: when the streamed run was created; a subgraph checkpoint older than it was
@@ -57,7 +59,7 @@ export class SubgraphParts {
     if (!isRunEvent(event)) return [];
     if (event.type === "node.started" && event.ns.length > 0) {
       if (!this.knows(event.ns, event.task_id)) await this.refresh(event.ns);
-      if (!this.knows(event.ns, event.task_id) && !settled) return undefined;
+      if (!this.knows(event.ns, event.task_id) && !settled && !this.unsaved.has(event.ns.join("|"))) return undefined;
       return this.startedParts(event.ns, event.task_id);
     }
     if (event.type === "node.finished") {
@@ -71,12 +73,19 @@ export class SubgraphParts {
     return [];
   }
 
-  /** Reads (again) a namespace's checkpoints (a running subgraph adds some). */
+  /** Reads (again) a namespace's checkpoints (a running subgraph adds some; one that stores none has none). */
   async refresh(ns: readonly string[]): Promise<void> {
-    const all = await this.runtime.threads.namespaceSnapshots(this.threadId, ns.join("|"), this.run);
+    const key = ns.join("|");
+    if (this.unsaved.has(key)) return;
+    const all = await this.runtime.threads.namespaceSnapshots(this.threadId, key, this.run);
+    if (all === undefined) {
+      this.unsaved.add(key);
+      this.lists.set(key, { input: undefined, steps: [] });
+      return;
+    }
     const first = all[0];
     const input = first?.metadata?.source === "input" ? first : undefined;
-    this.lists.set(ns.join("|"), { input, steps: input === undefined ? all : all.slice(1) });
+    this.lists.set(key, { input, steps: input === undefined ? all : all.slice(1) });
   }
 
   /** The checkpoints read for a namespace (root tasks' namespaces come from the run's own checkpoints). */

@@ -29,6 +29,20 @@ const talker = new StateGraph(MessagesAnnotation)
   .addEdge("after", END)
   .compile();
 
+/** A graph whose node `research` runs a subgraph whose first node streams its answer at once, stored as `checkpointer` says. */
+function researchGraph(checkpointer?: false) {
+  const researcher = new StateGraph(MessagesAnnotation)
+    .addNode("think", async (state) => ({ messages: [await new FakeListChatModel({ responses: ["thinking hard"], sleep: 40 }).invoke(state.messages)] }))
+    .addEdge(START, "think")
+    .addEdge("think", END)
+    .compile(checkpointer === undefined ? {} : { checkpointer });
+  return new StateGraph(MessagesAnnotation).addNode("research", researcher).addEdge(START, "research").addEdge("research", END).compile();
+}
+/** Its subgraph stores checkpoints (the parent's saver); its tokens can come before its first checkpoint is read. */
+const subtalker = researchGraph();
+/** Its subgraph stores nothing (`checkpointer: false`): only its task starts and tokens say it ran. */
+const unsavedtalker = researchGraph(false);
+
 const MODES = ["messages-tuple", "values", "updates", "custom"];
 
 /** `gated`: `first` waits until the test opens the gate; `last` writes the run's final state. */
@@ -51,7 +65,7 @@ describe.each(BACKENDS)("stream positions with streamed tokens on %s", (backend)
   let server: TestServer;
   beforeAll(async () => {
     owner = await openBackend(backend);
-    server = await startTestServer(owner, [], { workers: 1, graphs: { agent: false, talker, gated } });
+    server = await startTestServer(owner, [], { workers: 1, graphs: { agent: false, talker, gated, subtalker, unsavedtalker } });
   }, 120_000);
   afterAll(async () => {
     await server?.close();
@@ -116,6 +130,71 @@ describe.each(BACKENDS)("stream positions with streamed tokens on %s", (backend)
       expect(ids(resumed)).toEqual(ids(later.filter((event) => event.seq > since)));
     }
   }, 180_000);
+
+  // a trigger stores the subgraph's checkpoints late (PostgreSQL; PGlite has one connection): its tokens come first
+  itOn(backend, "postgres")("a subgraph's tokens before its first checkpoint is stored: its lifecycle started is a stored event, live as read later; resuming after any position gives exactly the rest", async () => {
+    const schema = `"${server.db.schema}"`;
+    await owner.query(`CREATE FUNCTION ${schema}.test_slow_subgraph() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.5); RETURN NEW; END $$`);
+    await owner.query(`CREATE TRIGGER test_slow_subgraph BEFORE INSERT ON ${schema}.checkpoints FOR EACH ROW WHEN (NEW.checkpoint_ns <> '') EXECUTE FUNCTION ${schema}.test_slow_subgraph()`);
+    try {
+      await subgraphTokens("subtalker");
+    } finally {
+      await owner.query(`DROP TRIGGER test_slow_subgraph ON ${schema}.checkpoints`);
+      await owner.query(`DROP FUNCTION ${schema}.test_slow_subgraph()`);
+    }
+  }, 180_000);
+
+  it("a subgraph's tokens: its lifecycle started is a stored event, live as read later; resuming after any position gives exactly the rest", async () => {
+    await subgraphTokens("subtalker");
+  }, 180_000);
+
+  it("a subgraph that stores nothing (checkpointer: false): its tokens stream live after its stored task start; resuming after any position gives exactly the rest; the LangGraph stream with subgraphs ends without an error", async () => {
+    const { threadId } = await subgraphTokens("unsavedtalker");
+    const runs = (await (await fetch(`${server.url}/threads/${threadId}/runs`, { headers: KEY })).json()) as { run_id: string }[];
+    const parts = await readSse(await fetch(`${server.url}/threads/${threadId}/runs/${runs[0]?.run_id}/stream?stream_mode=values&stream_mode=custom&stream_mode=messages-tuple&stream_subgraphs=true`, { headers: KEY }));
+    expect(parts.map((part) => part.event)).not.toContain("error");
+    expect(parts.at(-1)).toMatchObject({ event: "values" });
+    expect(JSON.stringify(parts.at(-1)?.data)).toContain("thinking hard");
+  }, 180_000);
+
+  /**
+   * Runs `assistantId` (a `researchGraph`) while following it live, then reads it again and
+   * resumes after every position (each durable event's and each token's): the subgraph's tokens
+   * came live under its namespace, each namespace started once with a stored event, and every
+   * resume gives exactly the later read's events after it.
+   */
+  async function subgraphTokens(assistantId: string): Promise<{ threadId: string }> {
+    const threadId = randomUUID();
+    const channels = ["lifecycle", "values", "updates", "messages", "checkpoints", "tasks"];
+    const following = readProtocolEvents(server.url, threadId, { channels }, { headers: KEY, until: rootEnds(1), limitMs: 60_000 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await sendCommand(server.url, threadId, { id: 1, method: "run.start", params: { assistant_id: assistantId, input: { messages: [{ role: "user", content: "hi" }] } } }, KEY);
+    const live = (await following).events;
+    const chunks = live.filter((event) => event.event_id.includes(":live:"));
+    expect(chunks.filter((event) => event.params.namespace.length === 1).length).toBeGreaterThan(2);
+    const startedOf = (events: WireEvent[]): WireEvent[] => events.filter((event) => event.method === "lifecycle" && event.params.data["event"] === "started");
+    expect(startedOf(live).map((event) => event.params.namespace.length)).toEqual([0, 1]);
+    // no started goes out with a token: each is where a later read puts it
+    expect(startedOf(live).filter((event) => event.event_id.includes(":live:"))).toEqual([]);
+    // the streamed message ends where it started
+    const message = chunks[0]?.params.data["id"];
+    const ofMessage = live.filter((event) => event.method === "messages" && (event.params.data["id"] === message || event.event_id.includes(":live:") || event.params.data["event"] === "message-finish"));
+    expect(new Set(ofMessage.map((event) => event.params.namespace.length))).toEqual(new Set([1]));
+    const later = (await readProtocolEvents(server.url, threadId, { channels, since: 0 }, { headers: KEY, until: rootEnds(1) })).events;
+    const ids = (events: WireEvent[]): string[] => events.map((event) => event.event_id);
+    const seqOf = new Map(later.map((event) => [event.event_id, event.seq]));
+    const stored = live.filter((event) => !event.event_id.includes(":live:"));
+    expect(stored.map((event) => [event.event_id, seqOf.get(event.event_id)])).toEqual(stored.map((event) => [event.event_id, event.seq]));
+    expect(ids(later).filter((id) => ids(stored).includes(id))).toEqual(ids(stored));
+    const last = later.at(-1)?.seq as number;
+    for (const since of [...new Set([...later.map((event) => event.seq), ...chunks.map((event) => event.seq)])].sort((a, b) => a - b)) {
+      const resumed = (await readProtocolEvents(server.url, threadId, { channels, since }, { headers: KEY, until: rootEnds(1), limitMs: since >= last ? 1_500 : 10_000 })).events;
+      expect(ids(resumed)).toEqual(ids(later.filter((event) => event.seq > since)));
+      // a client that had the live events up to there: each namespace started once
+      expect([...startedOf(live.filter((event) => event.seq <= since)), ...startedOf(resumed)].map((event) => event.params.namespace.length).sort()).toEqual([0, 1]);
+    }
+    return { threadId };
+  }
 
   // a second transaction holds the run's row (PostgreSQL; PGlite has one connection)
   itOn(backend, "postgres")("a step's state is sent once stored: the last step's values reach the subscriber while the run's end cannot be stored yet", async () => {

@@ -4,6 +4,7 @@ import { matchesFilter } from "../../src/runtime/protocol/event-filter.js";
 import { durableEventId, positionOf, seqOf } from "../../src/runtime/protocol/event-position.js";
 import { RunPartProjector } from "../../src/runtime/protocol/part-events.js";
 import { wholeMessageEvents } from "../../src/runtime/protocol/message-events.js";
+import { SubgraphLifecycle, withSubgraphLifecycle } from "../../src/runtime/protocol/subgraph-lifecycle.js";
 
 describe("protocol positions", () => {
   it("seq orders runs, then parts, then events within a part, and reads back", () => {
@@ -72,5 +73,32 @@ describe("RunPartProjector", () => {
     const replay = new RunPartProjector("g");
     replay.events({ event: "metadata", data: {}, id: "0" }, 1);
     expect(replay.events({ event: "messages", data: [whole, {}], id: "5" }, 3).map((event) => event.params.data)).toEqual(full);
+  });
+
+  it("a subgraph's end before a streamed message's end in the same part takes the part's first slot, live as read later", () => {
+    // the subgraph stores nothing: its message streamed under its namespace, and comes whole in the parent's state
+    const ns = ["research:t1"];
+    const whole = { type: "ai", id: "m1", content: "hello" };
+    const parts = (projector: RunPartProjector, lifecycle: SubgraphLifecycle, live: boolean) => {
+      const out: { slot: number; method: string; event: string; namespace: string[] }[] = [];
+      const stored = (part: { event: string; data: unknown; id: string; whole?: unknown }) => {
+        const events = withSubgraphLifecycle(lifecycle, projector.events(part, 1), 1);
+        for (const [at, event] of events.entries()) out.push({ slot: event.slot ?? at, method: event.method, event: String((event.params.data as { event?: unknown }).event), namespace: event.params.namespace });
+      };
+      stored({ event: "metadata", data: {}, id: "0" });
+      stored({ event: "lifecycle|research:t1", data: null, id: "1" });
+      if (live) projector.events({ event: "messages|research:t1", data: [{ type: "AIMessageChunk", id: "m1", content: "hello" }, { langgraph_node: "think" }] }, 1);
+      stored({ event: "tasks", data: { id: "t1", name: "research", result: {} }, id: "2" });
+      stored({ event: "messages", data: [whole, { langgraph_node: "research" }], id: "3", ...(live ? { whole } : {}) });
+      return out;
+    };
+    const live = parts(new RunPartProjector("g"), new SubgraphLifecycle(), true);
+    const later = parts(new RunPartProjector("g"), new SubgraphLifecycle(), false);
+    const ended = (list: typeof live) => list.find((event) => event.method === "lifecycle" && event.event === "completed");
+    expect(ended(live)?.slot).toBe(0);
+    expect(ended(later)?.slot).toBe(0);
+    // the end of the streamed message: the slots of the whole message's end, where it started
+    const finish = live.filter((event) => event.event === "message-finish");
+    expect(finish.map((event) => [event.slot, event.namespace])).toEqual([[later.filter((event) => event.method === "messages" || event.method === "lifecycle").find((event) => event.event === "message-finish")?.slot, ns]]);
   });
 });

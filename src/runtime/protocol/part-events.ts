@@ -52,7 +52,8 @@ function checkpointEnvelope(data: unknown): Record<string, unknown> | undefined 
  * finished at the run's end), `input.requested` per interrupt (not one this run answers, which a
  * resumed subgraph shows again, nor that paused task's `tasks` result),
  * `lifecycle` `started` for the root (first part; then `input.answered` with the interrupts the
- * run resumes) and each subgraph namespace when first seen.
+ * run resumes) and each subgraph namespace when first seen (a stored part: with
+ * `chunksAfterNamespace` no token of a namespace comes before its first stored part).
  * Deterministic: the same parts give the same events, in any process.
  */
 export class RunPartProjector {
@@ -99,6 +100,9 @@ export class RunPartProjector {
       out.push(lifecycle(prefix, { event: "started", graph_name: graphNameOf(prefix[prefix.length - 1] as string) }, timestamp));
     }
     switch (mode) {
+      case "lifecycle":
+        // a namespace's first stored task start (`runStream`'s `chunksAfterNamespace`): its `started` above is all it gives
+        return out;
       case "messages":
         out.push(...this.messageEvents(part, ns, timestamp));
         return out;
@@ -180,7 +184,8 @@ export class RunPartProjector {
       const whole = isRecord(part.whole) ? (part.whole as MessageDict) : message;
       const finish = open.state.finishEvents(whole);
       const offset = Math.max(0, wholeMessageEvents(whole, id).length - finish.length);
-      return finish.map((data, index) => ({ ...messageEvent(ns, node, data, timestamp), slot: offset + index }));
+      // where it started (a subgraph's message, whole in its parent's state when the subgraph stores nothing)
+      return finish.map((data, index) => ({ ...messageEvent(open.ns, open.node, data, timestamp), slot: offset + index }));
     }
     return wholeMessageEvents(message, id ?? `message-${timestamp}`).map((data) => messageEvent(ns, node, data, timestamp));
   }

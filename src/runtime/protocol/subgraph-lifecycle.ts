@@ -148,8 +148,10 @@ export function withSubgraphLifecycle(lifecycle: SubgraphLifecycle, events: read
   let inserted = 0;
   for (const [at, event] of events.entries()) {
     const base = event.slot ?? at;
+    // before a part's first event they are its first (a streamed message's end, live, starts at a later slot)
+    const place = at === 0 ? 0 : base;
     for (const ended of lifecycle.before(event, timestamp)) {
-      out.push({ ...ended, slot: base + inserted });
+      out.push({ ...ended, slot: place + inserted });
       inserted += 1;
     }
     out.push(inserted === 0 ? event : { ...event, slot: base + inserted });

@@ -200,9 +200,10 @@ export class ThreadStateReader {
    * `checkpointNs` (`node:task_id`, nested ones joined with `|`) that LangGraph gives a subgraph
    * task. None for a namespace the thread's graph has no subgraph for. `run`: the run whose
    * subgraph it is, when the caller has it: its graph reads it (a later run of the thread may run
-   * another graph, without that subgraph).
+   * another graph, without that subgraph). Undefined for a subgraph compiled with
+   * `checkpointer: false`: it stores nothing, so nothing is ever there to wait for.
    */
-  async namespaceSnapshots(threadId: string, checkpointNs: string, run?: GraphOfRun): Promise<StateSnapshot[]> {
+  async namespaceSnapshots(threadId: string, checkpointNs: string, run?: GraphOfRun): Promise<StateSnapshot[] | undefined> {
     const graph = await this.graphFor(threadId, run);
     const found: StateSnapshot[] = [];
     try {
@@ -213,6 +214,8 @@ export class ThreadStateReader {
     } catch (error) {
       // LangGraph names a namespace without a subgraph in its message: nothing to read there
       if (error instanceof Error && /not found/i.test(error.message)) return [];
+      // a subgraph without a checkpointer of its own (`checkpointer: false`) keeps no history
+      if ((error as { lc_error_code?: unknown } | null)?.lc_error_code === "MISSING_CHECKPOINTER") return undefined;
       throw error;
     }
     return found.reverse();

@@ -72,7 +72,7 @@ export interface ThreadsApi {
   /** The checkpoints run `runId` wrote after checkpoint `afterId`, oldest first (see ThreadStateReader). */
   runSnapshots(threadId: string, runId: string, afterId: string | undefined, run?: GraphOfRun): Promise<RunSnapshots>;
   /** Every checkpoint of one subgraph invocation (namespace `node:task_id[|...]`), oldest first (see ThreadStateReader). */
-  namespaceSnapshots(threadId: string, checkpointNs: string, run?: GraphOfRun): Promise<StateSnapshot[]>;
+  namespaceSnapshots(threadId: string, checkpointNs: string, run?: GraphOfRun): Promise<StateSnapshot[] | undefined>;
 }
 
 /**

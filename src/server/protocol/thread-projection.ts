@@ -112,7 +112,7 @@ export async function* runProjection(runtime: Runtime, run: RunRecord, ordinal: 
   // the run as its stream last read it when it ended (not read again here)
   let ended: RunRecord | undefined;
   try {
-    for await (const part of runStream(runtime, run.run_id, { modes: MODES, subgraphs: true, run, signal, streamedWhole: true, ended: (last) => (ended = last), idle: options.idle })) {
+    for await (const part of runStream(runtime, run.run_id, { modes: MODES, subgraphs: true, run, signal, streamedWhole: true, chunksAfterNamespace: true, ended: (last) => (ended = last), idle: options.idle })) {
       const now = Date.now();
       const events = projector.events(part, now);
       if (part.id === undefined) {
