@@ -185,6 +185,8 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
   const complete = new Set<string>();
   // top-level tasks whose start this stream sent (their `node.started`)
   const startedTasks = new Set<string>();
+  // ...and the last of them per node (a `checkpointer: true` subgraph's chunks name the node, not the task)
+  const rootTasksByNode = new Map<string, string>();
   // the run's metadata, as LangGraph gives it to every message of the run
   const runMetadata: Record<string, unknown> = { ...initial.metadata, graph_id: initial.graph_id, assistant_id: initial.assistant_id, run_id: key, thread_id: threadId };
   let boundary: string | undefined;
@@ -362,8 +364,11 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
     const metadata = firstChunks.get(chunk.message_id);
     const sent = book.get(chunk.message_id);
     if (metadata === undefined || complete.has(chunk.message_id) || sent?.broken === true) return "drop";
-    const task = rootTaskOf(metadata);
-    if (task === undefined) return "drop";
+    const named = rootTaskOf(metadata);
+    if (named === undefined) return "drop";
+    // a persistent subgraph's namespace names its node only: the node's top-level task started last
+    const task = "id" in named ? named.id : rootTasksByNode.get(named.node);
+    if (task === undefined) return "wait";
     let start = taskStarts.get(task);
     if (start === undefined) {
       start = snapshots.findIndex((snapshot) => snapshot.tasks.some((candidate) => candidate.id === task));
@@ -540,7 +545,10 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
       }
       yield* emit(eventUnit(event, [...namespaceMark(event), ...attached]), event.seq);
       // its tokens may follow now
-      if (isRunEvent(event) && event.type === "node.started" && event.ns.length === 0) startedTasks.add(event.task_id);
+      if (isRunEvent(event) && event.type === "node.started" && event.ns.length === 0) {
+        startedTasks.add(event.task_id);
+        rootTasksByNode.set(event.node, event.task_id);
+      }
       if (isRunEvent(event) && event.type === "node.finished" && event.ns.length === 0 && event.error === null && !event.interrupted) {
         finishedTasks.add(event.task_id);
         stepCheck = { since: Date.now() };

@@ -90,12 +90,17 @@ export function closingChunk(wire: Record<string, unknown>, sent: SentMessage): 
   };
 }
 
-/** The id of the top-level task a chunk's LangGraph metadata names (`langgraph_checkpoint_ns`: `node:task_id`, nested ones after `|`). */
-export function rootTaskOf(metadata: Record<string, unknown>): string | undefined {
+/**
+ * The top-level task a chunk's LangGraph metadata names (`langgraph_checkpoint_ns`: `node:task_id`,
+ * nested ones after `|`): `{id}`, or `{node}` alone for a subgraph compiled with
+ * `checkpointer: true`, whose namespace LangGraph keeps without task ids (`node|inner:task_id`).
+ */
+export function rootTaskOf(metadata: Record<string, unknown>): { id: string } | { node: string } | undefined {
   const ns = metadata["langgraph_checkpoint_ns"] ?? metadata["checkpoint_ns"];
   if (typeof ns !== "string" || ns === "") return undefined;
   const root = ns.split("|")[0] as string;
-  return root.slice(root.lastIndexOf(":") + 1);
+  const colon = root.lastIndexOf(":");
+  return colon < 0 ? { node: root } : { id: root.slice(colon + 1) };
 }
 
 /** Whether `value` (a task's writes) holds the message with id `id`, itself or in a list. */

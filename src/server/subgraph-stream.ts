@@ -13,7 +13,7 @@ export function subgraphNamespaceOf(task: SnapshotTask): string[] | undefined {
   return typeof ns === "string" && ns !== "" ? ns.split("|") : undefined;
 }
 
-/** A namespace's checkpoints split as LangGraph writes them: the input checkpoint, then the loop's. */
+/** One invocation of a subgraph as LangGraph writes it: its input checkpoint, then its loop's. */
 interface NamespaceCheckpoints {
   input: StateSnapshot | undefined;
   steps: StateSnapshot[];
@@ -23,16 +23,46 @@ function hasTasks(snapshot: StateSnapshot): boolean {
   return snapshot.tasks.some((task) => !task.name.startsWith("__"));
 }
 
+function isInput(snapshot: StateSnapshot): boolean {
+  return snapshot.metadata?.source === "input";
+}
+
+/**
+ * The invocation that holds checkpoint `index` of a namespace's history (oldest first): from the
+ * input checkpoint at or before it to the one before the next input. A subgraph's own namespace
+ * (`node:task_id`) holds one; a `checkpointer: true` subgraph keeps every invocation of the thread
+ * under one namespace (`node`), each starting with its input checkpoint.
+ */
+function invocationAt(all: readonly StateSnapshot[], index: number): NamespaceCheckpoints {
+  let first = Math.min(index, all.length - 1);
+  while (first > 0 && !isInput(all[first] as StateSnapshot)) first -= 1;
+  let next = first + 1;
+  while (next < all.length && !isInput(all[next] as StateSnapshot)) next += 1;
+  const head = all[first];
+  if (head === undefined) return { input: undefined, steps: [] };
+  return isInput(head) ? { input: head, steps: all.slice(first + 1, next) } : { input: undefined, steps: all.slice(first, next) };
+}
+
+/** A namespace as its stored checkpoints name it (`checkpointer: true` subgraphs: without task ids), or `ns` when none says. */
+function storedNamespace(ns: readonly string[], all: readonly StateSnapshot[]): string[] {
+  const stored = all[0]?.config?.configurable?.["checkpoint_ns"];
+  return typeof stored === "string" && stored !== "" ? stored.split("|") : [...ns];
+}
+
 /**
  * The parts of subgraphs for `stream_subgraphs`, derived from the checkpoints each subgraph
  * invocation stored under its namespace, as LangGraph streams them (`values|ns`, `updates|ns`,
  * `checkpoints|ns`, `tasks|ns`, `debug|ns`): the parts up to the checkpoint that started a
  * subgraph task go with that task's `node.started` event, the rest with the `node.finished` event
  * of the parent task that ran the subgraph. Attached to stored events, they are sent and replayed
- * in the events' order. Reads go through `refresh` (async) before the parts are asked for.
+ * in the events' order. Reads go through `refresh` (async) before the parts are asked for. A
+ * subgraph compiled with `checkpointer: true` streams and stores under its node's name (no task
+ * id), every invocation of the thread in one history: each task's parts come from its own
+ * invocation, named as LangGraph streams them.
  */
 export class SubgraphParts {
-  private readonly lists = new Map<string, NamespaceCheckpoints>();
+  /** Each namespace's history, oldest first, by the namespace asked for. */
+  private readonly lists = new Map<string, StateSnapshot[]>();
   /** Namespaces of subgraphs that store no checkpoints (`checkpointer: false`): none is waited for. */
   private readonly unsaved = new Set<string>();
 
@@ -63,7 +93,7 @@ export class SubgraphParts {
       return this.startedParts(event.ns, event.task_id);
     }
     if (event.type === "node.finished") {
-      const steps = event.ns.length === 0 ? root : this.steps(event.ns);
+      const steps = event.ns.length === 0 ? root : this.history(event.ns);
       const task = steps.flatMap((snapshot) => snapshot.tasks).find((item) => item.id === event.task_id);
       const child = task === undefined ? undefined : subgraphNamespaceOf(task);
       if (child === undefined) return [];
@@ -78,24 +108,18 @@ export class SubgraphParts {
     const key = ns.join("|");
     if (this.unsaved.has(key)) return;
     const all = await this.runtime.threads.namespaceSnapshots(this.threadId, key, this.run);
-    if (all === undefined) {
-      this.unsaved.add(key);
-      this.lists.set(key, { input: undefined, steps: [] });
-      return;
-    }
-    const first = all[0];
-    const input = first?.metadata?.source === "input" ? first : undefined;
-    this.lists.set(key, { input, steps: input === undefined ? all : all.slice(1) });
+    if (all === undefined) this.unsaved.add(key);
+    this.lists.set(key, all ?? []);
   }
 
-  /** The checkpoints read for a namespace (root tasks' namespaces come from the run's own checkpoints). */
-  steps(ns: readonly string[]): StateSnapshot[] {
-    return this.lists.get(ns.join("|"))?.steps ?? [];
+  /** The checkpoints read for a namespace, oldest first (root tasks' namespaces come from the run's own checkpoints). */
+  history(ns: readonly string[]): StateSnapshot[] {
+    return this.lists.get(ns.join("|")) ?? [];
   }
 
   /** Whether the checkpoint that started task `taskId` in `ns` was read. */
   knows(ns: readonly string[], taskId: string): boolean {
-    return this.steps(ns).some((snapshot) => snapshot.tasks.some((task) => task.id === taskId));
+    return this.history(ns).some((snapshot) => snapshot.tasks.some((task) => task.id === taskId));
   }
 
   /**
@@ -104,22 +128,25 @@ export class SubgraphParts {
    * starts again from its checkpoint, which LangGraph streams again too).
    */
   startedParts(ns: readonly string[], taskId: string): ModePart[] {
-    const steps = this.steps(ns);
-    const at = steps.findIndex((snapshot) => snapshot.tasks.some((task) => task.id === taskId));
-    if (at < 0 || (steps[at] as StateSnapshot).tasks.find((task) => !task.name.startsWith("__"))?.id !== taskId) return [];
-    const startedBy = steps[at] as StateSnapshot;
+    const all = this.history(ns);
+    const index = all.findIndex((snapshot) => snapshot.tasks.some((task) => task.id === taskId));
+    if (index < 0 || (all[index] as StateSnapshot).tasks.find((task) => !task.name.startsWith("__"))?.id !== taskId) return [];
+    const invocation = invocationAt(all, index);
+    const named = storedNamespace(ns, all);
+    const at = invocation.steps.indexOf(all[index] as StateSnapshot);
+    const startedBy = all[index] as StateSnapshot;
     if (Date.parse(startedBy.createdAt ?? "") < Date.parse(this.runCreatedAt)) {
       // a task of an earlier run's checkpoint, which this run resumes: LangGraph streams that
       // checkpoint's state and tasks again, not the updates that made it (the earlier run sent those)
       return [
-        ...(this.modes.has("values") ? [{ event: modeEvent("values", ns), data: toWire(startedBy.values ?? {}) }] : []),
-        ...checkpointParts(startedBy, this.modes, ns),
-        ...taskStartParts(startedBy, this.modes, ns),
+        ...(this.modes.has("values") ? [{ event: modeEvent("values", named), data: toWire(startedBy.values ?? {}) }] : []),
+        ...checkpointParts(startedBy, this.modes, named),
+        ...taskStartParts(startedBy, this.modes, named),
       ];
     }
     let before = at - 1;
-    while (before >= 0 && !hasTasks(steps[before] as StateSnapshot)) before -= 1;
-    return this.range(ns, before + 1, at);
+    while (before >= 0 && !hasTasks(invocation.steps[before] as StateSnapshot)) before -= 1;
+    return this.range(invocation, named, before + 1, at);
   }
 
   /**
@@ -129,19 +156,23 @@ export class SubgraphParts {
    */
   finishedParts(ns: readonly string[], endedAt: string): ModePart[] {
     const end = Date.parse(endedAt);
-    const steps = this.steps(ns).filter((snapshot) => !(Date.parse(snapshot.createdAt ?? "") > end));
+    const all = this.history(ns);
+    let lastMade = all.length - 1;
+    while (lastMade >= 0 && Date.parse((all[lastMade] as StateSnapshot).createdAt ?? "") > end) lastMade -= 1;
+    if (lastMade < 0) return [];
+    const invocation = invocationAt(all, lastMade);
+    const named = storedNamespace(ns, all);
+    const steps = invocation.steps.filter((snapshot) => !(Date.parse(snapshot.createdAt ?? "") > end));
     let last = steps.length - 1;
     while (last >= 0 && !hasTasks(steps[last] as StateSnapshot)) last -= 1;
-    const parts = this.range(ns, last + 1, steps.length - 1);
+    const parts = this.range({ input: invocation.input, steps }, named, last + 1, steps.length - 1);
     const final = steps[steps.length - 1];
-    if (final !== undefined) parts.push(...this.interruptParts(final, ns));
+    if (final !== undefined) parts.push(...this.interruptParts(final, named));
     return parts;
   }
 
-  /** Checkpoints `from`..`to` of `ns` (each after the interrupts of the one before it). */
-  private range(ns: readonly string[], from: number, to: number): ModePart[] {
-    const list = this.lists.get(ns.join("|"));
-    if (list === undefined) return [];
+  /** Checkpoints `from`..`to` of an invocation, named `ns` (each after the interrupts of the one before it). */
+  private range(list: NamespaceCheckpoints, ns: readonly string[], from: number, to: number): ModePart[] {
     const parts: ModePart[] = [];
     for (let index = from; index <= to; index += 1) {
       const snapshot = list.steps[index] as StateSnapshot;

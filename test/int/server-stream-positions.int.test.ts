@@ -30,7 +30,7 @@ const talker = new StateGraph(MessagesAnnotation)
   .compile();
 
 /** A graph whose node `research` runs a subgraph whose first node streams its answer at once, stored as `checkpointer` says. */
-function researchGraph(checkpointer?: false) {
+function researchGraph(checkpointer?: boolean) {
   const researcher = new StateGraph(MessagesAnnotation)
     .addNode("think", async (state) => ({ messages: [await new FakeListChatModel({ responses: ["thinking hard"], sleep: 40 }).invoke(state.messages)] }))
     .addEdge(START, "think")
@@ -42,6 +42,8 @@ function researchGraph(checkpointer?: false) {
 const subtalker = researchGraph();
 /** Its subgraph stores nothing (`checkpointer: false`): only its task starts and tokens say it ran. */
 const unsavedtalker = researchGraph(false);
+/** Its subgraph keeps one history per thread (`checkpointer: true`): LangGraph names its namespace by the node alone. */
+const persistenttalker = researchGraph(true);
 
 const MODES = ["messages-tuple", "values", "updates", "custom"];
 
@@ -65,7 +67,7 @@ describe.each(BACKENDS)("stream positions with streamed tokens on %s", (backend)
   let server: TestServer;
   beforeAll(async () => {
     owner = await openBackend(backend);
-    server = await startTestServer(owner, [], { workers: 1, graphs: { agent: false, talker, gated, subtalker, unsavedtalker } });
+    server = await startTestServer(owner, [], { workers: 1, graphs: { agent: false, talker, gated, subtalker, unsavedtalker, persistenttalker } });
   }, 120_000);
   afterAll(async () => {
     await server?.close();
@@ -157,13 +159,18 @@ describe.each(BACKENDS)("stream positions with streamed tokens on %s", (backend)
     expect(JSON.stringify(parts.at(-1)?.data)).toContain("thinking hard");
   }, 180_000);
 
+  it("a subgraph with a history per thread (checkpointer: true): its tokens stream live under the namespace LangGraph gives it (the node), in each run; resuming after any position gives exactly the rest", async () => {
+    const { live } = await subgraphTokens("persistenttalker");
+    expect(new Set(live.filter((event) => event.event_id.includes(":live:")).map((event) => event.params.namespace.join("|")))).toEqual(new Set(["research"]));
+  }, 180_000);
+
   /**
    * Runs `assistantId` (a `researchGraph`) while following it live, then reads it again and
    * resumes after every position (each durable event's and each token's): the subgraph's tokens
    * came live under its namespace, each namespace started once with a stored event, and every
    * resume gives exactly the later read's events after it.
    */
-  async function subgraphTokens(assistantId: string): Promise<{ threadId: string }> {
+  async function subgraphTokens(assistantId: string): Promise<{ threadId: string; live: WireEvent[] }> {
     const threadId = randomUUID();
     const channels = ["lifecycle", "values", "updates", "messages", "checkpoints", "tasks"];
     const following = readProtocolEvents(server.url, threadId, { channels }, { headers: KEY, until: rootEnds(1), limitMs: 60_000 });
@@ -193,7 +200,7 @@ describe.each(BACKENDS)("stream positions with streamed tokens on %s", (backend)
       // a client that had the live events up to there: each namespace started once
       expect([...startedOf(live.filter((event) => event.seq <= since)), ...startedOf(resumed)].map((event) => event.params.namespace.length).sort()).toEqual([0, 1]);
     }
-    return { threadId };
+    return { threadId, live };
   }
 
   // a second transaction holds the run's row (PostgreSQL; PGlite has one connection)
