@@ -1,3 +1,4 @@
+import type { BaseMessage } from "@langchain/core/messages";
 import { FINAL_EVENT_TYPES, FINAL_STATUSES } from "../runtime/runtime.js";
 import type { StateSnapshot } from "@langchain/langgraph";
 import { SERVER_DEFAULTS } from "../constants.js";
@@ -7,7 +8,7 @@ import { isRunEvent, type LiveMessageChunk, type Runtime, type StoredRunEvent } 
 import { checkpointIdOf } from "../runtime/threads/thread-state.js";
 import { formatPartId, STREAM_START, type StreamCursor } from "./stream-cursor.js";
 import { withStateMessageIds } from "./message-ids.js";
-import { closingChunk, completedMessages, messagesOf, MESSAGES_EVENTS_MODE, nodeMetadata, rootTaskOf, SentMessage } from "./stream-messages.js";
+import { closingChunk, completedMessages, freshMessages, holdsMessage, MESSAGES_EVENTS_MODE, nodeMetadata, rootTaskOf, SentMessage } from "./stream-messages.js";
 import { checkpointParts, modeEvent, taskResultParts, taskStartParts } from "./stream-modes.js";
 import { eventsParts } from "./stream-events.js";
 import { toolParts } from "./stream-tools.js";
@@ -249,6 +250,23 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
 
   // message ids given to a step's id-less written messages (`withStateMessageIds`), per checkpoint
   const claimedIds = new Set<string>();
+  // messages a subgraph's `messages|ns` part sent (stream_subgraphs): the parent does not send them again
+  const sentBySubgraph = new Set<string>();
+  /**
+   * A node's output message as a `messages` part (`ns`: a subgraph's): whole, or when it streamed
+   * as chunks only what they lacked, if anything (the part holds its position either way: the
+   * positions are the stored data's, whether or not chunks streamed).
+   */
+  const messagePart = (ns: readonly string[], message: BaseMessage, metadata: Record<string, unknown>): RawPart => {
+    const sent = message.id === undefined ? undefined : streamed.get(message.id);
+    if (message.id !== undefined) complete.add(message.id);
+    const wire = toWire(message) as Record<string, unknown>;
+    const event = modeEvent("messages", ns);
+    if (sent === undefined) return { event, data: [wire, metadata] };
+    const closing = closingChunk(wire, sent);
+    if (closing !== undefined) return { event, data: [closing, sent.metadata], whole: wire };
+    return { event, data: [wire, sent.metadata], whole: wire, silent: true };
+  };
   const valuesUnit = (index: number): Unit => {
     const snapshot = snapshots[index] as StateSnapshot;
     const previous = index > 0 ? snapshots[index - 1] : undefined;
@@ -259,8 +277,13 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
       at: timeOf(snapshot.createdAt),
       parts: () => {
         const parts: RawPart[] = [];
-        // LangGraph's order: each finished task's update and result, the values and checkpoint
-        // they made, then the tasks that checkpoint starts
+        // what a node of this run wrote: the messages the checkpoint before did not hold (for the
+        // run's first, the one it continues; a fork's copy of a past checkpoint wrote none), but
+        // those a subgraph's part sent (LangGraph sends a message once, where its node ran)
+        const fresh = modes.has("messages") ? freshMessages(previous ?? (snapshot.metadata?.source === "fork" ? snapshot : start), snapshot).filter((message) => message.id === undefined || !sentBySubgraph.has(message.id)) : [];
+        const placed = new Set<BaseMessage>();
+        // LangGraph's order: each finished task's messages, update and result, the values and
+        // checkpoint they made, then the tasks that checkpoint starts
         if (producer !== undefined) {
           claimedIds.clear();
           const [before, made] = [toWire(producer.values ?? {}), toWire(snapshot.values ?? {})];
@@ -271,32 +294,16 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
             if (task.result === undefined && (task.interrupts.length > 0 || (task.error !== undefined && task.error !== null))) continue;
             // a message the node wrote without an id has the one the state gave it, as LangGraph's parts do
             const result = task.result === undefined ? {} : withStateMessageIds(toWire(task.result), before, made, claimedIds);
+            for (const message of fresh) {
+              if (placed.has(message) || message.id === undefined || !holdsMessage(result, message.id)) continue;
+              placed.add(message);
+              parts.push(messagePart([], message, nodeMetadata(runMetadata, snapshot, previous, message.id)));
+            }
             if (modes.has("updates")) parts.push({ event: "updates", data: { [task.name]: result } });
             parts.push(...taskResultParts(producer, task, snapshot, modes, [], result));
           }
         }
-        if (modes.has("messages")) {
-          // what a node of this run wrote: the messages the checkpoint before did not hold (for
-          // the run's first, the one it continues; a fork's copy of a past checkpoint wrote none),
-          // as LangGraph streams a node's output messages, never its input's
-          const before = previous ?? (snapshot.metadata?.source === "fork" ? snapshot : start);
-          const known = new Set(messagesOf(before).map((message) => message.id));
-          const fresh = messagesOf(snapshot).filter((message) => !known.has(message.id) && message.getType() !== "human");
-          for (const message of fresh) {
-            const sent = message.id === undefined ? undefined : streamed.get(message.id);
-            if (message.id !== undefined) complete.add(message.id);
-            const wire = toWire(message) as Record<string, unknown>;
-            if (sent === undefined) {
-              parts.push({ event: "messages", data: [wire, nodeMetadata(runMetadata, snapshot, previous, message.id)] });
-              continue;
-            }
-            // streamed as chunks: only what they lacked, if anything
-            const closing = closingChunk(wire, sent);
-            // (positions are the stored data's: the part is there, and holds its position, whether or not chunks streamed)
-            if (closing !== undefined) parts.push({ event: "messages", data: [closing, sent.metadata], whole: wire });
-            else parts.push({ event: "messages", data: [wire, sent.metadata], whole: wire, silent: true });
-          }
-        }
+        for (const message of fresh) if (!placed.has(message)) parts.push(messagePart([], message, nodeMetadata(runMetadata, snapshot, previous, message.id)));
         if (modes.has("values")) parts.push({ event: "values", data: toWire(snapshot.values ?? {}) });
         // after the values, as the official server reads them from each values chunk
         if (modes.has(MESSAGES_EVENTS_MODE)) {
@@ -327,7 +334,13 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
     };
   };
   // without stream_subgraphs a subgraph's custom writes reach the parent's stream (as LangGraph's do)
-  const subgraphs = options.subgraphs === true ? new SubgraphParts(runtime, threadId, modes, initial.created_at, ofRun) : undefined;
+  const subgraphs =
+    options.subgraphs === true
+      ? new SubgraphParts(runtime, threadId, modes, initial.created_at, ofRun, (ns, message, snapshot, previous) => {
+          if (message.id !== undefined) sentBySubgraph.add(message.id);
+          return messagePart(ns, message, nodeMetadata(runMetadata, snapshot, previous, message.id, ns));
+        })
+      : undefined;
   /** A later attempt of the run (a worker died and another took it over) starts with its own metadata part. */
   const attemptPart = (event: StoredRunEvent): { event: string; data: unknown }[] => {
     if (!isRunEvent(event)) return [];

@@ -104,7 +104,7 @@ export function rootTaskOf(metadata: Record<string, unknown>): { id: string } | 
 }
 
 /** Whether `value` (a task's writes) holds the message with id `id`, itself or in a list. */
-function holdsMessage(value: unknown, id: string): boolean {
+export function holdsMessage(value: unknown, id: string): boolean {
   if (value === null || typeof value !== "object") return false;
   const isIt = (item: unknown): boolean => item !== null && typeof item === "object" && (item as { id?: unknown }).id === id;
   return Object.values(value).some((item) => isIt(item) || (Array.isArray(item) && item.some(isIt)));
@@ -116,12 +116,13 @@ function holdsMessage(value: unknown, id: string): boolean {
  * gives a task — its step, node, triggers, path and checkpoint namespace — of the task of
  * `previous` (the checkpoint that started it) whose writes hold the message.
  */
-export function nodeMetadata(base: Record<string, unknown>, snapshot: StateSnapshot, previous: StateSnapshot | undefined, messageId: string | undefined): Record<string, unknown> {
+export function nodeMetadata(base: Record<string, unknown>, snapshot: StateSnapshot, previous: StateSnapshot | undefined, messageId: string | undefined, parentNs: readonly string[] = []): Record<string, unknown> {
   const step = snapshot.metadata?.step ?? null;
   const task = messageId === undefined ? undefined : previous?.tasks.find((candidate) => holdsMessage(candidate.result, messageId));
   if (task === undefined) return { ...base, langgraph_step: step };
   const pushed = task.path?.[0] === "__pregel_push";
-  const ns = `${task.name}:${task.id}`;
+  // a subgraph's task: under its namespace (`parentNs`), as LangGraph names it
+  const ns = [...parentNs, `${task.name}:${task.id}`].join("|");
   return {
     ...base,
     langgraph_step: step,
@@ -131,6 +132,15 @@ export function nodeMetadata(base: Record<string, unknown>, snapshot: StateSnaps
     langgraph_checkpoint_ns: ns,
     checkpoint_ns: ns,
   };
+}
+
+/**
+ * The messages a step wrote (`snapshot`'s that `before` did not hold), but the human ones: what
+ * LangGraph's `messages` mode streams of a node's output, never its input's.
+ */
+export function freshMessages(before: StateSnapshot | undefined, snapshot: StateSnapshot): BaseMessage[] {
+  const known = new Set(messagesOf(before).map((message) => message.id));
+  return messagesOf(snapshot).filter((message) => !known.has(message.id) && message.getType() !== "human");
 }
 
 /**

@@ -1,8 +1,10 @@
 import { withStateMessageIds } from "./message-ids.js";
+import type { BaseMessage } from "@langchain/core/messages";
 import type { StateSnapshot } from "@langchain/langgraph";
 import { isRunEvent, type Runtime, type StoredRunEvent } from "../runtime/runtime.js";
 import type { GraphOfRun } from "../runtime/threads/thread-state.js";
 import { interruptsOf, toWire } from "./wire.js";
+import { freshMessages, holdsMessage } from "./stream-messages.js";
 import { checkpointParts, modeEvent, taskResultParts, taskStartParts, type ModePart } from "./stream-modes.js";
 
 type SnapshotTask = StateSnapshot["tasks"][number];
@@ -49,6 +51,9 @@ function storedNamespace(ns: readonly string[], all: readonly StateSnapshot[]): 
   return typeof stored === "string" && stored !== "" ? stored.split("|") : [...ns];
 }
 
+/** A message a subgraph's node wrote as its `messages|ns` part (`snapshot` holds it, `previous` started the task). */
+export type SubgraphMessagePart = (ns: readonly string[], message: BaseMessage, snapshot: StateSnapshot, previous: StateSnapshot | undefined) => ModePart;
+
 /**
  * The parts of subgraphs for `stream_subgraphs`, derived from the checkpoints each subgraph
  * invocation stored under its namespace, as LangGraph streams them (`values|ns`, `updates|ns`,
@@ -77,6 +82,7 @@ export class SubgraphParts {
     private readonly modes: ReadonlySet<string>,
     private readonly runCreatedAt: string = "",
     private readonly run?: GraphOfRun,
+    private readonly messagePart?: SubgraphMessagePart,
   ) {}
 
   /**
@@ -180,13 +186,23 @@ export class SubgraphParts {
       if (index > 0) parts.push(...this.interruptParts(list.steps[index - 1] as StateSnapshot, ns));
       if (index === 0 && list.input !== undefined) parts.push(...checkpointParts(list.input, this.modes, ns));
       const claimed = new Set<string>();
+      // the messages its nodes wrote, each before its node's update, as LangGraph streams them
+      const fresh = this.messagePart === undefined || !this.modes.has("messages") ? [] : freshMessages(previous, snapshot);
+      const placed = new Set<BaseMessage>();
       for (const task of previous?.tasks ?? []) {
         if (task.result === undefined || task.name.startsWith("__")) continue;
         // a message the node wrote without an id has the one the state gave it, as LangGraph's parts do
         const result = withStateMessageIds(toWire(task.result), toWire(previous?.values ?? {}), toWire(snapshot.values ?? {}), claimed);
+        for (const message of fresh) {
+          if (placed.has(message) || message.id === undefined || !holdsMessage(result, message.id)) continue;
+          placed.add(message);
+          parts.push((this.messagePart as SubgraphMessagePart)(ns, message, snapshot, previous));
+        }
         if (this.modes.has("updates")) parts.push({ event: modeEvent("updates", ns), data: { [task.name]: result } });
         parts.push(...taskResultParts(previous as StateSnapshot, task, snapshot, this.modes, ns, result));
       }
+      // (none from the input: what enters a subgraph is not its nodes' output)
+      if (previous !== list.input) for (const message of fresh) if (!placed.has(message)) parts.push((this.messagePart as SubgraphMessagePart)(ns, message, snapshot, previous));
       if (this.modes.has("values")) parts.push({ event: modeEvent("values", ns), data: toWire(snapshot.values ?? {}) });
       parts.push(...checkpointParts(snapshot, this.modes, ns), ...taskStartParts(snapshot, this.modes, ns));
     }

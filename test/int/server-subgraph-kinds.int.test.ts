@@ -33,7 +33,9 @@ function researchGraph(kind: Kind, checkpointer?: MemorySaver) {
   return new StateGraph(MessagesAnnotation).addNode("research", researcher).addEdge(START, "research").addEdge("research", END).compile(checkpointer === undefined ? {} : { checkpointer });
 }
 
-const MODES = ["values", "updates", "checkpoints", "tasks", "custom"] satisfies StreamMode[];
+const MODES = ["values", "updates", "checkpoints", "tasks", "custom", "messages-tuple"] satisfies StreamMode[];
+/** The same modes as LangGraph names them (`messages-tuple` is its `messages`). */
+const GRAPH_MODES = ["values", "updates", "checkpoints", "tasks", "custom", "messages"] as const;
 
 /** A part as a line: its mode and namespace (`node` for `node:task_id`), and what identifies it. */
 function outline(parts: readonly Part[]): string[] {
@@ -46,6 +48,12 @@ function outline(parts: readonly Part[]): string[] {
     if (event === "updates") return `${where} ${Object.keys(record).join(",")}`;
     if (event === "values") return `${where} ${(record["messages"] as unknown[]).length} messages`;
     if (event === "custom") return `${where} ${JSON.stringify(data)}`;
+    if (event === "messages") {
+      const [message, metadata] = data as [{ content?: unknown; kwargs?: { content?: unknown } }, Record<string, unknown>];
+      // LangGraph's own parts are LangChain-serialized (`kwargs`), the server's plain
+      const ns = String(metadata["langgraph_checkpoint_ns"]).split("|").map((segment) => segment.split(":")[0]).join("|");
+      return `${where} ${String(message.content ?? message.kwargs?.content)} ${String(metadata["langgraph_node"])} ${ns} step ${String(metadata["langgraph_step"])}`;
+    }
     return where;
   });
 }
@@ -56,7 +64,7 @@ async function langGraphRuns(kind: Kind): Promise<Part[][]> {
   const runs: Part[][] = [];
   for (const content of ["first", "second"]) {
     const parts: Part[] = [];
-    const stream = await graph.stream({ messages: [{ role: "user", content }] }, { configurable: { thread_id: "t" }, subgraphs: true, streamMode: MODES });
+    const stream = await graph.stream({ messages: [{ role: "user", content }] }, { configurable: { thread_id: "t" }, subgraphs: true, streamMode: [...GRAPH_MODES] });
     for await (const [ns, mode, data] of stream as AsyncIterable<[string[], string, unknown]>) parts.push({ event: [mode, ...ns].join("|"), data: JSON.parse(JSON.stringify(data)) });
     runs.push(parts);
   }
@@ -110,14 +118,21 @@ describe.each(BACKENDS)("subgraph kinds with stream_subgraphs on %s", (backend) 
     expect(again).toEqual(live);
   });
 
-  it("checkpointer: false: the parent's parts as LangGraph streams them, and of the subgraph what is stored (its custom events); nothing fails or waits", async () => {
+  it("checkpointer: false: the parent's parts as LangGraph streams them, and of the subgraph what is stored (its custom events; its message as the parent's); nothing fails or waits", async () => {
     const official = await langGraphRuns("unsaved");
     const started = Date.now();
     const { live, again } = await devmindRuns("unsaved");
     // a subgraph that stores nothing has no checkpoints to wait for (was: 5 s per task start)
     expect(Date.now() - started).toBeLessThan(4_000);
     const stored = (parts: Part[]): Part[] => parts.filter((part) => !part.event.includes("|") || part.event.startsWith("custom|"));
-    expect(live.map(outline)).toEqual(official.map(stored).map(outline));
+    const withoutMessages = (lines: string[]): string[] => lines.filter((line) => !line.startsWith("messages"));
+    expect(live.map(outline).map(withoutMessages)).toEqual(official.map(stored).map(outline).map(withoutMessages));
+    // its node's message is in its parent's state only: the parent's message, labelled by the parent's node, before its update
+    for (const run of live.map(outline)) {
+      const at = run.findIndex((line) => line.startsWith("messages"));
+      expect([run[at]?.split(" step ")[0], run[at + 1]]).toEqual(["messages thought research research", "updates research"]);
+      expect(run.filter((line) => line.startsWith("messages")).length).toBe(1);
+    }
     expect(again).toEqual(live);
   });
 
