@@ -84,6 +84,12 @@ class InProcess {
   async state(checkpointNs?: string): Promise<Shape> {
     return snapshotShape(await this.graph.getState({ configurable: { ...this.config.configurable, ...(checkpointNs === undefined ? {} : { checkpoint_ns: checkpointNs }) } }, { subgraphs: true }));
   }
+  /** The state (subgraphs) at each checkpoint of the graph's own history, newest first. */
+  async statesAlongHistory(): Promise<Shape[]> {
+    const states: Shape[] = [];
+    for await (const snapshot of this.graph.getStateHistory(this.config)) states.push(snapshotShape(await this.graph.getState(snapshot.config, { subgraphs: true })));
+    return states;
+  }
   async history(checkpointNs?: string): Promise<Shape[]> {
     const states: Shape[] = [];
     for await (const snapshot of this.graph.getStateHistory({ configurable: { ...this.config.configurable, ...(checkpointNs === undefined ? {} : { checkpoint_ns: checkpointNs }) } })) states.push(snapshotShape(snapshot));
@@ -244,6 +250,16 @@ describe.each(BACKENDS)("thread state of a graph with a subgraph in each checkpo
       if (mode === "false") expect(resumed["__interrupt__"]).toHaveLength(1);
       else expect(resumed["__interrupt__"]).toBeUndefined();
     }
-    expect(((await ok("GET", `/threads/${threadId}/history?limit=50`)) as Record<string, any>[]).map(wireShape)).toEqual(await reference.history());
+    const history = (await ok("GET", `/threads/${threadId}/history?limit=50`)) as Record<string, any>[];
+    expect(history.map(wireShape)).toEqual(await reference.history());
+    // each checkpoint read again with its subgraphs, as LangGraph reads it: at the first run's pause
+    // a `checkpointer: true` subgraph shows its one history's newest state (the second run's end),
+    // an inherited one that invocation's own paused state
+    const along = await reference.statesAlongHistory();
+    const read = await Promise.all(history.map(async (state) => wireShape(await ok("GET", `/threads/${threadId}/state/${state["checkpoint"].checkpoint_id}?subgraphs=true`))));
+    expect(read).toEqual(along);
+    const firstPause = read.findLast((state) => state.next[0] === "research");
+    if (mode === "true") expect(firstPause?.tasks[0]?.state?.messages).toEqual(["first", "answer 1 resume1", "second", "answer 3 resume2"]);
+    if (mode === "inherit") expect(firstPause?.tasks[0]?.state?.messages).toEqual(["first", "answer 1 resume1"]);
   });
 });
