@@ -104,6 +104,7 @@ describe(`tenant isolation fuzz (${PRIMARY_ENGINE})`, () => {
       { method: "POST", path: `/threads/${t}/state`, body: { values: { note: "bob was here" } } },
       { method: "PATCH", path: `/threads/${t}/state`, body: { metadata: { bob: 1 } } },
       { method: "POST", path: `/threads/${t}/history`, body: { limit: 10 } },
+      { method: "GET", path: `/threads/${t}/history?limit=10` },
       { method: "POST", path: `/threads/${t}/copy` },
       { method: "POST", path: "/threads/search", body: { ids: [t], limit: 100 }, listing: true },
       { method: "POST", path: "/threads/search", body: { metadata: { owner: "alice" }, limit: 100 }, listing: true },

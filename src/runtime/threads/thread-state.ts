@@ -77,20 +77,42 @@ function namespaced(threadId: string, checkpointNs: string | undefined, checkpoi
   return { thread_id: threadId, ...(checkpointNs === undefined || checkpointNs === "" ? {} : { checkpoint_ns: checkpointNs }), ...(checkpointId === undefined ? {} : { checkpoint_id: checkpointId }) };
 }
 
+/** True for LangGraph's "No checkpointer set": the graph (or the subgraph a namespace names) was compiled with `checkpointer: false`. */
+function isMissingCheckpointer(error: unknown): boolean {
+  return (error as { lc_error_code?: unknown } | null)?.lc_error_code === "MISSING_CHECKPOINTER";
+}
+
+/** True when `checkpointNs` names a subgraph namespace (not the graph's own, `""`). */
+function isSubgraphNs(checkpointNs: string | undefined): checkpointNs is string {
+  return checkpointNs !== undefined && checkpointNs !== "";
+}
+
 /**
  * Runs a read or write at a subgraph namespace: LangGraph's "Subgraph … not found" (a namespace
  * the thread's graph has no subgraph for; LangGraph throws it for updates, a read finds no
- * checkpoint there and answers an empty state) becomes NOT_FOUND naming it.
+ * checkpoint there and answers an empty state) becomes NOT_FOUND naming it. `stateless`: what a
+ * read answers for a subgraph compiled with `checkpointer: false` (LangGraph throws "No
+ * checkpointer set": it stores nothing, so there is nothing to read, as at a namespace without
+ * checkpoints); without it (a write) that is RUN_INPUT_INVALID (422) naming the namespace.
  */
-async function atNamespace<T>(checkpointNs: string | undefined, read: () => Promise<T>): Promise<T> {
+async function atNamespace<T>(checkpointNs: string | undefined, read: () => Promise<T>, stateless?: () => T): Promise<T> {
   try {
     return await read();
   } catch (error) {
-    if (checkpointNs !== undefined && checkpointNs !== "" && error instanceof Error && /^Subgraph (with namespace )?.* not found/i.test(error.message)) {
+    if (isSubgraphNs(checkpointNs) && error instanceof Error && /^Subgraph (with namespace )?.* not found/i.test(error.message)) {
       throw new DevmindError("NOT_FOUND", `no subgraph for checkpoint_ns ${JSON.stringify(checkpointNs.slice(0, 200))} in the thread's graph`, { details: { field: "checkpoint_ns" } });
+    }
+    if (isSubgraphNs(checkpointNs) && isMissingCheckpointer(error)) {
+      if (stateless !== undefined) return stateless();
+      throw runInputError(`the subgraph at checkpoint_ns ${JSON.stringify(checkpointNs.slice(0, 200))} is compiled with checkpointer: false: it keeps no state to update`, { field: "checkpoint_ns" });
     }
     throw error;
   }
+}
+
+/** The state of a namespace holding no checkpoint, as LangGraph's getState answers one: no values, no tasks, the config read. */
+function emptyState(configurable: Record<string, unknown>): StateSnapshot {
+  return { values: {}, next: [], tasks: [], config: { configurable } };
 }
 
 /**
@@ -112,13 +134,15 @@ export class ThreadStateReader {
   /** The thread's latest state (empty values and no tasks for a thread without checkpoints); `options` (StateOptions) a subgraph's, nested states. */
   async state(threadId: string, options: StateOptions = {}): Promise<StateSnapshot> {
     const graph = await this.graphFor(threadId);
-    return atNamespace(options.checkpointNs, () => graph.getState({ configurable: namespaced(threadId, options.checkpointNs) }, { subgraphs: options.subgraphs === true }));
+    const configurable = namespaced(threadId, options.checkpointNs);
+    return atNamespace(options.checkpointNs, () => graph.getState({ configurable }, { subgraphs: options.subgraphs === true }), () => emptyState(configurable));
   }
 
   /** The state at one checkpoint of the thread (of a subgraph's namespace with `options.checkpointNs`). */
   async stateAt(threadId: string, checkpointId: string, options: StateOptions = {}): Promise<StateSnapshot> {
     const graph = await this.graphFor(threadId, options.run);
-    return atNamespace(options.checkpointNs, () => graph.getState({ configurable: namespaced(threadId, options.checkpointNs, checkpointId) }, { subgraphs: options.subgraphs === true }));
+    const configurable = namespaced(threadId, options.checkpointNs, checkpointId);
+    return atNamespace(options.checkpointNs, () => graph.getState({ configurable }, { subgraphs: options.subgraphs === true }), () => emptyState(configurable));
   }
 
   /** Up to `limit` (default 10) states, newest first, older than checkpoint `before` when given. */
@@ -137,7 +161,7 @@ export class ThreadStateReader {
         states.push(snapshot);
         if (states.length >= limit) break;
       }
-    });
+    }, () => undefined);
     return states;
   }
 
@@ -215,7 +239,7 @@ export class ThreadStateReader {
       // LangGraph names a namespace without a subgraph in its message: nothing to read there
       if (error instanceof Error && /not found/i.test(error.message)) return [];
       // a subgraph without a checkpointer of its own (`checkpointer: false`) keeps no history
-      if ((error as { lc_error_code?: unknown } | null)?.lc_error_code === "MISSING_CHECKPOINTER") return undefined;
+      if (isMissingCheckpointer(error)) return undefined;
       throw error;
     }
     return found.reverse();

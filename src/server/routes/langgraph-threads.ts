@@ -8,6 +8,7 @@ import { hasErrorCode } from "../../errors.js";
 import {
   CheckpointId,
   HistoryBody,
+  intQuery,
   readBody,
   ThreadCountBody,
   ThreadCreateBody,
@@ -23,6 +24,7 @@ import { stateWire, threadWire } from "../wire.js";
 import { authorize, refuseForgedMetadata } from "../custom-auth/authorize.js";
 import { visibleThread } from "../custom-auth/thread-access.js";
 import { RunConflictError } from "../../errors.js";
+import { THREAD_STATE_LIMITS } from "../../runtime/threads/thread-state.js";
 
 /** A `values` filter (state contents) is refused unless empty: threads are filtered by metadata, ids and status. */
 /** The state of a thread without a checkpoint, as LangGraph's getState gives it: no values, no tasks. */
@@ -54,7 +56,8 @@ function subgraphsQuery(value: string | undefined): boolean {
  * - `GET /threads/{id}/state` -> ThreadState `{values, next, tasks: [{id, name, interrupts}],
  *   checkpoint, parent_checkpoint, metadata, created_at}`; `GET /threads/{id}/state/{checkpoint_id}`;
  *   `POST /threads/{id}/state/checkpoint {checkpoint}`; `POST /threads/{id}/history {limit?, before?,
- *   metadata?, checkpoint?}` -> ThreadState[] newest first; `POST /threads/{id}/state {values,
+ *   metadata?, checkpoint?}` -> ThreadState[] newest first (`GET /threads/{id}/history?limit&before`
+ *   too, as the official server has it); `POST /threads/{id}/state {values,
  *   as_node?, checkpoint_id?|checkpoint?}` (`updateState`) -> `{checkpoint, configurable}`;
  *   `PATCH /threads/{id}/state {metadata}` (`patchState`) -> 204.
  */
@@ -214,6 +217,15 @@ export function langgraphThreadRoutes(deps: AppDeps): Hono<{ Variables: AuthVari
     const state = await runtime.threads.stateAt(threadId, validate(CheckpointId, c.req.param("checkpoint")), { subgraphs: subgraphsQuery(c.req.query("subgraphs")) });
     if (state.createdAt === undefined) throw httpError("NOT_FOUND", "no such checkpoint on this thread");
     return c.json(stateWire(state, threadId));
+  });
+  // the official server's GET form: `?limit=` (default 10) and `?before=` (a checkpoint id), the graph's own states
+  app.get("/threads/:id/history", async (c) => {
+    const threadId = c.req.param("id");
+    const limit = intQuery(c.req.query("limit"), "limit", 10, THREAD_STATE_LIMITS.historyMax);
+    const before = c.req.query("before");
+    await visibleThread(c, runtime, "read", threadId);
+    const states = await runtime.threads.history(threadId, { limit, ...(before === undefined || before === "" ? {} : { before: validate(CheckpointId, before) }) });
+    return c.json(states.map((state) => stateWire(state, threadId)));
   });
   app.post("/threads/:id/history", async (c) => {
     const threadId = c.req.param("id");
