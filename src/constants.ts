@@ -483,6 +483,12 @@ export const RUN_CANCELS_CHANNEL = "devmind_run_cancels";
 /** The live message chunks of running graphs (src/runtime/events/live-messages.ts). */
 export const LIVE_MESSAGES = {
   /**
+   * Most messages of one run attempt whose start is stored (`message.started`, one event per
+   * streamed message): a graph that streams more keeps streaming, its later messages' starts not
+   * stored (the event protocol then sends those messages whole).
+   */
+  startedMessagesMax: 10_000,
+  /**
    * Largest JSON string one NOTIFY of them carries (PostgreSQL refuses payloads of 8000 bytes or
    * more; the envelope around it takes well under the rest); a larger one is sent in parts.
    */

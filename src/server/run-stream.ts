@@ -71,8 +71,10 @@ export interface RunStreamOptions {
    * first checkpoint, with its first task's start), so a subgraph's first part is always a stored
    * one: the protocol announces a namespace (`lifecycle` `started`) at its first part, and a
    * stream read later (no chunks) must put it at the same place. A namespace's first stored task
-   * start gives such a part (`lifecycle|ns`, silent) where nothing else did. Chunks whose task
-   * completes before that are dropped (their message comes whole).
+   * start gives such a part (`lifecycle|ns`, silent) where nothing else did. A message's parts,
+   * its chunks too, go in the namespace of the node that wrote it (`[...ns, "node:task_id"]`, as
+   * LangGraph's protocol stream sends them), its stored `message.started` giving that part. Chunks
+   * whose task completes before that are dropped (their message comes whole).
    */
   chunksAfterNamespace?: boolean | undefined;
   /** Called with the run as the stream read it when it ended (interrupted or terminal), before the stream ends. */
@@ -248,6 +250,16 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
     for (const part of startParts()) yield* send(part, startHeld);
   }
 
+  /**
+   * Where a message's parts go: LangGraph's stream namespace `ns`; with `chunksAfterNamespace`
+   * (the event protocol) the namespace of the node that wrote it (its metadata's
+   * `langgraph_checkpoint_ns`: `[...ns, "node:task_id"]`), as LangGraph's protocol stream sends
+   * every message event.
+   */
+  function messageNamespace(ns: readonly string[], metadata: Record<string, unknown> | undefined): readonly string[] {
+    const node = metadata?.["langgraph_checkpoint_ns"];
+    return options.chunksAfterNamespace === true && typeof node === "string" && node !== "" ? node.split("|") : ns;
+  }
   // message ids given to a step's id-less written messages (`withStateMessageIds`), per checkpoint
   const claimedIds = new Set<string>();
   // messages a subgraph's `messages|ns` part sent (stream_subgraphs): the parent does not send them again
@@ -261,7 +273,7 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
     const sent = message.id === undefined ? undefined : streamed.get(message.id);
     if (message.id !== undefined) complete.add(message.id);
     const wire = toWire(message) as Record<string, unknown>;
-    const event = modeEvent("messages", ns);
+    const event = modeEvent("messages", messageNamespace(ns, sent?.metadata ?? metadata));
     if (sent === undefined) return { event, data: [wire, metadata] };
     const closing = closingChunk(wire, sent);
     if (closing !== undefined) return { event, data: [closing, sent.metadata], whole: wire };
@@ -394,7 +406,7 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
       if (chunk.ns.length === 0 && typeof step === "number" && snapshots.slice(0, cursor.values).some((snapshot) => (snapshot.metadata?.step ?? -1) >= step)) return "drop";
     }
     const started = startedTasks.has(task) || (start >= 0 && cursor.values === start + 1);
-    if (started && options.chunksAfterNamespace === true && !namespacesSent.has(chunk.ns.join("|"))) return "wait";
+    if (started && options.chunksAfterNamespace === true && !namespacesSent.has(messageNamespace(chunk.ns, metadata).join("|"))) return "wait";
     return started ? "send" : "wait";
   };
 
@@ -429,7 +441,7 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
       }
       sent.next += 1;
       sent.add(chunk.chunk);
-      if (tuple) yield { event: chunk.ns.length > 0 ? `messages|${chunk.ns.join("|")}` : "messages", data: [chunk.chunk, metadata] };
+      if (tuple) yield { event: modeEvent("messages", messageNamespace(chunk.ns, metadata)), data: [chunk.chunk, metadata] };
       if (modes.has(MESSAGES_EVENTS_MODE)) {
         // as the official server's: the chat model's metadata (without the tags and name LangGraph's messages mode adds)
         const { tags: _tags, name: _name, ...modelMetadata } = metadata;
@@ -529,8 +541,11 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
    * where its tokens may follow, also one that stores no checkpoints (`checkpointer: false`).
    */
   const namespaceMark = (event: StoredRunEvent): RawPart[] => {
-    if (options.chunksAfterNamespace !== true || !isRunEvent(event) || event.type !== "node.started" || event.ns.length === 0) return [];
-    return namespacesSent.has(event.ns.join("|")) ? [] : [{ event: `lifecycle|${event.ns.join("|")}`, data: null, silent: true }];
+    if (options.chunksAfterNamespace !== true || !isRunEvent(event)) return [];
+    // a subgraph's first task start, or the node a streamed message comes from (its tokens follow)
+    const ns = event.type === "node.started" ? event.ns : event.type === "message.started" ? event.checkpoint_ns.split("|") : [];
+    if (ns.length === 0 || namespacesSent.has(ns.join("|"))) return [];
+    return [{ event: `lifecycle|${ns.join("|")}`, data: null, silent: true }];
   };
   async function* byTask(events: StoredRunEvent[], settledUpTo: number, paused: boolean): AsyncGenerator<StreamPart, boolean> {
     if (yield* stepDone(settledUpTo, paused)) return true;

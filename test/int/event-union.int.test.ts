@@ -44,6 +44,7 @@ const FIELDS: { [T in RunEventType]: Record<keyof RunEventFields<T>, Presence> }
   "tool.call.finished": { tool_call_id: "required", tool: "required", ok: "required", error_code: "required", duration_ms: "required", truncated: "required" },
   "node.started": { node: "required", task_id: "required", ns: "required" },
   "node.finished": { node: "required", task_id: "required", ns: "required", duration_ms: "required", error: "required", interrupted: "required" },
+  "message.started": { ns: "required", checkpoint_ns: "required", message_id: "required" },
   custom: { ns: "required", data: "required" },
   tools: { ns: "required", data: "required", duration_ms: "optional" },
   events: { data: "required" },
@@ -135,7 +136,8 @@ describe.each(BACKENDS)("stored and live events are members of the union on %s",
     runIds.push(agent.run_id);
     expect(await runtime.runs.execute(agent.run_id)).toMatchObject({ status: "success", stop_reason: "interrupt" });
     // the decision creates the run that resumes the thread (the Platform's model)
-    const agentResumed = await runtime.runs.decide(agent.run_id, { decisions: [{ type: "approve", tool_call_id: "w1" }] }, { principal: "alice" });
+    // (the resume streams its answer's tokens: LangGraph's messages mode, each message's start stored)
+    const agentResumed = await runtime.runs.decide(agent.run_id, { decisions: [{ type: "approve", tool_call_id: "w1" }] }, { principal: "alice" }, { streamMode: ["messages-tuple"] });
     runIds.push(agentResumed.run_id);
     expect(await runtime.runs.execute(agentResumed.run_id)).toMatchObject({ status: "success", stop_reason: "completed" });
 

@@ -125,9 +125,12 @@ describe.each(BACKENDS)("the protocol's commands and subgraph lifecycle on %s", 
     const respond = await sendCommand(server.url, asked, { id: 2, method: "input.respond", params: { namespace: [], interrupt_id: interruptId, response: "Ada" } }, KEY);
     expect(respond.body["type"]).toBe("success");
     const second = (await readProtocolEvents(server.url, asked, { channels: ["lifecycle"], since: first.at(-1)?.seq }, { headers: KEY, until: rootEnds(1) })).events;
+    // the subgraph's node that answers writes a message: its own namespace starts and completes inside (as LangGraph's protocol stream)
     expect(second.map(phase)).toEqual([
       [0, "started"],
       [1, "started"],
+      [2, "started"],
+      [2, "completed"],
       [1, "completed"],
       [0, "completed"],
     ]);
@@ -342,9 +345,11 @@ describe.each(BACKENDS)("the protocol's commands and subgraph lifecycle on %s", 
       const before = socket.events().length;
       const answer = await socket.command({ id: 2, method: "subscription.reconnect", params: { run_id: runId, last_event_id: chunk?.event_id, subscriptions: [(subscribed["result"] as { subscription_id: string }).subscription_id] } });
       const whole = ["message-start", "content-block-start", "content-block-delta", "content-block-finish", "message-finish"];
-      expect(answer).toMatchObject({ result: { restored: true, missed_events: whole.length + 1 } });
+      // the message whole, its node's namespace completed, then the root's
+      expect(answer).toMatchObject({ result: { restored: true, missed_events: whole.length + 2 } });
       expect(await socket.until(() => socket.events().slice(before).some(isRootEnd))).toBe(true);
-      expect(socket.events().slice(before).map((event) => String(event.params.data["event"]))).toEqual([...whole, "completed"]);
+      expect(socket.events().slice(before).map((event) => String(event.params.data["event"]))).toEqual([...whole, "completed", "completed"]);
+      expect(socket.events().slice(before).map((event) => event.params.namespace.length)).toEqual([...whole.map(() => 1), 1, 0]);
     } finally {
       socket.close();
     }
@@ -353,7 +358,9 @@ describe.each(BACKENDS)("the protocol's commands and subgraph lifecycle on %s", 
   it("subscription.reconnect's bad input: an unknown subscription id, a wrong id type, params off the schema, an unknown run or event: the protocol's error, the connection and its subscription live on, nothing stored", async () => {
     const threadId = randomUUID();
     const runId = await start(threadId, "tools");
-    await readProtocolEvents(server.url, threadId, { channels: ["lifecycle"] }, { headers: KEY, until: rootEnds(1) });
+    // the run's lifecycle: the root's and each node's that wrote a message
+    const runLifecycle = (await readProtocolEvents(server.url, threadId, { channels: ["lifecycle"] }, { headers: KEY, until: rootEnds(1) })).events;
+    expect(runLifecycle.filter((event) => event.params.namespace.length === 0).map((event) => event.params.data["event"])).toEqual(["started", "completed"]);
     const socket = await ProtocolSocket.open(server.url, threadId, KEY);
     try {
       const subscribed = await socket.command({ id: 1, method: "subscription.subscribe", params: { channels: ["lifecycle"] } });
@@ -383,6 +390,7 @@ describe.each(BACKENDS)("the protocol's commands and subgraph lifecycle on %s", 
       const ended = socket.events().length;
       expect(await socket.command({ id: 40, method: "run.start", params: { assistant_id: "tools", input: { messages: [] } } })).toMatchObject({ type: "success" });
       expect(await socket.until(() => socket.events().filter(isRootEnd).length >= 2)).toBe(true);
+      // (the second run of `tools` on this thread writes no message: its root's lifecycle only)
       expect(socket.events().slice(ended).map(phase)).toEqual([
         [0, "started"],
         [0, "completed"],
@@ -390,7 +398,7 @@ describe.each(BACKENDS)("the protocol's commands and subgraph lifecycle on %s", 
       expect(new Set(socket.events().map((event) => event.event_id)).size).toBe(socket.events().length);
       // a reconnect without ids on this connection restores its open subscription: from the run's start again
       const again = await socket.command({ id: 41, method: "subscription.reconnect", params: { run_id: runId } });
-      expect(again).toMatchObject({ type: "success", result: { restored: true, missed_events: 4 } });
+      expect(again).toMatchObject({ type: "success", result: { restored: true, missed_events: runLifecycle.length + 2 } });
       expect((await server.runtime.runs.list({ threadId })).length).toBe(2);
     } finally {
       socket.close();

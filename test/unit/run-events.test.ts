@@ -43,7 +43,7 @@ const CONTRACT_SECTION_6: Record<string, readonly string[]> = {
  * LangChain stream events a run created with the `events` stream mode records (with the marker
  * of its cap).
  */
-const CONTRACT_SECTION_10 = ["node.started", "node.finished", "custom", "tools", "events", "events.truncated", "resume.given"];
+const CONTRACT_SECTION_10 = ["node.started", "node.finished", "message.started", "custom", "tools", "events", "events.truncated", "resume.given"];
 
 /** Delivered live, never stored (CONTRACT section 6: model.delta; graph.stopped is the agent graph's end marker). */
 const LIVE_ONLY = ["model.delta", "graph.stopped"];
@@ -87,6 +87,7 @@ describe("run event union", () => {
       | "run.cancelled"
       | "node.started"
       | "node.finished"
+      | "message.started"
       | "custom"
       | "tools"
       | "events"
@@ -112,6 +113,7 @@ describe("run event union", () => {
     expectTypeOf<keyof RunEventFields<"run.cancelled">>().toEqualTypeOf<never>();
     expectTypeOf<keyof RunEventFields<"node.started">>().toEqualTypeOf<"node" | "task_id" | "ns">();
     expectTypeOf<keyof RunEventFields<"node.finished">>().toEqualTypeOf<"node" | "task_id" | "ns" | "duration_ms" | "error" | "interrupted">();
+    expectTypeOf<RunEventFields<"message.started">>().toEqualTypeOf<{ ns: string[]; checkpoint_ns: string; message_id: string }>();
     expectTypeOf<keyof RunEventFields<"custom">>().toEqualTypeOf<"ns" | "data">();
     expectTypeOf<RunEventFields<"events">>().toEqualTypeOf<{ data: unknown }>();
     expectTypeOf<RunEventFields<"events.truncated">>().toEqualTypeOf<{ limit: number }>();

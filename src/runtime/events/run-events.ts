@@ -36,6 +36,12 @@ export type GraphRunEvent =
   | RunLifecycleEvent
   | { type: "node.started"; node: string; task_id: string; ns: string[] }
   | { type: "node.finished"; node: string; task_id: string; ns: string[]; duration_ms: number | null; error: string | null; interrupted: boolean }
+  /**
+   * A chat model in a node began to stream message `message_id` (its first chunk; the chunks are
+   * live only): `checkpoint_ns` is the node's task namespace (`node:task_id`, nested ones after
+   * `|`), where the event protocol sends that message's events.
+   */
+  | { type: "message.started"; ns: string[]; checkpoint_ns: string; message_id: string }
   | { type: "custom"; ns: string[]; data: unknown }
   /** `duration_ms` on a tool's end (`on_tool_end` / `on_tool_error`): how long it ran, when its start was seen. */
   | { type: "tools"; ns: string[]; data: unknown; duration_ms?: number }
@@ -93,6 +99,7 @@ const EVENT_TYPES: Record<RunEventType, boolean> = {
   "tool.call.finished": true,
   "node.started": true,
   "node.finished": true,
+  "message.started": true,
   custom: true,
   tools: true,
   events: true,

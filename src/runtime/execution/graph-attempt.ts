@@ -4,7 +4,7 @@ import { Command, type StateSnapshot } from "@langchain/langgraph";
 import { CHECKPOINT_RIDER_KEY, fenceConfigurable, type CheckpointRider } from "../../checkpoint/fence-config.js";
 import { CHECKPOINT_MEMO_KEY, type CheckpointMemo } from "../../checkpoint/checkpoint-memo.js";
 import { setMaxListeners } from "node:events";
-import { GRAPHS_DEFAULTS, RUNTIME_DEFAULTS } from "../../constants.js";
+import { GRAPHS_DEFAULTS, LIVE_MESSAGES, RUNTIME_DEFAULTS } from "../../constants.js";
 import { databaseFaultOf } from "../../db/database-faults.js";
 import type { Queryable } from "../../db/types.js";
 import { DevmindError, LeaseLostError } from "../../errors.js";
@@ -310,11 +310,19 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
     // LangGraph's tools stream reports the tool calls when it is on; the tally when it is off
     if (tally !== null) tally.observeTools = !streamModes.includes("tools");
     const stream = await graphChunks(graph, input, options, run.run_id, recording);
+    // messages whose first chunk came: each one's start is stored once (its chunks are not)
+    const streaming = new Set<string>();
     for await (const [ns, mode, payload] of stream) {
       if (mode === "messages") {
         // the tokens of chat models in any node, live only: the complete messages are in the checkpoints
         const [message, metadata] = payload as [BaseMessage, Record<string, unknown>];
-        if (isBaseMessageChunk(message)) deps.liveMessages.publish(run.run_id, ns, message, metadata ?? {});
+        if (!isBaseMessageChunk(message)) continue;
+        const checkpointNs = metadata?.["langgraph_checkpoint_ns"];
+        if (typeof message.id === "string" && typeof checkpointNs === "string" && checkpointNs !== "" && !streaming.has(message.id) && streaming.size < LIVE_MESSAGES.startedMessagesMax) {
+          streaming.add(message.id);
+          emit(attempt, { type: "message.started", ns, checkpoint_ns: checkpointNs, message_id: message.id });
+        }
+        deps.liveMessages.publish(run.run_id, ns, message, metadata ?? {});
         continue;
       }
       if (mode === "custom") {
