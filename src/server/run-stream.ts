@@ -260,6 +260,15 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
     const node = metadata?.["langgraph_checkpoint_ns"];
     return options.chunksAfterNamespace === true && typeof node === "string" && node !== "" ? node.split("|") : ns;
   }
+  /**
+   * Where a `tools` part goes: as `toolParts` names it (`name`: `tools` or `tools|ns`); with
+   * `chunksAfterNamespace` (the event protocol) the namespace of the task that ran the tool (the
+   * stored event's `checkpoint_ns`), as LangGraph's protocol stream sends tool events.
+   */
+  function toolNamespace(event: StoredRunEvent, name: string): readonly string[] {
+    const task = isRunEvent(event) && event.type === "tools" ? event.checkpoint_ns : undefined;
+    return options.chunksAfterNamespace === true && task !== undefined && task !== "" ? task.split("|") : name.split("|").slice(1);
+  }
   // message ids given to a step's id-less written messages (`withStateMessageIds`), per checkpoint
   const claimedIds = new Set<string>();
   // messages a subgraph's `messages|ns` part sent (stream_subgraphs): the parent does not send them again
@@ -371,7 +380,7 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
       // the step events (model.*, tool.call.*) its nodes report through the run handle's writer
       ...(modes.has("custom") && isRunEvent(event) && event.type === "custom" ? [{ event: modeEvent("custom", subgraphs === undefined ? [] : event.ns), data: toWire(event.data) }] : []),
       ...(modes.has("custom") && STEP_EVENT_TYPES.has(event.type) ? [{ event: "custom", data: event }] : []),
-      ...(modes.has("tools") ? toolParts(event, subgraphs !== undefined) : []),
+      ...(modes.has("tools") ? toolParts(event, subgraphs !== undefined).map((part) => ({ ...part, event: modeEvent("tools", toolNamespace(event, part.event)) })) : []),
       ...(modes.has("events") ? eventsParts(event, options.subgraphs === true) : []),
     ],
   });
@@ -542,8 +551,8 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
    */
   const namespaceMark = (event: StoredRunEvent): RawPart[] => {
     if (options.chunksAfterNamespace !== true || !isRunEvent(event)) return [];
-    // a subgraph's first task start, or the node a streamed message comes from (its tokens follow)
-    const ns = event.type === "node.started" ? event.ns : event.type === "message.started" ? event.checkpoint_ns.split("|") : [];
+    // a subgraph's first task start, the node a streamed message comes from (its tokens follow), or the node a tool runs in
+    const ns = event.type === "node.started" ? event.ns : event.type === "message.started" ? event.checkpoint_ns.split("|") : event.type === "tools" && event.checkpoint_ns !== undefined && modes.has("tools") ? event.checkpoint_ns.split("|") : [];
     if (ns.length === 0 || namespacesSent.has(ns.join("|"))) return [];
     return [{ event: `lifecycle|${ns.join("|")}`, data: null, silent: true }];
   };

@@ -46,7 +46,7 @@ const FIELDS: { [T in RunEventType]: Record<keyof RunEventFields<T>, Presence> }
   "node.finished": { node: "required", task_id: "required", ns: "required", duration_ms: "required", error: "required", interrupted: "required" },
   "message.started": { ns: "required", checkpoint_ns: "required", message_id: "required" },
   custom: { ns: "required", data: "required" },
-  tools: { ns: "required", data: "required", duration_ms: "optional" },
+  tools: { ns: "required", data: "required", duration_ms: "optional", checkpoint_ns: "optional" },
   events: { data: "required" },
   "events.truncated": { limit: "required" },
   "graph.stopped": { stop_reason: "required" },

@@ -8,6 +8,7 @@ import { randomUUID } from "node:crypto";
 import { ProtocolSseTransportAdapter, ProtocolWebSocketTransportAdapter, ThreadStream } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
+import { MemorySaver } from "@langchain/langgraph";
 import type { Database } from "../../src/db/types.js";
 import { ask, chat, nested, tools } from "../fixtures/protocol/graphs.js";
 import { BACKENDS, openBackend } from "../helpers/databases.js";
@@ -65,6 +66,27 @@ describe.each(BACKENDS)("the event-based protocol on %s", (backend) => {
     expect(messageEvents.length).toBe(1);
     const checkpoint = events.find((event) => event.method === "checkpoints")?.params.data;
     expect(Object.keys(checkpoint ?? {}).sort()).toEqual(expect.arrayContaining(["id", "source", "step"]));
+  });
+
+  it("namespaces as LangGraph's protocol stream (streamEvents v3) sends them: each node's messages and tool events under the node's namespace, started before and completed after; a tool's result message is not a messages event", async () => {
+    // LangGraph's own protocol stream of the same graph, in-process
+    const reference: { method: string; params: { namespace: string[]; data: Record<string, unknown> } }[] = [];
+    const own = tools.builder.compile({ checkpointer: new MemorySaver() });
+    const run = await (own as unknown as { streamEvents: (input: unknown, options: unknown) => Promise<AsyncIterable<(typeof reference)[number]>> }).streamEvents({ messages: [{ role: "user", content: "weather in SF?" }] }, { version: "v3", configurable: { thread_id: randomUUID() } });
+    for await (const event of run) reference.push(event);
+    const outline = (events: readonly (typeof reference)[number][]): string[] =>
+      events
+        .filter((event) => ["lifecycle", "tools"].includes(event.method) || (event.method === "messages" && ["message-start", "message-finish"].includes(String(event.params.data["event"]))))
+        .filter((event) => !(event.method === "lifecycle" && event.params.namespace.length === 0))
+        .map((event) => `${event.method} ${event.params.namespace.map((segment) => segment.split(":")[0]).join("|")} ${String(event.params.data["event"])}`);
+    const threadId = randomUUID();
+    await sendCommand(server.url, threadId, { id: 1, method: "run.start", params: { assistant_id: "tools", input: { messages: [{ role: "user", content: "weather in SF?" }] } } }, KEY);
+    const events = (await readProtocolEvents(server.url, threadId, { channels: ["lifecycle", "messages", "tools"] }, { headers: KEY, until: rootEnds(1) })).events;
+    expect(outline(events)).toEqual(outline(reference));
+    expect(outline(events)).toContain("tools tools tool-started");
+    // and the same task ids: a node's namespace is `node:task_id` of the task that ran it
+    const tasks = (await readProtocolEvents(server.url, threadId, { channels: ["tasks"] }, { headers: KEY, until: (seen) => seen.length >= 6 })).events.map((event) => event.params.data["id"]);
+    for (const event of events.filter((item) => item.params.namespace.length === 1)) expect(tasks).toContain(event.params.namespace[0]?.split(":")[1]);
   });
 
   it("a chat model's tokens stream live as deltas; read again later every stored event has the same seq and id, and resuming after the tokens gives the message whole", async () => {

@@ -43,8 +43,12 @@ export type GraphRunEvent =
    */
   | { type: "message.started"; ns: string[]; checkpoint_ns: string; message_id: string }
   | { type: "custom"; ns: string[]; data: unknown }
-  /** `duration_ms` on a tool's end (`on_tool_end` / `on_tool_error`): how long it ran, when its start was seen. */
-  | { type: "tools"; ns: string[]; data: unknown; duration_ms?: number }
+  /**
+   * `duration_ms` on a tool's end (`on_tool_end` / `on_tool_error`): how long it ran, when its
+   * start was seen; `checkpoint_ns`: the namespace of the task that ran the tool (`node:task_id`,
+   * nested after `|`), where the event protocol sends its events.
+   */
+  | { type: "tools"; ns: string[]; data: unknown; duration_ms?: number; checkpoint_ns?: string }
   | { type: "events"; data: unknown }
   | { type: "events.truncated"; limit: number }
   | { type: "approval.requested"; requests: unknown[] };

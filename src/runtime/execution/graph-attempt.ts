@@ -23,6 +23,7 @@ import type { AgentEvent } from "../../vocabulary/events.js";
 import { reachedBreakpoint, stoppedAtBreakpoint } from "./breakpoints.js";
 import { graphChunks } from "./graph-stream-events.js";
 import { CallTally } from "./call-tally.js";
+import { ToolNamespaces } from "./tool-namespaces.js";
 import type { ObservedCall } from "./run-observer.js";
 import { interruptsOf, nodesGone } from "./graph-state.js";
 import { plainJson } from "../events/plain-json.js";
@@ -296,6 +297,9 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
     // a graph that stops itself on a cancel reads it from its handle; LangGraph is not aborted for it
     const cancel = hooks.stopsItself === true ? [] : [attempt.signals.cancel];
     const streamModes = graphStreamModes(run, graphRunsTools(graph));
+    // each tool call's task namespace, stored with its `tools` events (LangGraph's tools mode names the graph only)
+    const toolNamespaces = streamModes.includes("tools") ? new ToolNamespaces() : null;
+    const callbacks = [...(tally === null ? [] : [tally]), ...(toolNamespaces === null ? [] : [toolNamespaces])];
     const options = {
       ...config,
       configurable: { ...config.configurable, ...fork, ...fenceConfigurable(fence), [CHECKPOINT_RIDER_KEY]: attempt.rider, [CHECKPOINT_MEMO_KEY]: attempt.memo, [RUN_HANDLE_KEY]: handle },
@@ -303,7 +307,7 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
       ...(run.interrupt_after === null ? {} : { interruptAfter: run.interrupt_after }),
       ...(run.context === null || run.context === undefined ? {} : { context: run.context }),
       signal: AbortSignal.any([...cancel, attempt.signals.lost, attempt.signals.fault, stop.signal]),
-      ...(tally === null ? {} : { callbacks: [tally] }),
+      ...(callbacks.length === 0 ? {} : { callbacks }),
       streamMode: streamModes,
       subgraphs: true,
     } as RunnableConfig;
@@ -332,7 +336,8 @@ export async function executeGraphAttempt(attempt: Attempt): Promise<RunRecord> 
         continue;
       }
       if (mode === "tools") {
-        emit(attempt, { type: "tools", ns, data: toolEventData(payload), ...toolDuration(toolsStarted, ns, payload) });
+        const checkpointNs = toolNamespaces?.of((payload as { toolCallId?: unknown } | null)?.toolCallId);
+        emit(attempt, { type: "tools", ns, data: toolEventData(payload), ...toolDuration(toolsStarted, ns, payload), ...(checkpointNs === undefined ? {} : { checkpoint_ns: checkpointNs }) });
         continue;
       }
       if (mode !== "tasks") continue;

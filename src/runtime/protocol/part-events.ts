@@ -46,7 +46,8 @@ function checkpointEnvelope(data: unknown): Record<string, unknown> | undefined 
  * and checkpoints, in their one order) into the protocol's events, as the official server's
  * session normalises its run stream: `values`, `updates` (`{node, values}`), `tools`, `tasks`,
  * `custom`, `checkpoints` (the envelope `{id, parent_id, step, source}`), `messages` (a whole
- * message as message-start .. message-finish; a streamed one as its chunks' deltas, then at the
+ * message as message-start .. message-finish, but a tool's result message, which LangGraph's
+ * protocol stream does not send; a streamed one as its chunks' deltas, then at the
  * part of its whole message its blocks' finish and message-finish, in the slots those have
  * among the whole message's events, so a stream read later numbers them alike; open ones are
  * finished at the run's end), `input.requested` per interrupt (not one this run answers, which a
@@ -187,6 +188,9 @@ export class RunPartProjector {
       // where it started (a subgraph's message, whole in its parent's state when the subgraph stores nothing)
       return finish.map((data, index) => ({ ...messageEvent(open.ns, open.node, data, timestamp), slot: offset + index }));
     }
+    // a tool's result message is not a `messages` event (LangGraph's protocol stream sends a node's
+    // output messages but those; the SDK reads tool results from `tools` and `values`)
+    if (message["type"] === "tool") return [];
     return wholeMessageEvents(message, id ?? `message-${timestamp}`).map((data) => messageEvent(ns, node, data, timestamp));
   }
 
