@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { MemorySaver } from "@langchain/langgraph";
 import type { Database } from "../../src/db/types.js";
-import { ask, chat, nested, tools } from "../fixtures/protocol/graphs.js";
+import { ask, chat, deep, nested, tools } from "../fixtures/protocol/graphs.js";
 import { BACKENDS, openBackend } from "../helpers/databases.js";
 import { readProtocolEvents, rootEnds, sendCommand, type WireEvent } from "../helpers/protocol-sse.js";
 import { startTestServer, TEST_KEYS, type TestServer } from "../helpers/server.js";
@@ -22,7 +22,7 @@ describe.each(BACKENDS)("the event-based protocol on %s", (backend) => {
   let server: TestServer;
   beforeAll(async () => {
     owner = await openBackend(backend);
-    server = await startTestServer(owner, [], { workers: 2, graphs: { agent: false, tools, ask, nested, chat } });
+    server = await startTestServer(owner, [], { workers: 2, graphs: { agent: false, tools, ask, nested, chat, deep } });
   }, 120_000);
   afterAll(async () => {
     await server?.close();
@@ -68,25 +68,32 @@ describe.each(BACKENDS)("the event-based protocol on %s", (backend) => {
     expect(Object.keys(checkpoint ?? {}).sort()).toEqual(expect.arrayContaining(["id", "source", "step"]));
   });
 
-  it("namespaces as LangGraph's protocol stream (streamEvents v3) sends them: each node's messages and tool events under the node's namespace, started before and completed after; a tool's result message is not a messages event", async () => {
-    // LangGraph's own protocol stream of the same graph, in-process
-    const reference: { method: string; params: { namespace: string[]; data: Record<string, unknown> } }[] = [];
-    const own = tools.builder.compile({ checkpointer: new MemorySaver() });
-    const run = await (own as unknown as { streamEvents: (input: unknown, options: unknown) => Promise<AsyncIterable<(typeof reference)[number]>> }).streamEvents({ messages: [{ role: "user", content: "weather in SF?" }] }, { version: "v3", configurable: { thread_id: randomUUID() } });
-    for await (const event of run) reference.push(event);
-    const outline = (events: readonly (typeof reference)[number][]): string[] =>
+  it.each([
+    ["tools", tools],
+    ["nested", nested],
+    ["deep", deep],
+    ["chat", chat],
+  ] as const)("namespaces of %s as LangGraph's protocol stream (streamEvents v3) sends them: each node's messages and tool events under the node's namespace, started before and completed after, subgraphs' too; a tool's result message is not a messages event", async (name, graph) => {
+    type Event = { method: string; params: { namespace: string[]; data: Record<string, unknown> } };
+    const input = { messages: [{ role: "user", content: "weather in SF?" }] };
+    // LangGraph's own protocol stream of the same graph, in-process (a subgraph paused at an
+    // interrupt is the one difference on purpose, docs/protocol.md: LangGraph calls it completed)
+    const reference: Event[] = [];
+    const own = graph.builder.compile({ checkpointer: new MemorySaver() }) as unknown as { streamEvents: (input: unknown, options: unknown) => Promise<AsyncIterable<Event>> };
+    for await (const event of await own.streamEvents(input, { version: "v3", configurable: { thread_id: randomUUID() } })) reference.push(event);
+    const outline = (events: readonly Event[]): string[] =>
       events
-        .filter((event) => ["lifecycle", "tools"].includes(event.method) || (event.method === "messages" && ["message-start", "message-finish"].includes(String(event.params.data["event"]))))
+        .filter((event) => ["lifecycle", "tools", "custom", "input.requested"].includes(event.method) || (event.method === "messages" && ["message-start", "message-finish"].includes(String(event.params.data["event"]))))
+        // the root's lifecycle is the session's (the official server's `running` / `started`)
         .filter((event) => !(event.method === "lifecycle" && event.params.namespace.length === 0))
-        .map((event) => `${event.method} ${event.params.namespace.map((segment) => segment.split(":")[0]).join("|")} ${String(event.params.data["event"])}`);
+        .map((event) => `${event.method} ${event.params.namespace.map((segment) => segment.split(":")[0]).join("|")} ${String(event.params.data["event"] ?? "")}`);
     const threadId = randomUUID();
-    await sendCommand(server.url, threadId, { id: 1, method: "run.start", params: { assistant_id: "tools", input: { messages: [{ role: "user", content: "weather in SF?" }] } } }, KEY);
-    const events = (await readProtocolEvents(server.url, threadId, { channels: ["lifecycle", "messages", "tools"] }, { headers: KEY, until: rootEnds(1) })).events;
+    await sendCommand(server.url, threadId, { id: 1, method: "run.start", params: { assistant_id: name, input } }, KEY);
+    const events = (await readProtocolEvents(server.url, threadId, { channels: ["lifecycle", "messages", "tools", "custom", "input"] }, { headers: KEY, until: rootEnds(1) })).events;
     expect(outline(events)).toEqual(outline(reference));
-    expect(outline(events)).toContain("tools tools tool-started");
-    // and the same task ids: a node's namespace is `node:task_id` of the task that ran it
-    const tasks = (await readProtocolEvents(server.url, threadId, { channels: ["tasks"] }, { headers: KEY, until: (seen) => seen.length >= 6 })).events.map((event) => event.params.data["id"]);
-    for (const event of events.filter((item) => item.params.namespace.length === 1)) expect(tasks).toContain(event.params.namespace[0]?.split(":")[1]);
+    // a node's namespace is `node:task_id` of the task that ran it
+    const tasks = (await readProtocolEvents(server.url, threadId, { channels: ["tasks", "lifecycle"] }, { headers: KEY, until: rootEnds(1) })).events.filter((event) => event.method === "tasks").map((event) => event.params.data["id"]);
+    for (const event of events.filter((item) => item.method === "messages")) expect(tasks).toContain(event.params.namespace.at(-1)?.split(":")[1]);
   });
 
   it("a chat model's tokens stream live as deltas; read again later every stored event has the same seq and id, and resuming after the tokens gives the message whole", async () => {
