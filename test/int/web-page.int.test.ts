@@ -230,7 +230,9 @@ describeWithBrowser.each(BACKENDS)("web page on %s", (backend) => {
     await page.getByLabel("Task").fill("write never.txt");
     await page.getByRole("button", { name: "Run", exact: true }).click();
     const approval = page.locator('[data-testid="approval"][data-tool="write_file"]');
-    await approval.waitFor({ timeout: UI_TIMEOUT });
+    await approval.waitFor({ timeout: UI_TIMEOUT }).catch(async (error: unknown) => {
+      throw new Error(`${String(error)}\n${await stallReport(stack as ServerStack, page)}`);
+    });
     // nothing runs while the thread waits: no cancel (the card may show a moment before the run's
     // status), a rejection answers it
     await expect.poll(() => page.getByRole("button", { name: "Cancel run" }).isHidden(), { timeout: UI_TIMEOUT }).toBe(true);
@@ -259,7 +261,12 @@ describeWithBrowser.each(BACKENDS)("web page on %s", (backend) => {
     const { page, probe } = await open(stack);
     await page.getByLabel("Task").fill("send me the files");
     await page.getByRole("button", { name: "Run", exact: true }).click();
-    await expect.poll(() => page.getByTestId("answer").textContent(), { timeout: UI_TIMEOUT }).toBe("Sent both files.");
+    await expect
+      .poll(() => page.getByTestId("answer").textContent(), { timeout: UI_TIMEOUT })
+      .toBe("Sent both files.")
+      .catch(async (error: unknown) => {
+        throw new Error(`${String(error)}\n${await stallReport(stack as ServerStack, page)}`);
+      });
 
     const pngLine = page.locator('[data-testid="tool-line"][data-tool-call-id="call_png"]');
     const image = pngLine.getByTestId("attachment-image");
@@ -324,6 +331,21 @@ describeWithBrowser.each(BACKENDS)("web page on %s", (backend) => {
     }
   }, TEST_MS);
 });
+
+/**
+ * What the server and the page show when a wait ran out (a rare stall under a loaded full suite,
+ * seen at 4a9e054 too): the newest runs with their status and stored event types, the page's status line.
+ */
+async function stallReport(stack: ServerStack, page: Page): Promise<string> {
+  const lines: string[] = [`at ${new Date().toISOString()}`];
+  for (const run of await stack.runtime.runs.list({ limit: 3 })) {
+    const types: string[] = [];
+    for await (const event of stack.runtime.runs.events(run.run_id)) types.push(`${event.type}@${event.at}`);
+    lines.push(`run ${run.run_id} ${run.status} ${String(run.stop_reason)} created ${run.created_at}: ${types.join(", ")}`);
+  }
+  lines.push(`page status: ${await page.getByTestId("run-status").textContent().catch(() => "?")}; connection: ${await page.locator("#connection").textContent().catch(() => "?")}`);
+  return lines.join("\n");
+}
 
 function parseOrNull(text: string | null): unknown {
   try {
