@@ -8,7 +8,7 @@ import { isRunEvent, type LiveMessageChunk, type Runtime, type StoredRunEvent } 
 import { checkpointIdOf } from "../runtime/threads/thread-state.js";
 import { formatPartId, STREAM_START, type StreamCursor } from "./stream-cursor.js";
 import { withStateMessageIds } from "./message-ids.js";
-import { closingChunk, completedMessages, freshMessages, holdsMessage, MESSAGES_EVENTS_MODE, nodeMetadata, rootTaskOf, SentMessage } from "./stream-messages.js";
+import { closingChunk, completedMessages, freshMessages, MESSAGES_EVENTS_MODE, nodeMetadata, rootTaskOf, SentMessage, takeHeld } from "./stream-messages.js";
 import { checkpointParts, modeEvent, taskResultParts, taskStartParts } from "./stream-modes.js";
 import { eventsParts } from "./stream-events.js";
 import { toolParts } from "./stream-tools.js";
@@ -140,8 +140,10 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
   const namespacesSent = new Set<string>([""]);
   function* send(part: RawPart, held = false): Generator<StreamPart> {
     index += 1;
-    const ns = part.event.split("|").slice(1);
-    for (let depth = 1; depth <= ns.length; depth += 1) namespacesSent.add(ns.slice(0, depth).join("|"));
+    if (options.chunksAfterNamespace === true && part.event.includes("|")) {
+      const ns = part.event.split("|").slice(1);
+      for (let depth = 1; depth <= ns.length; depth += 1) namespacesSent.add(ns.slice(0, depth).join("|"));
+    }
     if (index <= after || held) return;
     if (options.streamedWhole === true) yield { ...part, id: formatPartId(index) };
     // LangGraph's wire: a streamed message's position is held (no part), its closing chunk has no whole
@@ -315,11 +317,7 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
             if (task.result === undefined && (task.interrupts.length > 0 || (task.error !== undefined && task.error !== null))) continue;
             // a message the node wrote without an id has the one the state gave it, as LangGraph's parts do
             const result = task.result === undefined ? {} : withStateMessageIds(toWire(task.result), before, made, claimedIds);
-            for (const message of fresh) {
-              if (placed.has(message) || message.id === undefined || !holdsMessage(result, message.id)) continue;
-              placed.add(message);
-              parts.push(messagePart([], message, nodeMetadata(runMetadata, snapshot, previous, message.id)));
-            }
+            for (const message of takeHeld(fresh, placed, result)) parts.push(messagePart([], message, nodeMetadata(runMetadata, snapshot, previous, message.id)));
             if (modes.has("updates")) parts.push({ event: "updates", data: { [task.name]: result } });
             parts.push(...taskResultParts(producer, task, snapshot, modes, [], result));
           }
@@ -380,7 +378,7 @@ export async function* runStream(runtime: Runtime, runId: string, options: RunSt
       // the step events (model.*, tool.call.*) its nodes report through the run handle's writer
       ...(modes.has("custom") && isRunEvent(event) && event.type === "custom" ? [{ event: modeEvent("custom", subgraphs === undefined ? [] : event.ns), data: toWire(event.data) }] : []),
       ...(modes.has("custom") && STEP_EVENT_TYPES.has(event.type) ? [{ event: "custom", data: event }] : []),
-      ...(modes.has("tools") ? toolParts(event, subgraphs !== undefined).map((part) => ({ ...part, event: modeEvent("tools", toolNamespace(event, part.event)) })) : []),
+      ...(modes.has("tools") ? toolParts(event, subgraphs !== undefined).map((part) => (options.chunksAfterNamespace === true ? { ...part, event: modeEvent("tools", toolNamespace(event, part.event)) } : part)) : []),
       ...(modes.has("events") ? eventsParts(event, options.subgraphs === true) : []),
     ],
   });

@@ -104,7 +104,7 @@ export function rootTaskOf(metadata: Record<string, unknown>): { id: string } | 
 }
 
 /** Whether `value` (a task's writes) holds the message with id `id`, itself or in a list. */
-export function holdsMessage(value: unknown, id: string): boolean {
+function holdsMessage(value: unknown, id: string): boolean {
   if (value === null || typeof value !== "object") return false;
   const isIt = (item: unknown): boolean => item !== null && typeof item === "object" && (item as { id?: unknown }).id === id;
   return Object.values(value).some((item) => isIt(item) || (Array.isArray(item) && item.some(isIt)));
@@ -141,6 +141,16 @@ export function nodeMetadata(base: Record<string, unknown>, snapshot: StateSnaps
 export function freshMessages(before: StateSnapshot | undefined, snapshot: StateSnapshot): BaseMessage[] {
   const known = new Set(messagesOf(before).map((message) => message.id));
   return messagesOf(snapshot).filter((message) => !known.has(message.id) && message.getType() !== "human");
+}
+
+/**
+ * The messages of `fresh` that a task's writes (`result`) hold and `placed` does not yet: they go
+ * with that task (before its update, as LangGraph streams a node's messages); marked placed.
+ */
+export function takeHeld(fresh: readonly BaseMessage[], placed: Set<BaseMessage>, result: unknown): BaseMessage[] {
+  const held = fresh.filter((message) => !placed.has(message) && message.id !== undefined && holdsMessage(result, message.id));
+  for (const message of held) placed.add(message);
+  return held;
 }
 
 /**

@@ -4,7 +4,7 @@ import type { StateSnapshot } from "@langchain/langgraph";
 import { isRunEvent, type Runtime, type StoredRunEvent } from "../runtime/runtime.js";
 import type { GraphOfRun } from "../runtime/threads/thread-state.js";
 import { interruptsOf, toWire } from "./wire.js";
-import { freshMessages, holdsMessage } from "./stream-messages.js";
+import { freshMessages, takeHeld } from "./stream-messages.js";
 import { checkpointParts, modeEvent, taskResultParts, taskStartParts, type ModePart } from "./stream-modes.js";
 
 type SnapshotTask = StateSnapshot["tasks"][number];
@@ -193,11 +193,7 @@ export class SubgraphParts {
         if (task.result === undefined || task.name.startsWith("__")) continue;
         // a message the node wrote without an id has the one the state gave it, as LangGraph's parts do
         const result = withStateMessageIds(toWire(task.result), toWire(previous?.values ?? {}), toWire(snapshot.values ?? {}), claimed);
-        for (const message of fresh) {
-          if (placed.has(message) || message.id === undefined || !holdsMessage(result, message.id)) continue;
-          placed.add(message);
-          parts.push((this.messagePart as SubgraphMessagePart)(ns, message, snapshot, previous));
-        }
+        for (const message of takeHeld(fresh, placed, result)) parts.push((this.messagePart as SubgraphMessagePart)(ns, message, snapshot, previous));
         if (this.modes.has("updates")) parts.push({ event: modeEvent("updates", ns), data: { [task.name]: result } });
         parts.push(...taskResultParts(previous as StateSnapshot, task, snapshot, this.modes, ns, result));
       }
