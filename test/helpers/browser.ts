@@ -67,6 +67,8 @@ export interface PageProbe {
   dialogs: string[];
   /** Requests to anything but the server's origin. */
   foreignRequests: string[];
+  /** The page's requests as they went (`+ms METHOD PATH`, `+ms STATUS METHOD PATH` on a response, `+ms done|failed …` at the body's end), the newest 200: for a report when a wait runs out. */
+  traffic: string[];
 }
 
 /**
@@ -76,11 +78,21 @@ export interface PageProbe {
 export async function openProbedPage(browser: Browser, origin: string): Promise<{ page: Page; probe: PageProbe }> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
-  const probe: PageProbe = { consoleErrors: [], failedResponses: [], pageErrors: [], dialogs: [], foreignRequests: [] };
+  const probe: PageProbe = { consoleErrors: [], failedResponses: [], pageErrors: [], dialogs: [], foreignRequests: [], traffic: [] };
+  const opened = Date.now();
+  const note = (line: string): void => {
+    probe.traffic.push(`+${Date.now() - opened}ms ${line}`);
+    if (probe.traffic.length > 200) probe.traffic.shift();
+  };
+  const pathOf = (url: string): string => url.startsWith(origin) ? url.slice(origin.length) : url.slice(0, 40);
+  page.on("request", (request) => note(`${request.method()} ${pathOf(request.url())}`));
+  page.on("requestfinished", (request) => note(`done ${request.method()} ${pathOf(request.url())}`));
+  page.on("requestfailed", (request) => note(`failed ${request.method()} ${pathOf(request.url())}: ${request.failure()?.errorText ?? "?"}`));
   page.on("console", (message) => {
     if (message.type() === "error" && !message.text().startsWith("Failed to load resource")) probe.consoleErrors.push(message.text());
   });
   page.on("response", (response) => {
+    note(`${response.status()} ${response.request().method()} ${pathOf(response.url())}`);
     if (response.status() >= 400) probe.failedResponses.push(`${response.status()} ${response.request().method()} ${new URL(response.url()).pathname}`);
   });
   page.on("pageerror", (error) => probe.pageErrors.push(error.message));

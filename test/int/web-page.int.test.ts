@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, expect, it, type TestContext } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import type { Database } from "../../src/db/types.js";
 import { ScriptedChatModel } from "../../src/model/scripted-model.js";
@@ -30,6 +30,8 @@ describeWithBrowser.each(BACKENDS)("web page on %s", (backend) => {
   let owner: Database;
   let browser: Browser;
   let stack: ServerStack | undefined;
+  /** The page a test opened last, for the report when it fails. */
+  let opened: { page: Page; probe: PageProbe } | undefined;
 
   beforeAll(async () => {
     owner = await openBackend(backend);
@@ -39,13 +41,15 @@ describeWithBrowser.each(BACKENDS)("web page on %s", (backend) => {
     await browser?.close();
     await owner.close();
   });
-  afterEach(async () => {
+  afterEach(async (context: TestContext) => {
+    if (context.task.result?.state === "fail" && stack && opened) console.error(`${context.task.name}: ${await stallReport(stack, opened.page, opened.probe)}`);
+    opened = undefined;
     await stack?.close();
     stack = undefined;
   });
 
   async function open(server: ServerStack): Promise<{ page: Page; probe: PageProbe }> {
-    const opened = await openProbedPage(browser, server.url);
+    opened = await openProbedPage(browser, server.url);
     // the page's actions (fill, click) wait as long as its polls: on a loaded machine its form can take a while to be drawn
     opened.page.setDefaultTimeout(UI_TIMEOUT);
     const response = await opened.page.goto(`${server.url}/`);
@@ -230,9 +234,7 @@ describeWithBrowser.each(BACKENDS)("web page on %s", (backend) => {
     await page.getByLabel("Task").fill("write never.txt");
     await page.getByRole("button", { name: "Run", exact: true }).click();
     const approval = page.locator('[data-testid="approval"][data-tool="write_file"]');
-    await approval.waitFor({ timeout: UI_TIMEOUT }).catch(async (error: unknown) => {
-      throw new Error(`${String(error)}\n${await stallReport(stack as ServerStack, page)}`);
-    });
+    await approval.waitFor({ timeout: UI_TIMEOUT });
     // nothing runs while the thread waits: no cancel (the card may show a moment before the run's
     // status), a rejection answers it
     await expect.poll(() => page.getByRole("button", { name: "Cancel run" }).isHidden(), { timeout: UI_TIMEOUT }).toBe(true);
@@ -263,10 +265,7 @@ describeWithBrowser.each(BACKENDS)("web page on %s", (backend) => {
     await page.getByRole("button", { name: "Run", exact: true }).click();
     await expect
       .poll(() => page.getByTestId("answer").textContent(), { timeout: UI_TIMEOUT })
-      .toBe("Sent both files.")
-      .catch(async (error: unknown) => {
-        throw new Error(`${String(error)}\n${await stallReport(stack as ServerStack, page)}`);
-      });
+      .toBe("Sent both files.");
 
     const pngLine = page.locator('[data-testid="tool-line"][data-tool-call-id="call_png"]');
     const image = pngLine.getByTestId("attachment-image");
@@ -333,17 +332,22 @@ describeWithBrowser.each(BACKENDS)("web page on %s", (backend) => {
 });
 
 /**
- * What the server and the page show when a wait ran out (a rare stall under a loaded full suite,
- * seen at 4a9e054 too): the newest runs with their status and stored event types, the page's status line.
+ * What the server and the page show when a test failed (a rare stall under a loaded full suite,
+ * seen at 4a9e054 too): the newest runs with their status and stored event types, the page's
+ * status line, the events it shows and its requests in order.
  */
-async function stallReport(stack: ServerStack, page: Page): Promise<string> {
+async function stallReport(stack: ServerStack, page: Page, probe: PageProbe): Promise<string> {
   const lines: string[] = [`at ${new Date().toISOString()}`];
   for (const run of await stack.runtime.runs.list({ limit: 3 })) {
     const types: string[] = [];
     for await (const event of stack.runtime.runs.events(run.run_id)) types.push(`${event.type}@${event.at}`);
     lines.push(`run ${run.run_id} ${run.status} ${String(run.stop_reason)} created ${run.created_at}: ${types.join(", ")}`);
   }
-  lines.push(`page status: ${await page.getByTestId("run-status").textContent().catch(() => "?")}; connection: ${await page.locator("#connection").textContent().catch(() => "?")}`);
+  lines.push(`page status: ${await page.getByTestId("run-status").textContent({ timeout: 5_000 }).catch(() => "?")}; connection: ${await page.locator("#connection").textContent({ timeout: 5_000 }).catch(() => "?")}; run id: ${await page.locator("#run-id").textContent({ timeout: 5_000 }).catch(() => "?")}`);
+  const shown = await page.locator('[data-testid="event"]').evaluateAll((items: unknown[]) => items.map((item) => (item as { dataset: Record<string, string> }).dataset["type"])).catch(() => ["?"]);
+  lines.push(`page events: ${shown.join(", ")}`);
+  lines.push(`page errors: ${JSON.stringify({ pageErrors: probe.pageErrors, consoleErrors: probe.consoleErrors, failedResponses: probe.failedResponses })}`);
+  lines.push("page requests:", ...probe.traffic);
   return lines.join("\n");
 }
 
