@@ -52,6 +52,22 @@ describeWithBrowser.each(BACKENDS)("web page on %s", (backend) => {
     opened = await openProbedPage(browser, server.url);
     // the page's actions (fill, click) wait as long as its polls: on a loaded machine its form can take a while to be drawn
     opened.page.setDefaultTimeout(UI_TIMEOUT);
+    // where the page's pointer events and submits went, for the report when a test fails
+    await opened.page.addInitScript(() => {
+      const started = Date.now();
+      const trace: string[] = [];
+      (globalThis as unknown as { __trace: string[] }).__trace = trace;
+      const name = (target: unknown): string => {
+        const element = target as { tagName?: string; id?: string; getAttribute?: (name: string) => string | null } | null;
+        return element?.tagName === undefined ? String(target) : `${element.tagName}#${element.id ?? ""}[${element.getAttribute?.("data-testid") ?? ""}]`;
+      };
+      for (const type of ["pointerdown", "mousedown", "mouseup", "click", "submit", "input", "invalid"]) {
+        (globalThis as unknown as { addEventListener(type: string, listener: (event: { target: unknown }) => void, capture: boolean): void }).addEventListener(type, (event) => {
+          trace.push(`+${Date.now() - started}ms ${type} ${name(event.target)}`);
+          if (trace.length > 100) trace.shift();
+        }, true);
+      }
+    });
     const response = await opened.page.goto(`${server.url}/`);
     expect(response?.status()).toBe(200);
     return opened;
@@ -344,10 +360,14 @@ async function stallReport(stack: ServerStack, page: Page, probe: PageProbe): Pr
     lines.push(`run ${run.run_id} ${run.status} ${String(run.stop_reason)} created ${run.created_at}: ${types.join(", ")}`);
   }
   lines.push(`page status: ${await page.getByTestId("run-status").textContent({ timeout: 5_000 }).catch(() => "?")}; connection: ${await page.locator("#connection").textContent({ timeout: 5_000 }).catch(() => "?")}; run id: ${await page.locator("#run-id").textContent({ timeout: 5_000 }).catch(() => "?")}`);
+  lines.push(`form error: ${await page.locator("#form-error").textContent({ timeout: 5_000 }).catch(() => "?")}; runs error: ${await page.locator("#runs-error").textContent({ timeout: 5_000 }).catch(() => "?")}; run error: ${await page.locator("#run-error").textContent({ timeout: 5_000 }).catch(() => "?")}`);
   const shown = await page.locator('[data-testid="event"]').evaluateAll((items: unknown[]) => items.map((item) => (item as { dataset: Record<string, string> }).dataset["type"])).catch(() => ["?"]);
   lines.push(`page events: ${shown.join(", ")}`);
   lines.push(`page errors: ${JSON.stringify({ pageErrors: probe.pageErrors, consoleErrors: probe.consoleErrors, failedResponses: probe.failedResponses })}`);
+  const trace = await page.evaluate(() => (globalThis as unknown as { __trace?: string[] }).__trace ?? []).catch(() => ["?"]);
+  lines.push("page events seen:", ...trace);
   lines.push("page requests:", ...probe.traffic);
+  await saveScreenshot(page, "web-page-failed.png").then((path) => lines.push(`screenshot: ${path}`), () => undefined);
   return lines.join("\n");
 }
 
