@@ -161,6 +161,39 @@ describeWithBrowser.each(BACKENDS)("web page on %s", (backend) => {
     expectQuiet(probe);
   }, TEST_MS);
 
+  itOnPrimary(backend)("typing while the graph's form is redrawn (its schema arrives late): every keystroke stays in the task box, the caret with it", async () => {
+    stack = await startServerStack(owner, [{ content: "typed in time" }]);
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    opened = await openProbedPage(browser, stack.url);
+    const { page, probe } = opened;
+    page.setDefaultTimeout(UI_TIMEOUT);
+    // the agent's schema is held back until the user has begun typing into the first form's task box
+    await page.route("**/assistants/*/schemas", async (route) => {
+      await held;
+      await route.continue();
+    });
+    await page.goto(`${stack.url}/`);
+    const task = page.getByLabel("Task");
+    await task.click();
+    await page.keyboard.type("first half, ");
+    expect(await page.getByTestId("more-fields").count()).toBe(0);
+    release();
+    // the schema's form (the task box and its other fields, folded) replaced the first one
+    await page.getByTestId("more-fields").waitFor({ state: "attached" });
+    await page.keyboard.type("second half");
+    expect(await task.inputValue()).toBe("first half, second half");
+    expect(await page.evaluate(() => (globalThis as unknown as { document: { activeElement: { id: string } | null } }).document.activeElement?.id)).toBe("task");
+    await page.getByRole("button", { name: "Run", exact: true }).click();
+    await expect.poll(() => page.getByTestId("answer").textContent(), { timeout: UI_TIMEOUT }).toBe("typed in time");
+    const [run] = await stack.runtime.runs.list({ limit: 1 });
+    const state = await stack.runtime.threads.state(run?.thread_id ?? "");
+    expect(JSON.stringify(state)).toContain("first half, second half");
+    expectQuiet(probe);
+  }, TEST_MS);
+
   itOnPrimary(backend)("renders hostile model text and tool arguments as text: no element, no script, no dialog", async () => {
     stack = await startServerStack(owner, [
       { tool_calls: [{ id: "call_read", name: "read_file", args: { path: HOSTILE } }], content: HOSTILE },

@@ -27,24 +27,52 @@ export class InputFormView {
    * @param {InputForm} form
    */
   show(form) {
+    // the same fields again (a graph's schema that says what the first form said): nothing to redraw
+    if (JSON.stringify(form) === JSON.stringify(this.form) && this.controls.size > 0) {
+      this.form = form;
+      return;
+    }
     // what was typed stays where the new form has the same field (the schema may arrive after the user began)
-    const kept = new Map([...this.controls].map(([name, control]) => [`${name}\u0000${control.getAttribute("data-kind")}`, control instanceof HTMLInputElement && control.type === "checkbox" ? control.checked : control.value]));
+    const kept = new Map([...this.controls].map(([name, control]) => [keyOf(name, control), control instanceof HTMLInputElement && control.type === "checkbox" ? control.checked : control.value]));
+    // so does the caret: the user (or a browser's input) typing into a field while it is redrawn goes on typing into the new one
+    const focused = [...this.controls].find(([, control]) => control === document.activeElement);
+    const caret = focused === undefined ? undefined : { key: keyOf(focused[0], focused[1]), ...selectionOf(focused[1]) };
     this.form = form;
     this.controls.clear();
     this.errors.clear();
     if (form.whole) {
       this.container.replaceChildren(this.fieldRow({ name: "", kind: "json", required: true, folded: false, description: null, options: [], objectOnly: false }, 0));
-      this.restore(kept);
-      return;
+    } else {
+      const rows = form.fields.map((field, index) => ({ field, row: this.fieldRow(field, index) }));
+      const open = rows.filter((item) => !item.field.folded).map((item) => item.row);
+      const folded = rows.filter((item) => item.field.folded).map((item) => item.row);
+      this.container.replaceChildren(
+        ...open,
+        ...(folded.length === 0 ? [] : [el("details", { class: "more-fields", "data-testid": "more-fields" }, el("summary", { text: `More input fields (${folded.length})` }), ...folded)]),
+      );
     }
-    const rows = form.fields.map((field, index) => ({ field, row: this.fieldRow(field, index) }));
-    const open = rows.filter((item) => !item.field.folded).map((item) => item.row);
-    const folded = rows.filter((item) => item.field.folded).map((item) => item.row);
     this.restore(kept);
-    this.container.replaceChildren(
-      ...open,
-      ...(folded.length === 0 ? [] : [el("details", { class: "more-fields", "data-testid": "more-fields" }, el("summary", { text: `More input fields (${folded.length})` }), ...folded)]),
-    );
+    if (caret !== undefined) this.refocus(caret);
+  }
+
+  /**
+   * Focuses the new control of a field that had the focus, with its selection where it was.
+   * @param {{ key: string, start: number | null, end: number | null }} caret
+   */
+  refocus(caret) {
+    const match = [...this.controls].find(([name, control]) => keyOf(name, control) === caret.key);
+    if (match === undefined) return;
+    const control = match[1];
+    const details = control.closest("details");
+    if (details instanceof HTMLDetailsElement) details.open = true;
+    control.focus();
+    if (caret.start !== null && caret.end !== null && "setSelectionRange" in control) {
+      try {
+        control.setSelectionRange(caret.start, caret.end);
+      } catch {
+        // a control without a text selection (a number input): the focus is enough
+      }
+    }
   }
 
   /**
@@ -117,7 +145,7 @@ export class InputFormView {
    */
   restore(kept) {
     for (const [name, control] of this.controls) {
-      const value = kept.get(`${name}\u0000${control.getAttribute("data-kind")}`);
+      const value = kept.get(keyOf(name, control));
       if (value === undefined) continue;
       if (control instanceof HTMLInputElement && control.type === "checkbox") control.checked = value === true;
       else control.value = String(value);
@@ -131,5 +159,29 @@ export class InputFormView {
       else if (control instanceof HTMLSelectElement) control.selectedIndex = 0;
       else control.value = "";
     }
+  }
+}
+
+/**
+ * A field's identity across redraws: its name and kind.
+ * @param {string} name
+ * @param {Element} control
+ * @returns {string}
+ */
+function keyOf(name, control) {
+  return `${name}\u0000${control.getAttribute("data-kind")}`;
+}
+
+/**
+ * Where a text control's selection is (null for controls without one).
+ * @param {HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement} control
+ * @returns {{ start: number | null, end: number | null }}
+ */
+function selectionOf(control) {
+  if (control instanceof HTMLSelectElement) return { start: null, end: null };
+  try {
+    return { start: control.selectionStart, end: control.selectionEnd };
+  } catch {
+    return { start: null, end: null };
   }
 }
