@@ -381,9 +381,10 @@ describeWithBrowser.each(BACKENDS)("web page on %s", (backend) => {
 });
 
 /**
- * What the server and the page show when a test failed (a rare stall under a loaded full suite,
- * seen at 4a9e054 too): the newest runs with their status and stored event types, the page's
- * status line, the events it shows and its requests in order.
+ * What the server and the page show when a test failed: the newest runs with their status and
+ * stored event types, the page's status line and errors, the events it shows, where its pointer
+ * events went and its requests in order, and a screenshot. (It found the stall seen under a loaded
+ * suite since 4a9e054: a fill lost to the form redrawn under it, see the "typing while" test.)
  */
 async function stallReport(stack: ServerStack, page: Page, probe: PageProbe): Promise<string> {
   const lines: string[] = [`at ${new Date().toISOString()}`];
